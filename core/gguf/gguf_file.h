@@ -1,0 +1,112 @@
+#pragma once
+// GGUF (v2 and v3) reader. The whole file is memory-mapped; every count, length, dimension,
+// type and offset in the header is validated against the file size before it is used, so a
+// hostile file yields an Error naming the problem, never a read past the end or a huge allocation.
+//
+// Layout (little-endian): "GGUF" u32 version, u64 n_tensors, u64 n_kv,
+//   n_kv × (string key, u32 value type, value),
+//   n_tensors × (string name, u32 n_dims, n_dims × u64 ne, u32 ggml type, u64 offset),
+//   padding to `general.alignment` (default 32), tensor data (offsets are relative to here).
+// A string is u64 length + bytes (no terminator); an array is u32 element type, u64 count, items.
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/error.h"
+#include "gguf/ggml_types.h"
+#include "gguf/mapped_file.h"
+
+namespace inferscope {
+
+enum class GgufType : uint32_t {
+    U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, Bool = 7,
+    String = 8, Array = 9, U64 = 10, I64 = 11, F64 = 12,
+};
+std::string_view ggufTypeName(GgufType type);
+
+// One metadata value. Strings and array items point into the mapping (valid while the file lives).
+struct GgufValue {
+    GgufType type = GgufType::U8;
+    // Scalars: integers in `u`/`i` (both filled when representable), floats in `f`, bools in `b`.
+    uint64_t u = 0;
+    int64_t i = 0;
+    double f = 0;
+    bool b = false;
+    bool isSigned = false;
+    std::string_view str;
+    // Arrays: element type, count and the raw items (numeric types; unaligned);
+    // string arrays are indexed once into `strings`.
+    GgufType elemType = GgufType::U8;
+    uint64_t count = 0;
+    const uint8_t* items = nullptr;
+    std::vector<std::string_view> strings;
+
+    bool isInteger() const;
+    bool isFloat() const { return type == GgufType::F32 || type == GgufType::F64; }
+    // Element access for numeric arrays (i < count, numeric elemType).
+    double numberAt(uint64_t index) const;
+    int64_t intAt(uint64_t index) const;
+};
+
+struct GgufKv {
+    std::string_view key;
+    GgufValue value;
+};
+
+struct GgufTensorInfo {
+    std::string_view name;
+    uint32_t nDims = 0;
+    std::array<uint64_t, 4> ne{1, 1, 1, 1};  // ne[0] is the contiguous (innermost) dimension
+    uint32_t typeId = 0;                       // raw id; ggmlTypeInfo(typeId) is known to exist
+    GgmlType type() const { return GgmlType(typeId); }
+    uint64_t offset = 0;                       // from the start of the tensor data section
+    uint64_t nElements = 0;
+    uint64_t nBytes = 0;
+    std::string shapeString() const;           // "[64, 512]"
+};
+
+class GgufFile {
+public:
+    // Maps and validates the file. Errors name the file's defect.
+    static Result<GgufFile> open(const std::filesystem::path& path);
+    // Validates an in-memory image (tests, fuzzing).
+    static Result<GgufFile> parse(MappedFile file);
+
+    uint32_t version() const { return version_; }
+    uint64_t alignment() const { return alignment_; }
+    uint64_t dataOffset() const { return dataOffset_; }
+    uint64_t fileSize() const { return file_.size(); }
+
+    const std::vector<GgufKv>& metadata() const { return kvs_; }
+    const GgufValue* find(std::string_view key) const;
+
+    // Typed look-ups: nullopt when absent; an Error when present with an unusable type or value.
+    Result<std::optional<uint64_t>> getUint(std::string_view key) const;
+    Result<std::optional<double>> getFloat(std::string_view key) const;
+    Result<std::optional<std::string_view>> getString(std::string_view key) const;
+    Result<std::optional<bool>> getBool(std::string_view key) const;
+
+    const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
+    const GgufTensorInfo* findTensor(std::string_view name) const;
+    // The tensor's bytes inside the mapping (validated to lie within the file).
+    std::span<const uint8_t> tensorData(const GgufTensorInfo& info) const;
+
+private:
+    MappedFile file_;
+    uint32_t version_ = 0;
+    uint64_t alignment_ = 32;
+    uint64_t dataOffset_ = 0;
+    std::vector<GgufKv> kvs_;
+    std::vector<GgufTensorInfo> tensors_;
+    std::unordered_map<std::string_view, size_t> kvIndex_;
+    std::unordered_map<std::string_view, size_t> tensorIndex_;
+};
+
+}  // namespace inferscope
