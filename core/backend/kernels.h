@@ -1,0 +1,38 @@
+#pragma once
+// The forward pass's hand-written kernels (the non-matmul steps), as free functions on plain
+// row-major f32 arrays, parallelised with OpenMP over independent rows/heads. Each is simple
+// enough to be its own reference; the matmul's reference (the oracle for ComputeDevice::linear)
+// is referenceLinear() below.
+
+#include <cstdint>
+
+namespace inferscope {
+
+// out[m, n] = x[m, n] / sqrt(mean(x²) + eps) * w[n]      (RMSNorm; out may alias x)
+void rmsNorm(const float* x, const float* w, int64_t m, int64_t n, float eps, float* out);
+
+// Rotary position embedding, llama "normal" mode: in each head, element pairs (2i, 2i+1) with
+// 2i < nRot are rotated by angle pos · freqBase^(-2i / nRot); elements past nRot are left alone.
+// x is [m, nHeads, headDim]; row r has position positions0 + r.
+// `table` holds cos/sin per (position, i): [nCtx][nRot / 2][2] (see makeRopeTable).
+void ropeInPlace(float* x, int64_t m, int nHeads, int headDim, int nRot, int32_t position0, const float* table);
+// Fills table[nCtx][nRot/2][2] with cos, sin of pos · freqScale · freqBase^(-2i/nRot) / factor[i]
+// (computed in double). freqFactors [nRot/2] (Llama 3's rope_freqs) may be null: all 1.
+void makeRopeTable(float* table, int32_t nCtx, int nRot, double freqBase, double freqScale, const float* freqFactors);
+
+// out[i] = silu(gate[i]) · up[i], silu(x) = x / (1 + e^-x)      (SwiGLU; out may alias gate)
+void swiGlu(const float* gate, const float* up, int64_t count, float* out);
+
+// Causal grouped-query attention over the KV cache of one layer.
+//   q     [m, nHead, headDim]   queries for positions position0 .. position0 + m - 1 (RoPE applied)
+//   k, v  [nHeadKv, nCtx, headDim]   the layer's cache, filled up to position0 + m - 1
+//   out   [m, nHead, headDim]   softmax(q·kᵀ / sqrt(headDim)) · v, query head h reading KV head
+//                               h / (nHead / nHeadKv)
+//   scratch  nThreads × nCtx floats (scores)
+void attention(const float* q, const float* k, const float* v, int64_t m, int32_t position0, int nHead,
+               int nHeadKv, int headDim, int32_t nCtx, float* out, float* scratch);
+
+// y[m, n] = x[m, k] · W[n, k]ᵀ with double accumulation: the oracle for ComputeDevice::linear.
+void referenceLinear(const float* w, int64_t n, int64_t k, const float* x, int64_t m, float* y);
+
+}  // namespace inferscope

@@ -1,0 +1,77 @@
+#include "kv_cache/kv_cache.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fmt/format.h>
+
+namespace inferscope {
+
+Result<KvCache> KvCache::create(const KvCacheLayout& layout) {
+    if (layout.nLayer <= 0 || layout.nHeadKv <= 0 || layout.headDim <= 0 || layout.nCtx <= 0)
+        return fail(ErrorKind::InvalidArgument, "KV cache dimensions must be positive");
+    KvCache cache;
+    cache.layout_ = layout;
+    const size_t elements = size_t(layout.nLayer) * size_t(layout.nHeadKv) * size_t(layout.nCtx) * size_t(layout.headDim);
+    try {
+        // Zero-filled so that the memory is committed now, not on first use mid-generation.
+        cache.keys_.allocate(elements, true);
+        cache.values_.allocate(elements, true);
+        cache.origins_.assign(size_t(layout.nCtx), CellOrigin::Empty);
+    } catch (const std::bad_alloc&) {
+        return fail(ErrorKind::OutOfMemory,
+                    fmt::format("out of memory allocating the KV cache: {} MiB for {} tokens; choose a smaller context",
+                                2 * elements * sizeof(float) >> 20, layout.nCtx));
+    }
+    return cache;
+}
+
+void KvCache::store(int32_t layer, int32_t position0, int64_t m, const float* k, const float* v) {
+    const int32_t hd = layout_.headDim, nh = layout_.nHeadKv;
+    float* kl = layerKeys(layer);
+    float* vl = layerValues(layer);
+    for (int64_t r = 0; r < m; ++r) {
+        for (int32_t h = 0; h < nh; ++h) {
+            const size_t dst = (size_t(h) * layout_.nCtx + size_t(position0 + r)) * hd;
+            const size_t src = (size_t(r) * nh + h) * hd;
+            std::memcpy(kl + dst, k + src, sizeof(float) * hd);
+            std::memcpy(vl + dst, v + src, sizeof(float) * hd);
+        }
+    }
+}
+
+void KvCache::commit(int32_t position0, int32_t m, CellOrigin origin) {
+    std::fill(origins_.begin() + position0, origins_.begin() + position0 + m, origin);
+    used_ = position0 + m;
+    kvComputed_ += uint64_t(m);
+    // Query at position p scores keys 0..p: Σ (p + 1) over the new positions.
+    for (int32_t p = position0; p < position0 + m; ++p) attentionScores_ += uint64_t(p) + 1;
+}
+
+void KvCache::truncate(int32_t n) {
+    n = std::clamp(n, 0, used_);
+    std::fill(origins_.begin() + n, origins_.begin() + used_, CellOrigin::Empty);
+    used_ = n;
+}
+
+KvCacheStats KvCache::stats() const {
+    KvCacheStats s;
+    s.layout = layout_;
+    s.nUsed = used_;
+    s.nPromptCells = int32_t(std::count(origins_.begin(), origins_.begin() + used_, CellOrigin::Prompt));
+    s.bytesPerElement = int32_t(sizeof(float));
+    s.bytesPerToken = 2ull * uint64_t(layout_.nLayer) * uint64_t(layout_.nHeadKv) * uint64_t(layout_.headDim) * sizeof(float);
+    s.bytesReserved = keys_.bytes() + values_.bytes();
+    s.bytesUsed = s.bytesPerToken * uint64_t(used_);
+    s.bytesUsedPerLayer = s.bytesUsed / uint64_t(layout_.nLayer);
+    s.bytesUsedPerHead = s.bytesUsedPerLayer / uint64_t(layout_.nHeadKv);
+    s.kvComputed = kvComputed_;
+    s.attentionScores = attentionScores_;
+    return s;
+}
+
+void KvCache::resetCounters() {
+    kvComputed_ = 0;
+    attentionScores_ = 0;
+}
+
+}  // namespace inferscope

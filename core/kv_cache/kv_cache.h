@@ -1,0 +1,89 @@
+#pragma once
+// The KV cache: the keys and values of every past position, per layer and KV head, so that a
+// decode step computes K and V for its new token only.
+//
+// Storage (f32), preallocated for the whole context:
+//   keys   [nLayer][nHeadKv][nCtx][headDim]
+//   values [nLayer][nHeadKv][nCtx][headDim]
+// One (layer, head) block is contiguous over positions, which is what attention reads.
+// Bookkeeping beside it: how many positions are valid, and whether each came from the prompt
+// (prefill) or was generated (decode), for the visualizer.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/aligned_buffer.h"
+#include "common/error.h"
+
+namespace inferscope {
+
+struct KvCacheLayout {
+    int32_t nLayer = 0;
+    int32_t nHeadKv = 0;
+    int32_t headDim = 0;
+    int32_t nCtx = 0;
+};
+
+enum class CellOrigin : uint8_t { Empty = 0, Prompt = 1, Generated = 2 };
+
+struct KvCacheStats {
+    KvCacheLayout layout;
+    int32_t nUsed = 0;               // valid positions
+    int32_t nPromptCells = 0;        // of which written by prefill
+    int32_t bytesPerElement = 4;
+    uint64_t bytesPerToken = 0;      // 2 (K and V) × layers × KV heads × head dim × bytes per element
+    uint64_t bytesReserved = 0;      // allocated: bytesPerToken × nCtx
+    uint64_t bytesUsed = 0;          // bytesPerToken × nUsed
+    uint64_t bytesUsedPerLayer = 0;  // bytesUsed / layers
+    uint64_t bytesUsedPerHead = 0;   // bytesUsed / (layers × KV heads)
+    // Work counters since the last resetCounters(), in token units (multiply by layers × KV heads
+    // for single K/V vectors, by layers × query heads for single dot products):
+    uint64_t kvComputed = 0;         // positions whose K and V were computed
+    uint64_t attentionScores = 0;    // (query position, key position) pairs scored
+};
+
+class KvCache {
+public:
+    // Allocates the whole context up front; fails with OutOfMemory naming the size.
+    static Result<KvCache> create(const KvCacheLayout& layout);
+
+    const KvCacheLayout& layout() const { return layout_; }
+    int32_t used() const { return used_; }
+    int32_t capacity() const { return layout_.nCtx; }
+
+    // [nHeadKv][nCtx][headDim] block of one layer.
+    float* layerKeys(int32_t layer) { return keys_.data() + layerOffset(layer); }
+    float* layerValues(int32_t layer) { return values_.data() + layerOffset(layer); }
+    const float* layerKeys(int32_t layer) const { return keys_.data() + layerOffset(layer); }
+    const float* layerValues(int32_t layer) const { return values_.data() + layerOffset(layer); }
+
+    // Writes K and V of m new positions position0 .. position0+m-1 of one layer.
+    // k, v: [m][nHeadKv][headDim] as the projections produce them.
+    void store(int32_t layer, int32_t position0, int64_t m, const float* k, const float* v);
+    // Marks positions position0 .. position0+m-1 valid (after all layers stored them) and counts
+    // the work a forward pass over them did.
+    void commit(int32_t position0, int32_t m, CellOrigin origin);
+
+    // Forgets positions >= n (regenerate, edit, branch). Cheap: storage is overwritten later.
+    void truncate(int32_t n);
+    void clear() { truncate(0); }
+
+    std::span<const CellOrigin> cells() const { return {origins_.data(), size_t(used_)}; }
+    KvCacheStats stats() const;
+    void resetCounters();
+
+private:
+    size_t layerOffset(int32_t layer) const {
+        return size_t(layer) * size_t(layout_.nHeadKv) * size_t(layout_.nCtx) * size_t(layout_.headDim);
+    }
+    KvCacheLayout layout_;
+    AlignedBuffer<float> keys_;
+    AlignedBuffer<float> values_;
+    std::vector<CellOrigin> origins_;
+    int32_t used_ = 0;
+    uint64_t kvComputed_ = 0;
+    uint64_t attentionScores_ = 0;
+};
+
+}  // namespace inferscope

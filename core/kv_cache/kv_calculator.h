@@ -1,0 +1,34 @@
+#pragma once
+// KV-cache arithmetic for any model shape (the CLI's `kv` command and the visualizer's calculator):
+// bytes per token = 2 (K and V) × layers × KV heads × head dim × bytes per element.
+// Exact integer arithmetic; overflow is an error, not a wrap.
+
+#include <cstdint>
+#include <string_view>
+
+#include "common/error.h"
+
+namespace inferscope {
+
+struct KvShape {
+    uint64_t layers = 0;
+    uint64_t heads = 0;     // query heads
+    uint64_t kvHeads = 0;   // key/value heads (== heads: MHA, 1: MQA, between: GQA)
+    uint64_t headDim = 0;
+    uint64_t bytesPerElement = 0;
+};
+
+struct KvFigures {
+    uint64_t bytesPerToken = 0;
+    uint64_t totalBytes = 0;        // bytesPerToken × tokens × users
+    uint64_t mhaBytesPerToken = 0;  // the same model with one KV head per query head
+    uint64_t mhaTotalBytes = 0;
+    uint64_t mqaBytesPerToken = 0;  // the same model with a single KV head
+    uint64_t mqaTotalBytes = 0;
+};
+
+// Bytes per element of a cache dtype name: f32 4, f16 2, bf16 2, int8 1.
+Result<uint64_t> kvBytesPerElement(std::string_view dtype);
+Result<KvFigures> computeKvFigures(const KvShape& shape, uint64_t tokens, uint64_t users);
+
+}  // namespace inferscope

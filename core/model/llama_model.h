@@ -1,0 +1,111 @@
+#pragma once
+// A Llama-family model: hyperparameters and weights from a GGUF file, and the forward pass.
+//
+// Forward pass over m tokens at positions p0 .. p0+m-1 (m = prompt length in prefill, 1 in decode):
+//   x = token_embd[tokens]                                  [m, n_embd]
+//   per layer:
+//     q, k, v = rmsnorm(x) · Wq/Wk/Wvᵀ                      [m, n_head·d], [m, n_head_kv·d] ×2
+//     RoPE(q, k); cache[layer] ← k, v at p0 ..              (only the new positions are computed)
+//     x += attention(q, cache[layer, 0 .. p0+m-1]) · Woᵀ     causal, grouped-query
+//     x += (silu(rmsnorm(x)·Wgateᵀ) ⊙ rmsnorm(x)·Wupᵀ) · Wdownᵀ
+//   logits = rmsnorm(x[m-1]) · Woutputᵀ                      [n_vocab] (last position only)
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backend/compute_device.h"
+#include "common/aligned_buffer.h"
+#include "common/error.h"
+#include "gguf/gguf_file.h"
+#include "kv_cache/kv_cache.h"
+#include "model/llama_hparams.h"
+
+namespace inferscope {
+
+// Precision of the matrix multiplies. Auto keeps the file's precision: BF16 tensors compute in
+// BF16, everything else (F32, and F16 / Q8_0 dequantized exactly) in F32.
+enum class ComputePrecision { Auto, F32, BF16 };
+Result<ComputePrecision> parseComputePrecision(std::string_view text);  // "auto" | "f32" | "bf16"
+
+// Called during loading with the fraction done (0..1) and what is being prepared.
+using LoadProgress = std::function<void(float fraction, std::string_view stage)>;
+
+struct LayerWeights {
+    const float* attnNorm = nullptr;  // [n_embd]
+    Linear wq, wk, wv, wo;            // [n_head·d, n_embd], [n_head_kv·d, n_embd] ×2, [n_embd, n_head·d]
+    const float* ffnNorm = nullptr;   // [n_embd]
+    Linear gate, up, down;            // [n_ff, n_embd] ×2, [n_embd, n_ff]
+};
+
+// Per-session runtime state: the KV cache and the scratch buffers of the forward pass.
+class LlamaContext {
+public:
+    KvCache& cache() { return cache_; }
+    const KvCache& cache() const { return cache_; }
+    int32_t maxBatch() const { return maxBatch_; }
+
+private:
+    friend class LlamaModel;
+    KvCache cache_;
+    int32_t maxBatch_ = 0;
+    AlignedBuffer<float> ropeTable;  // [n_ctx][n_rot/2][cos, sin]
+    AlignedBuffer<float> x, xn, q, k, v, att, tmp, gate, up;  // [maxBatch, ·] activations
+    AlignedBuffer<float> logits;     // [n_vocab]
+    AlignedBuffer<float> scores;     // [threads][n_ctx] attention scores
+};
+
+class LlamaModel {
+public:
+    static Result<std::unique_ptr<LlamaModel>> load(GgufFile file, ComputeDevice& device, ComputePrecision precision,
+                                                    const LoadProgress& progress = {});
+
+    const LlamaHParams& hparams() const { return hp_; }
+    const GgufFile& file() const { return file_; }
+    ComputeDevice& device() { return device_; }
+    bool tiedOutput() const { return tiedOutput_; }
+    // Bytes of weights one token's forward pass reads (all matrices + one embedding row + norms).
+    uint64_t weightBytesPerToken() const { return weightBytesPerToken_; }
+    // Bytes held by the weights in memory as computed (mapped or converted).
+    uint64_t weightBytesResident() const { return weightBytesResident_; }
+    uint64_t weightBytesConverted() const { return weightBytesConverted_; }
+    // Matmul multiply-adds per token (2 FLOPs each), excluding attention over the cache.
+    uint64_t matmulMacsPerToken() const { return matmulMacsPerToken_; }
+    std::string precisionSummary() const;  // "F32" / "BF16" / "BF16 (converted from F16)"
+
+    // Context with a cache of nCtx positions and room for maxBatch tokens per forward pass.
+    Result<std::unique_ptr<LlamaContext>> createContext(int32_t nCtx, int32_t maxBatch) const;
+
+    // Runs tokens (1 <= size <= ctx.maxBatch(), positions position0 .. fitting the cache) through
+    // the model, writes their K/V into the cache (marked `origin`) and returns the last token's
+    // logits [n_vocab] (valid until the next call).
+    std::span<const float> forward(LlamaContext& ctx, std::span<const int32_t> tokens, int32_t position0,
+                                   CellOrigin origin);
+
+private:
+    LlamaModel(GgufFile file, ComputeDevice& device) : file_(std::move(file)), device_(device) {}
+    Result<void> loadWeights(ComputePrecision precision, const LoadProgress& progress);
+
+    GgufFile file_;
+    ComputeDevice& device_;
+    LlamaHParams hp_;
+    const GgufTensorInfo* tokenEmbd_ = nullptr;  // looked up row by row, in the file's type
+    std::vector<LayerWeights> layers_;
+    const float* outputNorm_ = nullptr;
+    Linear output_;
+    bool tiedOutput_ = false;
+    std::vector<AlignedBuffer<float>> ownedNorms_;  // norms that needed conversion to f32
+    AlignedBuffer<float> ropeFreqFactors_;          // rope_freqs.weight, when present
+    uint64_t weightBytesPerToken_ = 0;
+    uint64_t weightBytesResident_ = 0;
+    uint64_t weightBytesConverted_ = 0;
+    uint64_t matmulMacsPerToken_ = 0;
+    std::map<std::string, int> precisionCounts_;
+};
+
+}  // namespace inferscope
