@@ -1,0 +1,35 @@
+#pragma once
+// A SentencePiece vocabulary as plain data: what the tokenizer keys of a GGUF file (or the pieces
+// of a tokenizer.model) say. Validated before a Vocab exists; the Tokenizer owns one.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace inferscope {
+
+// Largest vocabulary accepted. Real ones have 32000 (Llama 2) to 262144 (Gemma 3) tokens; the
+// bound only keeps a hostile count from driving allocations.
+inline constexpr uint64_t kMaxVocabSize = uint64_t(1) << 20;
+
+// Same values as GGUF tokenizer.ggml.token_type and SentencePiece's ModelProto piece type.
+enum class TokenType : int32_t { Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
+
+struct Vocab {
+    std::vector<std::string> pieces;  // [nVocab] as stored: "▁there", "<0x0A>", "<s>"
+    std::vector<float> scores;        // [nVocab] BPE merge priority: the higher-scored merge wins
+    std::vector<TokenType> types;     // [nVocab]
+    // Special ids, -1 when the file names none (never guessed).
+    int32_t bosId = -1;
+    int32_t eosId = -1;
+    int32_t unkId = -1;
+    int32_t padId = -1;
+    int32_t eotId = -1;               // end of turn (chat models); also ends generation
+    bool addBos = true;               // tokenizer.ggml.add_bos_token
+    bool addSpacePrefix = true;       // tokenizer.ggml.add_space_prefix = SentencePiece add_dummy_prefix
+
+    int32_t size() const { return int32_t(pieces.size()); }
+    bool hasByteTokens() const;
+};
+
+}  // namespace inferscope
