@@ -107,6 +107,10 @@ Result<Vocab> readGgufVocab(const GgufFile& file) {
         const int64_t type = (*types)->intAt(id);
         if (type < 1 || type > 6)
             return std::unexpected(badFile(fmt::format("{}: token {} {} has type {} (valid types are 1 to 6)", kTypesKey, id, quoted(piece), type)));
+        if (type == int64_t(TokenType::Control) && isOneCharacter(piece))
+            return std::unexpected(badFile(fmt::format(
+                "{}: token {} {} is a control token of a single character, which SentencePiece cannot encode around",
+                kTypesKey, id, quoted(piece))));
         vocab.pieces.emplace_back(piece);
         vocab.scores.push_back(float(score));
         vocab.types.push_back(TokenType(type));

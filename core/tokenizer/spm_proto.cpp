@@ -100,12 +100,6 @@ Error broken(std::string what) { return Error{ErrorKind::BadFile, "not a valid S
 
 }  // namespace
 
-bool Vocab::hasByteTokens() const {
-    for (TokenType t : types)
-        if (t == TokenType::Byte) return true;
-    return false;
-}
-
 std::string writeModelProto(const Vocab& vocab) {
     ProtoWriter model;
     for (int32_t id = 0; id < vocab.size(); ++id) {

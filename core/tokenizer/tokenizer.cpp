@@ -80,6 +80,10 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::fromModelFile(const std::filesyste
     if (!vocab) return fail(vocab.error().kind, fmt::format("{}: {}", name, vocab.error().message));
     if (vocab->size() != sp->GetPieceSize())
         return fail(ErrorKind::BadFile, fmt::format("{}: {} pieces read, SentencePiece has {}", name, vocab->size(), sp->GetPieceSize()));
+    for (int32_t id = 0; id < vocab->size(); ++id)
+        if (vocab->types[id] == TokenType::Control && isOneCharacter(vocab->pieces[id]))
+            return fail(ErrorKind::BadFile, fmt::format(
+                "{}: piece {} is a control piece of a single character, which SentencePiece cannot encode around", name, id));
     vocab->bosId = sp->bos_id();
     vocab->eosId = sp->eos_id();
     vocab->unkId = sp->unk_id();

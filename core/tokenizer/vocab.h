@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace inferscope {
@@ -29,7 +30,21 @@ struct Vocab {
     bool addSpacePrefix = true;       // tokenizer.ggml.add_space_prefix = SentencePiece add_dummy_prefix
 
     int32_t size() const { return int32_t(pieces.size()); }
-    bool hasByteTokens() const;
+    bool hasByteTokens() const {
+        for (TokenType t : types)
+            if (t == TokenType::Byte) return true;
+        return false;
+    }
 };
+
+// True when the piece is one UTF-8 character (judged by its lead byte). SentencePiece's BPE looks
+// single characters up among control pieces too, then fails Encode on the control id it produced
+// ("all normalized characters are not consumed"): such a vocabulary must be refused at load.
+inline bool isOneCharacter(std::string_view piece) {
+    if (piece.empty()) return false;
+    const auto lead = uint8_t(piece[0]);
+    const size_t len = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    return piece.size() == len;
+}
 
 }  // namespace inferscope
