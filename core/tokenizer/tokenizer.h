@@ -49,14 +49,17 @@ public:
     // parseSpecial: control and user-defined pieces written in the text (e.g. "<|im_start|>") become
     // their single ids (longest match), the text between them is encoded normally - as llama.cpp does
     // (the dummy-prefix space is added again after a special token, like llama.cpp's SPM path).
-    // User-defined pieces are matched even without parseSpecial, and the unknown piece ("<unk>")
-    // with it, both as llama.cpp does. addBos is ignored when the vocabulary has no BOS.
-    // Invalid UTF-8 in the text is encoded as U+FFFD per bad byte (SentencePiece's normalizer).
+    // As in llama.cpp, user-defined pieces split the text even without parseSpecial, and with it the
+    // unknown piece ("<unk>") does too. Empty text gives no ids (only BOS if asked); addBos is
+    // ignored when the vocabulary has no BOS. Invalid UTF-8 in the text is encoded as one U+FFFD
+    // per bad byte (SentencePiece's normalizer does that), so it cannot round-trip.
     std::vector<int32_t> encode(std::string_view text, bool addBos, bool parseSpecial = false) const;
     std::string decode(std::span<const int32_t> ids) const;   // as SentencePiece DecodeIds
     std::string_view piece(int32_t id) const;   // as stored: "▁there", "<0x0A>", "<s>"
     std::string tokenBytes(int32_t id) const;   // what this token appends to the output text: "▁there" -> " there",
                                                 // "<0x0A>" -> "\n" (one raw byte), control/unknown/unused -> ""
+                                                // Joined, they equal decode() but for the leading dummy-prefix
+                                                // space decode() drops and decode()'s " ⁇ " for unknown.
     TokenType type(int32_t id) const;
 
 private:
