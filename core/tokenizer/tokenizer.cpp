@@ -1,0 +1,196 @@
+#include "tokenizer/tokenizer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fstream>
+#include <sentencepiece_processor.h>
+
+#include "gguf/gguf_file.h"
+#include "tokenizer/gguf_vocab.h"
+#include "tokenizer/spm_proto.h"
+
+namespace inferscope {
+namespace {
+
+constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";  // U+2581, SentencePiece's escaped ' '
+constexpr uint64_t kMaxModelFileBytes = uint64_t(256) << 20;  // real tokenizer.model files are < 5 MiB
+
+// Encode/Decode on a loaded model fail only on invalid ids (filtered before) or a broken model
+// (refused at load): a failure here is a broken invariant, so it is loud, not swallowed.
+void checkInvariant(const sentencepiece::util::Status& status, const char* what) {
+    if (status.ok()) return;
+    std::fprintf(stderr, "inferscope: SentencePiece %s failed on a loaded model: %s\n", what, status.ToString().c_str());
+    std::abort();
+}
+
+// SentencePiece reports a protobuf parse failure as the failing source line; say it plainly.
+std::string loadErrorText(const sentencepiece::util::Status& status) {
+    const std::string message = status.message();
+    if (message.find("ParseFromArray") != std::string::npos) return "the data is not a serialized ModelProto";
+    return message;
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer(Vocab vocab, std::unique_ptr<sentencepiece::SentencePieceProcessor> sp)
+    : vocab_(std::move(vocab)), sp_(std::move(sp)), specialsByFirstByte_(256) {
+    for (int32_t id = 0; id < vocab_.size(); ++id) {
+        const TokenType t = vocab_.types[id];
+        if (t == TokenType::Control || t == TokenType::UserDefined || t == TokenType::Unknown)
+            specialsByFirstByte_[uint8_t(vocab_.pieces[id][0])].push_back(id);
+    }
+    for (auto& bucket : specialsByFirstByte_)
+        std::stable_sort(bucket.begin(), bucket.end(),
+                         [this](int32_t a, int32_t b) { return vocab_.pieces[a].size() > vocab_.pieces[b].size(); });
+}
+
+Tokenizer::~Tokenizer() = default;
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::fromGguf(const GgufFile& file) {
+    auto vocab = readGgufVocab(file);
+    if (!vocab) return std::unexpected(vocab.error());
+    auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
+    const auto status = sp->LoadFromSerializedProto(writeModelProto(*vocab));
+    if (!status.ok())
+        return fail(ErrorKind::BadFile, fmt::format("SentencePiece rejected the vocabulary: {}", loadErrorText(status)));
+    return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(*vocab), std::move(sp)));
+}
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::fromModelFile(const std::filesystem::path& path) {
+    const std::string name = path.filename().string();
+    std::error_code ec;
+    const uint64_t size = std::filesystem::file_size(path, ec);
+    if (ec) return fail(ErrorKind::Io, fmt::format("{}: cannot read: {}", path.string(), ec.message()));
+    if (size > kMaxModelFileBytes)
+        return fail(ErrorKind::BadFile, fmt::format("{}: {} bytes is too large for a SentencePiece model", name, size));
+    std::string bytes(size_t(size), '\0');
+    std::ifstream in(path, std::ios::binary);
+    if (!in.read(bytes.data(), std::streamsize(size)))
+        return fail(ErrorKind::Io, fmt::format("{}: cannot read {} bytes", path.string(), size));
+
+    auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
+    const auto status = sp->LoadFromSerializedProto(withWhitespaceKept(bytes));
+    if (!status.ok())
+        return fail(ErrorKind::BadFile, fmt::format("{}: not a usable SentencePiece model: {}", name, loadErrorText(status)));
+    // SentencePiece has no accessor for USER_DEFINED; read the piece types back ourselves.
+    auto vocab = readModelProtoPieces(bytes);
+    if (!vocab) return fail(vocab.error().kind, fmt::format("{}: {}", name, vocab.error().message));
+    if (vocab->size() != sp->GetPieceSize())
+        return fail(ErrorKind::BadFile, fmt::format("{}: {} pieces read, SentencePiece has {}", name, vocab->size(), sp->GetPieceSize()));
+    for (int32_t id = 0; id < vocab->size(); ++id)
+        if (vocab->types[id] == TokenType::Control && isOneCharacter(vocab->pieces[id]))
+            return fail(ErrorKind::BadFile, fmt::format(
+                "{}: piece {} is a control piece of a single character, which SentencePiece cannot encode around", name, id));
+    vocab->bosId = sp->bos_id();
+    vocab->eosId = sp->eos_id();
+    vocab->unkId = sp->unk_id();
+    vocab->padId = sp->pad_id();
+    return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(*vocab), std::move(sp)));
+}
+
+int32_t Tokenizer::vocabSize() const { return vocab_.size(); }
+int32_t Tokenizer::bosId() const { return vocab_.bosId; }
+int32_t Tokenizer::eosId() const { return vocab_.eosId; }
+int32_t Tokenizer::unkId() const { return vocab_.unkId; }
+int32_t Tokenizer::padId() const { return vocab_.padId; }
+int32_t Tokenizer::eotId() const { return vocab_.eotId; }
+bool Tokenizer::addBosByDefault() const { return vocab_.addBos; }
+
+bool Tokenizer::isEndOfGeneration(int32_t id) const {
+    return id >= 0 && (id == vocab_.eosId || id == vocab_.eotId);
+}
+
+std::optional<int32_t> Tokenizer::findSpecial(std::string_view piece) const {
+    if (piece.empty()) return std::nullopt;
+    for (int32_t id : specialsByFirstByte_[uint8_t(piece[0])])
+        if (vocab_.pieces[id] == piece) return id;
+    return std::nullopt;
+}
+
+int32_t Tokenizer::matchSpecial(std::string_view text, size_t pos, bool parseSpecial) const {
+    for (int32_t id : specialsByFirstByte_[uint8_t(text[pos])]) {
+        // llama.cpp: user-defined pieces always split the text, control and unknown ones only when
+        // special tokens are parsed.
+        if (!parseSpecial && vocab_.types[id] != TokenType::UserDefined) continue;
+        if (text.substr(pos).starts_with(vocab_.pieces[id])) return id;  // the bucket is longest first
+    }
+    return -1;
+}
+
+void Tokenizer::encodeFragment(std::string_view text, std::vector<int32_t>& out) const {
+    if (text.empty()) return;
+    std::vector<int> ids;
+    checkInvariant(sp_->Encode(text, &ids), "Encode");
+    out.insert(out.end(), ids.begin(), ids.end());
+}
+
+// Text between special pieces is encoded on its own, so SentencePiece adds the dummy-prefix space
+// to each fragment - what llama.cpp's SPM path does after every special token.
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool addBos, bool parseSpecial) const {
+    std::vector<int32_t> out;
+    if (addBos && vocab_.bosId >= 0) out.push_back(vocab_.bosId);
+    size_t fragmentStart = 0;
+    for (size_t pos = 0; pos < text.size();) {
+        const int32_t id = matchSpecial(text, pos, parseSpecial);
+        if (id < 0) {
+            ++pos;
+            continue;
+        }
+        encodeFragment(text.substr(fragmentStart, pos - fragmentStart), out);
+        out.push_back(id);
+        pos += vocab_.pieces[id].size();
+        fragmentStart = pos;
+    }
+    encodeFragment(text.substr(fragmentStart), out);
+    return out;
+}
+
+std::string Tokenizer::decode(std::span<const int32_t> ids) const {
+    std::vector<int> known;
+    known.reserve(ids.size());
+    for (int32_t id : ids)
+        if (valid(id)) known.push_back(id);
+    std::string text;
+    checkInvariant(sp_->Decode(known, &text), "Decode");
+    return text;
+}
+
+std::string_view Tokenizer::piece(int32_t id) const {
+    return valid(id) ? std::string_view(vocab_.pieces[id]) : std::string_view();
+}
+
+TokenType Tokenizer::type(int32_t id) const { return valid(id) ? vocab_.types[id] : TokenType::Unknown; }
+
+std::string Tokenizer::tokenBytes(int32_t id) const {
+    if (!valid(id)) return {};
+    const std::string& p = vocab_.pieces[id];
+    switch (vocab_.types[id]) {
+        case TokenType::Normal:
+        case TokenType::UserDefined: {  // SentencePiece's decode unescapes both
+            std::string out;
+            for (size_t i = 0; i < p.size();) {
+                if (std::string_view(p).substr(i).starts_with(kSpaceSymbol)) {
+                    out.push_back(' ');
+                    i += kSpaceSymbol.size();
+                } else {
+                    out.push_back(p[i++]);
+                }
+            }
+            return out;
+        }
+        case TokenType::Byte: {  // "<0x0A>"; SentencePiece refuses any other spelling at load
+            unsigned value = 0;
+            if (p.size() == 6 && p.starts_with("<0x") && p.ends_with(">") &&
+                std::from_chars(p.data() + 3, p.data() + 5, value, 16).ptr == p.data() + 5)
+                return std::string(1, char(value));
+            return {};
+        }
+        default:  // control, unknown, unused: nothing visible
+            return {};
+    }
+}
+
+}  // namespace inferscope

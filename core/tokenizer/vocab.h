@@ -1,0 +1,50 @@
+#pragma once
+// A SentencePiece vocabulary as plain data: what the tokenizer keys of a GGUF file (or the pieces
+// of a tokenizer.model) say. Validated before a Vocab exists; the Tokenizer owns one.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace inferscope {
+
+// Largest vocabulary accepted. Real ones have 32000 (Llama 2) to 262144 (Gemma 3) tokens; the
+// bound only keeps a hostile count from driving allocations.
+inline constexpr uint64_t kMaxVocabSize = uint64_t(1) << 20;
+
+// Same values as GGUF tokenizer.ggml.token_type and SentencePiece's ModelProto piece type.
+enum class TokenType : int32_t { Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
+
+struct Vocab {
+    std::vector<std::string> pieces;  // [nVocab] as stored: "▁there", "<0x0A>", "<s>"
+    std::vector<float> scores;        // [nVocab] BPE merge priority: the higher-scored merge wins
+    std::vector<TokenType> types;     // [nVocab]
+    // Special ids, -1 when the file names none (never guessed).
+    int32_t bosId = -1;
+    int32_t eosId = -1;
+    int32_t unkId = -1;
+    int32_t padId = -1;
+    int32_t eotId = -1;               // end of turn (chat models); also ends generation
+    bool addBos = true;               // tokenizer.ggml.add_bos_token
+    bool addSpacePrefix = true;       // tokenizer.ggml.add_space_prefix = SentencePiece add_dummy_prefix
+
+    int32_t size() const { return int32_t(pieces.size()); }
+    bool hasByteTokens() const {
+        for (TokenType t : types)
+            if (t == TokenType::Byte) return true;
+        return false;
+    }
+};
+
+// True when the piece is one UTF-8 character (judged by its lead byte). SentencePiece's BPE looks
+// single characters up among control pieces too, then fails Encode on the control id it produced
+// ("all normalized characters are not consumed"): such a vocabulary must be refused at load.
+inline bool isOneCharacter(std::string_view piece) {
+    if (piece.empty()) return false;
+    const auto lead = uint8_t(piece[0]);
+    const size_t len = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    return piece.size() == len;
+}
+
+}  // namespace inferscope
