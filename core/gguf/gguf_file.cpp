@@ -8,7 +8,6 @@
 namespace inferscope {
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as little-endian u32
 constexpr uint64_t kMaxKeyLength = 65535;
 constexpr uint64_t kMaxTensorNameLength = 1024;
 constexpr uint32_t kMaxDims = 4;
@@ -66,17 +65,6 @@ private:
     uint64_t pos_ = 0;
 };
 
-// Size in bytes of a fixed-size scalar type; 0 for String/Array.
-uint64_t scalarSize(GgufType t) {
-    switch (t) {
-        case GgufType::U8: case GgufType::I8: case GgufType::Bool: return 1;
-        case GgufType::U16: case GgufType::I16: return 2;
-        case GgufType::U32: case GgufType::I32: case GgufType::F32: return 4;
-        case GgufType::U64: case GgufType::I64: case GgufType::F64: return 8;
-        default: return 0;
-    }
-}
-
 bool validType(uint32_t t) { return t <= uint32_t(GgufType::F64); }
 
 // Decodes a fixed-size scalar at p into value's u/i/f/b fields.
@@ -120,7 +108,7 @@ Result<GgufValue> readValue(Cursor& c, GgufType type, std::string_view key) {
         return v;
     }
     if (type != GgufType::Array) {
-        auto p = c.skip(scalarSize(type), fmt::format("value of {}", key));
+        auto p = c.skip(ggufScalarSize(type), fmt::format("value of {}", key));
         if (!p) return std::unexpected(p.error());
         decodeScalar(type, *p, v);
         return v;
@@ -151,7 +139,7 @@ Result<GgufValue> readValue(Cursor& c, GgufType type, std::string_view key) {
         }
         return v;
     }
-    const uint64_t elem = scalarSize(v.elemType);
+    const uint64_t elem = ggufScalarSize(v.elemType);
     if (v.count > c.remaining() / elem)
         return std::unexpected(badFile(fmt::format(
             "truncated: array {} of {} {} items needs more than the {} bytes left in the file", key, v.count,
@@ -188,6 +176,16 @@ std::string_view ggufTypeName(GgufType type) {
     return "invalid";
 }
 
+uint64_t ggufScalarSize(GgufType type) {
+    switch (type) {
+        case GgufType::U8: case GgufType::I8: case GgufType::Bool: return 1;
+        case GgufType::U16: case GgufType::I16: return 2;
+        case GgufType::U32: case GgufType::I32: case GgufType::F32: return 4;
+        case GgufType::U64: case GgufType::I64: case GgufType::F64: return 8;
+        default: return 0;
+    }
+}
+
 bool GgufValue::isInteger() const {
     switch (type) {
         case GgufType::U8: case GgufType::I8: case GgufType::U16: case GgufType::I16:
@@ -200,7 +198,7 @@ bool GgufValue::isInteger() const {
 
 double GgufValue::numberAt(uint64_t index) const {
     GgufValue tmp;
-    decodeScalar(elemType, items + index * scalarSize(elemType), tmp);
+    decodeScalar(elemType, items + index * ggufScalarSize(elemType), tmp);
     if (elemType == GgufType::F32 || elemType == GgufType::F64) return tmp.f;
     if (elemType == GgufType::Bool) return tmp.b ? 1.0 : 0.0;
     return tmp.isSigned ? double(tmp.i) : double(tmp.u);
@@ -208,7 +206,7 @@ double GgufValue::numberAt(uint64_t index) const {
 
 int64_t GgufValue::intAt(uint64_t index) const {
     GgufValue tmp;
-    decodeScalar(elemType, items + index * scalarSize(elemType), tmp);
+    decodeScalar(elemType, items + index * ggufScalarSize(elemType), tmp);
     if (elemType == GgufType::F32 || elemType == GgufType::F64) return int64_t(tmp.f);
     return tmp.isSigned ? tmp.i : int64_t(tmp.u);
 }
@@ -238,7 +236,7 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
 
     auto magic = c.read<uint32_t>("magic");
     if (!magic) return std::unexpected(badFile(fmt::format("not a GGUF file: {} bytes is too short", g.file_.size())));
-    if (*magic != kMagic) {
+    if (*magic != kGgufMagic) {
         std::string shown;
         for (int k = 0; k < 4; ++k) {
             const uint8_t ch = g.file_.data()[k];

@@ -25,11 +25,16 @@
 
 namespace inferscope {
 
+inline constexpr uint32_t kGgufMagic = 0x46554747;  // "GGUF" read as a little-endian u32
+inline constexpr uint64_t kGgufDefaultAlignment = 32;  // when general.alignment is absent
+
 enum class GgufType : uint32_t {
     U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, Bool = 7,
     String = 8, Array = 9, U64 = 10, I64 = 11, F64 = 12,
 };
 std::string_view ggufTypeName(GgufType type);
+// Bytes of one fixed-size scalar of this type (u8 .. f64, bool); 0 for String and Array.
+uint64_t ggufScalarSize(GgufType type);
 
 // One metadata value. Strings and array items point into the mapping (valid while the file lives).
 struct GgufValue {
@@ -101,7 +106,7 @@ public:
 private:
     MappedFile file_;
     uint32_t version_ = 0;
-    uint64_t alignment_ = 32;
+    uint64_t alignment_ = kGgufDefaultAlignment;
     uint64_t dataOffset_ = 0;
     std::vector<GgufKv> kvs_;
     std::vector<GgufTensorInfo> tensors_;
