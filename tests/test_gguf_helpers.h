@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <fmt/format.h>
 #include <filesystem>
 #include <string>
 #include <vector>

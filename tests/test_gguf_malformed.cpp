@@ -1,0 +1,110 @@
+// Hostile GGUF headers and metadata: each gets exactly one clear error (kind and message) naming
+// the defect and the key, never a crash or a huge allocation. Tensor infos, tensor data and
+// truncation: test_gguf_malformed_tensors.cpp.
+#include "test_gguf_helpers.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_gguf;
+
+namespace {
+
+constexpr uint64_t k2p63 = uint64_t(1) << 63;
+
+// A file with one metadata key whose value bytes the caller appends.
+GgufRawBuilder oneKey(std::string_view key, uint32_t typeId) {
+    GgufRawBuilder b;
+    b.header(3, 0, 1).key(key, typeId);
+    return b;
+}
+
+std::vector<uint8_t> withAlignment(GgufMetaValue value) {
+    GgufWriter w = smallModel();
+    w.add("general.alignment", std::move(value));
+    return imageOf(w);
+}
+
+}  // namespace
+
+// ---- magic and version ---------------------------------------------------------------------------
+
+TEST(GgufMalformed, WrongMagic) {
+    auto image = imageOf(smallModel());
+    std::memcpy(image.data(), "GGML", 4);
+    EXPECT_TRUE(failsWith(image, ErrorKind::BadFile, "not a GGUF file: magic is \"GGML\", expected \"GGUF\""));
+    std::memcpy(image.data(), "\x7f" "ELF", 4);
+    EXPECT_TRUE(failsWith(image, ErrorKind::BadFile, "not a GGUF file: magic is \"\\x7fELF\", expected \"GGUF\""));
+}
+
+TEST(GgufMalformed, UnsupportedVersions) {
+    EXPECT_TRUE(failsWith(imageOf(smallModel(1)), ErrorKind::Unsupported,
+                          "GGUF version 1 is not supported (only 2 and 3); re-convert the model"));
+    EXPECT_TRUE(failsWith(imageOf(smallModel(4)), ErrorKind::Unsupported,
+                          "unsupported GGUF version 4 (expected 2 or 3)"));
+    EXPECT_TRUE(failsWith(imageOf(smallModel(0)), ErrorKind::Unsupported,
+                          "unsupported GGUF version 0 (expected 2 or 3)"));
+}
+
+// ---- counts --------------------------------------------------------------------------------------
+
+// ---- strings -------------------------------------------------------------------------------------
+
+TEST(GgufMalformed, AbsurdKeyLength) {
+    GgufRawBuilder b;
+    b.header(3, 0, 1).u64(k2p63).text("general.name");
+    EXPECT_TRUE(failsWith(b.data(), ErrorKind::BadFile,
+                          "metadata key #0 at byte 24 has absurd length 9223372036854775808 (limit 65535)"));
+}
+
+// ---- arrays --------------------------------------------------------------------------------------
+
+TEST(GgufMalformed, NestedArray) {
+    auto b = oneKey("a", uint32_t(GgufType::Array));
+    b.array(GgufType::Array, 1).array(GgufType::U8, 0);
+    EXPECT_TRUE(failsWith(b.data(), ErrorKind::Unsupported, "metadata key a: nested arrays are not supported"));
+}
+
+TEST(GgufMalformed, InvalidValueTypes) {
+    GgufWriter w = smallModel();
+    w.add("bad.type", GgufMetaValue::raw(13, {0, 0, 0, 0}));
+    EXPECT_TRUE(failsWith(imageOf(w), ErrorKind::BadFile, "metadata key bad.type has invalid type 13"));
+    auto b = oneKey("bad.items", uint32_t(GgufType::Array));
+    b.array(0xffffffffu, 1).u8(0);
+    EXPECT_TRUE(failsWith(b.data(), ErrorKind::BadFile, "metadata key bad.items: invalid array element type 4294967295"));
+}
+
+TEST(GgufMalformed, DuplicateKey) {
+    GgufWriter w = smallModel();
+    w.add("general.architecture", GgufMetaValue::string("gpt2"));
+    EXPECT_TRUE(failsWith(imageOf(w), ErrorKind::BadFile, "metadata key general.architecture appears twice"));
+}
+
+// ---- general.alignment ---------------------------------------------------------------------------
+
+TEST(GgufMalformed, BadAlignments) {
+    EXPECT_TRUE(failsWith(withAlignment(GgufMetaValue::u32(0)), ErrorKind::BadFile,
+                          "general.alignment 0 is not a power of two between 1 and 1 MiB"));
+    EXPECT_TRUE(failsWith(withAlignment(GgufMetaValue::u32(3)), ErrorKind::BadFile,
+                          "general.alignment 3 is not a power of two between 1 and 1 MiB"));
+    EXPECT_TRUE(failsWith(withAlignment(GgufMetaValue::u64(uint64_t(1) << 21)), ErrorKind::BadFile,
+                          "general.alignment 2097152 is not a power of two between 1 and 1 MiB"));
+    EXPECT_TRUE(failsWith(withAlignment(GgufMetaValue::string("32")), ErrorKind::BadFile,
+                          "general.alignment has type string, expected an unsigned integer"));
+    EXPECT_TRUE(failsWith(withAlignment(GgufMetaValue::f32(32)), ErrorKind::BadFile,
+                          "general.alignment has type f32, expected an unsigned integer"));
+}
+
+TEST(GgufMalformed, KeysInAnyOrder) {
+    // general.alignment last, general.architecture after the tokenizer: both still apply.
+    GgufWriter w;
+    w.add("tokenizer.ggml.model", GgufMetaValue::string("llama"));
+    w.addTensor("a", {3}, GgmlType::F32, patternBytes(12, 1));
+    w.addTensor("b", {3}, GgmlType::F32, patternBytes(12, 2));
+    w.add("general.architecture", GgufMetaValue::string("llama"));
+    w.add("general.alignment", GgufMetaValue::i32(128));  // any integer type with a valid value
+    auto f = parseBytes(imageOf(w));
+    ASSERT_TRUE(f) << f.error().message;
+    EXPECT_EQ(f->alignment(), 128u);
+    EXPECT_EQ(f->findTensor("b")->offset, 128u);
+    EXPECT_EQ(f->metadata()[2].key, "general.alignment");
+    EXPECT_EQ(**f->getString("general.architecture"), "llama");
+}
