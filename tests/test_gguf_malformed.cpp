@@ -35,6 +35,12 @@ TEST(GgufMalformed, WrongMagic) {
     EXPECT_TRUE(failsWith(image, ErrorKind::BadFile, "not a GGUF file: magic is \"\\x7fELF\", expected \"GGUF\""));
 }
 
+TEST(GgufMalformed, TooShortForAMagic) {
+    EXPECT_TRUE(failsWith({'G', 'G'}, ErrorKind::BadFile, "truncated: magic at byte 0 needs 4 bytes, file has 2"));
+    EXPECT_TRUE(failsWith({}, ErrorKind::BadFile, "truncated: magic at byte 0 needs 4 bytes, file has 0"));
+    EXPECT_TRUE(failsWith({'P', 'K', 3}, ErrorKind::BadFile, "not a GGUF file: 3 bytes is too short"));
+}
+
 TEST(GgufMalformed, UnsupportedVersions) {
     EXPECT_TRUE(failsWith(imageOf(smallModel(1)), ErrorKind::Unsupported,
                           "GGUF version 1 is not supported (only 2 and 3); re-convert the model"));
@@ -46,6 +52,28 @@ TEST(GgufMalformed, UnsupportedVersions) {
 
 // ---- counts --------------------------------------------------------------------------------------
 
+TEST(GgufMalformed, AbsurdCounts) {
+    GgufRawBuilder tensors, kvs;
+    tensors.header(3, k2p63, 0).zeros(64);
+    kvs.header(3, 0, k2p63).zeros(64);
+    EXPECT_TRUE(failsWith(tensors.data(), ErrorKind::BadFile, "absurd tensor count 9223372036854775808 (limit 1048576)"));
+    EXPECT_TRUE(failsWith(kvs.data(), ErrorKind::BadFile, "absurd metadata count 9223372036854775808 (limit 1048576)"));
+}
+
+TEST(GgufMalformed, CountsBeyondTheContentAreTruncation) {
+    GgufWriter w;
+    w.add("general.name", GgufMetaValue::string("x"));
+    w.header().nKv = 3;
+    const uint64_t end = w.layout().headerBytes;
+    EXPECT_TRUE(failsWith(imageOf(w), ErrorKind::BadFile,
+                          fmt::format("truncated: metadata key #1 at byte {} needs 8 bytes, file has {}", end, end)));
+    GgufRawBuilder t;  // 1000 tensors announced, one info present, then the end of the file
+    t.header(3, 1000, 0).tensorInfo("a", {4}, uint32_t(GgmlType::F32), 0);
+    EXPECT_TRUE(failsWith(t.data(), ErrorKind::BadFile,
+                          fmt::format("truncated: name of tensor #1 at byte {} needs 8 bytes, file has {}", t.size(),
+                                      t.size())));
+}
+
 // ---- strings -------------------------------------------------------------------------------------
 
 TEST(GgufMalformed, AbsurdKeyLength) {
@@ -55,7 +83,39 @@ TEST(GgufMalformed, AbsurdKeyLength) {
                           "metadata key #0 at byte 24 has absurd length 9223372036854775808 (limit 65535)"));
 }
 
+TEST(GgufMalformed, AbsurdStringValueLength) {
+    auto b = oneKey("general.name", uint32_t(GgufType::String));  // value at byte 48
+    b.u64(k2p63).text("llama");
+    EXPECT_TRUE(failsWith(b.data(), ErrorKind::BadFile,
+                          "truncated: string value of general.name at byte 56 needs 9223372036854775808 bytes, "
+                          "file has 61"));
+}
+
 // ---- arrays --------------------------------------------------------------------------------------
+
+TEST(GgufMalformed, ArrayOf2To60Elements) {
+    auto numbers = oneKey("tokenizer.ggml.scores", uint32_t(GgufType::Array));
+    numbers.array(GgufType::F32, uint64_t(1) << 60).f32(1.0f);
+    EXPECT_TRUE(failsWith(numbers.data(), ErrorKind::BadFile,
+                          "metadata key tokenizer.ggml.scores: absurd array length 1152921504606846976 "
+                          "(limit 4294967296)"));
+    auto strings = oneKey("tokenizer.ggml.tokens", uint32_t(GgufType::Array));
+    strings.array(GgufType::String, uint64_t(1) << 60).str("a");
+    EXPECT_TRUE(failsWith(strings.data(), ErrorKind::BadFile,
+                          "metadata key tokenizer.ggml.tokens: absurd array length 1152921504606846976 "
+                          "(limit 4294967296)"));
+}
+
+TEST(GgufMalformed, ArraysLongerThanTheFile) {
+    auto numbers = oneKey("k", uint32_t(GgufType::Array));  // items at byte 49
+    numbers.array(GgufType::U32, 1000).u32(7).u32(8);
+    EXPECT_TRUE(failsWith(numbers.data(), ErrorKind::BadFile,
+                          "truncated: data of array k (1000 u32) at byte 49 needs 4000 bytes, file has 57"));
+    auto strings = oneKey("k", uint32_t(GgufType::Array));  // strings from byte 49
+    strings.array(GgufType::String, 1000).str("a").str("bc");
+    EXPECT_TRUE(failsWith(strings.data(), ErrorKind::BadFile,
+                          "truncated: string 2 of k at byte 68 needs 8 bytes, file has 68"));
+}
 
 TEST(GgufMalformed, NestedArray) {
     auto b = oneKey("a", uint32_t(GgufType::Array));

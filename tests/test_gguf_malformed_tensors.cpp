@@ -109,6 +109,34 @@ TEST(GgufMalformedTensors, DuplicateTensorName) {
 
 // ---- truncation ----------------------------------------------------------------------------------
 
+// Every proper prefix of a valid model fails cleanly: inside the header with a "truncated:" message
+// that gives the prefix's size, past the header naming the first tensor that no longer fits.
+TEST(GgufMalformedTensors, TruncatedAtEveryByte) {
+    for (uint32_t version : {2u, 3u}) {
+        const GgufWriter w = smallModel(version);
+        const GgufLayout lay = w.layout();
+        const auto image = imageOf(w);
+        ASSERT_TRUE(parseBytes(image));
+        const char* names[] = {"token_embd.weight", "attn_norm.weight", "output.weight"};
+        const uint64_t sizes[] = {68, 48, 128};
+        for (uint64_t n = 0; n < image.size(); ++n) {
+            auto f = parseBytes(std::vector<uint8_t>(image.begin(), image.begin() + n));
+            ASSERT_FALSE(f) << "prefix of " << n << " bytes parsed";
+            const std::string& msg = f.error().message;
+            ASSERT_EQ(f.error().kind, ErrorKind::BadFile) << msg;
+            if (n < lay.headerBytes) {
+                ASSERT_TRUE(msg.starts_with("truncated: ")) << n << ": " << msg;
+                ASSERT_TRUE(msg.ends_with(fmt::format(", file has {}", n))) << n << ": " << msg;
+                continue;
+            }
+            size_t k = 0;
+            while (lay.dataOffset + lay.offsets[k] + sizes[k] <= n) ++k;
+            ASSERT_EQ(msg, fmt::format("truncated: tensor {} ends at byte {}, file has {}", names[k],
+                                       lay.dataOffset + lay.offsets[k] + sizes[k], n));
+        }
+    }
+}
+
 // Trailing padding after the last tensor is optional: a file may end where its last tensor ends.
 TEST(GgufMalformedTensors, MissingTrailingPaddingIsAccepted) {
     GgufWriter w;

@@ -11,6 +11,15 @@ namespace {
 constexpr uint64_t kMaxKeyLength = 65535;
 constexpr uint64_t kMaxTensorNameLength = 1024;
 constexpr uint32_t kMaxDims = 4;
+// Counts above these are absurd whatever the file size (real models: < 100 keys, < 10^4 tensors,
+// vocabularies < 10^6). Below them, a count the file cannot hold is reported as a truncation at
+// the entry where the bytes run out.
+constexpr uint64_t kMaxMetadataCount = uint64_t(1) << 20;
+constexpr uint64_t kMaxTensorCount = uint64_t(1) << 20;
+constexpr uint64_t kMaxArrayLength = uint64_t(1) << 32;
+// The smallest possible encodings, to bound reservations by what the file could hold.
+constexpr uint64_t kMinKvBytes = 13;          // key length, type, a 1-byte value
+constexpr uint64_t kMinTensorInfoBytes = 32;  // name length, n_dims, one ne, type, offset
 
 Error badFile(std::string message) { return Error{ErrorKind::BadFile, std::move(message)}; }
 
@@ -42,8 +51,7 @@ public:
                 "{} at byte {} has absurd length {} (limit {})", what, pos_ - 8, *len, maxLength)));
         if (*len > remaining())
             return std::unexpected(badFile(fmt::format(
-                "truncated: {} of {} bytes at byte {} runs past the end of the file ({} bytes)", what,
-                *len, pos_, size_)));
+                "truncated: {} at byte {} needs {} bytes, file has {}", what, pos_, *len, size_)));
         std::string_view s(reinterpret_cast<const char*>(base_ + pos_), size_t(*len));
         pos_ += *len;
         return s;
@@ -52,8 +60,7 @@ public:
     Result<const uint8_t*> skip(uint64_t n, std::string_view what) {
         if (n > remaining())
             return std::unexpected(badFile(fmt::format(
-                "truncated: {} of {} bytes at byte {} runs past the end of the file ({} bytes)", what,
-                n, pos_, size_)));
+                "truncated: {} at byte {} needs {} bytes, file has {}", what, pos_, n, size_)));
         const uint8_t* p = base_ + pos_;
         pos_ += n;
         return p;
@@ -124,14 +131,13 @@ Result<GgufValue> readValue(Cursor& c, GgufType type, std::string_view key) {
                                      fmt::format("metadata key {}: nested arrays are not supported", key)});
     auto count = c.read<uint64_t>(fmt::format("array length of {}", key));
     if (!count) return std::unexpected(count.error());
+    if (*count > kMaxArrayLength)
+        return std::unexpected(badFile(fmt::format("metadata key {}: absurd array length {} (limit {})", key,
+                                                   *count, kMaxArrayLength)));
     v.count = *count;
     if (v.elemType == GgufType::String) {
-        // Each string needs at least its 8-byte length: bound the count before allocating.
-        if (v.count > c.remaining() / 8)
-            return std::unexpected(badFile(fmt::format(
-                "metadata key {}: array of {} strings cannot fit in the {} bytes left in the file", key,
-                v.count, c.remaining())));
-        v.strings.reserve(size_t(v.count));
+        // Each string needs at least its 8-byte length: reserve no more than the file could hold.
+        v.strings.reserve(size_t(std::min(v.count, c.remaining() / 8)));
         for (uint64_t k = 0; k < v.count; ++k) {
             auto s = c.readString(fmt::format("string {} of {}", k, key), std::numeric_limits<uint64_t>::max());
             if (!s) return std::unexpected(s.error());
@@ -139,12 +145,9 @@ Result<GgufValue> readValue(Cursor& c, GgufType type, std::string_view key) {
         }
         return v;
     }
-    const uint64_t elem = ggufScalarSize(v.elemType);
-    if (v.count > c.remaining() / elem)
-        return std::unexpected(badFile(fmt::format(
-            "truncated: array {} of {} {} items needs more than the {} bytes left in the file", key, v.count,
-            ggufTypeName(v.elemType), c.remaining())));
-    auto p = c.skip(v.count * elem, fmt::format("items of {}", key));
+    // count <= 2^32 and elements are <= 8 bytes: no overflow.
+    auto p = c.skip(v.count * ggufScalarSize(v.elemType),
+                    fmt::format("data of array {} ({} {})", key, v.count, ggufTypeName(v.elemType)));
     if (!p) return std::unexpected(p.error());
     v.items = *p;
     return v;
@@ -234,8 +237,11 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     g.file_ = std::move(file);
     Cursor c(g.file_.data(), g.file_.size());
 
+    // Fewer than 4 bytes: a truncated GGUF file if they start its magic, else not one at all.
+    if (g.file_.size() < 4 && g.file_.size() > 0 && std::memcmp(g.file_.data(), "GGUF", g.file_.size()) != 0)
+        return std::unexpected(badFile(fmt::format("not a GGUF file: {} bytes is too short", g.file_.size())));
     auto magic = c.read<uint32_t>("magic");
-    if (!magic) return std::unexpected(badFile(fmt::format("not a GGUF file: {} bytes is too short", g.file_.size())));
+    if (!magic) return std::unexpected(magic.error());
     if (*magic != kGgufMagic) {
         std::string shown;
         for (int k = 0; k < 4; ++k) {
@@ -257,14 +263,14 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     auto nKv = c.read<uint64_t>("metadata count");
     if (!nKv) return std::unexpected(nKv.error());
 
-    // Bound the counts by what the remaining bytes could possibly hold before reserving anything:
-    // a key-value needs >= 13 bytes (key length, type, 1-byte value), a tensor info >= 32.
-    if (*nKv > c.remaining() / 13)
-        return std::unexpected(badFile(fmt::format("absurd metadata count {}: the file has only {} bytes", *nKv, g.file_.size())));
-    if (*nTensors > c.remaining() / 32)
-        return std::unexpected(badFile(fmt::format("absurd tensor count {}: the file has only {} bytes", *nTensors, g.file_.size())));
+    if (*nTensors > kMaxTensorCount)
+        return std::unexpected(badFile(fmt::format("absurd tensor count {} (limit {})", *nTensors, kMaxTensorCount)));
+    if (*nKv > kMaxMetadataCount)
+        return std::unexpected(badFile(fmt::format("absurd metadata count {} (limit {})", *nKv, kMaxMetadataCount)));
 
-    g.kvs_.reserve(size_t(*nKv));
+    // Reserve no more than the remaining bytes could hold; a larger count is a truncated file and
+    // fails at the entry where the bytes run out.
+    g.kvs_.reserve(size_t(std::min(*nKv, c.remaining() / kMinKvBytes)));
     for (uint64_t k = 0; k < *nKv; ++k) {
         auto key = c.readString(fmt::format("metadata key #{}", k), kMaxKeyLength);
         if (!key) return std::unexpected(key.error());
@@ -288,7 +294,7 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
         g.alignment_ = a->u;
     }
 
-    g.tensors_.reserve(size_t(*nTensors));
+    g.tensors_.reserve(size_t(std::min(*nTensors, c.remaining() / kMinTensorInfoBytes)));
     for (uint64_t t = 0; t < *nTensors; ++t) {
         GgufTensorInfo info;
         auto name = c.readString(fmt::format("name of tensor #{}", t), kMaxTensorNameLength);
