@@ -50,6 +50,13 @@ TEST(GgufMalformed, UnsupportedVersions) {
                           "unsupported GGUF version 0 (expected 2 or 3)"));
 }
 
+TEST(GgufMalformed, BigEndianFileIsNamedAsSuch) {
+    GgufRawBuilder b;
+    b.header(0x03000000, 0, 0);  // a big-endian v3 file read little-endian
+    EXPECT_TRUE(failsWith(b.data(), ErrorKind::Unsupported,
+                          "big-endian GGUF files are not supported (version 3 stored byte-swapped)"));
+}
+
 // ---- counts --------------------------------------------------------------------------------------
 
 TEST(GgufMalformed, AbsurdCounts) {

@@ -252,6 +252,10 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     }
     auto version = c.read<uint32_t>("version");
     if (!version) return std::unexpected(version.error());
+    // A big-endian file (GGUF v3 allows them) has the same magic bytes but a byte-swapped version.
+    if (const uint32_t swapped = __builtin_bswap32(*version); swapped == 2 || swapped == 3)
+        return std::unexpected(Error{ErrorKind::Unsupported, fmt::format(
+            "big-endian GGUF files are not supported (version {} stored byte-swapped)", swapped)});
     if (*version == 1)
         return std::unexpected(Error{ErrorKind::Unsupported, "GGUF version 1 is not supported (only 2 and 3); re-convert the model"});
     if (*version != 2 && *version != 3)
