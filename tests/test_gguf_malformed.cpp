@@ -145,6 +145,24 @@ TEST(GgufMalformed, DuplicateKey) {
     EXPECT_TRUE(failsWith(imageOf(w), ErrorKind::BadFile, "metadata key general.architecture appears twice"));
 }
 
+// Key and tensor names come from the file: shown with control bytes and invalid UTF-8 escaped, and
+// cut short, so an error message can neither drive a terminal nor break a JSON encoder.
+TEST(GgufMalformed, NamesInMessagesAreEscapedAndBounded) {
+    GgufWriter w;
+    w.add("evil\x1b[2J\xff.\xc3\xa9t\xc3\xa9", GgufMetaValue::u8(1));
+    w.add("evil\x1b[2J\xff.\xc3\xa9t\xc3\xa9", GgufMetaValue::u8(1));
+    EXPECT_TRUE(failsWith(imageOf(w), ErrorKind::BadFile, "metadata key evil\\x1b[2J\\xff.été appears twice"));
+    GgufWriter t;
+    t.addTensor("w\n\xc2\x9b", {8}, GgmlType::F32, patternBytes(32, 1));  // newline, C1 CSI
+    t.addTensor("w\n\xc2\x9b", {8}, GgmlType::F32, patternBytes(32, 2));
+    EXPECT_TRUE(failsWith(imageOf(t), ErrorKind::BadFile, "tensor w\\x0a\\xc2\\x9b appears twice"));
+    const std::string longName(2000, 'n');
+    GgufWriter l;
+    l.add(longName, GgufMetaValue::raw(42, {}));
+    EXPECT_TRUE(failsWith(imageOf(l), ErrorKind::BadFile,
+                          "metadata key " + std::string(64, 'n') + "... (2000 bytes) has invalid type 42"));
+}
+
 // ---- general.alignment ---------------------------------------------------------------------------
 
 TEST(GgufMalformed, BadAlignments) {

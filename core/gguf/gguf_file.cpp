@@ -23,6 +23,41 @@ constexpr uint64_t kMinTensorInfoBytes = 32;  // name length, n_dims, one ne, ty
 
 Error badFile(std::string message) { return Error{ErrorKind::BadFile, std::move(message)}; }
 
+// A key or tensor name from the file, as shown in a message: printable ASCII and valid UTF-8 are
+// kept; control bytes, DEL, C1 controls and invalid UTF-8 become \xNN (so a message can neither
+// drive a terminal nor break a JSON encoder); past 64 bytes the name is cut and its length given.
+std::string shown(std::string_view name) {
+    constexpr size_t kShownBytes = 64;
+    const std::string_view head = name.substr(0, kShownBytes);
+    std::string out;
+    out.reserve(head.size());
+    for (size_t i = 0; i < head.size();) {
+        const auto c = uint8_t(head[i]);
+        const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        bool ok = len == 1 ? (c >= 0x20 && c != 0x7f) : len > 1 && i + len <= head.size();
+        if (ok && len > 1) {
+            uint32_t cp = c & (0x7fu >> len);
+            for (size_t k = 1; ok && k < len; ++k) {
+                ok = (uint8_t(head[i + k]) & 0xc0) == 0x80;
+                cp = cp << 6 | (uint8_t(head[i + k]) & 0x3f);
+            }
+            // Shortest form only (2-byte forms from U+00A0: U+0080..U+009F are C1 controls),
+            // no surrogates, nothing past U+10FFFF.
+            constexpr uint32_t kMinCodePoint[] = {0, 0, 0xa0, 0x800, 0x10000};
+            ok = ok && cp >= kMinCodePoint[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+        }
+        if (ok) {
+            out.append(head.substr(i, len));
+            i += len;
+        } else {
+            out += fmt::format("\\x{:02x}", c);
+            ++i;
+        }
+    }
+    if (name.size() > kShownBytes) out += fmt::format("... ({} bytes)", name.size());
+    return out;
+}
+
 // Bounds-checked little-endian reader over the mapping. Every read states what it reads so
 // that a truncation error says where the file ends too early.
 class Cursor {
@@ -243,12 +278,8 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     auto magic = c.read<uint32_t>("magic");
     if (!magic) return std::unexpected(magic.error());
     if (*magic != kGgufMagic) {
-        std::string shown;
-        for (int k = 0; k < 4; ++k) {
-            const uint8_t ch = g.file_.data()[k];
-            shown += (ch >= 32 && ch < 127) ? std::string(1, char(ch)) : fmt::format("\\x{:02x}", ch);
-        }
-        return std::unexpected(badFile(fmt::format("not a GGUF file: magic is \"{}\", expected \"GGUF\"", shown)));
+        const std::string_view bytes(reinterpret_cast<const char*>(g.file_.data()), 4);
+        return std::unexpected(badFile(fmt::format("not a GGUF file: magic is \"{}\", expected \"GGUF\"", shown(bytes))));
     }
     auto version = c.read<uint32_t>("version");
     if (!version) return std::unexpected(version.error());
@@ -278,14 +309,15 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     for (uint64_t k = 0; k < *nKv; ++k) {
         auto key = c.readString(fmt::format("metadata key #{}", k), kMaxKeyLength);
         if (!key) return std::unexpected(key.error());
-        auto type = c.read<uint32_t>(fmt::format("type of metadata key {}", *key));
+        const std::string keyName = shown(*key);
+        auto type = c.read<uint32_t>(fmt::format("type of metadata key {}", keyName));
         if (!type) return std::unexpected(type.error());
         if (!validType(*type))
-            return std::unexpected(badFile(fmt::format("metadata key {} has invalid type {}", *key, *type)));
-        auto value = readValue(c, GgufType(*type), *key);
+            return std::unexpected(badFile(fmt::format("metadata key {} has invalid type {}", keyName, *type)));
+        auto value = readValue(c, GgufType(*type), keyName);
         if (!value) return std::unexpected(value.error());
         if (g.kvIndex_.contains(*key))
-            return std::unexpected(badFile(fmt::format("metadata key {} appears twice", *key)));
+            return std::unexpected(badFile(fmt::format("metadata key {} appears twice", keyName)));
         g.kvIndex_.emplace(*key, g.kvs_.size());
         g.kvs_.push_back(GgufKv{*key, std::move(*value)});
     }
@@ -304,44 +336,45 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
         auto name = c.readString(fmt::format("name of tensor #{}", t), kMaxTensorNameLength);
         if (!name) return std::unexpected(name.error());
         info.name = *name;
-        auto nDims = c.read<uint32_t>(fmt::format("dimension count of tensor {}", info.name));
+        const std::string tensorName = shown(info.name);
+        auto nDims = c.read<uint32_t>(fmt::format("dimension count of tensor {}", tensorName));
         if (!nDims) return std::unexpected(nDims.error());
         if (*nDims == 0 || *nDims > kMaxDims)
-            return std::unexpected(badFile(fmt::format("tensor {} has {} dimensions (1 to {} allowed)", info.name, *nDims, kMaxDims)));
+            return std::unexpected(badFile(fmt::format("tensor {} has {} dimensions (1 to {} allowed)", tensorName, *nDims, kMaxDims)));
         info.nDims = *nDims;
         uint64_t elements = 1;
         for (uint32_t d = 0; d < info.nDims; ++d) {
-            auto ne = c.read<uint64_t>(fmt::format("dimension {} of tensor {}", d, info.name));
+            auto ne = c.read<uint64_t>(fmt::format("dimension {} of tensor {}", d, tensorName));
             if (!ne) return std::unexpected(ne.error());
             if (*ne == 0 || *ne > (uint64_t(1) << 40))
-                return std::unexpected(badFile(fmt::format("tensor {} has absurd dimension {} = {}", info.name, d, *ne)));
+                return std::unexpected(badFile(fmt::format("tensor {} has absurd dimension {} = {}", tensorName, d, *ne)));
             info.ne[d] = *ne;
             if (elements > std::numeric_limits<uint64_t>::max() / *ne)
-                return std::unexpected(badFile(fmt::format("tensor {}: element count overflows", info.name)));
+                return std::unexpected(badFile(fmt::format("tensor {}: element count overflows", tensorName)));
             elements *= *ne;
         }
         info.nElements = elements;
-        auto type = c.read<uint32_t>(fmt::format("type of tensor {}", info.name));
+        auto type = c.read<uint32_t>(fmt::format("type of tensor {}", tensorName));
         if (!type) return std::unexpected(type.error());
         auto traits = ggmlTypeInfo(*type);
         if (!traits)
-            return std::unexpected(badFile(fmt::format("tensor {} has unknown type id {}", info.name, *type)));
+            return std::unexpected(badFile(fmt::format("tensor {} has unknown type id {}", tensorName, *type)));
         info.typeId = *type;
         if (info.ne[0] % traits->blockSize != 0)
             return std::unexpected(badFile(fmt::format("tensor {}: row length {} is not a multiple of the {} block size {}",
-                                                       info.name, info.ne[0], traits->name, traits->blockSize)));
+                                                       tensorName, info.ne[0], traits->name, traits->blockSize)));
         const uint64_t blocks = elements / traits->blockSize;
         if (blocks > std::numeric_limits<uint64_t>::max() / traits->typeSize)
-            return std::unexpected(badFile(fmt::format("tensor {}: byte size overflows", info.name)));
+            return std::unexpected(badFile(fmt::format("tensor {}: byte size overflows", tensorName)));
         info.nBytes = blocks * traits->typeSize;
-        auto offset = c.read<uint64_t>(fmt::format("offset of tensor {}", info.name));
+        auto offset = c.read<uint64_t>(fmt::format("offset of tensor {}", tensorName));
         if (!offset) return std::unexpected(offset.error());
         if (*offset % g.alignment_ != 0)
             return std::unexpected(badFile(fmt::format("tensor {}: offset {} is not a multiple of the alignment {}",
-                                                       info.name, *offset, g.alignment_)));
+                                                       tensorName, *offset, g.alignment_)));
         info.offset = *offset;
         if (g.tensorIndex_.contains(info.name))
-            return std::unexpected(badFile(fmt::format("tensor {} appears twice", info.name)));
+            return std::unexpected(badFile(fmt::format("tensor {} appears twice", tensorName)));
         g.tensorIndex_.emplace(info.name, g.tensors_.size());
         g.tensors_.push_back(info);
     }
@@ -360,7 +393,7 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
                                             ? std::string("beyond 2^64")
                                             : fmt::format("{}", uint64_t(end));
             return std::unexpected(badFile(fmt::format("truncated: tensor {} ends at byte {}, file has {}",
-                                                       info.name, endText, fileSize)));
+                                                       shown(info.name), endText, fileSize)));
         }
     }
     // No two tensors may share bytes.
@@ -371,7 +404,8 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     for (size_t k = 1; k < byOffset.size(); ++k) {
         const auto* prev = byOffset[k - 1];
         if (prev->offset + prev->nBytes > byOffset[k]->offset)
-            return std::unexpected(badFile(fmt::format("tensors {} and {} overlap", prev->name, byOffset[k]->name)));
+            return std::unexpected(badFile(fmt::format("tensors {} and {} overlap", shown(prev->name),
+                                                       shown(byOffset[k]->name))));
     }
     return g;
 }
