@@ -172,6 +172,8 @@ TEST(GgufMalformed, BadAlignments) {
                           "general.alignment 3 is not a power of two between 1 and 1 MiB"));
     EXPECT_TRUE(failsWith(withAlignment(GgufMetaValue::u64(uint64_t(1) << 21)), ErrorKind::BadFile,
                           "general.alignment 2097152 is not a power of two between 1 and 1 MiB"));
+    EXPECT_TRUE(failsWith(withAlignment(GgufMetaValue::i32(-32)), ErrorKind::BadFile,
+                          "general.alignment -32 is not a power of two between 1 and 1 MiB"));
     EXPECT_TRUE(failsWith(withAlignment(GgufMetaValue::string("32")), ErrorKind::BadFile,
                           "general.alignment has type string, expected an unsigned integer"));
     EXPECT_TRUE(failsWith(withAlignment(GgufMetaValue::f32(32)), ErrorKind::BadFile,

@@ -323,10 +323,12 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     }
 
     if (const GgufValue* a = g.find("general.alignment")) {
-        if (!a->isInteger() || (a->isSigned && a->i < 0))
+        if (!a->isInteger())
             return std::unexpected(badFile(fmt::format("general.alignment has type {}, expected an unsigned integer", describeValue(*a))));
-        if (a->u == 0 || (a->u & (a->u - 1)) != 0 || a->u > (1u << 20))
-            return std::unexpected(badFile(fmt::format("general.alignment {} is not a power of two between 1 and 1 MiB", a->u)));
+        const bool negative = a->isSigned && a->i < 0;
+        if (negative || a->u == 0 || (a->u & (a->u - 1)) != 0 || a->u > (1u << 20))
+            return std::unexpected(badFile(fmt::format("general.alignment {} is not a power of two between 1 and 1 MiB",
+                                                       negative ? fmt::format("{}", a->i) : fmt::format("{}", a->u))));
         g.alignment_ = a->u;
     }
 
