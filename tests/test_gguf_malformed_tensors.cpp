@@ -101,6 +101,14 @@ TEST(GgufMalformedTensors, OverlappingTensors) {
     EXPECT_TRUE(failsWith(imageOf(partial), ErrorKind::BadFile, "tensors a and b overlap"));
 }
 
+// With many tensors at one offset the message names the first two in file order, every time.
+TEST(GgufMalformedTensors, OverlapMessageIsDeterministic) {
+    GgufWriter w;
+    for (int k = 0; k < 40; ++k)
+        w.addRawTensor(GgufTensorSpec{fmt::format("t{}", k), {8}, kF32, 0, 0}, patternBytes(32, uint8_t(k)));
+    EXPECT_TRUE(failsWith(imageOf(w), ErrorKind::BadFile, "tensors t0 and t1 overlap"));
+}
+
 TEST(GgufMalformedTensors, DuplicateTensorName) {
     GgufWriter w = smallModel();
     w.addTensor("attn_norm.weight", {8}, GgmlType::F32, patternBytes(32, 9));

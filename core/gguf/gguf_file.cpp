@@ -402,7 +402,8 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     std::vector<const GgufTensorInfo*> byOffset;
     byOffset.reserve(g.tensors_.size());
     for (const auto& info : g.tensors_) byOffset.push_back(&info);
-    std::sort(byOffset.begin(), byOffset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+    // Stable: tensors at one offset are named in file order, the same message every time.
+    std::stable_sort(byOffset.begin(), byOffset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
     for (size_t k = 1; k < byOffset.size(); ++k) {
         const auto* prev = byOffset[k - 1];
         if (prev->offset + prev->nBytes > byOffset[k]->offset)
