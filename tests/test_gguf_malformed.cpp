@@ -1,6 +1,8 @@
 // Hostile GGUF headers and metadata: each gets exactly one clear error (kind and message) naming
 // the defect and the key, never a crash or a huge allocation. Tensor infos, tensor data and
 // truncation: test_gguf_malformed_tensors.cpp.
+#include <limits>
+
 #include "test_gguf_helpers.h"
 
 using namespace inferscope;
@@ -194,4 +196,28 @@ TEST(GgufMalformed, KeysInAnyOrder) {
     EXPECT_EQ(f->findTensor("b")->offset, 128u);
     EXPECT_EQ(f->metadata()[2].key, "general.alignment");
     EXPECT_EQ(**f->getString("general.architecture"), "llama");
+}
+
+// ---- typed look-ups of metadata with unexpected types ----------------------------------------------
+
+TEST(GgufMalformed, TypedLookupsNameTheKeyAndTheType) {
+    const std::vector<uint32_t> ids{1, 2};
+    GgufWriter w;
+    w.add("neg", GgufMetaValue::i32(-1));
+    w.add("f", GgufMetaValue::f32(2.5f));
+    w.add("ids", GgufMetaValue::array(std::span<const uint32_t>(ids)));
+    w.add("big", GgufMetaValue::u64(std::numeric_limits<uint64_t>::max()));
+    w.add("s", GgufMetaValue::string("x"));
+    auto f = parseBytes(imageOf(w));
+    ASSERT_TRUE(f) << f.error().message;
+    EXPECT_EQ(f->getUint("neg").error().message, "metadata key neg is negative (-1)");
+    EXPECT_EQ(f->getUint("f").error().message, "metadata key f has type f32, expected an integer");
+    EXPECT_EQ(f->getUint("ids").error().message, "metadata key ids has type array of u32, expected an integer");
+    EXPECT_EQ(**f->getUint("big"), std::numeric_limits<uint64_t>::max());
+    EXPECT_FALSE(*f->getUint("absent"));
+    EXPECT_EQ(**f->getFloat("neg"), -1.0);
+    EXPECT_EQ(f->getFloat("s").error().message, "metadata key s has type string, expected a number");
+    EXPECT_EQ(f->getString("f").error().message, "metadata key f has type f32, expected a string");
+    EXPECT_EQ(f->getBool("f").error().message, "metadata key f has type f32, expected a bool");
+    EXPECT_EQ(**f->getBool("big"), true);
 }
