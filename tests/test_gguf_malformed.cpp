@@ -221,3 +221,12 @@ TEST(GgufMalformed, TypedLookupsNameTheKeyAndTheType) {
     EXPECT_EQ(f->getBool("f").error().message, "metadata key f has type f32, expected a bool");
     EXPECT_EQ(**f->getBool("big"), true);
 }
+
+// An integer used as a bool is true when non-zero, negative ones included.
+TEST(GgufMalformed, NegativeIntegerAsBoolIsTrue) {
+    GgufWriter w;
+    w.add("tokenizer.ggml.add_bos_token", GgufMetaValue::i8(-1));
+    auto f = parseBytes(imageOf(w));
+    ASSERT_TRUE(f) << f.error().message;
+    EXPECT_EQ(**f->getBool("tokenizer.ggml.add_bos_token"), true);
+}

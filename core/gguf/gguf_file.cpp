@@ -448,7 +448,7 @@ Result<std::optional<bool>> GgufFile::getBool(std::string_view key) const {
     const GgufValue* v = find(key);
     if (!v) return std::optional<bool>{};
     if (v->type == GgufType::Bool) return std::optional<bool>{v->b};
-    if (v->isInteger()) return std::optional<bool>{v->u != 0};
+    if (v->isInteger()) return std::optional<bool>{v->isSigned ? v->i != 0 : v->u != 0};  // u is 0 when negative
     return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a bool", key, describeValue(*v)));
 }
 
