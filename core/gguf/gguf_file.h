@@ -3,6 +3,9 @@
 // type and offset in the header is validated against the file size before it is used, so a
 // hostile file yields an Error naming the problem, never a read past the end or a huge allocation.
 //
+// Limits: keys <= 65535 bytes, tensor names <= 1024, <= 2^20 keys and tensors, <= 2^32 array items,
+// 1..4 dimensions of 1..2^40. Key and tensor names in messages are escaped and cut to 64 bytes.
+//
 // Layout (little-endian): "GGUF" u32 version, u64 n_tensors, u64 n_kv,
 //   n_kv × (string key, u32 value type, value),
 //   n_tensors × (string name, u32 n_dims, n_dims × u64 ne, u32 ggml type, u64 offset),
@@ -86,6 +89,8 @@ public:
 
     uint32_t version() const { return version_; }
     uint64_t alignment() const { return alignment_; }
+    // Start of tensor data: the header's end rounded up to the alignment. In a file without
+    // tensors it may lie past fileSize() (gguf-py writes no padding there).
     uint64_t dataOffset() const { return dataOffset_; }
     uint64_t fileSize() const { return file_.size(); }
 
