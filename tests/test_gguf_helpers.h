@@ -49,13 +49,6 @@ inline ::testing::AssertionResult failsWith(std::vector<uint8_t> image, ErrorKin
     return ::testing::AssertionSuccess();
 }
 
-template <class T>
-std::vector<uint8_t> bytesOf(const std::vector<T>& values) {
-    std::vector<uint8_t> out(values.size() * sizeof(T));
-    std::memcpy(out.data(), values.data(), out.size());
-    return out;
-}
-
 // n bytes of a recognisable pattern (never all zero, so misplaced padding shows).
 inline std::vector<uint8_t> patternBytes(size_t n, uint8_t seed) {
     std::vector<uint8_t> out(n);
