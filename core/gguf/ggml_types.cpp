@@ -45,6 +45,17 @@ std::string_view ggmlTypeName(uint32_t typeId) {
     return info ? info->name : std::string_view{"unknown"};
 }
 
+std::optional<uint64_t> ggmlTensorBytes(uint32_t typeId, std::span<const uint64_t> ne) {
+    const auto info = ggmlTypeInfo(typeId);
+    if (!info || ne.empty() || ne[0] % info->blockSize != 0) return std::nullopt;
+    uint64_t elements = 1;
+    for (uint64_t n : ne)
+        if (__builtin_mul_overflow(elements, n, &elements)) return std::nullopt;
+    uint64_t bytes;
+    if (__builtin_mul_overflow(elements / info->blockSize, uint64_t(info->typeSize), &bytes)) return std::nullopt;
+    return bytes;
+}
+
 bool isSupportedWeightType(GgmlType type) {
     switch (type) {
         case GgmlType::F32:

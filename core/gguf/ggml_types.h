@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace inferscope {
@@ -28,6 +29,10 @@ struct GgmlTypeInfo {
 // Geometry of a known type id, or nullopt for an id ggml never defined.
 std::optional<GgmlTypeInfo> ggmlTypeInfo(uint32_t typeId);
 std::string_view ggmlTypeName(uint32_t typeId);  // "type 99" style for unknown ids is the caller's
+
+// Bytes of a tensor of this type and shape (ne[0] innermost); nullopt for an unknown type id, a
+// row length ne[0] that is not a multiple of the block size, or a size that overflows u64.
+std::optional<uint64_t> ggmlTensorBytes(uint32_t typeId, std::span<const uint64_t> ne);
 
 // True for the types the model loader turns into compute weights (F32, F16, BF16, Q8_0).
 bool isSupportedWeightType(GgmlType type);

@@ -8,12 +8,55 @@
 namespace inferscope {
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as little-endian u32
 constexpr uint64_t kMaxKeyLength = 65535;
 constexpr uint64_t kMaxTensorNameLength = 1024;
 constexpr uint32_t kMaxDims = 4;
+// Counts above these are absurd whatever the file size (real models: < 100 keys, < 10^4 tensors,
+// vocabularies < 10^6). Below them, a count the file cannot hold is reported as a truncation at
+// the entry where the bytes run out.
+constexpr uint64_t kMaxMetadataCount = uint64_t(1) << 20;
+constexpr uint64_t kMaxTensorCount = uint64_t(1) << 20;
+constexpr uint64_t kMaxArrayLength = uint64_t(1) << 32;
+// The smallest possible encodings, to bound reservations by what the file could hold.
+constexpr uint64_t kMinKvBytes = 13;          // key length, type, a 1-byte value
+constexpr uint64_t kMinTensorInfoBytes = 32;  // name length, n_dims, one ne, type, offset
 
 Error badFile(std::string message) { return Error{ErrorKind::BadFile, std::move(message)}; }
+
+// A key or tensor name from the file, as shown in a message: printable ASCII and valid UTF-8 are
+// kept; control bytes, DEL, C1 controls and invalid UTF-8 become \xNN (so a message can neither
+// drive a terminal nor break a JSON encoder); past 64 bytes the name is cut and its length given.
+std::string shown(std::string_view name) {
+    constexpr size_t kShownBytes = 64;
+    const std::string_view head = name.substr(0, kShownBytes);
+    std::string out;
+    out.reserve(head.size());
+    for (size_t i = 0; i < head.size();) {
+        const auto c = uint8_t(head[i]);
+        const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        bool ok = len == 1 ? (c >= 0x20 && c != 0x7f) : len > 1 && i + len <= head.size();
+        if (ok && len > 1) {
+            uint32_t cp = c & (0x7fu >> len);
+            for (size_t k = 1; ok && k < len; ++k) {
+                ok = (uint8_t(head[i + k]) & 0xc0) == 0x80;
+                cp = cp << 6 | (uint8_t(head[i + k]) & 0x3f);
+            }
+            // Shortest form only (2-byte forms from U+00A0: U+0080..U+009F are C1 controls),
+            // no surrogates, nothing past U+10FFFF.
+            constexpr uint32_t kMinCodePoint[] = {0, 0, 0xa0, 0x800, 0x10000};
+            ok = ok && cp >= kMinCodePoint[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+        }
+        if (ok) {
+            out.append(head.substr(i, len));
+            i += len;
+        } else {
+            out += fmt::format("\\x{:02x}", c);
+            ++i;
+        }
+    }
+    if (name.size() > kShownBytes) out += fmt::format("... ({} bytes)", name.size());
+    return out;
+}
 
 // Bounds-checked little-endian reader over the mapping. Every read states what it reads so
 // that a truncation error says where the file ends too early.
@@ -43,8 +86,7 @@ public:
                 "{} at byte {} has absurd length {} (limit {})", what, pos_ - 8, *len, maxLength)));
         if (*len > remaining())
             return std::unexpected(badFile(fmt::format(
-                "truncated: {} of {} bytes at byte {} runs past the end of the file ({} bytes)", what,
-                *len, pos_, size_)));
+                "truncated: {} at byte {} needs {} bytes, file has {}", what, pos_, *len, size_)));
         std::string_view s(reinterpret_cast<const char*>(base_ + pos_), size_t(*len));
         pos_ += *len;
         return s;
@@ -53,8 +95,7 @@ public:
     Result<const uint8_t*> skip(uint64_t n, std::string_view what) {
         if (n > remaining())
             return std::unexpected(badFile(fmt::format(
-                "truncated: {} of {} bytes at byte {} runs past the end of the file ({} bytes)", what,
-                n, pos_, size_)));
+                "truncated: {} at byte {} needs {} bytes, file has {}", what, pos_, n, size_)));
         const uint8_t* p = base_ + pos_;
         pos_ += n;
         return p;
@@ -65,17 +106,6 @@ private:
     uint64_t size_;
     uint64_t pos_ = 0;
 };
-
-// Size in bytes of a fixed-size scalar type; 0 for String/Array.
-uint64_t scalarSize(GgufType t) {
-    switch (t) {
-        case GgufType::U8: case GgufType::I8: case GgufType::Bool: return 1;
-        case GgufType::U16: case GgufType::I16: return 2;
-        case GgufType::U32: case GgufType::I32: case GgufType::F32: return 4;
-        case GgufType::U64: case GgufType::I64: case GgufType::F64: return 8;
-        default: return 0;
-    }
-}
 
 bool validType(uint32_t t) { return t <= uint32_t(GgufType::F64); }
 
@@ -120,7 +150,7 @@ Result<GgufValue> readValue(Cursor& c, GgufType type, std::string_view key) {
         return v;
     }
     if (type != GgufType::Array) {
-        auto p = c.skip(scalarSize(type), fmt::format("value of {}", key));
+        auto p = c.skip(ggufScalarSize(type), fmt::format("value of {}", key));
         if (!p) return std::unexpected(p.error());
         decodeScalar(type, *p, v);
         return v;
@@ -136,14 +166,13 @@ Result<GgufValue> readValue(Cursor& c, GgufType type, std::string_view key) {
                                      fmt::format("metadata key {}: nested arrays are not supported", key)});
     auto count = c.read<uint64_t>(fmt::format("array length of {}", key));
     if (!count) return std::unexpected(count.error());
+    if (*count > kMaxArrayLength)
+        return std::unexpected(badFile(fmt::format("metadata key {}: absurd array length {} (limit {})", key,
+                                                   *count, kMaxArrayLength)));
     v.count = *count;
     if (v.elemType == GgufType::String) {
-        // Each string needs at least its 8-byte length: bound the count before allocating.
-        if (v.count > c.remaining() / 8)
-            return std::unexpected(badFile(fmt::format(
-                "metadata key {}: array of {} strings cannot fit in the {} bytes left in the file", key,
-                v.count, c.remaining())));
-        v.strings.reserve(size_t(v.count));
+        // Each string needs at least its 8-byte length: reserve no more than the file could hold.
+        v.strings.reserve(size_t(std::min(v.count, c.remaining() / 8)));
         for (uint64_t k = 0; k < v.count; ++k) {
             auto s = c.readString(fmt::format("string {} of {}", k, key), std::numeric_limits<uint64_t>::max());
             if (!s) return std::unexpected(s.error());
@@ -151,12 +180,9 @@ Result<GgufValue> readValue(Cursor& c, GgufType type, std::string_view key) {
         }
         return v;
     }
-    const uint64_t elem = scalarSize(v.elemType);
-    if (v.count > c.remaining() / elem)
-        return std::unexpected(badFile(fmt::format(
-            "truncated: array {} of {} {} items needs more than the {} bytes left in the file", key, v.count,
-            ggufTypeName(v.elemType), c.remaining())));
-    auto p = c.skip(v.count * elem, fmt::format("items of {}", key));
+    // count <= 2^32 and elements are <= 8 bytes: no overflow.
+    auto p = c.skip(v.count * ggufScalarSize(v.elemType),
+                    fmt::format("data of array {} ({} {})", key, v.count, ggufTypeName(v.elemType)));
     if (!p) return std::unexpected(p.error());
     v.items = *p;
     return v;
@@ -188,6 +214,16 @@ std::string_view ggufTypeName(GgufType type) {
     return "invalid";
 }
 
+uint64_t ggufScalarSize(GgufType type) {
+    switch (type) {
+        case GgufType::U8: case GgufType::I8: case GgufType::Bool: return 1;
+        case GgufType::U16: case GgufType::I16: return 2;
+        case GgufType::U32: case GgufType::I32: case GgufType::F32: return 4;
+        case GgufType::U64: case GgufType::I64: case GgufType::F64: return 8;
+        default: return 0;
+    }
+}
+
 bool GgufValue::isInteger() const {
     switch (type) {
         case GgufType::U8: case GgufType::I8: case GgufType::U16: case GgufType::I16:
@@ -200,7 +236,7 @@ bool GgufValue::isInteger() const {
 
 double GgufValue::numberAt(uint64_t index) const {
     GgufValue tmp;
-    decodeScalar(elemType, items + index * scalarSize(elemType), tmp);
+    decodeScalar(elemType, items + index * ggufScalarSize(elemType), tmp);
     if (elemType == GgufType::F32 || elemType == GgufType::F64) return tmp.f;
     if (elemType == GgufType::Bool) return tmp.b ? 1.0 : 0.0;
     return tmp.isSigned ? double(tmp.i) : double(tmp.u);
@@ -208,7 +244,7 @@ double GgufValue::numberAt(uint64_t index) const {
 
 int64_t GgufValue::intAt(uint64_t index) const {
     GgufValue tmp;
-    decodeScalar(elemType, items + index * scalarSize(elemType), tmp);
+    decodeScalar(elemType, items + index * ggufScalarSize(elemType), tmp);
     if (elemType == GgufType::F32 || elemType == GgufType::F64) return int64_t(tmp.f);
     return tmp.isSigned ? tmp.i : int64_t(tmp.u);
 }
@@ -236,18 +272,21 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     g.file_ = std::move(file);
     Cursor c(g.file_.data(), g.file_.size());
 
+    // Fewer than 4 bytes: a truncated GGUF file if they start its magic, else not one at all.
+    if (g.file_.size() < 4 && g.file_.size() > 0 && std::memcmp(g.file_.data(), "GGUF", g.file_.size()) != 0)
+        return std::unexpected(badFile(fmt::format("not a GGUF file: {} bytes is too short", g.file_.size())));
     auto magic = c.read<uint32_t>("magic");
-    if (!magic) return std::unexpected(badFile(fmt::format("not a GGUF file: {} bytes is too short", g.file_.size())));
-    if (*magic != kMagic) {
-        std::string shown;
-        for (int k = 0; k < 4; ++k) {
-            const uint8_t ch = g.file_.data()[k];
-            shown += (ch >= 32 && ch < 127) ? std::string(1, char(ch)) : fmt::format("\\x{:02x}", ch);
-        }
-        return std::unexpected(badFile(fmt::format("not a GGUF file: magic is \"{}\", expected \"GGUF\"", shown)));
+    if (!magic) return std::unexpected(magic.error());
+    if (*magic != kGgufMagic) {
+        const std::string_view bytes(reinterpret_cast<const char*>(g.file_.data()), 4);
+        return std::unexpected(badFile(fmt::format("not a GGUF file: magic is \"{}\", expected \"GGUF\"", shown(bytes))));
     }
     auto version = c.read<uint32_t>("version");
     if (!version) return std::unexpected(version.error());
+    // A big-endian file (GGUF v3 allows them) has the same magic bytes but a byte-swapped version.
+    if (const uint32_t swapped = __builtin_bswap32(*version); swapped == 2 || swapped == 3)
+        return std::unexpected(Error{ErrorKind::Unsupported, fmt::format(
+            "big-endian GGUF files are not supported (version {} stored byte-swapped)", swapped)});
     if (*version == 1)
         return std::unexpected(Error{ErrorKind::Unsupported, "GGUF version 1 is not supported (only 2 and 3); re-convert the model"});
     if (*version != 2 && *version != 3)
@@ -259,81 +298,85 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     auto nKv = c.read<uint64_t>("metadata count");
     if (!nKv) return std::unexpected(nKv.error());
 
-    // Bound the counts by what the remaining bytes could possibly hold before reserving anything:
-    // a key-value needs >= 13 bytes (key length, type, 1-byte value), a tensor info >= 32.
-    if (*nKv > c.remaining() / 13)
-        return std::unexpected(badFile(fmt::format("absurd metadata count {}: the file has only {} bytes", *nKv, g.file_.size())));
-    if (*nTensors > c.remaining() / 32)
-        return std::unexpected(badFile(fmt::format("absurd tensor count {}: the file has only {} bytes", *nTensors, g.file_.size())));
+    if (*nTensors > kMaxTensorCount)
+        return std::unexpected(badFile(fmt::format("absurd tensor count {} (limit {})", *nTensors, kMaxTensorCount)));
+    if (*nKv > kMaxMetadataCount)
+        return std::unexpected(badFile(fmt::format("absurd metadata count {} (limit {})", *nKv, kMaxMetadataCount)));
 
-    g.kvs_.reserve(size_t(*nKv));
+    // Reserve no more than the remaining bytes could hold; a larger count is a truncated file and
+    // fails at the entry where the bytes run out.
+    g.kvs_.reserve(size_t(std::min(*nKv, c.remaining() / kMinKvBytes)));
     for (uint64_t k = 0; k < *nKv; ++k) {
         auto key = c.readString(fmt::format("metadata key #{}", k), kMaxKeyLength);
         if (!key) return std::unexpected(key.error());
-        auto type = c.read<uint32_t>(fmt::format("type of metadata key {}", *key));
+        const std::string keyName = shown(*key);
+        auto type = c.read<uint32_t>(fmt::format("type of metadata key {}", keyName));
         if (!type) return std::unexpected(type.error());
         if (!validType(*type))
-            return std::unexpected(badFile(fmt::format("metadata key {} has invalid type {}", *key, *type)));
-        auto value = readValue(c, GgufType(*type), *key);
+            return std::unexpected(badFile(fmt::format("metadata key {} has invalid type {}", keyName, *type)));
+        auto value = readValue(c, GgufType(*type), keyName);
         if (!value) return std::unexpected(value.error());
         if (g.kvIndex_.contains(*key))
-            return std::unexpected(badFile(fmt::format("metadata key {} appears twice", *key)));
+            return std::unexpected(badFile(fmt::format("metadata key {} appears twice", keyName)));
         g.kvIndex_.emplace(*key, g.kvs_.size());
         g.kvs_.push_back(GgufKv{*key, std::move(*value)});
     }
 
     if (const GgufValue* a = g.find("general.alignment")) {
-        if (!a->isInteger() || (a->isSigned && a->i < 0))
+        if (!a->isInteger())
             return std::unexpected(badFile(fmt::format("general.alignment has type {}, expected an unsigned integer", describeValue(*a))));
-        if (a->u == 0 || (a->u & (a->u - 1)) != 0 || a->u > (1u << 20))
-            return std::unexpected(badFile(fmt::format("general.alignment {} is not a power of two between 1 and 1 MiB", a->u)));
+        const bool negative = a->isSigned && a->i < 0;
+        if (negative || a->u == 0 || (a->u & (a->u - 1)) != 0 || a->u > (1u << 20))
+            return std::unexpected(badFile(fmt::format("general.alignment {} is not a power of two between 1 and 1 MiB",
+                                                       negative ? fmt::format("{}", a->i) : fmt::format("{}", a->u))));
         g.alignment_ = a->u;
     }
 
-    g.tensors_.reserve(size_t(*nTensors));
+    g.tensors_.reserve(size_t(std::min(*nTensors, c.remaining() / kMinTensorInfoBytes)));
     for (uint64_t t = 0; t < *nTensors; ++t) {
         GgufTensorInfo info;
         auto name = c.readString(fmt::format("name of tensor #{}", t), kMaxTensorNameLength);
         if (!name) return std::unexpected(name.error());
         info.name = *name;
-        auto nDims = c.read<uint32_t>(fmt::format("dimension count of tensor {}", info.name));
+        const std::string tensorName = shown(info.name);
+        auto nDims = c.read<uint32_t>(fmt::format("dimension count of tensor {}", tensorName));
         if (!nDims) return std::unexpected(nDims.error());
         if (*nDims == 0 || *nDims > kMaxDims)
-            return std::unexpected(badFile(fmt::format("tensor {} has {} dimensions (1 to {} allowed)", info.name, *nDims, kMaxDims)));
+            return std::unexpected(badFile(fmt::format("tensor {} has {} dimensions (1 to {} allowed)", tensorName, *nDims, kMaxDims)));
         info.nDims = *nDims;
         uint64_t elements = 1;
         for (uint32_t d = 0; d < info.nDims; ++d) {
-            auto ne = c.read<uint64_t>(fmt::format("dimension {} of tensor {}", d, info.name));
+            auto ne = c.read<uint64_t>(fmt::format("dimension {} of tensor {}", d, tensorName));
             if (!ne) return std::unexpected(ne.error());
             if (*ne == 0 || *ne > (uint64_t(1) << 40))
-                return std::unexpected(badFile(fmt::format("tensor {} has absurd dimension {} = {}", info.name, d, *ne)));
+                return std::unexpected(badFile(fmt::format("tensor {} has absurd dimension {} = {}", tensorName, d, *ne)));
             info.ne[d] = *ne;
             if (elements > std::numeric_limits<uint64_t>::max() / *ne)
-                return std::unexpected(badFile(fmt::format("tensor {}: element count overflows", info.name)));
+                return std::unexpected(badFile(fmt::format("tensor {}: element count overflows", tensorName)));
             elements *= *ne;
         }
         info.nElements = elements;
-        auto type = c.read<uint32_t>(fmt::format("type of tensor {}", info.name));
+        auto type = c.read<uint32_t>(fmt::format("type of tensor {}", tensorName));
         if (!type) return std::unexpected(type.error());
         auto traits = ggmlTypeInfo(*type);
         if (!traits)
-            return std::unexpected(badFile(fmt::format("tensor {} has unknown type id {}", info.name, *type)));
+            return std::unexpected(badFile(fmt::format("tensor {} has unknown type id {}", tensorName, *type)));
         info.typeId = *type;
         if (info.ne[0] % traits->blockSize != 0)
             return std::unexpected(badFile(fmt::format("tensor {}: row length {} is not a multiple of the {} block size {}",
-                                                       info.name, info.ne[0], traits->name, traits->blockSize)));
+                                                       tensorName, info.ne[0], traits->name, traits->blockSize)));
         const uint64_t blocks = elements / traits->blockSize;
         if (blocks > std::numeric_limits<uint64_t>::max() / traits->typeSize)
-            return std::unexpected(badFile(fmt::format("tensor {}: byte size overflows", info.name)));
+            return std::unexpected(badFile(fmt::format("tensor {}: byte size overflows", tensorName)));
         info.nBytes = blocks * traits->typeSize;
-        auto offset = c.read<uint64_t>(fmt::format("offset of tensor {}", info.name));
+        auto offset = c.read<uint64_t>(fmt::format("offset of tensor {}", tensorName));
         if (!offset) return std::unexpected(offset.error());
         if (*offset % g.alignment_ != 0)
             return std::unexpected(badFile(fmt::format("tensor {}: offset {} is not a multiple of the alignment {}",
-                                                       info.name, *offset, g.alignment_)));
+                                                       tensorName, *offset, g.alignment_)));
         info.offset = *offset;
         if (g.tensorIndex_.contains(info.name))
-            return std::unexpected(badFile(fmt::format("tensor {} appears twice", info.name)));
+            return std::unexpected(badFile(fmt::format("tensor {} appears twice", tensorName)));
         g.tensorIndex_.emplace(info.name, g.tensors_.size());
         g.tensors_.push_back(info);
     }
@@ -352,18 +395,20 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
                                             ? std::string("beyond 2^64")
                                             : fmt::format("{}", uint64_t(end));
             return std::unexpected(badFile(fmt::format("truncated: tensor {} ends at byte {}, file has {}",
-                                                       info.name, endText, fileSize)));
+                                                       shown(info.name), endText, fileSize)));
         }
     }
     // No two tensors may share bytes.
     std::vector<const GgufTensorInfo*> byOffset;
     byOffset.reserve(g.tensors_.size());
     for (const auto& info : g.tensors_) byOffset.push_back(&info);
-    std::sort(byOffset.begin(), byOffset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+    // Stable: tensors at one offset are named in file order, the same message every time.
+    std::stable_sort(byOffset.begin(), byOffset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
     for (size_t k = 1; k < byOffset.size(); ++k) {
         const auto* prev = byOffset[k - 1];
         if (prev->offset + prev->nBytes > byOffset[k]->offset)
-            return std::unexpected(badFile(fmt::format("tensors {} and {} overlap", prev->name, byOffset[k]->name)));
+            return std::unexpected(badFile(fmt::format("tensors {} and {} overlap", shown(prev->name),
+                                                       shown(byOffset[k]->name))));
     }
     return g;
 }
@@ -403,7 +448,7 @@ Result<std::optional<bool>> GgufFile::getBool(std::string_view key) const {
     const GgufValue* v = find(key);
     if (!v) return std::optional<bool>{};
     if (v->type == GgufType::Bool) return std::optional<bool>{v->b};
-    if (v->isInteger()) return std::optional<bool>{v->u != 0};
+    if (v->isInteger()) return std::optional<bool>{v->isSigned ? v->i != 0 : v->u != 0};  // u is 0 when negative
     return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a bool", key, describeValue(*v)));
 }
 

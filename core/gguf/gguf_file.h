@@ -3,6 +3,9 @@
 // type and offset in the header is validated against the file size before it is used, so a
 // hostile file yields an Error naming the problem, never a read past the end or a huge allocation.
 //
+// Limits: keys <= 65535 bytes, tensor names <= 1024, <= 2^20 keys and tensors, <= 2^32 array items,
+// 1..4 dimensions of 1..2^40. Key and tensor names in messages are escaped and cut to 64 bytes.
+//
 // Layout (little-endian): "GGUF" u32 version, u64 n_tensors, u64 n_kv,
 //   n_kv × (string key, u32 value type, value),
 //   n_tensors × (string name, u32 n_dims, n_dims × u64 ne, u32 ggml type, u64 offset),
@@ -25,11 +28,16 @@
 
 namespace inferscope {
 
+inline constexpr uint32_t kGgufMagic = 0x46554747;  // "GGUF" read as a little-endian u32
+inline constexpr uint64_t kGgufDefaultAlignment = 32;  // when general.alignment is absent
+
 enum class GgufType : uint32_t {
     U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, Bool = 7,
     String = 8, Array = 9, U64 = 10, I64 = 11, F64 = 12,
 };
 std::string_view ggufTypeName(GgufType type);
+// Bytes of one fixed-size scalar of this type (u8 .. f64, bool); 0 for String and Array.
+uint64_t ggufScalarSize(GgufType type);
 
 // One metadata value. Strings and array items point into the mapping (valid while the file lives).
 struct GgufValue {
@@ -81,6 +89,8 @@ public:
 
     uint32_t version() const { return version_; }
     uint64_t alignment() const { return alignment_; }
+    // Start of tensor data: the header's end rounded up to the alignment. In a file without
+    // tensors it may lie past fileSize() (gguf-py writes no padding there).
     uint64_t dataOffset() const { return dataOffset_; }
     uint64_t fileSize() const { return file_.size(); }
 
@@ -101,7 +111,7 @@ public:
 private:
     MappedFile file_;
     uint32_t version_ = 0;
-    uint64_t alignment_ = 32;
+    uint64_t alignment_ = kGgufDefaultAlignment;
     uint64_t dataOffset_ = 0;
     std::vector<GgufKv> kvs_;
     std::vector<GgufTensorInfo> tensors_;
