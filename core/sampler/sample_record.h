@@ -1,0 +1,45 @@
+#pragma once
+// What one sampling step reports: plain values that the engine's observer, the CLI's JSON and the
+// GUI's Probabilities panel (funnel view, replay) consume. Only the top-N candidates are copied out;
+// the full vocabulary never leaves the sampler.
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace inferscope {
+
+// The chain's stages in the order they run. A candidate's probability "after stage s" is the
+// softmax over the tokens that survived s: at T = 1 for Raw..MinP, at the temperature for
+// Temperature (the distribution actually sampled; greedy: 1 for the pick, 0 elsewhere).
+enum class SamplerStage : uint8_t { Raw, Penalty, TopK, TopP, MinP, Temperature };
+inline constexpr int kSamplerStageCount = 6;
+
+// Lower-case display names, also usable as JSON keys: "raw", "penalty", "top-k", "top-p",
+// "min-p", "temperature".
+constexpr std::string_view samplerStageName(SamplerStage stage) {
+    constexpr std::array<std::string_view, kSamplerStageCount> names{
+        "raw", "penalty", "top-k", "top-p", "min-p", "temperature"};
+    return names[static_cast<size_t>(stage)];
+}
+
+struct CandidateRecord {
+    int32_t id = 0;
+    float logit = 0;                              // raw, as the model produced it
+    std::array<float, kSamplerStageCount> p{};    // probability after each stage; 0 once removed
+};
+
+struct SampleRecord {
+    int32_t id = 0;            // the chosen token
+    float logit = 0;           // its raw logit
+    float pRaw = 0;            // its softmax at T = 1 over every candidate given, before any stage
+    float pFinal = 0;          // its probability in the distribution it was drawn from
+    int32_t rank = 0;          // 1 = the highest raw logit (ties: lower id first)
+    float entropyBits = 0;     // of the raw distribution
+    float logSumExp = 0;       // of the raw logits: p = exp(logit - logSumExp) for any stored logit
+    std::array<int32_t, kSamplerStageCount> survivors{};  // candidates left after each stage
+    std::vector<CandidateRecord> top;  // min(topN, n) highest raw logits, descending (ties: lower id)
+};
+
+}  // namespace inferscope

@@ -1,0 +1,111 @@
+#pragma once
+// The sampler chain (after llama.cpp's llama-sampling): stages applied in turn to one candidate
+// array, each recorded so the GUI can show what it did:
+//
+//   raw logits -> repetition penalty -> top-k -> top-p -> min-p -> temperature -> pick
+//
+// - penalty: each distinct token among the last repeatLastN of `recentTokens` has its logit
+//   divided by the penalty if > 0, multiplied otherwise (once, however often it occurred).
+// - top-k: keeps the k highest logits.
+// - top-p: keeps the shortest prefix, in order of decreasing probability, whose cumulative
+//   probability reaches p (at least one token).
+// - min-p: keeps tokens with p >= minP * pmax.
+// - temperature: divides the surviving logits by T; T = 0 keeps only the highest (greedy).
+// Top-p and min-p see the T = 1 softmax of the survivors so far, renormalised. "Reaches" and ">="
+// are inclusive up to a relative 1e-6, so a cut that is exact on paper (top-p 0.6 of .4 + .2,
+// min-p .5 of pmax .4 keeping .2) does not depend on float rounding.
+//
+// Order: candidates are ranked by (logit descending, id ascending) everywhere, so ties are broken
+// by the lower id and nothing depends on the order in which the caller lists the candidates.
+//
+// Pick: every successful call draws exactly one u = (rng() >> 11) * 2^-53 from std::mt19937_64
+// seeded with params.seed (greedy and single-survivor steps too; a failed call draws nothing),
+// then picks the first survivor, in rank order, whose cumulative final probability exceeds u
+// (inverse CDF). The top-p cut and the pick sum masses as integers (each quantised to 2^-52 of
+// the largest), so they are a pure function of the set of (id, logit) pairs, the parameters, the
+// recent tokens and the RNG state. For replay: the same seed over the same steps reproduces the
+// same picks, and a replay under other settings meets the same u at each step, so "which tokens
+// would change" compares like with like.
+//
+// Subsets: sample(ids, logits, ...) treats the listed tokens as the whole vocabulary. When top-k
+// is active and the subset holds the k highest penalised logits (or, with top-k and top-p off,
+// every min-p survivor), its pick and survivor counts from top-k on are identical to the full
+// array's and its probabilities from top-k on equal to float precision; its Raw and Penalty
+// figures (pRaw, rank, entropy, logSumExp) are those of the subset.
+//
+// Cost per call with n candidates: a few O(n) passes (vectorised max and softmax, copy, rank);
+// top-k by heap selection, O(n) for k <= n/64, else by quickselect; top-p and the draw sort only
+// the m candidates they can reach (bucketed by mass: O(n) + O(m log m)); the record's top-N by
+// heap selection. About 160 us for 32,000 candidates with the defaults on our 2-core build VM.
+// Work buffers are reused: after the first call the only allocation is the returned record's
+// `top` (none when topN = 0). A chain is not thread-safe; use one per thread.
+
+#include <array>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "common/error.h"
+#include "sampler/sample_record.h"
+#include "sampler/sampler_params.h"
+
+namespace inferscope {
+
+class SamplerChain {
+public:
+    // Error{InvalidArgument} if validateSamplerParams rejects `params`.
+    static Result<SamplerChain> create(const SamplerParams& params);
+
+    // Samples from the whole vocabulary: logits[id], id in [0, n). `recentTokens` is the sequence
+    // so far (prompt and generated, oldest first); the penalty looks at its last repeatLastN; ids
+    // outside the candidates are ignored. Errors (InvalidArgument, the RNG is then not advanced):
+    // no candidates, a NaN or +inf logit, every logit -inf. -inf masks a token.
+    Result<SampleRecord> sample(std::span<const float> logits, std::span<const int32_t> recentTokens);
+    // Samples from a subset: candidate i is token ids[i] with logits[i]. Ids must be distinct.
+    Result<SampleRecord> sample(std::span<const int32_t> ids, std::span<const float> logits,
+                                std::span<const int32_t> recentTokens);
+
+    void reseed(uint64_t seed) { rng_.seed(seed); }
+    const SamplerParams& params() const { return params_; }
+
+private:
+    explicit SamplerChain(const SamplerParams& params) : params_(params), rng_(params.seed) {}
+
+    struct Candidate {
+        int32_t id;
+        float raw;        // the logit as given
+        float logit;      // after the penalty
+        int32_t reached;  // last SamplerStage survived (set just before the top-N is recorded)
+        double mass;      // exp((logit - maxLogit) / t): t = 1 up to min-p, then T for the draw
+    };
+    // One call's state, handed from stage to stage.
+    struct Step {
+        size_t count = 0;           // survivors so far: candidates_[0, count)
+        double maxLogit = 0;        // the highest penalised logit (it survives every stage)
+        bool massesValid = false;   // candidates_[0, count).mass == exp(logit - maxLogit)
+        bool penalised = false;     // some logit changed: rank order may differ from raw order
+        std::array<double, kSamplerStageCount> z{};  // softmax normaliser after each stage
+    };
+
+    Result<SampleRecord> run(std::span<const int32_t> ids, std::span<const float> logits,
+                             std::span<const int32_t> recentTokens);
+    // The stages: each narrows candidates_[0, step.count) and sets step.z[its stage].
+    void applyPenalty(bool identityIds, std::span<const int32_t> recentTokens, Step& step);
+    void applyTopK(Step& step);
+    void applyTopP(Step& step);
+    void applyMinP(Step& step);
+    size_t applyTemperatureAndPick(Step& step, uint64_t u53);  // returns the pick's position
+    void ensureMasses(Step& step);
+
+    SamplerParams params_;
+    std::mt19937_64 rng_;
+    std::vector<double> rawMasses_;      // [n] e^(logit - max) in input order (vectorised pass)
+    std::vector<Candidate> candidates_;  // [n]; survivors of every stage are a prefix [0, count)
+    size_t ranked_ = 0;  // candidates_[0, ranked_) are the ranked_ highest, in rank order (may
+                         // exceed the survivor count: cuts never reorder what they remove)
+    std::vector<int32_t> window_;        // [<= repeatLastN] distinct recent ids, sorted
+    std::vector<size_t> penalised_;      // [<= window] positions in candidates_ the penalty hit
+};
+
+}  // namespace inferscope
