@@ -1,3 +1,53 @@
-// inferscope-cli: placeholder entry point until the engine lands (see the engine issue).
+// inferscope-cli: the Inferscope engine headless.
+//   generate  run a prompt, stream text or per-token JSON
+//   info      what a GGUF model is
+//   kv        the KV-cache calculator
 #include <cstdio>
-int main() { std::fputs("inferscope-cli: not built yet\n", stderr); return 1; }
+#include <iostream>
+
+#include "commands.h"
+
+namespace inferscope::cli {
+
+int reportError(const std::string& message) {
+    std::fprintf(stderr, "inferscope-cli: %s\n", message.c_str());
+    return 1;
+}
+
+}  // namespace inferscope::cli
+
+int main(int argc, char** argv) {
+    using namespace inferscope::cli;
+    CLI::App app{"Inferscope engine from the command line: run Llama-family GGUF models and inspect inference."};
+    app.require_subcommand(1);
+    app.fallthrough(false);
+    int exitCode = 0;
+    addGenerateCommand(app, exitCode);
+    addInfoCommand(app, exitCode);
+    addKvCommand(app, exitCode);
+    if (argc > 1 && argv[1][0] != '-') {
+        std::string names;
+        bool known = false;
+        for (const CLI::App* sub : app.get_subcommands({})) {
+            names += (names.empty() ? "" : ", ") + sub->get_name();
+            known = known || sub->get_name() == argv[1];
+        }
+        if (!known) return reportError(std::string("unknown command '") + argv[1] + "'; commands: " + names + " (see --help)");
+    }
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        // One line, exit 1: scripts and the GUI read this.
+        std::string what = e.what();
+        for (char& c : what)
+            if (c == '\n') c = ' ';
+        return reportError(what + " (see --help)");
+    } catch (const std::exception& e) {
+        return reportError(e.what());
+    }
+    return exitCode;
+}

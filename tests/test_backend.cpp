@@ -5,6 +5,8 @@
 #include <random>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "backend/compute_device.h"
 #include "backend/kernels.h"
 
@@ -51,8 +53,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, LinearVsReference,
                          ::testing::Values(Shape{64, 64, 1}, Shape{172, 64, 1}, Shape{64, 172, 7}, Shape{512, 64, 1},
                                            Shape{256, 256, 128}, Shape{33, 17, 5}, Shape{1000, 300, 31}),
                          [](const auto& info) {
-                             return "n" + std::to_string(info.param.n) + "k" + std::to_string(info.param.k) + "m" +
-                                    std::to_string(info.param.m);
+                             return fmt::format("n{}k{}m{}", info.param.n, info.param.k, info.param.m);
                          });
 
 TEST_P(LinearVsReference, F32MatchesReference) {

@@ -1,5 +1,6 @@
 #include "gguf/ggml_types.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -156,6 +157,24 @@ void dequantizeRow(GgmlType type, const void* src, float* dst, size_t n) {
     }
     // Callers check isSupportedWeightType first; reaching here is a programmer error.
     __builtin_trap();
+}
+
+void fp32ToFp16Row(const float* src, uint16_t* dst, size_t n) {
+    for (size_t i = 0; i < n; ++i) dst[i] = fp32ToFp16(src[i]);
+}
+
+void quantizeRowQ8_0(const float* src, void* dst, size_t n) {
+    auto* out = static_cast<uint8_t*>(dst);
+    for (size_t b = 0; b < n / kQ8_0Block; ++b) {
+        const float* x = src + b * kQ8_0Block;
+        float amax = 0.0f;
+        for (size_t j = 0; j < kQ8_0Block; ++j) amax = std::max(amax, std::fabs(x[j]));
+        const float d = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        const uint16_t d16 = fp32ToFp16(d);
+        std::memcpy(out + b * 34, &d16, 2);
+        for (size_t j = 0; j < kQ8_0Block; ++j) out[b * 34 + 2 + j] = uint8_t(int8_t(std::lround(x[j] * id)));
+    }
 }
 
 void fp32ToBf16Row(const float* src, uint16_t* dst, size_t n) {

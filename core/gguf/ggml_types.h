@@ -53,6 +53,10 @@ uint16_t fp32ToBf16(float f);  // round to nearest even, NaN preserved
 // `n` must be a multiple of the type's block size; the type must satisfy isSupportedWeightType.
 void dequantizeRow(GgmlType type, const void* src, float* dst, size_t n);
 void fp32ToBf16Row(const float* src, uint16_t* dst, size_t n);
+void fp32ToFp16Row(const float* src, uint16_t* dst, size_t n);
+// Quantizes n floats (a multiple of 32) to Q8_0 blocks at dst (n / 32 × 34 bytes), as ggml does:
+// per block d = max|x| / 127 (stored as f16), q = round(x / d).
+void quantizeRowQ8_0(const float* src, void* dst, size_t n);
 
 // Q8_0 block: one f16 scale and 32 signed 8-bit quants (34 bytes), value = d * q.
 inline constexpr size_t kQ8_0Block = 32;

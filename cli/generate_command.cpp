@@ -1,0 +1,207 @@
+// inferscope-cli generate: run a prompt through the engine; stream the text, or one JSON object
+// per event (prefill, each token with its top candidates, done).
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "commands.h"
+#include "engine/bundled_model.h"
+#include "engine/engine.h"
+#include "engine/stop_strings.h"
+
+namespace inferscope::cli {
+namespace {
+
+std::atomic<bool> gCancel{false};
+extern "C" void onSigint(int) { gCancel.store(true); }
+
+struct GenerateArgs {
+    std::string model, tokenizer, prompt, device = "auto", compute = "auto";
+    std::vector<std::string> stops;
+    int32_t maxTokens = 256, threads = 0, ctx = 0, batch = 512;
+    std::optional<uint64_t> seed;
+    SamplerParams sampler;
+    bool noKvCache = false, json = false, noBos = false;
+};
+
+std::string dumpJson(const nlohmann::ordered_json& j) { return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace); }
+
+double ms(int64_t us) { return double(us) / 1000.0; }
+
+// Text mode: the prompt, then the continuation as it streams (whole UTF-8 characters only, and
+// never the start of a stop string); statistics on stderr at the end.
+class TextPrinter : public GenerationObserver {
+public:
+    // With an empty prompt the first token's word-start space would open the output: drop it, as
+    // SentencePiece's decode does.
+    TextPrinter(std::vector<std::string> stops, bool dropLeadingSpace) : stops_(std::move(stops)), dropLeadingSpace_(dropLeadingSpace) {}
+    void onStep(const StepRecord& r) override {
+        generated_ += r.piece;
+        if (dropLeadingSpace_ && !generated_.empty()) {
+            if (generated_[0] == ' ') {
+                generated_.erase(0, 1);
+                skipped_ = 1;
+            }
+            dropLeadingSpace_ = false;
+        }
+        emitUpTo(stops_.safeLength(generated_));
+    }
+    void onFinish(const GenerationSummary& s) override {
+        generated_ = s.text.substr(std::min(s.text.size(), skipped_));  // cut before a matched stop string
+        emitUpTo(generated_.size());
+        std::fputs(utf8_.flush().c_str(), stdout);
+        std::fputc('\n', stdout);
+        std::fflush(stdout);
+    }
+
+private:
+    void emitUpTo(size_t end) {
+        if (end <= emitted_) return;
+        std::fputs(utf8_.push(std::string_view(generated_).substr(emitted_, end - emitted_)).c_str(), stdout);
+        std::fflush(stdout);
+        emitted_ = end;
+    }
+    StopStringMatcher stops_;
+    bool dropLeadingSpace_;
+    size_t skipped_ = 0;
+    Utf8Stream utf8_;
+    std::string generated_;
+    size_t emitted_ = 0;
+};
+
+class JsonPrinter : public GenerationObserver {
+public:
+    explicit JsonPrinter(const Tokenizer& tok) : tok_(tok) {}
+    void onPrefill(const PrefillStats& p) override {
+        std::printf("%s\n", dumpJson({{"event", "prefill"}, {"tokens", p.nComputed}, {"reused", p.nReused},
+                                      {"prompt_tokens", p.nPrompt}, {"ms", ms(p.us)}, {"tokens_per_s", p.tokensPerSecond()}})
+                                .c_str());
+        std::fflush(stdout);
+    }
+    void onStep(const StepRecord& r) override {
+        nlohmann::ordered_json top = nlohmann::ordered_json::array();
+        for (const auto& c : r.sample.top)
+            top.push_back({{"id", c.id}, {"piece", tok_.tokenBytes(c.id)}, {"logit", c.logit}, {"p", c.p[0]}});
+        nlohmann::ordered_json stages = nlohmann::ordered_json::object();
+        for (int s = 0; s < kSamplerStageCount; ++s)
+            stages[std::string(samplerStageName(SamplerStage(s)))] = r.sample.survivors[size_t(s)];
+        std::printf("%s\n", dumpJson({{"event", "token"}, {"step", r.step}, {"position", r.position}, {"id", r.sample.id},
+                                      {"piece", r.piece}, {"p", r.sample.pRaw}, {"logit", r.sample.logit},
+                                      {"p_final", r.sample.pFinal}, {"rank", r.sample.rank},
+                                      {"entropy_bits", r.sample.entropyBits}, {"survivors", stages}, {"top", top},
+                                      {"eog", r.endOfGeneration}, {"ms", ms(r.forwardUs + r.sampleUs)}})
+                                .c_str());
+        std::fflush(stdout);
+    }
+    void onFinish(const GenerationSummary& s) override { summary_ = s; }
+    std::optional<GenerationSummary> summary_;
+
+private:
+    const Tokenizer& tok_;
+};
+
+int run(GenerateArgs a) {
+    auto device = parseDeviceKind(a.device);
+    if (!device) return reportError(device.error().message);
+    auto precision = parseComputePrecision(a.compute);
+    if (!precision) return reportError(precision.error().message);
+    if (a.seed) a.sampler.seed = *a.seed;
+    else a.sampler.seed = uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
+    if (auto ok = validateSamplerParams(a.sampler); !ok) return reportError(ok.error().message);
+    if (a.maxTokens < 1) return reportError("max tokens must be at least 1, got " + std::to_string(a.maxTokens));
+
+    EngineOptions opt;
+    if (a.model.empty()) {
+        auto bundled = findBundledModel();
+        if (!bundled) return reportError("no --model given and the bundled model stories260K.gguf was not found");
+        opt.modelPath = *bundled;
+    } else {
+        opt.modelPath = a.model;
+    }
+    if (!a.tokenizer.empty()) opt.tokenizerPath = a.tokenizer;
+    opt.device = *device;
+    opt.precision = *precision;
+    opt.threads = a.threads;
+    opt.contextLength = a.ctx;
+    opt.batchSize = a.batch;
+    auto engine = Engine::load(opt);
+    if (!engine) return reportError(engine.error().message);
+    Engine& e = **engine;
+    for (const auto& n : e.notices()) std::fprintf(stderr, "inferscope-cli: %s\n", n.c_str());
+
+    GenerateRequest req;
+    req.prompt = e.tokenizer().encode(a.prompt, !a.noBos && e.tokenizer().addBosByDefault());
+    req.sampler = a.sampler;
+    req.maxTokens = a.maxTokens;
+    req.stopStrings = a.stops;
+    req.useKvCache = !a.noKvCache;
+
+    std::signal(SIGINT, onSigint);
+    TextPrinter text(a.stops, a.prompt.empty());
+    JsonPrinter json(e.tokenizer());
+    if (!a.json) {
+        std::fputs(a.prompt.c_str(), stdout);
+        std::fflush(stdout);
+    }
+    auto result = e.generate(req, a.json ? static_cast<GenerationObserver*>(&json) : &text, &gCancel);
+    std::signal(SIGINT, SIG_DFL);
+    if (!result) return reportError(result.error().message);
+    const GenerationSummary& s = *result;
+    if (a.json) {
+        std::printf("%s\n", dumpJson({{"event", "done"}, {"reason", finishReasonName(s.reason)},
+                                      {"prompt_tokens", s.prefill.nPrompt}, {"generated_tokens", s.nGenerated},
+                                      {"prefill_ms", ms(s.prefill.us)}, {"prefill_tokens_per_s", s.prefill.tokensPerSecond()},
+                                      {"decode_ms", ms(s.decodeUs)}, {"decode_tokens_per_s", s.decodeTokensPerSecond()},
+                                      {"time_to_first_token_ms", ms(s.timeToFirstTokenUs)}, {"kv_cache", !a.noKvCache},
+                                      {"kv_bytes_used", s.kv.bytesUsed}, {"kv_bytes_reserved", s.kv.bytesReserved},
+                                      {"kv_bytes_per_token", s.kv.bytesPerToken}, {"kv_computed", s.kv.kvComputed},
+                                      {"attention_scores", s.kv.attentionScores}, {"seed", a.sampler.seed},
+                                      {"text", s.text}, {"device", e.device().description()}})
+                                .c_str());
+    } else {
+        std::fprintf(stderr,
+                     "\n[%s] prefill %d tokens in %.1f ms (%.1f tok/s) | decode %d tokens in %.1f ms (%.1f tok/s) | "
+                     "first token %.1f ms | KV cache %llu / %llu bytes | %s\n",
+                     std::string(finishReasonName(s.reason)).c_str(), s.prefill.nComputed, ms(s.prefill.us),
+                     s.prefill.tokensPerSecond(), s.nDecodePasses, ms(s.decodeUs), s.decodeTokensPerSecond(),
+                     ms(s.timeToFirstTokenUs), (unsigned long long)s.kv.bytesUsed, (unsigned long long)s.kv.bytesReserved,
+                     e.device().description().c_str());
+    }
+    return 0;
+}
+
+}  // namespace
+
+void addGenerateCommand(CLI::App& app, int& exitCode) {
+    auto a = std::make_shared<GenerateArgs>();
+    CLI::App* cmd = app.add_subcommand("generate", "Generate text from a prompt (streams text, or JSON lines with --json)");
+    cmd->add_option("--model,-m", a->model, "GGUF model file (default: the bundled stories260K)");
+    cmd->add_option("--tokenizer", a->tokenizer, "SentencePiece tokenizer.model to use instead of the GGUF vocabulary");
+    cmd->add_option("--prompt,-p", a->prompt, "prompt text (default: empty, i.e. BOS only)");
+    cmd->add_flag("--no-bos", a->noBos, "do not prepend the BOS token");
+    cmd->add_option("--max-tokens,-n", a->maxTokens, "most tokens to generate")->capture_default_str();
+    cmd->add_option("--temperature,--temp", a->sampler.temperature, "0 = greedy")->capture_default_str();
+    cmd->add_option("--top-k", a->sampler.topK, "0 = off")->capture_default_str();
+    cmd->add_option("--top-p", a->sampler.topP, "1 = off")->capture_default_str();
+    cmd->add_option("--min-p", a->sampler.minP, "0 = off")->capture_default_str();
+    cmd->add_option("--repeat-penalty", a->sampler.repeatPenalty, "1 = off")->capture_default_str();
+    cmd->add_option("--repeat-last-n", a->sampler.repeatLastN, "tokens the penalty looks back at")->capture_default_str();
+    cmd->add_option("--seed", a->seed, "RNG seed (default: from the clock; printed with --json)");
+    cmd->add_option("--top-n", a->sampler.topN, "candidates reported per token")->capture_default_str();
+    cmd->add_option("--stop", a->stops, "stop when the output contains this text (repeatable)");
+    cmd->add_flag("--no-kv-cache", a->noKvCache, "recompute the whole sequence at every step (to measure what the cache saves)");
+    cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
+    cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32 or bf16")->capture_default_str();
+    cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
+    cmd->add_option("--ctx,-c", a->ctx, "context length (0 = the model's, at most 4096)")->capture_default_str();
+    cmd->add_option("--batch", a->batch, "most prompt tokens per prefill pass")->capture_default_str();
+    cmd->add_flag("--json", a->json, "one JSON object per event");
+    cmd->final_callback([a, &exitCode] { exitCode = run(*a); });
+}
+
+}  // namespace inferscope::cli

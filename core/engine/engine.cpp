@@ -1,0 +1,210 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+
+#include "engine/stop_strings.h"
+
+namespace inferscope {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+int64_t usSince(Clock::time_point t0) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+std::string_view finishReasonName(FinishReason reason) {
+    switch (reason) {
+        case FinishReason::EndOfGeneration: return "eos";
+        case FinishReason::StopString: return "stop";
+        case FinishReason::MaxTokens: return "length";
+        case FinishReason::ContextFull: return "context_full";
+        case FinishReason::Cancelled: return "cancelled";
+    }
+    return "?";
+}
+
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const LoadProgress& progress) {
+    const auto t0 = Clock::now();
+    std::unique_ptr<Engine> engine(new Engine());
+    auto file = GgufFile::open(options.modelPath);
+    if (!file) return std::unexpected(file.error());
+    auto info = describeModel(*file, options.modelPath.stem().string());
+    if (!info) return std::unexpected(info.error());
+    engine->info_ = std::move(*info);
+    const LlamaHParams& hp = engine->info_.hparams;
+
+    // Tokenizer: from the GGUF vocabulary, or a tokenizer.model that must match the model's vocabulary size.
+    auto tokenizer = options.tokenizerPath ? Tokenizer::fromModelFile(*options.tokenizerPath) : Tokenizer::fromGguf(*file);
+    if (!tokenizer) return std::unexpected(tokenizer.error());
+    if ((*tokenizer)->vocabSize() != hp.nVocab)
+        return fail(ErrorKind::BadFile, fmt::format("the tokenizer has {} tokens but the model's embedding has {} rows",
+                                                    (*tokenizer)->vocabSize(), hp.nVocab));
+    engine->tokenizer_ = std::move(*tokenizer);
+
+    auto device = ComputeDevice::create(options.device, options.threads);
+    if (!device) return std::unexpected(device.error());
+    engine->device_ = std::move(*device);
+    if (!engine->device_->notice().empty()) engine->notices_.push_back(engine->device_->notice());
+    engine->device_->bindThreads();
+
+    auto model = LlamaModel::load(std::move(*file), *engine->device_, options.precision, progress);
+    if (!model) return std::unexpected(model.error());
+    engine->model_ = std::move(*model);
+
+    int32_t nCtx = options.contextLength;
+    if (nCtx < 0) return fail(ErrorKind::InvalidArgument, fmt::format("context length must be positive, got {}", nCtx));
+    if (nCtx == 0) nCtx = std::min(hp.nCtxTrain, EngineOptions::kDefaultContext);
+    if (nCtx > hp.nCtxTrain) {
+        engine->notices_.push_back(fmt::format("context length {} capped to the model's trained length {}", nCtx, hp.nCtxTrain));
+        nCtx = hp.nCtxTrain;
+    }
+    auto context = engine->model_->createContext(nCtx, options.batchSize);
+    if (!context) return std::unexpected(context.error());
+    engine->context_ = std::move(*context);
+    engine->loadUs_ = usSince(t0);
+    return engine;
+}
+
+void Engine::truncate(int32_t nTokens) {
+    nTokens = std::clamp(nTokens, 0, int32_t(cachedTokens_.size()));
+    context_->cache().truncate(nTokens);
+    cachedTokens_.resize(size_t(nTokens));
+}
+
+std::span<const float> Engine::runBatched(std::span<const int32_t> tokens, int32_t from, int32_t promptLength) {
+    std::span<const float> logits;
+    const int32_t n = int32_t(tokens.size());
+    for (int32_t pos = from; pos < n;) {
+        // A batch never straddles the prompt/generated boundary, so every cell keeps its origin.
+        const int32_t boundary = pos < promptLength ? promptLength : n;
+        const int32_t count = std::min({context_->maxBatch(), boundary - pos, n - pos});
+        logits = model_->forward(*context_, tokens.subspan(size_t(pos), size_t(count)), pos,
+                                 pos < promptLength ? CellOrigin::Prompt : CellOrigin::Generated);
+        cachedTokens_.insert(cachedTokens_.end(), tokens.begin() + pos, tokens.begin() + pos + count);
+        pos += count;
+    }
+    return logits;
+}
+
+Result<GenerationSummary> Engine::generate(const GenerateRequest& request, GenerationObserver* observer,
+                                           const std::atomic<bool>* cancel) {
+    const auto tStart = Clock::now();
+    const int32_t nCtx = contextLength();
+    const int32_t nPrompt = int32_t(request.prompt.size());
+    if (request.maxTokens < 1)
+        return fail(ErrorKind::InvalidArgument, fmt::format("max tokens must be at least 1, got {}", request.maxTokens));
+    if (nPrompt == 0) return fail(ErrorKind::InvalidArgument, "the prompt is empty");
+    for (int32_t id : request.prompt)
+        if (id < 0 || id >= hparams().nVocab)
+            return fail(ErrorKind::InvalidArgument, fmt::format("token id {} is outside the vocabulary (0 to {})", id, hparams().nVocab - 1));
+    if (nPrompt > nCtx)
+        return fail(ErrorKind::InvalidArgument,
+                    fmt::format("the prompt is {} tokens but the context holds {}; shorten it or load with a larger context", nPrompt, nCtx));
+    auto cancelled = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
+
+    device_->bindThreads();
+    KvCache& cache = context_->cache();
+    cache.resetCounters();
+    GenerationSummary summary;
+
+    // ---- prefill: the prompt minus what the cache already holds, in one batched pass ----------
+    int32_t reuse = 0;
+    if (request.useKvCache) {
+        const auto mismatch = std::mismatch(cachedTokens_.begin(), cachedTokens_.end(), request.prompt.begin(), request.prompt.end());
+        reuse = int32_t(mismatch.first - cachedTokens_.begin());
+        reuse = std::min(reuse, nPrompt - 1);  // the last prompt token must run to give logits
+    }
+    truncate(reuse);
+    std::vector<int32_t> sequence = request.prompt;  // prompt, then generated tokens
+    auto t0 = Clock::now();
+    std::span<const float> logits;
+    for (int32_t pos = reuse; pos < nPrompt;) {  // batch by batch, so a cancel lands within one batch
+        if (cancelled()) {
+            summary.reason = FinishReason::Cancelled;
+            summary.kv = cache.stats();
+            if (observer) observer->onFinish(summary);
+            return summary;
+        }
+        const int32_t count = std::min(context_->maxBatch(), nPrompt - pos);
+        logits = runBatched(std::span(sequence).first(size_t(pos + count)), pos, nPrompt);
+        pos += count;
+    }
+    summary.prefill = PrefillStats{nPrompt, reuse, nPrompt - reuse, usSince(t0)};
+    if (observer) {
+        observer->onPrefill(summary.prefill);
+        observer->onKvCache(cache.stats());
+    }
+
+    // ---- decode: sample, then one forward pass per new token ------------------------------------
+    auto chain = SamplerChain::create(request.sampler);
+    if (!chain) return std::unexpected(chain.error());
+    SamplerChain& sampler = *chain;
+    StopStringMatcher stops(request.stopStrings);
+    int64_t forwardUs = 0;
+    for (int32_t step = 0;; ++step) {
+        t0 = Clock::now();
+        StepRecord rec;
+        auto sample = sampler.sample(logits, sequence);  // the penalty looks at its last repeatLastN
+        if (!sample) return std::unexpected(Error{ErrorKind::Device, "the model produced invalid logits: " + sample.error().message});
+        rec.sample = std::move(*sample);
+        rec.sampleUs = usSince(t0);
+        rec.step = step;
+        rec.position = int32_t(sequence.size());
+        rec.forwardUs = forwardUs;
+        const int32_t id = rec.sample.id;
+        // A generated BOS starts a new document (how llama2.c's story models end a story): it ends
+        // generation like EOS does.
+        rec.endOfGeneration = tokenizer_->isEndOfGeneration(id) || id == tokenizer_->bosId();
+        rec.piece = rec.endOfGeneration ? std::string() : tokenizer_->tokenBytes(id);
+        if (step == 0) summary.timeToFirstTokenUs = usSince(tStart);
+        sequence.push_back(id);
+        summary.tokens.push_back(id);
+        summary.text += rec.piece;
+        summary.nGenerated = step + 1;
+        if (observer) observer->onStep(rec);
+
+        if (rec.endOfGeneration) {
+            summary.reason = FinishReason::EndOfGeneration;
+            break;
+        }
+        if (auto at = stops.find(summary.text)) {
+            summary.text.resize(*at);
+            summary.reason = FinishReason::StopString;
+            break;
+        }
+        if (summary.nGenerated >= request.maxTokens) {
+            summary.reason = FinishReason::MaxTokens;
+            break;
+        }
+        if (int32_t(sequence.size()) > nCtx) {  // the new token has no cache slot left
+            summary.reason = FinishReason::ContextFull;
+            break;
+        }
+        if (cancelled()) {
+            summary.reason = FinishReason::Cancelled;
+            break;
+        }
+        t0 = Clock::now();
+        if (request.useKvCache) {
+            logits = runBatched(sequence, int32_t(sequence.size()) - 1, nPrompt);
+        } else {
+            truncate(0);  // no cache: recompute every position's K and V
+            logits = runBatched(sequence, 0, nPrompt);
+        }
+        forwardUs = usSince(t0);
+        summary.decodeUs += forwardUs;
+        summary.nDecodePasses += 1;
+        if (observer) observer->onKvCache(cache.stats());
+    }
+    summary.kv = cache.stats();
+    if (observer) observer->onFinish(summary);
+    return summary;
+}
+
+}  // namespace inferscope

@@ -1,0 +1,79 @@
+#pragma once
+// The engine: a loaded model with its tokenizer, compute device and one session's KV cache, and
+// the generation loop (prefill -> sample -> decode until a stop condition).
+//
+// Threading: an Engine is used by one thread at a time (the GUI's worker, or the CLI's main
+// thread). Observer callbacks run synchronously on that thread. Only the cancel flag may be
+// touched from elsewhere.
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/compute_device.h"
+#include "common/error.h"
+#include "engine/generation.h"
+#include "model/llama_model.h"
+#include "model/model_info.h"
+#include "tokenizer/tokenizer.h"
+
+namespace inferscope {
+
+struct EngineOptions {
+    std::filesystem::path modelPath;
+    std::optional<std::filesystem::path> tokenizerPath;  // a SentencePiece tokenizer.model to use instead of the GGUF vocabulary
+    DeviceKind device = DeviceKind::Auto;
+    int32_t threads = 0;                    // 0: one per core
+    ComputePrecision precision = ComputePrecision::Auto;
+    int32_t contextLength = 0;              // 0: the model's trained length, at most kDefaultContext
+    int32_t batchSize = 512;                // most tokens per prefill forward pass
+    static constexpr int32_t kDefaultContext = 4096;
+};
+
+class Engine {
+public:
+    static Result<std::unique_ptr<Engine>> load(const EngineOptions& options, const LoadProgress& progress = {});
+    ~Engine();
+
+    const ModelInfo& info() const { return info_; }
+    const LlamaHParams& hparams() const { return model_->hparams(); }
+    const Tokenizer& tokenizer() const { return *tokenizer_; }
+    const LlamaModel& model() const { return *model_; }
+    const ComputeDevice& device() const { return *device_; }
+    const std::vector<std::string>& notices() const { return notices_; }  // e.g. a CPU fallback, a capped context
+    int32_t contextLength() const { return context_->cache().capacity(); }
+    int64_t loadUs() const { return loadUs_; }
+
+    // Generates from request.prompt. The longest prefix of the prompt already in the KV cache is
+    // reused (so regenerate, edit-and-resend and branching prefill only what changed).
+    // Errors: invalid parameters or prompt (empty, ids out of range, longer than the context).
+    Result<GenerationSummary> generate(const GenerateRequest& request, GenerationObserver* observer = nullptr,
+                                       const std::atomic<bool>* cancel = nullptr);
+
+    // Tokens whose keys and values are in the cache, in order.
+    std::span<const int32_t> cachedTokens() const { return cachedTokens_; }
+    KvCacheStats kvStats() const { return context_->cache().stats(); }
+    void truncate(int32_t nTokens);  // keep the first nTokens cached positions
+    void reset() { truncate(0); }
+
+private:
+    Engine() = default;
+    // Runs tokens[from..) at their positions through the model in batches; returns the last logits.
+    std::span<const float> runBatched(std::span<const int32_t> tokens, int32_t from, int32_t promptLength);
+
+    ModelInfo info_;
+    std::unique_ptr<ComputeDevice> device_;
+    std::unique_ptr<Tokenizer> tokenizer_;
+    std::unique_ptr<LlamaModel> model_;
+    std::unique_ptr<LlamaContext> context_;
+    std::vector<int32_t> cachedTokens_;
+    std::vector<std::string> notices_;
+    int64_t loadUs_ = 0;
+};
+
+}  // namespace inferscope

@@ -1,0 +1,68 @@
+#pragma once
+// The generation loop's inputs and what it reports, as plain value types: the GUI's worker
+// thread turns these into queued signals, the CLI into JSON lines.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kv_cache/kv_cache.h"
+#include "sampler/sampler_chain.h"
+
+namespace inferscope {
+
+struct GenerateRequest {
+    std::vector<int32_t> prompt;           // token ids, BOS included if wanted
+    SamplerParams sampler;
+    int32_t maxTokens = 256;               // generated tokens, at least 1
+    std::vector<std::string> stopStrings;  // generation ends when the output contains one
+    bool useKvCache = true;                // false: recompute the whole sequence every step
+};
+
+struct PrefillStats {
+    int32_t nPrompt = 0;      // tokens in the request's prompt
+    int32_t nReused = 0;      // of which already in the KV cache (common prefix), not recomputed
+    int32_t nComputed = 0;    // of which run through the model now, in one batched pass
+    int64_t us = 0;           // wall time of the prefill forward pass(es)
+    double tokensPerSecond() const { return us > 0 ? nComputed * 1e6 / double(us) : 0.0; }
+};
+
+// One generated token: the sampler's record plus where and when it came.
+struct StepRecord {
+    int32_t step = 0;         // 0 for the first generated token
+    int32_t position = 0;     // the token's position in the sequence
+    SampleRecord sample;      // chosen id, probabilities, rank, entropy, top-N with stage probabilities
+    std::string piece;        // the bytes this token adds to the text (may be part of a UTF-8 character)
+    bool endOfGeneration = false;
+    int64_t forwardUs = 0;    // the forward pass that produced this step's logits (0 for step 0: prefill)
+    int64_t sampleUs = 0;
+};
+
+enum class FinishReason { EndOfGeneration, StopString, MaxTokens, ContextFull, Cancelled };
+std::string_view finishReasonName(FinishReason reason);  // "eos", "stop", "length", "context_full", "cancelled"
+
+struct GenerationSummary {
+    FinishReason reason = FinishReason::MaxTokens;
+    PrefillStats prefill;
+    int32_t nGenerated = 0;           // steps reported, the end-of-generation token included
+    int32_t nDecodePasses = 0;        // single-token forward passes (no-cache mode: full recomputes)
+    int64_t decodeUs = 0;             // wall time of those passes
+    int64_t timeToFirstTokenUs = 0;   // from the call to the first token
+    double decodeTokensPerSecond() const { return decodeUs > 0 ? nDecodePasses * 1e6 / double(decodeUs) : 0.0; }
+    std::vector<int32_t> tokens;      // generated ids
+    std::string text;                 // their text, cut before a matched stop string
+    KvCacheStats kv;                  // at the end, with the work counters of this call
+};
+
+// Receives a generation's events synchronously, on the thread that runs generate().
+class GenerationObserver {
+public:
+    virtual ~GenerationObserver() = default;
+    virtual void onPrefill(const PrefillStats&) {}
+    virtual void onStep(const StepRecord&) {}
+    virtual void onKvCache(const KvCacheStats&) {}
+    virtual void onFinish(const GenerationSummary&) {}
+};
+
+}  // namespace inferscope

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Inferscope needs to build, test and run — only those missing.
+# Runs apt-get as root, or through sudo when not root. Safe to run repeatedly; no network
+# access happens when everything is already installed.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config
+  # engine: oneDNN (its CMake config needs OpenCL's), SentencePiece, formatting, JSON, CLI parsing, tests
+  libdnnl-dev ocl-icd-opencl-dev libsentencepiece-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev libbenchmark-dev
+  # desktop app: Qt 6 Quick and the QML modules it loads at run time, SQLite driver
+  qt6-declarative-dev qt6-svg-dev libqt6sql6-sqlite
+  qml6-module-qtquick qml6-module-qtquick-window qml6-module-qtquick-controls
+  qml6-module-qtquick-templates qml6-module-qtquick-layouts qml6-module-qtquick-shapes
+  qml6-module-qtquick-dialogs qml6-module-qtqml-workerscript qml6-module-qtqml
+  qml6-module-qtqml-models qml6-module-qttest qml6-module-qt-labs-settings
+  # headless windows for screenshots and GUI tests
+  xvfb xauth imagemagick
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${#missing[@]} missing packages: ${missing[*]}"
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then sudo=(sudo); else
+    echo "install-deps: not root and no sudo; install these as root: ${missing[*]}" >&2; exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null

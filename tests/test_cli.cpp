@@ -1,0 +1,183 @@
+// inferscope-cli as a user runs it: exact figures, JSON events, one-line errors with exit code 1.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "model_test_helpers.h"
+#include "process_runner.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_model;
+using namespace inferscope::testing_process;
+
+namespace {
+
+ProcessResult cli(const std::vector<std::string>& args) { return runProcess(INFERSCOPE_CLI, args); }
+
+std::vector<nlohmann::json> jsonLines(const std::string& out) {
+    std::vector<nlohmann::json> lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+    return lines;
+}
+
+// A failed command: exit code 1 and exactly one line on stderr containing `what`.
+void expectOneLineError(const ProcessResult& r, const std::string& what) {
+    EXPECT_EQ(r.exitCode, 1) << r.err;
+    const auto lines = r.errLines();
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_NE(lines[0].find(what), std::string::npos) << lines[0];
+    EXPECT_EQ(lines[0].rfind("inferscope-cli: ", 0), 0u) << lines[0];
+}
+
+}  // namespace
+
+TEST(CliKv, Llama31_8BFigures) {
+    // 32 layers, 8 KV heads, head dim 128, FP16: 128 KiB per token, 512 MiB at 4,096 tokens.
+    auto r = cli({"kv", "--layers", "32", "--heads", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "f16",
+                  "--tokens", "4096", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["bytes_per_token"], 131072u);
+    EXPECT_EQ(j["total_bytes"], 536870912u);
+    EXPECT_EQ(j["mha_bytes_per_token"], 4u * 131072u);  // GQA makes the cache 1/4 of MHA's
+    EXPECT_EQ(j["mha_total_bytes"], 4u * 536870912u);
+    // 32 users × 4,096 tokens: 16 GiB.
+    auto users = cli({"kv", "--layers", "32", "--heads", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "f16",
+                      "--tokens", "4096", "--users", "32", "--json"});
+    ASSERT_EQ(users.exitCode, 0);
+    EXPECT_EQ(nlohmann::json::parse(users.out)["total_bytes"], 17179869184ull);
+    // 128,000 tokens: ~16 GB.
+    auto longCtx = cli({"kv", "--layers", "32", "--heads", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "f16",
+                        "--tokens", "128000", "--json"});
+    EXPECT_EQ(nlohmann::json::parse(longCtx.out)["total_bytes"], 16777216000ull);
+}
+
+TEST(CliKv, TextOutputShowsTheFormula) {
+    auto r = cli({"kv", "--layers", "32", "--heads", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "f16", "--tokens", "4096"});
+    ASSERT_EQ(r.exitCode, 0);
+    EXPECT_NE(r.out.find("2 (K and V) x 32 layers x 8 KV heads x 128 head dim x 2 bytes = 131072 (128.00 KiB)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("536870912 bytes (512.00 MiB)"), std::string::npos) << r.out;
+}
+
+TEST(CliKv, BadArguments) {
+    expectOneLineError(cli({"kv", "--layers", "32", "--heads", "32", "--kv-heads", "7", "--head-dim", "128", "--tokens", "4"}),
+                       "query heads (32) must be a multiple of KV heads (7)");
+    expectOneLineError(cli({"kv", "--layers", "32", "--heads", "32", "--head-dim", "128", "--tokens", "4", "--dtype", "f8"}),
+                       "dtype must be f32, f16, bf16 or int8, got 'f8'");
+    expectOneLineError(cli({"kv", "--heads", "32", "--head-dim", "128", "--tokens", "4"}), "--layers is required");
+    expectOneLineError(cli({"kv", "--layers", "x", "--heads", "32", "--head-dim", "128", "--tokens", "4"}), "--layers");
+}
+
+TEST(CliGenerate, GreedyJsonEventsMatchTheReference) {
+    const Reference ref = loadReference("stories260K-greedy-1.json");
+    auto r = cli({"generate", "--prompt", ref.prompt, "--temperature", "0", "--max-tokens", "8", "--top-n", "5", "--json",
+                  "--device", "cpu"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto events = jsonLines(r.out);
+    ASSERT_EQ(events.size(), 1u + 8u + 1u);
+    EXPECT_EQ(events[0]["event"], "prefill");
+    EXPECT_EQ(events[0]["tokens"], 5);
+    for (int s = 0; s < 8; ++s) {
+        const auto& e = events[size_t(s) + 1];
+        EXPECT_EQ(e["event"], "token");
+        EXPECT_EQ(e["step"], s);
+        EXPECT_EQ(e["id"], ref.steps[size_t(s)].id);
+        EXPECT_EQ(e["piece"], ref.steps[size_t(s)].piece);
+        ASSERT_EQ(e["top"].size(), 5u);
+        EXPECT_NEAR(e["logit"].get<float>(), ref.steps[size_t(s)].top[0].logit, logitTolerance(ref.steps[size_t(s)].top[0].logit));
+        EXPECT_EQ(e["top"][0]["id"], ref.steps[size_t(s)].id);
+        // top is sorted by logit
+        for (size_t c = 1; c < 5; ++c) EXPECT_GE(e["top"][c - 1]["logit"].get<float>(), e["top"][c]["logit"].get<float>());
+    }
+    const auto& done = events.back();
+    EXPECT_EQ(done["event"], "done");
+    EXPECT_EQ(done["reason"], "length");
+    EXPECT_EQ(done["kv_bytes_used"], 1280u * (5u + 7u));
+    EXPECT_GT(done["decode_tokens_per_s"].get<double>(), 0.0);
+    EXPECT_EQ(done["text"], ", there was a little girl");
+}
+
+TEST(CliGenerate, TextModeStreamsPromptAndContinuation) {
+    auto r = cli({"generate", "--prompt", "Once upon a time", "--temperature", "0", "--max-tokens", "8"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.out, "Once upon a time, there was a little girl\n");
+    EXPECT_NE(r.err.find("[length] prefill 5 tokens"), std::string::npos) << r.err;
+}
+
+TEST(CliGenerate, NoKvCacheGivesTheSameText) {
+    auto cached = cli({"generate", "--prompt", "Lily and Ben", "--temperature", "0", "--max-tokens", "24", "--json"});
+    auto uncached = cli({"generate", "--prompt", "Lily and Ben", "--temperature", "0", "--max-tokens", "24", "--json", "--no-kv-cache"});
+    ASSERT_EQ(cached.exitCode, 0);
+    ASSERT_EQ(uncached.exitCode, 0);
+    const auto a = jsonLines(cached.out).back(), b = jsonLines(uncached.out).back();
+    EXPECT_EQ(a["text"], b["text"]);
+    const int P = jsonLines(cached.out).front()["tokens"];  // BOS + the prompt's tokens
+    EXPECT_EQ(a["kv_computed"], P + 23);                     // then 23 decode passes of one position
+    EXPECT_EQ(b["kv_computed"], P + 23 * P + 23 * 24 / 2);   // pass i recomputes P + i positions
+}
+
+TEST(CliGenerate, SeededSamplingIsReproducible) {
+    auto a = cli({"generate", "--prompt", "Once", "--seed", "7", "--max-tokens", "20", "--temperature", "1.2", "--json"});
+    auto b = cli({"generate", "--prompt", "Once", "--seed", "7", "--max-tokens", "20", "--temperature", "1.2", "--json"});
+    auto c = cli({"generate", "--prompt", "Once", "--seed", "8", "--max-tokens", "20", "--temperature", "1.2", "--json"});
+    ASSERT_EQ(a.exitCode, 0);
+    EXPECT_EQ(jsonLines(a.out).back()["text"], jsonLines(b.out).back()["text"]);
+    EXPECT_NE(jsonLines(a.out).back()["text"], jsonLines(c.out).back()["text"]);
+}
+
+TEST(CliGenerate, BadArgumentsAreOneLineErrors) {
+    expectOneLineError(cli({"generate", "--top-p", "1.5"}), "top-p must be in (0, 1], got 1.5");
+    expectOneLineError(cli({"generate", "--temperature", "-1"}), "temperature must be >= 0, got -1");
+    expectOneLineError(cli({"generate", "--max-tokens", "0"}), "max tokens must be at least 1, got 0");
+    expectOneLineError(cli({"generate", "--device", "tpu"}), "device must be auto, cpu or gpu, got 'tpu'");
+    expectOneLineError(cli({"generate", "--device", "gpu"}), "no GPU found by oneDNN");
+    expectOneLineError(cli({"generate", "--threads", "-2"}), "threads must be between 1 and 1024");
+    expectOneLineError(cli({"generate", "--model", "/nonexistent.gguf"}), "cannot open /nonexistent.gguf: No such file or directory");
+    expectOneLineError(cli({"generate", "--temperature", "warm"}), "--temperature");
+    expectOneLineError(cli({"frobnicate"}), "unknown command 'frobnicate'; commands: generate, info, kv");
+    expectOneLineError(cli({}), "A subcommand is required");
+}
+
+TEST(CliInfo, DescribesStories260K) {
+    auto r = cli({"info", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["architecture"], "llama");
+    EXPECT_EQ(j["layers"], 5);
+    EXPECT_EQ(j["heads"], 8);
+    EXPECT_EQ(j["kv_heads"], 4);
+    EXPECT_EQ(j["head_dim"], 8);
+    EXPECT_EQ(j["context_length"], 2048);
+    EXPECT_EQ(j["vocab_size"], 512);
+    EXPECT_EQ(j["parameters"], 292800);  // 260,032 unique + the duplicated 512 × 64 output matrix
+    EXPECT_EQ(j["weight_bytes"], 292800 * 4);
+    EXPECT_EQ(j["tensor_types"]["F32"], 48);
+    EXPECT_EQ(j["kv_bytes_per_token_f32"], 1280);
+    EXPECT_EQ(j["kv_bytes_per_token_f16"], 640);
+}
+
+TEST(CliInfo, MalformedFilesExitOneWithTheReason) {
+    TempDir dir;
+    auto write = [&](const std::string& name, std::vector<uint8_t> bytes) {
+        std::ofstream(dir / name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+        return (dir / name).string();
+    };
+    std::ifstream in(kStories, std::ios::binary);
+    std::vector<uint8_t> good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+
+    auto truncated = good;
+    truncated.resize(good.size() - 100);
+    expectOneLineError(cli({"info", "--model", write("truncated.gguf", truncated)}),
+                       "truncated.gguf: truncated: tensor blk.4.ffn_norm.weight ends at byte 1185376, file has 1185276");
+    auto magic = good;
+    magic[0] = 'X';
+    expectOneLineError(cli({"info", "--model", write("magic.gguf", magic)}), "not a GGUF file");
+    auto counts = good;
+    for (int i = 8; i < 16; ++i) counts[size_t(i)] = 0xff;  // tensor count 2^64 - 1
+    expectOneLineError(cli({"info", "--model", write("counts.gguf", counts)}), "absurd tensor count");
+    expectOneLineError(cli({"generate", "--model", write("empty.gguf", {})}), "is empty");
+    // The same errors through generate, which loads the whole model.
+    expectOneLineError(cli({"generate", "--model", (dir / "truncated.gguf").string()}), "ends at byte 1185376, file has 1185276");
+}
