@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine.h"
+#include "engine/step_record_codec.h"
 #include "model_test_helpers.h"
 
 using namespace inferscope;
@@ -329,4 +330,44 @@ TEST(EngineErrors, ModelFilesThatCannotRun) {
     expectLoadError(dir / "shape.gguf", ErrorKind::BadFile, "tensor blk.1.attn_k.weight has shape [32, 64], expected [64, 32]");
     expectLoadError(dir / "absent.gguf", ErrorKind::Io,
                     "cannot open " + (dir / "absent.gguf").string() + ": No such file or directory");
+}
+
+TEST(StepRecordCodec, RoundTripsARealGenerationAndRejectsDamage) {
+    auto engine = loadEngine(kStories);
+    ASSERT_TRUE(engine);
+    Recorder rec;
+    auto req = greedy({1, 403, 407, 261, 378}, 12);
+    req.sampler.topN = 7;
+    ASSERT_TRUE(engine->generate(req, &rec));
+    const auto bytes = encodeStepRecords(rec.steps);
+    auto back = decodeStepRecords(bytes);
+    ASSERT_TRUE(back) << back.error().message;
+    ASSERT_EQ(back->size(), rec.steps.size());
+    for (size_t k = 0; k < rec.steps.size(); ++k) {
+        const StepRecord &a = rec.steps[k], &b = (*back)[k];
+        EXPECT_EQ(a.step, b.step);
+        EXPECT_EQ(a.position, b.position);
+        EXPECT_EQ(a.piece, b.piece);
+        EXPECT_EQ(a.forwardUs, b.forwardUs);
+        EXPECT_EQ(a.sample.id, b.sample.id);
+        EXPECT_EQ(a.sample.pRaw, b.sample.pRaw);
+        EXPECT_EQ(a.sample.rank, b.sample.rank);
+        EXPECT_EQ(a.sample.entropyBits, b.sample.entropyBits);
+        EXPECT_EQ(a.sample.survivors, b.sample.survivors);
+        ASSERT_EQ(a.sample.top.size(), 7u);
+        ASSERT_EQ(b.sample.top.size(), 7u);
+        for (size_t c = 0; c < 7; ++c) {
+            EXPECT_EQ(a.sample.top[c].id, b.sample.top[c].id);
+            EXPECT_EQ(a.sample.top[c].p, b.sample.top[c].p);
+        }
+    }
+    // Every truncation and a wrong magic are errors, never a crash.
+    for (size_t cut = 0; cut < bytes.size(); cut += 7)
+        EXPECT_FALSE(decodeStepRecords(std::span(bytes).first(cut))) << cut;
+    auto bad = bytes;
+    bad[0] = 'X';
+    EXPECT_EQ(decodeStepRecords(bad).error().message, "token records: not in the ISR1 format");
+    auto extra = bytes;
+    extra.push_back(0);
+    EXPECT_EQ(decodeStepRecords(extra).error().message, "token records: 1 unexpected bytes at the end");
 }

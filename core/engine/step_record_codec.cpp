@@ -1,0 +1,127 @@
+#include "engine/step_record_codec.h"
+
+#include <cstring>
+#include <fmt/format.h>
+
+namespace inferscope {
+namespace {
+
+constexpr char kMagic[4] = {'I', 'S', 'R', '1'};
+
+class Writer {
+public:
+    template <class T>
+    void put(T v) {
+        const auto* p = reinterpret_cast<const uint8_t*>(&v);
+        out.insert(out.end(), p, p + sizeof(T));
+    }
+    void bytes(const void* data, size_t n) {
+        const auto* p = static_cast<const uint8_t*>(data);
+        out.insert(out.end(), p, p + n);
+    }
+    std::vector<uint8_t> out;
+};
+
+class Reader {
+public:
+    explicit Reader(std::span<const uint8_t> b) : b_(b) {}
+    template <class T>
+    bool get(T& v) {
+        if (b_.size() - pos_ < sizeof(T)) return false;
+        std::memcpy(&v, b_.data() + pos_, sizeof(T));
+        pos_ += sizeof(T);
+        return true;
+    }
+    bool bytes(std::string& s, size_t n) {
+        if (b_.size() - pos_ < n) return false;
+        s.assign(reinterpret_cast<const char*>(b_.data() + pos_), n);
+        pos_ += n;
+        return true;
+    }
+    size_t remaining() const { return b_.size() - pos_; }
+
+private:
+    std::span<const uint8_t> b_;
+    size_t pos_ = 0;
+};
+
+// Fixed bytes of a step before its piece and candidates.
+constexpr size_t kStepFixedBytes = 4 * 3 + 4 * 3 + 4 + 4 * 2 + 4 * kSamplerStageCount + 8 * 2 + 1 + 2 + 2;
+constexpr size_t kCandidateBytes = 4 + 4 + 4 * kSamplerStageCount;
+
+}  // namespace
+
+std::vector<uint8_t> encodeStepRecords(std::span<const StepRecord> steps) {
+    Writer w;
+    w.bytes(kMagic, 4);
+    w.put(uint32_t(steps.size()));
+    for (const StepRecord& r : steps) {
+        const SampleRecord& s = r.sample;
+        w.put(int32_t(r.step));
+        w.put(int32_t(r.position));
+        w.put(int32_t(s.id));
+        w.put(s.logit);
+        w.put(s.pRaw);
+        w.put(s.pFinal);
+        w.put(int32_t(s.rank));
+        w.put(s.entropyBits);
+        w.put(s.logSumExp);
+        for (int32_t n : s.survivors) w.put(n);
+        w.put(int64_t(r.forwardUs));
+        w.put(int64_t(r.sampleUs));
+        w.put(uint8_t(r.endOfGeneration ? 1 : 0));
+        const size_t pieceBytes = std::min<size_t>(r.piece.size(), 0xffff);
+        w.put(uint16_t(pieceBytes));
+        w.bytes(r.piece.data(), pieceBytes);
+        const size_t nTop = std::min<size_t>(s.top.size(), 0xffff);
+        w.put(uint16_t(nTop));
+        for (size_t c = 0; c < nTop; ++c) {
+            w.put(int32_t(s.top[c].id));
+            w.put(s.top[c].logit);
+            for (float p : s.top[c].p) w.put(p);
+        }
+    }
+    return std::move(w.out);
+}
+
+Result<std::vector<StepRecord>> decodeStepRecords(std::span<const uint8_t> bytes) {
+    if (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 4) != 0)
+        return fail(ErrorKind::BadFile, "token records: not in the ISR1 format");
+    Reader r(bytes.subspan(4));
+    uint32_t count = 0;
+    r.get(count);
+    if (count > r.remaining() / kStepFixedBytes)
+        return fail(ErrorKind::BadFile, fmt::format("token records: {} steps cannot fit in {} bytes", count, bytes.size()));
+    std::vector<StepRecord> steps(count);
+    for (uint32_t k = 0; k < count; ++k) {
+        StepRecord& st = steps[k];
+        SampleRecord& s = st.sample;
+        int32_t step = 0, position = 0, id = 0, rank = 0;
+        int64_t fwd = 0, smp = 0;
+        uint8_t eog = 0;
+        uint16_t pieceBytes = 0, nTop = 0;
+        bool ok = r.get(step) && r.get(position) && r.get(id) && r.get(s.logit) && r.get(s.pRaw) && r.get(s.pFinal) &&
+                  r.get(rank) && r.get(s.entropyBits) && r.get(s.logSumExp);
+        for (int32_t& n : s.survivors) ok = ok && r.get(n);
+        ok = ok && r.get(fwd) && r.get(smp) && r.get(eog) && r.get(pieceBytes) && r.bytes(st.piece, pieceBytes) && r.get(nTop);
+        if (!ok || nTop > r.remaining() / kCandidateBytes)
+            return fail(ErrorKind::BadFile, fmt::format("token records: step {} is truncated", k));
+        st.step = step;
+        st.position = position;
+        s.id = id;
+        s.rank = rank;
+        st.forwardUs = fwd;
+        st.sampleUs = smp;
+        st.endOfGeneration = eog != 0;
+        s.top.resize(nTop);
+        for (auto& c : s.top) {
+            r.get(c.id);
+            r.get(c.logit);
+            for (float& p : c.p) r.get(p);
+        }
+    }
+    if (r.remaining() != 0) return fail(ErrorKind::BadFile, fmt::format("token records: {} unexpected bytes at the end", r.remaining()));
+    return steps;
+}
+
+}  // namespace inferscope

@@ -1,0 +1,23 @@
+#pragma once
+// A compact, versioned binary form of a generation's step records, so a stored answer keeps
+// everything the visualizer shows about each token (probabilities, stages, top-N, timings).
+// Little-endian; decoding validates every length against the buffer (stored data is untrusted).
+//
+//   "ISR1" u32 count, then per step:
+//     i32 step, i32 position, i32 id, f32 logit, f32 pRaw, f32 pFinal, i32 rank, f32 entropyBits,
+//     f32 logSumExp, i32 survivors[6], i64 forwardUs, i64 sampleUs, u8 endOfGeneration,
+//     u16 pieceBytes, piece, u16 nTop, nTop × (i32 id, f32 logit, f32 p[6])
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/error.h"
+#include "engine/generation.h"
+
+namespace inferscope {
+
+std::vector<uint8_t> encodeStepRecords(std::span<const StepRecord> steps);
+Result<std::vector<StepRecord>> decodeStepRecords(std::span<const uint8_t> bytes);
+
+}  // namespace inferscope
