@@ -1,0 +1,100 @@
+#pragma once
+// ChatStore: conversations kept in SQLite through Qt SQL (QSQLITE): WAL journal, one transaction
+// per completed message, schema versioned with migrations (PRAGMA user_version), FTS5 full-text
+// search over all messages. A damaged or locked database is reported with what was recovered;
+// it never crashes the app and never silently starts empty.
+//
+// Threading: GUI thread only (one QSqlDatabase connection, named per instance).
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QJsonObject>
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <QVector>
+#include <optional>
+
+namespace inferscope {
+
+struct StoredConversation {
+    qint64 id = 0;
+    QString title;
+    QDateTime createdAt;
+    QDateTime updatedAt;
+    QString modelName;     // the model the conversation was last used with
+    QString systemPrompt;
+    QString mode;          // "chat" or "completion"
+    QString templateName;  // chat template name ("llama2", "chatml", ...) or "" for automatic
+    int messageCount = 0;  // filled by conversations()
+};
+
+struct StoredMessage {
+    qint64 id = 0;
+    qint64 conversationId = 0;
+    int position = 0;              // 0-based order within the conversation
+    QString role;                  // "user", "assistant" or "system"
+    QString content;               // the text shown
+    QDateTime createdAt;
+    QString finishReason;          // assistant: "eos", "stop", "length", "context_full", "cancelled"
+    QJsonObject stats;             // per-message statistics (prefill/decode tokens and rates, TTFT, model, sampler)
+    QVector<qint32> tokens;        // the token ids this message contributed to the context (template included)
+    QByteArray tokenRecords;       // assistant: encodeStepRecords() of its steps (core/engine/step_record_codec.h)
+};
+
+struct SearchHit {
+    qint64 conversationId = 0;
+    qint64 messageId = 0;
+    QString conversationTitle;
+    QString snippet;  // the matching text with the match marked by [ and ]
+};
+
+class ChatStore : public QObject {
+    Q_OBJECT
+public:
+    struct OpenReport {
+        bool ok = false;   // false: the store is unusable (message says why); the app keeps running
+        QString message;   // empty when all was well; else what happened (moved aside to X, recovered N of M conversations, locked by ...)
+    };
+
+    explicit ChatStore(QObject* parent = nullptr);
+    ~ChatStore() override;
+
+    // Opens (creating and migrating as needed) the database at path; ":memory:" for tests.
+    OpenReport open(const QString& path);
+    bool isOpen() const;
+    QString path() const;
+    QString lastError() const;  // of the last failed call
+
+    std::optional<qint64> createConversation(const StoredConversation& conversation);
+    bool updateConversation(const StoredConversation& conversation);  // title, model, system prompt, mode, template; touches updatedAt
+    bool renameConversation(qint64 id, const QString& title);
+    bool deleteConversation(qint64 id);  // with its messages
+    QList<StoredConversation> conversations() const;  // most recently updated first
+    std::optional<StoredConversation> conversation(qint64 id) const;
+
+    // Appends a completed message in one transaction (and touches the conversation's updatedAt).
+    std::optional<qint64> appendMessage(const StoredMessage& message);
+    // Deletes the messages at positions >= position (edit-and-resend, regenerate), in one transaction.
+    bool truncateConversation(qint64 conversationId, int position);
+    QList<StoredMessage> messages(qint64 conversationId) const;
+
+    // FTS5 query over every message's content; plain words are matched as prefixes, safely quoted.
+    QList<SearchHit> search(const QString& query, int limit = 50) const;
+
+    // Exports: Markdown (roles as headings, stats as a line), JSON (everything, with each assistant
+    // message's per-token records decoded: id, piece, p, rank, entropy, top candidates with their
+    // stage probabilities). Written atomically with QSaveFile.
+    static QString toMarkdown(const StoredConversation& conversation, const QList<StoredMessage>& messages);
+    static QByteArray toJson(const StoredConversation& conversation, const QList<StoredMessage>& messages);
+    bool exportConversation(qint64 id, const QString& filePath, const QString& format);  // "markdown" | "json"
+
+signals:
+    void conversationsChanged();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> d;
+};
+
+}  // namespace inferscope
