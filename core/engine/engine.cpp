@@ -94,6 +94,12 @@ std::span<const float> Engine::runBatched(std::span<const int32_t> tokens, int32
 
 Result<GenerationSummary> Engine::generate(const GenerateRequest& request, GenerationObserver* observer,
                                            const std::atomic<bool>* cancel) {
+    if (!cancel) return generate(request, observer, CancelCheck{});
+    return generate(request, observer, CancelCheck([cancel] { return cancel->load(std::memory_order_relaxed); }));
+}
+
+Result<GenerationSummary> Engine::generate(const GenerateRequest& request, GenerationObserver* observer,
+                                           const CancelCheck& cancel) {
     const auto tStart = Clock::now();
     const int32_t nCtx = contextLength();
     const int32_t nPrompt = int32_t(request.prompt.size());
@@ -106,7 +112,7 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
     if (nPrompt > nCtx)
         return fail(ErrorKind::InvalidArgument,
                     fmt::format("the prompt is {} tokens but the context holds {}; shorten it or load with a larger context", nPrompt, nCtx));
-    auto cancelled = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
+    auto cancelled = [&cancel] { return cancel && cancel(); };
 
     device_->bindThreads();
     KvCache& cache = context_->cache();

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -35,6 +36,10 @@ struct EngineOptions {
     static constexpr int32_t kDefaultContext = 4096;
 };
 
+// Asked before every forward pass (each prefill batch and each decode step): true stops the
+// generation there, with FinishReason::Cancelled. Called on the generating thread.
+using CancelCheck = std::function<bool()>;
+
 class Engine {
 public:
     static Result<std::unique_ptr<Engine>> load(const EngineOptions& options, const LoadProgress& progress = {});
@@ -43,6 +48,8 @@ public:
     const ModelInfo& info() const { return info_; }
     const LlamaHParams& hparams() const { return model_->hparams(); }
     const Tokenizer& tokenizer() const { return *tokenizer_; }
+    // The tokenizer is immutable and thread-safe: other threads may keep and use it.
+    std::shared_ptr<const Tokenizer> sharedTokenizer() const { return tokenizer_; }
     const LlamaModel& model() const { return *model_; }
     const ComputeDevice& device() const { return *device_; }
     const std::vector<std::string>& notices() const { return notices_; }  // e.g. a CPU fallback, a capped context
@@ -52,6 +59,8 @@ public:
     // Generates from request.prompt. The longest prefix of the prompt already in the KV cache is
     // reused (so regenerate, edit-and-resend and branching prefill only what changed).
     // Errors: invalid parameters or prompt (empty, ids out of range, longer than the context).
+    Result<GenerationSummary> generate(const GenerateRequest& request, GenerationObserver* observer, const CancelCheck& cancel);
+    // The same with a flag another thread may set.
     Result<GenerationSummary> generate(const GenerateRequest& request, GenerationObserver* observer = nullptr,
                                        const std::atomic<bool>* cancel = nullptr);
 
@@ -68,7 +77,7 @@ private:
 
     ModelInfo info_;
     std::unique_ptr<ComputeDevice> device_;
-    std::unique_ptr<Tokenizer> tokenizer_;
+    std::shared_ptr<const Tokenizer> tokenizer_;
     std::unique_ptr<LlamaModel> model_;
     std::unique_ptr<LlamaContext> context_;
     std::vector<int32_t> cachedTokens_;
