@@ -144,6 +144,7 @@ TEST(CliInfo, DescribesStories260K) {
     auto r = cli({"info", "--json"});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["name"], "stories260K");  // general.name is just "llama": the file name says more
     EXPECT_EQ(j["architecture"], "llama");
     EXPECT_EQ(j["layers"], 5);
     EXPECT_EQ(j["heads"], 8);

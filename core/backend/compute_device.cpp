@@ -112,6 +112,14 @@ ComputeDevice::~ComputeDevice() = default;
 
 void ComputeDevice::bindThreads() const { omp_set_num_threads(nThreads_); }
 
+Result<void> ComputeDevice::setThreads(int nThreads) {
+    if (nThreads < 0 || nThreads > 1024)
+        return fail(ErrorKind::InvalidArgument, fmt::format("threads must be between 1 and 1024 (0 = all cores), got {}", nThreads));
+    nThreads_ = nThreads > 0 ? nThreads : int(std::max(1u, std::thread::hardware_concurrency()));
+    if (!isGpu_) description_ = fmt::format("CPU {}, {} thread{}", isa_, nThreads_, nThreads_ == 1 ? "" : "s");
+    return {};
+}
+
 Result<Linear> ComputeDevice::makeLinear(GgmlType type, std::span<const uint8_t> data, int64_t rows, int64_t cols,
                                          ComputeType compute) {
     if (!isSupportedWeightType(type))

@@ -34,6 +34,8 @@ public:
     const std::string& notice() const { return notice_; }            // a fallback notice, or empty
     std::string_view isaName() const { return isa_; }
     int threads() const { return nThreads_; }
+    // Changes the compute thread count (1..1024; 0 = one per core) for later passes.
+    Result<void> setThreads(int nThreads);
     // OpenMP's thread count is per calling thread: call this on the thread that computes.
     void bindThreads() const;
 

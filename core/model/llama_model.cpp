@@ -83,6 +83,7 @@ Result<void> LlamaModel::loadWeights(ComputePrecision precision, const LoadProgr
         if (!t) return std::unexpected(t.error());
         auto data = file_.tensorData(**t);
         weightBytesPerToken_ += E * 4;
+        weightBytesResident_ += E * 4;
         report(*t, name);
         if ((*t)->type() == GgmlType::F32 && reinterpret_cast<uintptr_t>(data.data()) % alignof(float) == 0)
             return reinterpret_cast<const float*>(data.data());

@@ -10,7 +10,9 @@ Result<ModelInfo> describeModel(const GgufFile& file, const std::string& fallbac
     info.ggufVersion = file.version();
     info.fileBytes = file.fileSize();
     auto name = file.getString("general.name");
-    info.name = name && *name && !(*name)->empty() ? std::string(**name) : fallbackName;
+    // general.name, unless it is missing or just the architecture (stories260K says "llama"):
+    // then the file's name says more.
+    info.name = name && *name && !(*name)->empty() && **name != hp->architecture ? std::string(**name) : fallbackName;
     auto tok = file.getString("tokenizer.ggml.model");
     if (tok && *tok) info.tokenizerModel = std::string(**tok);
     auto tmpl = file.getString("tokenizer.chat_template");

@@ -13,7 +13,7 @@
 namespace inferscope {
 
 struct ModelInfo {
-    std::string name;                        // general.name, or the file name
+    std::string name;                        // general.name, or the file name when that is missing or generic
     LlamaHParams hparams;
     uint32_t ggufVersion = 0;
     uint64_t fileBytes = 0;

@@ -1,0 +1,112 @@
+// inferscope: the desktop app. Creates the controllers, opens the conversation database, loads
+// the model (the command line's, the last one used, or the bundled stories260K) and shows the
+// QML window. `--screenshot FILE.png [--prompt TEXT] [--model FILE]` renders one answer to a PNG.
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QGuiApplication>
+#include <QQmlApplicationEngine>
+#include <QQuickStyle>
+#include <QQuickWindow>
+#include <QStandardPaths>
+#include <QtQml/qqmlextensionplugin.h>
+#include <cstdio>
+
+#include "app_settings.h"
+#include "chat_controller.h"
+#include "chat_store.h"
+#include "engine/bundled_model.h"
+#include "engine_controller.h"
+#include "sampling_settings.h"
+#include "screenshot_driver.h"
+
+Q_IMPORT_QML_PLUGIN(InferscopePlugin)
+
+using namespace inferscope;
+
+int main(int argc, char** argv) {
+    QGuiApplication app(argc, argv);
+    QGuiApplication::setOrganizationName(QStringLiteral("Inferscope"));
+    QGuiApplication::setApplicationName(QStringLiteral("Inferscope"));
+    QGuiApplication::setApplicationDisplayName(QStringLiteral("Inferscope"));
+    QGuiApplication::setApplicationVersion(QStringLiteral(INFERSCOPE_VERSION));
+    QGuiApplication::setDesktopFileName(QStringLiteral("inferscope"));
+
+    QCommandLineParser cli;
+    cli.setApplicationDescription(QStringLiteral("Chat with a local language model while watching inference happen."));
+    cli.addHelpOption();
+    cli.addVersionOption();
+    cli.addPositionalArgument(QStringLiteral("model"), QStringLiteral("GGUF model to open"), QStringLiteral("[model.gguf]"));
+    QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("GGUF model to open."), QStringLiteral("file"));
+    QCommandLineOption shotOpt(QStringLiteral("screenshot"), QStringLiteral("Run --prompt greedily, save the window as a PNG and quit."), QStringLiteral("file.png"));
+    QCommandLineOption promptOpt(QStringLiteral("prompt"), QStringLiteral("Prompt for --screenshot."), QStringLiteral("text"), QStringLiteral("Once upon a time"));
+    QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (WxH)."), QStringLiteral("WxH"), QStringLiteral("1400x900"));
+    QCommandLineOption themeOpt(QStringLiteral("theme"), QStringLiteral("light or dark (this run only)."), QStringLiteral("theme"));
+    QCommandLineOption panelOpt(QStringLiteral("panel"), QStringLiteral("Inspector panel to show."), QStringLiteral("name"));
+    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt});
+    cli.process(app);
+    const bool screenshot = cli.isSet(shotOpt);
+
+    QQuickStyle::setStyle(QStringLiteral("Fusion"));
+
+    // Conversations live in the app-data folder; --screenshot keeps them in memory.
+    ChatStore store;
+    QString storeMessage;
+    if (screenshot) {
+        store.open(QStringLiteral(":memory:"));
+    } else {
+        const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+        QDir().mkpath(dir);
+        const auto report = store.open(dir + QStringLiteral("/conversations.db"));
+        storeMessage = report.message;
+    }
+
+    AppSettings settings(nullptr);
+    SamplingSettings sampling(nullptr);
+    EngineController engine(nullptr);
+    ChatController chat(&engine, &sampling, &store);
+    AppSettings::setInstance(&settings);
+    SamplingSettings::setInstance(&sampling);
+    EngineController::setInstance(&engine);
+    ChatController::setInstance(&chat);
+    if (cli.isSet(themeOpt)) settings.setSessionTheme(cli.value(themeOpt));
+    if (cli.isSet(panelOpt)) settings.setInspectorTab(cli.value(panelOpt));
+    chat.setStoreMessage(storeMessage);
+
+    // Which model: the command line's, else the last one used, else the bundled one.
+    QString modelPath = cli.value(modelOpt);
+    if (modelPath.isEmpty() && !cli.positionalArguments().isEmpty()) modelPath = cli.positionalArguments().first();
+    const auto bundled = findBundledModel();
+    const QString bundledPath = bundled ? QString::fromStdString(bundled->string()) : QString();
+    if (modelPath.isEmpty() && !screenshot && QFileInfo::exists(settings.lastModel())) modelPath = settings.lastModel();
+    if (modelPath.isEmpty()) modelPath = bundledPath;
+    if (!screenshot) {
+        QObject::connect(&engine, &EngineController::modelChanged, &settings, [&] {
+            if (engine.modelPath() != bundledPath) settings.noteModelLoaded(engine.modelPath());
+        });
+    }
+
+    QQmlApplicationEngine qml;
+    qml.addImportPath(QStringLiteral("qrc:/"));  // the Inferscope module's qmldir is at qrc:/Inferscope/
+    qml.load(QUrl(QStringLiteral("qrc:/Inferscope/Main.qml")));
+    if (qml.rootObjects().isEmpty()) {
+        std::fprintf(stderr, "inferscope: the user interface failed to load\n");
+        return 1;
+    }
+    auto* window = qobject_cast<QQuickWindow*>(qml.rootObjects().first());
+
+    std::unique_ptr<ScreenshotDriver> driver;
+    if (screenshot) {
+        const QStringList wh = cli.value(sizeOpt).split('x');
+        if (window && wh.size() == 2) window->resize(wh[0].toInt(), wh[1].toInt());
+        driver = std::make_unique<ScreenshotDriver>(&engine, &chat, cli.value(shotOpt), cli.value(promptOpt));
+        driver->setWindow(window);
+        QObject::connect(driver.get(), &ScreenshotDriver::finished, &app, [](int code) { QCoreApplication::exit(code); });
+    }
+    if (modelPath.isEmpty()) {
+        engine.reportError(QObject::tr("No model given and the bundled model was not found: open a GGUF file."));
+    } else {
+        engine.loadModel(modelPath);
+    }
+    return app.exec();
+}

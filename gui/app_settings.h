@@ -1,0 +1,62 @@
+#pragma once
+// AppSettings: what the app remembers between runs (QSettings): the last and recent models, the
+// window's geometry, the theme and panel layout. Sampling has its own SamplingSettings.
+
+#include <QObject>
+#include <QQmlEngine>
+#include <QRect>
+#include <QStringList>
+
+namespace inferscope {
+
+class AppSettings : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+    Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)  // "light" | "dark"
+    Q_PROPERTY(QString lastModel READ lastModel NOTIFY changed)
+    Q_PROPERTY(QStringList recentModels READ recentModels NOTIFY changed)
+    Q_PROPERTY(QRect windowGeometry READ windowGeometry WRITE setWindowGeometry NOTIFY changed)
+    Q_PROPERTY(bool sidebarVisible READ sidebarVisible WRITE setSidebarVisible NOTIFY changed)
+    Q_PROPERTY(bool inspectorVisible READ inspectorVisible WRITE setInspectorVisible NOTIFY changed)
+    Q_PROPERTY(QString inspectorTab READ inspectorTab WRITE setInspectorTab NOTIFY changed)
+
+public:
+    // No default constructor: with one, Qt 6.4's QML_SINGLETON would build its own instance
+    // instead of calling create().
+    explicit AppSettings(QObject* parent);
+    static void setInstance(AppSettings* instance);
+    static AppSettings* create(QQmlEngine*, QJSEngine*);
+
+    QString theme() const { return theme_; }
+    void setTheme(const QString& theme);
+    // This run only (not saved): --theme on the command line.
+    void setSessionTheme(const QString& theme);
+    QString lastModel() const { return recent_.isEmpty() ? QString() : recent_.first(); }
+    QStringList recentModels() const { return recent_; }
+    // Puts a successfully loaded model first in the recent list (at most 8 entries).
+    Q_INVOKABLE void noteModelLoaded(const QString& path);
+    Q_INVOKABLE void forgetModel(const QString& path);
+    QRect windowGeometry() const { return geometry_; }
+    void setWindowGeometry(const QRect& r);
+    bool sidebarVisible() const { return sidebar_; }
+    void setSidebarVisible(bool v);
+    bool inspectorVisible() const { return inspector_; }
+    void setInspectorVisible(bool v);
+    QString inspectorTab() const { return inspectorTab_; }
+    void setInspectorTab(const QString& tab);
+
+signals:
+    void changed();
+
+private:
+    void save();
+    QString theme_ = QStringLiteral("light");
+    QStringList recent_;
+    QRect geometry_;
+    bool sidebar_ = true;
+    bool inspector_ = true;
+    QString inspectorTab_ = QStringLiteral("settings");
+};
+
+}  // namespace inferscope

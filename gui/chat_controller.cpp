@@ -1,0 +1,403 @@
+#include "chat_controller.h"
+
+#include <QFileInfo>
+#include <QJsonObject>
+
+#include "chat_store.h"
+#include "engine/step_record_codec.h"
+#include "engine_controller.h"
+#include "sampling_settings.h"
+
+namespace inferscope {
+namespace {
+
+ChatController* gInstance = nullptr;
+
+QString firstLine(const QString& text, int max) {
+    QString t = text.simplified();
+    if (t.size() > max) t = t.left(max - 1) + QChar(0x2026);
+    return t;
+}
+
+}  // namespace
+
+void ChatController::setInstance(ChatController* instance) { gInstance = instance; }
+
+ChatController* ChatController::create(QQmlEngine*, QJSEngine*) {
+    Q_ASSERT(gInstance);
+    QJSEngine::setObjectOwnership(gInstance, QJSEngine::CppOwnership);
+    return gInstance;
+}
+
+ChatController::ChatController(EngineController* engine, SamplingSettings* sampling, ChatStore* store, QObject* parent)
+    : QObject(parent), engine_(engine), sampling_(sampling), store_(store) {
+    connect(engine_, &EngineController::modelChanged, this, &ChatController::onModelChanged);
+    connect(engine_, &EngineController::stateChanged, this, &ChatController::canSendChanged);
+    connect(engine_, &EngineController::promptPrepared, this, &ChatController::onPromptPrepared);
+    connect(engine_, &EngineController::prefillFinished, this, &ChatController::onPrefillFinished);
+    connect(engine_, &EngineController::stepsArrived, this, &ChatController::onStepsArrived);
+    connect(engine_, &EngineController::generationFinished, this, &ChatController::onGenerationFinished);
+    connect(engine_, &EngineController::generationFailed, this, &ChatController::onGenerationFailed);
+    connect(sampling_, &SamplingSettings::changed, this, &ChatController::canSendChanged);
+    connect(&model_, &ChatModel::countChanged, this, &ChatController::canSendChanged);
+}
+
+QStringList ChatController::templateNames() const {
+    return {"auto", "completion", "llama2", "mistral", "chatml", "zephyr"};
+}
+
+ChatTemplate ChatController::chatTemplate() const {
+    if (mode_ == QLatin1String("completion")) return {ChatTemplateKind::Completion};
+    if (auto k = chatTemplateFromName(templateChoice_.toStdString()); k && templateChoice_ != QLatin1String("auto")) return {*k};
+    if (engine_->model() && engine_->model()->detectedTemplate) return {*engine_->model()->detectedTemplate};
+    return {ChatTemplateKind::Llama2};  // the most common family for SentencePiece vocabularies
+}
+
+void ChatController::setMode(const QString& mode) {
+    const QString m = mode == QLatin1String("chat") ? QStringLiteral("chat") : QStringLiteral("completion");
+    if (m == mode_) return;
+    mode_ = m;
+    for (size_t r = 0; r < model_.messages().size(); ++r) model_.setTokens(int(r), {});  // re-render under the new template
+    saveConversationSettings();
+    emit settingsChanged();
+}
+
+void ChatController::setTemplateChoice(const QString& choice) {
+    if (choice == templateChoice_ || !templateNames().contains(choice)) return;
+    templateChoice_ = choice;
+    for (size_t r = 0; r < model_.messages().size(); ++r) model_.setTokens(int(r), {});
+    saveConversationSettings();
+    emit settingsChanged();
+}
+
+void ChatController::setSystemPrompt(const QString& prompt) {
+    if (prompt == systemPrompt_) return;
+    systemPrompt_ = prompt;
+    if (!model_.messages().empty()) model_.setTokens(0, {});  // the system prompt lives in the first chunk
+    saveConversationSettings();
+    emit settingsChanged();
+}
+
+bool ChatController::canSend() const {
+    return engine_->state() == EngineController::State::Ready && !generating() &&
+           (samplerOverride_ || sampling_->valid());
+}
+
+bool ChatController::canRegenerate() const {
+    return canSend() && model_.count() >= 2 && model_.at(model_.count() - 1).role == QLatin1String("assistant");
+}
+
+void ChatController::setError(const QString& message) {
+    lastError_ = message;
+    emit lastErrorChanged();
+}
+
+void ChatController::setCacheNote(const QString& note) {
+    cacheNote_ = note;
+    emit cacheNoteChanged();
+}
+
+std::vector<int32_t> ChatController::tokenize(const std::string& text, bool addBos) const {
+    if (!engine_->model()) return {};
+    return engine_->model()->tokenizer->encode(text, addBos, true);
+}
+
+void ChatController::onModelChanged() {
+    // Token ids belong to a vocabulary: with another model every message is tokenized again.
+    for (size_t r = 0; r < model_.messages().size(); ++r) model_.setTokens(int(r), {});
+    if (model_.count() == 0) {
+        // A fresh conversation takes the model's own way of talking.
+        const bool hasTemplate = engine_->model() && engine_->model()->detectedTemplate;
+        mode_ = hasTemplate ? QStringLiteral("chat") : QStringLiteral("completion");
+        templateChoice_ = QStringLiteral("auto");
+        emit settingsChanged();
+    }
+    emit canSendChanged();
+}
+
+bool ChatController::ensureConversation(const QString& firstText) {
+    if (conversationId_ != 0 || !store_ || !store_->isOpen()) return true;
+    StoredConversation c;
+    c.title = firstLine(firstText, 60);
+    c.modelName = engine_->modelPath();
+    c.systemPrompt = systemPrompt_;
+    c.mode = mode_;
+    c.templateName = templateChoice_ == QLatin1String("auto") ? QString() : templateChoice_;
+    auto id = store_->createConversation(c);
+    if (!id) {
+        setError(tr("Could not save the conversation: %1").arg(store_->lastError()));
+        return false;
+    }
+    conversationId_ = *id;
+    title_ = c.title;
+    conversationModel_ = c.modelName;
+    emit conversationChanged();
+    return true;
+}
+
+bool ChatController::send(const QString& text) {
+    if (!canSend()) return false;
+    if (text.trimmed().isEmpty() && mode_ == QLatin1String("chat")) return false;
+    setError(QString());
+    ensureConversation(text);
+    ChatMessage user;
+    user.role = QStringLiteral("user");
+    user.text = text;
+    model_.append(std::move(user));
+    return startAnswer();
+}
+
+bool ChatController::startAnswer() {
+    const ChatTemplate tmpl = chatTemplate();
+    GenerationJob job;
+    chunkRows_.clear();
+    const auto& msgs = model_.messages();
+    for (size_t r = 0; r < msgs.size(); ++r) {
+        const ChatMessage& m = msgs[r];
+        PromptChunk chunk;
+        if (!m.tokens.empty()) {
+            chunk.tokens = m.tokens;
+            chunk.hasTokens = true;
+        } else if (m.role == QLatin1String("user")) {
+            chunk.text = tmpl.userTurn(m.text.toStdString(), systemPrompt_.toStdString(), r == 0) + tmpl.assistantPrefix();
+            chunk.addBos = r == 0 && tmpl.tokenizerAddsBos() && engine_->model()->tokenizer->addBosByDefault();
+        } else {
+            chunk.text = m.text.toStdString() + tmpl.assistantSuffix();
+        }
+        job.chunks.push_back(std::move(chunk));
+        chunkRows_.push_back(int(r));
+    }
+    activeSampler_ = samplerOverride_ ? *samplerOverride_ : sampling_->params();
+    job.sampler = activeSampler_;
+    job.maxTokens = sampling_->maxTokens();
+    job.threads = sampling_->threads();
+    job.stopStrings = tmpl.stopStrings();
+
+    ChatMessage answer;
+    answer.role = QStringLiteral("assistant");
+    answer.streaming = true;
+    answer.trimLeadingSpace = tmpl.kind != ChatTemplateKind::Completion;
+    answerRow_ = model_.append(std::move(answer));
+    activeJob_ = engine_->startGeneration(std::move(job));
+    if (activeJob_ == 0) {
+        model_.truncate(answerRow_);
+        answerRow_ = -1;
+        setError(tr("The model is not ready."));
+        return false;
+    }
+    emit generatingChanged();
+    emit canSendChanged();
+    return true;
+}
+
+void ChatController::stop() {
+    if (generating()) engine_->stop();
+}
+
+bool ChatController::regenerate() {
+    if (!canRegenerate()) return false;
+    const int last = model_.count() - 1;
+    if (store_ && conversationId_) store_->truncateConversation(conversationId_, last);
+    model_.truncate(last);
+    setError(QString());
+    return startAnswer();
+}
+
+bool ChatController::editAndResend(int row, const QString& text) {
+    if (!canSend() || row < 0 || row >= model_.count() || model_.at(row).role != QLatin1String("user")) return false;
+    if (store_ && conversationId_) store_->truncateConversation(conversationId_, row);
+    model_.truncate(row);
+    ChatMessage user;
+    user.role = QStringLiteral("user");
+    user.text = text;
+    model_.append(std::move(user));
+    setError(QString());
+    return startAnswer();
+}
+
+void ChatController::onPromptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens) {
+    if (jobId != activeJob_) return;
+    for (qsizetype c = 0; c < chunkTokens.size() && c < qsizetype(chunkRows_.size()); ++c) {
+        const int row = chunkRows_[size_t(c)];
+        if (model_.at(row).tokens.empty()) model_.setTokens(row, std::vector<int32_t>(chunkTokens[c].begin(), chunkTokens[c].end()));
+        if (model_.at(row).storeId == 0) saveMessage(row);  // the new user message is complete
+    }
+}
+
+void ChatController::onPrefillFinished(quint64 jobId, const PrefillStats& stats) {
+    if (jobId != activeJob_) return;
+    activePrefill_ = stats;
+    if (stats.nReused > 0)
+        setCacheNote(tr("Reused %1 cached tokens from the KV cache; prefilled %2 new.").arg(stats.nReused).arg(stats.nComputed));
+    else
+        setCacheNote(tr("Prefilled %1 tokens (nothing to reuse from the KV cache).").arg(stats.nComputed));
+}
+
+void ChatController::onStepsArrived(quint64 jobId, const StepBatch& batch) {
+    if (jobId != activeJob_ || answerRow_ < 0) return;
+    model_.appendSteps(answerRow_, batch.steps);
+}
+
+void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary& summary) {
+    if (jobId != activeJob_) return;
+    const ChatTemplate tmpl = chatTemplate();
+    const int row = answerRow_;
+    // The answer's context tokens: what the model generated, closed with the end-of-turn marker
+    // when the model did not end the turn itself; an answer cut at a stop string is re-tokenized
+    // without it.
+    std::vector<int32_t> tokens;
+    QString text = QString::fromUtf8(summary.text);
+    if (tmpl.kind != ChatTemplateKind::Completion && text.startsWith(' ')) text.remove(0, 1);
+    if (summary.reason == FinishReason::StopString) {
+        tokens = tokenize(summary.text + tmpl.assistantSuffix(), false);
+    } else {
+        tokens = summary.tokens;
+        if (summary.reason != FinishReason::EndOfGeneration && !tmpl.assistantSuffix().empty()) {
+            auto suffix = tokenize(tmpl.assistantSuffix(), false);
+            tokens.insert(tokens.end(), suffix.begin(), suffix.end());
+        }
+    }
+    QVariantMap stats{{"promptTokens", summary.prefill.nPrompt},
+                      {"reusedTokens", summary.prefill.nReused},
+                      {"prefilledTokens", summary.prefill.nComputed},
+                      {"prefillMs", double(summary.prefill.us) / 1000.0},
+                      {"prefillTokensPerSecond", summary.prefill.tokensPerSecond()},
+                      {"generatedTokens", summary.nGenerated},
+                      {"decodeMs", double(summary.decodeUs) / 1000.0},
+                      {"decodeTokensPerSecond", summary.decodeTokensPerSecond()},
+                      {"timeToFirstTokenMs", double(summary.timeToFirstTokenUs) / 1000.0},
+                      {"kvBytesUsed", double(summary.kv.bytesUsed)},
+                      {"model", engine_->modelName()},
+                      {"device", engine_->deviceDescription()},
+                      {"temperature", activeSampler_.temperature},
+                      {"topK", activeSampler_.topK},
+                      {"topP", activeSampler_.topP},
+                      {"minP", activeSampler_.minP},
+                      {"repeatPenalty", activeSampler_.repeatPenalty},
+                      {"seed", QString::number(activeSampler_.seed)}};
+    model_.setTokens(row, std::move(tokens));
+    model_.finish(row, text, QString::fromLatin1(finishReasonName(summary.reason).data()), stats);
+    activeJob_ = 0;
+    answerRow_ = -1;
+    saveMessage(row);
+    emit generatingChanged();
+    emit canSendChanged();
+    emit answerFinished(row);
+}
+
+void ChatController::onGenerationFailed(quint64 jobId, const QString& message) {
+    if (jobId != activeJob_) return;
+    // Nothing was generated (a prompt longer than the context, say): drop the empty answer, keep the question.
+    if (answerRow_ >= 0 && model_.at(answerRow_).steps.empty()) model_.truncate(answerRow_);
+    activeJob_ = 0;
+    answerRow_ = -1;
+    setError(message);
+    emit generatingChanged();
+    emit canSendChanged();
+}
+
+void ChatController::saveMessage(int row) {
+    if (!store_ || !store_->isOpen() || conversationId_ == 0) return;
+    const ChatMessage& m = model_.at(row);
+    StoredMessage s;
+    s.conversationId = conversationId_;
+    s.position = row;
+    s.role = m.role;
+    s.content = m.text;
+    s.finishReason = m.finishReason;
+    s.stats = QJsonObject::fromVariantMap(m.stats);
+    s.tokens = QVector<qint32>(m.tokens.begin(), m.tokens.end());
+    if (!m.steps.empty()) {
+        const auto bytes = encodeStepRecords(m.steps);
+        s.tokenRecords = QByteArray(reinterpret_cast<const char*>(bytes.data()), qsizetype(bytes.size()));
+    }
+    auto id = store_->appendMessage(s);
+    if (!id) {
+        setError(tr("Could not save the message: %1").arg(store_->lastError()));
+        return;
+    }
+    model_.setStoreId(row, *id);
+}
+
+void ChatController::saveConversationSettings() {
+    if (!store_ || !store_->isOpen() || conversationId_ == 0) return;
+    auto c = store_->conversation(conversationId_);
+    if (!c) return;
+    c->systemPrompt = systemPrompt_;
+    c->mode = mode_;
+    c->templateName = templateChoice_ == QLatin1String("auto") ? QString() : templateChoice_;
+    c->modelName = engine_->modelPath();
+    store_->updateConversation(*c);
+}
+
+void ChatController::newConversation() {
+    if (generating()) stop();
+    model_.reset({});
+    conversationId_ = 0;
+    title_.clear();
+    setCacheNote(QString());
+    setError(QString());
+    onModelChanged();  // the model's own mode for a fresh conversation
+    emit conversationChanged();
+}
+
+bool ChatController::openConversation(qint64 id) {
+    if (!store_ || generating()) return false;
+    auto c = store_->conversation(id);
+    if (!c) return false;
+    std::vector<ChatMessage> rows;
+    const bool sameModel = c->modelName == engine_->modelPath();
+    for (const StoredMessage& s : store_->messages(id)) {
+        ChatMessage m;
+        m.storeId = s.id;
+        m.role = s.role;
+        m.text = s.content;
+        m.finishReason = s.finishReason;
+        m.stats = s.stats.toVariantMap();
+        if (sameModel) m.tokens.assign(s.tokens.begin(), s.tokens.end());
+        if (!s.tokenRecords.isEmpty()) {
+            auto steps = decodeStepRecords(std::span(reinterpret_cast<const uint8_t*>(s.tokenRecords.constData()), size_t(s.tokenRecords.size())));
+            if (steps) m.steps = std::move(*steps);
+        }
+        rows.push_back(std::move(m));
+    }
+    model_.reset(std::move(rows));
+    conversationId_ = id;
+    title_ = c->title;
+    conversationModel_ = c->modelName;
+    mode_ = c->mode == QLatin1String("chat") ? QStringLiteral("chat") : QStringLiteral("completion");
+    templateChoice_ = c->templateName.isEmpty() ? QStringLiteral("auto") : c->templateName;
+    systemPrompt_ = c->systemPrompt;
+    setCacheNote(QString());
+    setError(QString());
+    emit settingsChanged();
+    emit conversationChanged();
+    return true;
+}
+
+bool ChatController::renameConversation(qint64 id, const QString& title) {
+    if (!store_ || !store_->renameConversation(id, title)) return false;
+    if (id == conversationId_) {
+        title_ = title;
+        emit conversationChanged();
+    }
+    return true;
+}
+
+bool ChatController::deleteConversation(qint64 id) {
+    if (!store_) return false;
+    if (id == conversationId_) newConversation();
+    return store_->deleteConversation(id);
+}
+
+bool ChatController::exportConversation(qint64 id, const QUrl& file, const QString& format) {
+    if (!store_) return false;
+    const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
+    if (!store_->exportConversation(id, path, format)) {
+        setError(tr("Export failed: %1").arg(store_->lastError()));
+        return false;
+    }
+    return true;
+}
+
+}  // namespace inferscope

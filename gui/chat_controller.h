@@ -1,0 +1,138 @@
+#pragma once
+// ChatController: the conversation logic. Turns messages into prompt chunks with the chat
+// template (or raw text in completion mode), starts generations through EngineController,
+// streams answers into ChatModel, and keeps every completed message in the ChatStore.
+//
+// Each message remembers the exact tokens it put in the context, so a new turn, a regenerated
+// answer or an edited message sends a prompt whose unchanged prefix the engine finds in its KV
+// cache: only the new part is prefilled (cacheNote says how much was reused).
+
+#include <QObject>
+#include <QQmlEngine>
+#include <QUrl>
+#include <optional>
+
+#include "chat_model.h"
+#include "engine/chat_template.h"
+#include "engine_types.h"
+
+namespace inferscope {
+
+class ChatStore;
+class EngineController;
+class SamplingSettings;
+
+class ChatController : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+    Q_PROPERTY(ChatModel* messages READ messages CONSTANT)
+    Q_PROPERTY(QString mode READ mode WRITE setMode NOTIFY settingsChanged)  // "chat" | "completion"
+    Q_PROPERTY(QString templateChoice READ templateChoice WRITE setTemplateChoice NOTIFY settingsChanged)  // "auto" or a name
+    Q_PROPERTY(QString effectiveTemplate READ effectiveTemplate NOTIFY settingsChanged)
+    Q_PROPERTY(QStringList templateNames READ templateNames CONSTANT)
+    Q_PROPERTY(QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY settingsChanged)
+    Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+    Q_PROPERTY(bool canSend READ canSend NOTIFY canSendChanged)
+    Q_PROPERTY(bool canRegenerate READ canRegenerate NOTIFY canSendChanged)
+    Q_PROPERTY(QString cacheNote READ cacheNote NOTIFY cacheNoteChanged)
+    Q_PROPERTY(qint64 conversationId READ conversationId NOTIFY conversationChanged)
+    Q_PROPERTY(QString title READ title NOTIFY conversationChanged)
+    Q_PROPERTY(QString lastError READ lastError NOTIFY lastErrorChanged)
+    // What happened when the conversation database was opened (damage recovered, lock...), or "".
+    Q_PROPERTY(QString storeMessage READ storeMessage WRITE setStoreMessage NOTIFY storeMessageChanged)
+
+public:
+    ChatController(EngineController* engine, SamplingSettings* sampling, ChatStore* store, QObject* parent = nullptr);
+    static void setInstance(ChatController* instance);
+    static ChatController* create(QQmlEngine*, QJSEngine*);
+
+    ChatModel* messages() { return &model_; }
+    QString mode() const { return mode_; }
+    void setMode(const QString& mode);
+    QString templateChoice() const { return templateChoice_; }
+    void setTemplateChoice(const QString& choice);
+    QString effectiveTemplate() const { return QString::fromLatin1(chatTemplateName(chatTemplate().kind).data()); }
+    QStringList templateNames() const;
+    QString systemPrompt() const { return systemPrompt_; }
+    void setSystemPrompt(const QString& prompt);
+    bool generating() const { return activeJob_ != 0; }
+    bool canSend() const;
+    bool canRegenerate() const;
+    QString cacheNote() const { return cacheNote_; }
+    qint64 conversationId() const { return conversationId_; }
+    QString title() const { return title_; }
+    QString lastError() const { return lastError_; }
+    QString storeMessage() const { return storeMessage_; }
+    void setStoreMessage(const QString& message) {
+        storeMessage_ = message;
+        emit storeMessageChanged();
+    }
+
+    Q_INVOKABLE bool send(const QString& text);
+    Q_INVOKABLE void stop();
+    Q_INVOKABLE bool regenerate();
+    // Replaces user message `row` and everything after it, then answers again.
+    Q_INVOKABLE bool editAndResend(int row, const QString& text);
+    Q_INVOKABLE void newConversation();
+    Q_INVOKABLE bool openConversation(qint64 id);
+    Q_INVOKABLE bool renameConversation(qint64 id, const QString& title);
+    Q_INVOKABLE bool deleteConversation(qint64 id);
+    Q_INVOKABLE bool exportConversation(qint64 id, const QUrl& file, const QString& format);
+    // Dismisses the error and database notices.
+    Q_INVOKABLE void clearMessages() {
+        setError(QString());
+        setStoreMessage(QString());
+    }
+
+    // Fixed sampler parameters for every answer (the --screenshot mode runs greedy); nullopt: the settings panel's.
+    void setSamplerOverride(std::optional<SamplerParams> params) { samplerOverride_ = std::move(params); }
+    ChatTemplate chatTemplate() const;
+
+signals:
+    void settingsChanged();
+    void generatingChanged();
+    void canSendChanged();
+    void cacheNoteChanged();
+    void conversationChanged();
+    void lastErrorChanged();
+    void storeMessageChanged();
+    void answerFinished(int row);  // an answer completed (any finish reason)
+
+private:
+    bool startAnswer();  // sends messages [0, count) and appends a streaming answer
+    void onModelChanged();
+    void onPromptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens);
+    void onPrefillFinished(quint64 jobId, const PrefillStats& stats);
+    void onStepsArrived(quint64 jobId, const StepBatch& batch);
+    void onGenerationFinished(quint64 jobId, const GenerationSummary& summary);
+    void onGenerationFailed(quint64 jobId, const QString& message);
+    void setError(const QString& message);
+    void setCacheNote(const QString& note);
+    void saveMessage(int row);
+    void saveConversationSettings();
+    bool ensureConversation(const QString& firstText);
+    std::vector<int32_t> tokenize(const std::string& text, bool addBos) const;
+
+    EngineController* engine_;
+    SamplingSettings* sampling_;
+    ChatStore* store_;  // may be null: nothing is kept
+    ChatModel model_;
+    QString mode_ = QStringLiteral("completion");
+    QString templateChoice_ = QStringLiteral("auto");
+    QString systemPrompt_;
+    std::optional<SamplerParams> samplerOverride_;
+    quint64 activeJob_ = 0;
+    int answerRow_ = -1;
+    std::vector<int> chunkRows_;  // the message row of each chunk of the active job
+    SamplerParams activeSampler_;
+    PrefillStats activePrefill_;
+    qint64 conversationId_ = 0;
+    QString title_;
+    QString conversationModel_;  // model path the stored tokens belong to
+    QString cacheNote_;
+    QString lastError_;
+    QString storeMessage_;
+};
+
+}  // namespace inferscope

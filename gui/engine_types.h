@@ -1,0 +1,64 @@
+#pragma once
+// Value types that cross from the engine's worker thread to the GUI thread in queued signals.
+
+#include <QMetaType>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/chat_template.h"
+#include "engine/engine.h"
+
+namespace inferscope {
+
+// What the GUI knows about the loaded model (a snapshot made on the worker at load).
+struct LoadedModel {
+    std::string path;
+    ModelInfo info;
+    std::string device;                      // "CPU avx512_core_bf16, 2 threads"
+    std::string precision;                   // "F32 ×35" / "BF16 from F16 ×35"
+    std::vector<std::string> notices;
+    int32_t contextLength = 0;
+    uint64_t weightBytesResident = 0;        // weights in memory as computed (mapped or converted)
+    uint64_t weightBytesPerToken = 0;        // read by one forward pass
+    uint64_t matmulMacsPerToken = 0;
+    int64_t loadUs = 0;
+    KvCacheStats kv;                         // empty cache, capacity and bytes reserved
+    std::optional<ChatTemplateKind> detectedTemplate;  // from tokenizer.chat_template
+    std::shared_ptr<const Tokenizer> tokenizer;        // immutable, thread-safe
+};
+
+// A piece of the prompt: text to tokenize (special tokens parsed), or tokens known exactly.
+struct PromptChunk {
+    std::string text;
+    std::vector<int32_t> tokens;
+    bool hasTokens = false;
+    bool addBos = false;  // text chunks: prepend BOS (the first chunk, when the template does not write it)
+};
+
+struct GenerationJob {
+    uint64_t id = 0;
+    std::vector<PromptChunk> chunks;
+    SamplerParams sampler;
+    int32_t maxTokens = 256;
+    std::vector<std::string> stopStrings;
+    bool useKvCache = true;
+    int32_t threads = 0;  // 0: keep the current setting
+};
+
+// Steps and the latest KV-cache state since the previous batch (coalesced to frame rate).
+struct StepBatch {
+    std::vector<StepRecord> steps;
+    std::optional<KvCacheStats> kv;
+};
+
+}  // namespace inferscope
+
+Q_DECLARE_METATYPE(inferscope::LoadedModel)
+Q_DECLARE_METATYPE(inferscope::GenerationJob)
+Q_DECLARE_METATYPE(inferscope::EngineOptions)
+Q_DECLARE_METATYPE(inferscope::PrefillStats)
+Q_DECLARE_METATYPE(inferscope::StepBatch)
+Q_DECLARE_METATYPE(inferscope::GenerationSummary)
+Q_DECLARE_METATYPE(inferscope::KvCacheStats)

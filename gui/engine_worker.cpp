@@ -1,0 +1,112 @@
+#include "engine_worker.h"
+
+#include <QElapsedTimer>
+
+namespace inferscope {
+namespace {
+
+// Turns the engine's per-step callbacks into batches emitted at most every 16 ms (the first
+// step at once, so the first token shows without delay).
+class BatchingObserver : public GenerationObserver {
+public:
+    BatchingObserver(EngineWorker* worker, quint64 jobId) : worker_(worker), jobId_(jobId) { clock_.start(); }
+
+    void onPrefill(const PrefillStats& p) override { emit worker_->prefillFinished(jobId_, p); }
+    void onStep(const StepRecord& r) override {
+        batch_.steps.push_back(r);
+        if (r.step == 0 || clock_.elapsed() >= 16) flush();
+    }
+    void onKvCache(const KvCacheStats& s) override { batch_.kv = s; }
+    void flush() {
+        if (batch_.steps.empty() && !batch_.kv) return;
+        emit worker_->stepsReady(jobId_, batch_);
+        batch_ = {};
+        clock_.restart();
+    }
+
+private:
+    EngineWorker* worker_;
+    quint64 jobId_;
+    StepBatch batch_;
+    QElapsedTimer clock_;
+};
+
+}  // namespace
+
+EngineWorker::EngineWorker(std::shared_ptr<std::atomic<uint64_t>> cancelThrough, QObject* parent)
+    : QObject(parent), cancelThrough_(std::move(cancelThrough)) {}
+
+EngineWorker::~EngineWorker() = default;
+
+void EngineWorker::loadModel(quint64 requestId, const EngineOptions& options) {
+    int lastPercent = -1;
+    auto progress = [&](float fraction, std::string_view stage) {
+        const int percent = int(fraction * 100.0f);
+        if (percent == lastPercent) return;  // at most 101 signals per load
+        lastPercent = percent;
+        emit loadProgress(requestId, fraction, QString::fromUtf8(stage.data(), qsizetype(stage.size())));
+    };
+    // The previous engine stays until the new one has loaded: a model that fails to load leaves
+    // the app working with the old one.
+    auto engine = Engine::load(options, progress);
+    if (!engine) {
+        emit loadFailed(requestId, QString::fromStdString(engine.error().message));
+        return;
+    }
+    engine_ = std::move(*engine);
+    modelPath_ = options.modelPath.string();
+
+    LoadedModel m;
+    m.path = modelPath_;
+    m.info = engine_->info();
+    m.device = engine_->device().description();
+    m.precision = engine_->model().precisionSummary();
+    m.notices = engine_->notices();
+    m.contextLength = engine_->contextLength();
+    m.weightBytesResident = engine_->model().weightBytesResident();
+    m.weightBytesPerToken = engine_->model().weightBytesPerToken();
+    m.matmulMacsPerToken = engine_->model().matmulMacsPerToken();
+    m.loadUs = engine_->loadUs();
+    m.kv = engine_->kvStats();
+    m.detectedTemplate = detectChatTemplate(m.info.chatTemplate);
+    m.tokenizer = engine_->sharedTokenizer();
+    emit modelLoaded(requestId, m);
+}
+
+void EngineWorker::generate(const GenerationJob& job) {
+    if (!engine_) {
+        emit generationFailed(job.id, tr("No model is loaded."));
+        return;
+    }
+    auto cancelled = [this, id = job.id] { return cancelThrough_->load(std::memory_order_relaxed) >= id; };
+    if (job.threads > 0) {
+        if (auto ok = engine_->setThreads(job.threads); !ok) {
+            emit generationFailed(job.id, QString::fromStdString(ok.error().message));
+            return;
+        }
+    }
+    // Tokenize the text chunks here, off the GUI thread (a long paste can take a while).
+    GenerateRequest req;
+    QList<QList<int>> chunkTokens;
+    for (const PromptChunk& c : job.chunks) {
+        std::vector<int32_t> ids = c.hasTokens ? c.tokens : engine_->tokenizer().encode(c.text, c.addBos, true);
+        req.prompt.insert(req.prompt.end(), ids.begin(), ids.end());
+        chunkTokens.append(QList<int>(ids.begin(), ids.end()));
+    }
+    emit promptPrepared(job.id, chunkTokens);
+    req.sampler = job.sampler;
+    req.maxTokens = job.maxTokens;
+    req.stopStrings = job.stopStrings;
+    req.useKvCache = job.useKvCache;
+
+    BatchingObserver observer(this, job.id);
+    auto result = engine_->generate(req, &observer, cancelled);
+    observer.flush();
+    if (!result) {
+        emit generationFailed(job.id, QString::fromStdString(result.error().message));
+        return;
+    }
+    emit generationFinished(job.id, *result);
+}
+
+}  // namespace inferscope

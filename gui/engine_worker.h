@@ -1,0 +1,44 @@
+#pragma once
+// EngineWorker: owns the engine on its own thread. The GUI talks to it only through queued
+// signals and slots carrying value types (engine_types.h); the one thing shared is the cancel
+// mark, an atomic job id. Step records are batched here, at most one batch per frame (16 ms),
+// so a fast model does not flood the GUI thread with events.
+
+#include <QObject>
+#include <QString>
+#include <atomic>
+#include <memory>
+
+#include "engine_types.h"
+
+namespace inferscope {
+
+class EngineWorker : public QObject {
+    Q_OBJECT
+public:
+    // cancelThrough: every job with id <= its value is cancelled (set by the GUI thread).
+    explicit EngineWorker(std::shared_ptr<std::atomic<uint64_t>> cancelThrough, QObject* parent = nullptr);
+    ~EngineWorker() override;
+
+public slots:
+    void loadModel(quint64 requestId, const inferscope::EngineOptions& options);
+    void generate(const inferscope::GenerationJob& job);
+
+signals:
+    void loadProgress(quint64 requestId, float fraction, const QString& stage);
+    void modelLoaded(quint64 requestId, const inferscope::LoadedModel& model);
+    void loadFailed(quint64 requestId, const QString& message);
+
+    void promptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens);
+    void prefillFinished(quint64 jobId, const inferscope::PrefillStats& stats);
+    void stepsReady(quint64 jobId, const inferscope::StepBatch& batch);
+    void generationFinished(quint64 jobId, const inferscope::GenerationSummary& summary);
+    void generationFailed(quint64 jobId, const QString& message);
+
+private:
+    std::unique_ptr<Engine> engine_;
+    std::string modelPath_;
+    std::shared_ptr<std::atomic<uint64_t>> cancelThrough_;
+};
+
+}  // namespace inferscope

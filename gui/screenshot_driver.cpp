@@ -1,0 +1,53 @@
+#include "screenshot_driver.h"
+
+#include <QImage>
+#include <QQuickWindow>
+#include <cstdio>
+
+#include "chat_controller.h"
+#include "engine_controller.h"
+
+namespace inferscope {
+
+ScreenshotDriver::ScreenshotDriver(EngineController* engine, ChatController* chat, QString outputPath, QString prompt,
+                                   QObject* parent)
+    : QObject(parent), engine_(engine), chat_(chat), output_(std::move(outputPath)), prompt_(std::move(prompt)) {
+    SamplerParams greedy;
+    greedy.temperature = 0.0f;
+    chat_->setSamplerOverride(greedy);
+    connect(engine_, &EngineController::modelChanged, this, &ScreenshotDriver::onModelReady);
+    connect(engine_, &EngineController::loadFailed, this, [this](const QString& m) { failWith(m); });
+    connect(chat_, &ChatController::answerFinished, this, [this] {
+        // Give the scene graph a few frames to show the final state.
+        QTimer::singleShot(400, this, &ScreenshotDriver::capture);
+    });
+    timeout_.setSingleShot(true);
+    timeout_.setInterval(300 * 1000);
+    connect(&timeout_, &QTimer::timeout, this, [this] { failWith(tr("timed out waiting for the answer")); });
+    timeout_.start();
+}
+
+void ScreenshotDriver::onModelReady() {
+    if (sent_) return;
+    sent_ = true;
+    if (prompt_.isEmpty()) {
+        QTimer::singleShot(400, this, &ScreenshotDriver::capture);
+        return;
+    }
+    if (!chat_->send(prompt_)) failWith(tr("could not send the prompt: %1").arg(chat_->lastError()));
+}
+
+void ScreenshotDriver::capture() {
+    if (!window_) return failWith(tr("no window to capture"));
+    const QImage image = window_->grabWindow();
+    if (image.isNull() || !image.save(output_, "PNG")) return failWith(tr("could not write %1").arg(output_));
+    std::fprintf(stderr, "inferscope: screenshot saved to %s (%dx%d)\n", qPrintable(output_), image.width(), image.height());
+    emit finished(0);
+}
+
+void ScreenshotDriver::failWith(const QString& message) {
+    std::fprintf(stderr, "inferscope: --screenshot failed: %s\n", qPrintable(message));
+    emit finished(1);
+}
+
+}  // namespace inferscope

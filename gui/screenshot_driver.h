@@ -1,0 +1,41 @@
+#pragma once
+// ScreenshotDriver: the app's --screenshot mode. Once the model has loaded it sends the prompt
+// (greedy), waits for the answer to finish, lets the window render, saves the window as a PNG
+// and quits — for README pictures and tests. Exit code 0 on success, 1 with a message otherwise.
+
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+class QQuickWindow;
+
+namespace inferscope {
+
+class ChatController;
+class EngineController;
+
+class ScreenshotDriver : public QObject {
+    Q_OBJECT
+public:
+    ScreenshotDriver(EngineController* engine, ChatController* chat, QString outputPath, QString prompt,
+                     QObject* parent = nullptr);
+    void setWindow(QQuickWindow* window) { window_ = window; }
+    void setTimeoutSeconds(int seconds) { timeout_.setInterval(seconds * 1000); }
+
+signals:
+    void finished(int exitCode);
+
+private:
+    void onModelReady();
+    void capture();
+    void failWith(const QString& message);
+
+    EngineController* engine_;
+    ChatController* chat_;
+    QQuickWindow* window_ = nullptr;
+    QString output_, prompt_;
+    QTimer timeout_;
+    bool sent_ = false;
+};
+
+}  // namespace inferscope

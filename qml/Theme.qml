@@ -1,0 +1,42 @@
+pragma Singleton
+import QtQuick
+import Inferscope
+
+// Colours, sizes and number formats shared by every view. Light and dark follow AppSettings.theme.
+QtObject {
+    readonly property bool dark: AppSettings.theme === "dark"
+
+    readonly property color background: dark ? "#15171c" : "#f5f6f8"
+    readonly property color surface: dark ? "#1d2027" : "#ffffff"
+    readonly property color surfaceAlt: dark ? "#242833" : "#eef0f4"
+    readonly property color border: dark ? "#2f3440" : "#d8dce3"
+    readonly property color text: dark ? "#e7e9ee" : "#1c1f24"
+    readonly property color muted: dark ? "#9aa3b2" : "#5f6774"
+    readonly property color accent: dark ? "#8b93ff" : "#4f46e5"
+    readonly property color accentSoft: dark ? "#2b2f55" : "#e8e7fd"
+    readonly property color userBubble: dark ? "#262b3a" : "#eceefe"
+    readonly property color danger: dark ? "#ff7b72" : "#c93c37"
+    readonly property color dangerSoft: dark ? "#3b1f22" : "#fdecec"
+    readonly property color warning: dark ? "#e3b341" : "#9a6700"
+    readonly property color success: dark ? "#56d364" : "#1a7f37"
+    // Cells and bars of the visualizer: prompt (prefill) vs generated (decode).
+    readonly property color prefill: dark ? "#58a6ff" : "#2f6feb"
+    readonly property color decode: dark ? "#f0883e" : "#d9730d"
+
+    readonly property int spacing: 8
+    readonly property int radius: 8
+    readonly property int fontSmall: 11
+    readonly property int fontNormal: 13
+    readonly property int fontLarge: 16
+
+    function bytes(b) {
+        if (b === undefined || b === null || isNaN(b)) return "–"
+        const units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        let v = b, u = 0
+        while (v >= 1024 && u < units.length - 1) { v /= 1024; ++u }
+        return (u === 0 ? v.toFixed(0) : v.toFixed(v < 10 ? 2 : 1)) + " " + units[u]
+    }
+    function rate(r) { return r > 0 ? (r >= 100 ? r.toFixed(0) : r.toFixed(1)) : "–" }
+    function ms(m) { return m > 0 ? (m >= 100 ? m.toFixed(0) : m.toFixed(1)) + " ms" : "–" }
+    function count(n) { return n === undefined ? "–" : Number(n).toLocaleString(Qt.locale("en_US"), "f", 0) }
+}

@@ -1,0 +1,65 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Inferscope
+
+// The conversation: messages streaming in, what the KV cache reused, and the composer.
+Rectangle {
+    id: view
+    color: Theme.background
+
+    ColumnLayout {
+        anchors.fill: parent
+        spacing: 0
+
+        ListView {
+            id: list
+            objectName: "messageList"
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            clip: true
+            spacing: Theme.spacing * 1.5
+            topMargin: Theme.spacing * 2
+            bottomMargin: Theme.spacing * 2
+            model: ChatController.messages
+            // Follow the stream while the user is at the bottom.
+            property bool pinned: true
+            onMovementEnded: pinned = atYEnd
+            onContentHeightChanged: if (pinned) positionViewAtEnd()
+            ScrollBar.vertical: ScrollBar {}
+
+            delegate: MessageDelegate {
+                width: ListView.view.width
+                isLast: index === ListView.view.count - 1
+            }
+
+            Label {
+                anchors.centerIn: parent
+                width: Math.min(parent.width - 48, 520)
+                visible: list.count === 0
+                horizontalAlignment: Text.AlignHCenter
+                wrapMode: Text.Wrap
+                color: Theme.muted
+                text: !EngineController.hasModel
+                      ? qsTr("Open a GGUF model to begin (Ctrl+O, or drop a .gguf file here).")
+                      : ChatController.mode === "completion"
+                        ? qsTr("Completion mode: write the beginning of a text and %1 continues it. Each token's probabilities, the KV cache and the timings show in the inspector.").arg(EngineController.modelName)
+                        : qsTr("Chat with %1. Each token's probabilities, the KV cache and the timings show in the inspector.").arg(EngineController.modelName)
+            }
+        }
+
+        Label {
+            objectName: "cacheNote"
+            visible: ChatController.cacheNote !== ""
+            text: "⟲ " + ChatController.cacheNote
+            color: Theme.muted
+            font.pixelSize: Theme.fontSmall
+            Layout.leftMargin: Theme.spacing * 2
+            Layout.bottomMargin: 4
+        }
+
+        Composer {
+            Layout.fillWidth: true
+        }
+    }
+}

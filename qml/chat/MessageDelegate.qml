@@ -1,0 +1,138 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Inferscope
+
+// One message. Questions can be edited and sent again (the cache is truncated at the edit and
+// only the new part is prefilled); the last answer can be regenerated; answers show their figures.
+Item {
+    id: root
+    required property int index
+    required property string role
+    required property string text
+    required property bool streaming
+    required property string finishReason
+    required property var stats
+    required property int generatedCount
+    property bool isLast: false
+    property bool editing: false
+
+    readonly property bool isUser: role === "user"
+    implicitHeight: column.implicitHeight
+
+    ColumnLayout {
+        id: column
+        x: Theme.spacing * 2
+        width: parent.width - Theme.spacing * 4
+        spacing: 4
+
+        Label {
+            text: root.isUser ? qsTr("You") : (EngineController.modelName || qsTr("Model"))
+            color: Theme.muted
+            font.pixelSize: Theme.fontSmall
+            font.bold: true
+        }
+
+        Rectangle {
+            Layout.fillWidth: true
+            implicitHeight: body.implicitHeight + 2 * Theme.spacing
+            radius: Theme.radius
+            color: root.isUser ? Theme.userBubble : Theme.surface
+            border.color: Theme.border
+            border.width: root.isUser ? 0 : 1
+
+            TextEdit {
+                id: body
+                objectName: "messageText"
+                visible: !root.editing
+                anchors.fill: parent
+                anchors.margins: Theme.spacing
+                text: root.text + (root.streaming ? " ▍" : "")
+                textFormat: (ChatController.mode === "chat" && !root.isUser && !root.streaming) ? TextEdit.MarkdownText : TextEdit.PlainText
+                wrapMode: TextEdit.Wrap
+                readOnly: true
+                selectByMouse: true
+                color: Theme.text
+                selectionColor: Theme.accent
+                font.pixelSize: Theme.fontNormal
+            }
+
+            ColumnLayout {
+                visible: root.editing
+                anchors.fill: parent
+                anchors.margins: Theme.spacing
+                TextArea {
+                    id: editor
+                    objectName: "editor"
+                    Layout.fillWidth: true
+                    wrapMode: TextEdit.Wrap
+                    font.pixelSize: Theme.fontNormal
+                }
+                RowLayout {
+                    Label {
+                        text: qsTr("Later messages are replaced; the KV cache is truncated here and only the new text is prefilled.")
+                        color: Theme.muted
+                        font.pixelSize: Theme.fontSmall
+                        wrapMode: Text.Wrap
+                        Layout.fillWidth: true
+                    }
+                    Button { text: qsTr("Cancel"); onClicked: root.editing = false }
+                    Button {
+                        objectName: "resendButton"
+                        text: qsTr("Send again")
+                        highlighted: true
+                        enabled: ChatController.canSend
+                        onClicked: {
+                            root.editing = false
+                            ChatController.editAndResend(root.index, editor.text)
+                        }
+                    }
+                }
+            }
+        }
+
+        RowLayout {
+            spacing: Theme.spacing
+            visible: !root.streaming
+            Label {
+                visible: !root.isUser && root.stats !== undefined && root.stats.generatedTokens !== undefined
+                text: !root.stats || root.stats.generatedTokens === undefined ? "" :
+                      qsTr("%1 tokens · prefill %2 tok/s (%3 reused, %4 new) · decode %5 tok/s · first token %6 · %7")
+                        .arg(root.stats.generatedTokens)
+                        .arg(Theme.rate(root.stats.prefillTokensPerSecond))
+                        .arg(root.stats.reusedTokens).arg(root.stats.prefilledTokens)
+                        .arg(Theme.rate(root.stats.decodeTokensPerSecond))
+                        .arg(Theme.ms(root.stats.timeToFirstTokenMs))
+                        .arg(root.finishReason === "eos" ? qsTr("ended by the model")
+                             : root.finishReason === "length" ? qsTr("max tokens reached")
+                             : root.finishReason === "cancelled" ? qsTr("stopped")
+                             : root.finishReason === "stop" ? qsTr("stop string")
+                             : root.finishReason === "context_full" ? qsTr("context full") : root.finishReason)
+                color: Theme.muted
+                font.pixelSize: Theme.fontSmall
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
+            }
+            Item { Layout.fillWidth: root.isUser }
+            ToolButton {
+                visible: root.isUser
+                text: qsTr("Edit")
+                font.pixelSize: Theme.fontSmall
+                enabled: ChatController.canSend
+                onClicked: {
+                    editor.text = root.text
+                    root.editing = true
+                    editor.forceActiveFocus()
+                }
+            }
+            ToolButton {
+                objectName: "regenerateButton"
+                visible: !root.isUser && root.isLast
+                text: qsTr("Regenerate")
+                font.pixelSize: Theme.fontSmall
+                enabled: ChatController.canRegenerate
+                onClicked: ChatController.regenerate()
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Inferscope
+
+// The right-hand panel: sampling and chat settings, and the loaded model.
+Rectangle {
+    id: inspector
+    color: Theme.surface
+    Rectangle { anchors.left: parent.left; width: 1; height: parent.height; color: Theme.border }
+
+    readonly property var tabs: ["settings", "model"]
+
+    ColumnLayout {
+        anchors.fill: parent
+        anchors.leftMargin: 1
+        spacing: 0
+
+        TabBar {
+            id: tabBar
+            Layout.fillWidth: true
+            currentIndex: Math.max(0, inspector.tabs.indexOf(AppSettings.inspectorTab))
+            onCurrentIndexChanged: AppSettings.inspectorTab = inspector.tabs[currentIndex]
+            TabButton { text: qsTr("Settings") }
+            TabButton { text: qsTr("Model") }
+        }
+        StackLayout {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            currentIndex: tabBar.currentIndex
+            SettingsPanel {}
+            ModelPanel {}
+        }
+    }
+}

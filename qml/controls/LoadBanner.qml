@@ -1,0 +1,37 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Inferscope
+
+// Shown while a model loads on the worker thread: which file, how far, what is being prepared.
+Rectangle {
+    visible: EngineController.state === EngineController.Loading
+    implicitHeight: visible ? layout.implicitHeight + 2 * Theme.spacing : 0
+    color: Theme.accentSoft
+
+    RowLayout {
+        id: layout
+        anchors.fill: parent
+        anchors.margins: Theme.spacing
+        spacing: Theme.spacing * 2
+        Label {
+            text: qsTr("Loading %1").arg(EngineController.loadingPath)
+            color: Theme.text
+            font.bold: true
+        }
+        ProgressBar {
+            objectName: "loadProgress"
+            Layout.fillWidth: true
+            from: 0
+            to: 1
+            value: EngineController.loadProgress
+        }
+        Label {
+            text: Math.round(EngineController.loadProgress * 100) + "% · " + EngineController.loadStage
+            color: Theme.muted
+            font.pixelSize: Theme.fontSmall
+            Layout.preferredWidth: 260
+            elide: Text.ElideMiddle
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Inferscope
+
+// The loaded model: shapes from its GGUF header, tensor types, what it costs in memory.
+ScrollView {
+    id: panel
+    contentWidth: availableWidth
+    clip: true
+    // A scroll bar that comes and goes would change the width, the wrapping and the height in a loop.
+    ScrollBar.vertical.policy: ScrollBar.AlwaysOn
+    ScrollBar.horizontal.policy: ScrollBar.AlwaysOff
+    readonly property var d: EngineController.modelDetails
+
+    GridLayout {
+        width: panel.availableWidth - 2 * Theme.spacing
+        x: Theme.spacing * 1.5
+        columns: 2
+        rowSpacing: 4
+        columnSpacing: Theme.spacing * 2
+
+        Label { text: EngineController.modelName; font.bold: true; font.pixelSize: Theme.fontLarge; Layout.columnSpan: 2; Layout.topMargin: Theme.spacing }
+        Label { text: EngineController.modelPath; color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.columnSpan: 2; wrapMode: Text.WrapAnywhere; Layout.fillWidth: true; Layout.preferredWidth: 100 }
+
+        Repeater {
+            model: panel.d.name === undefined ? [] : [
+                [qsTr("Architecture"), panel.d.architecture],
+                [qsTr("Parameters"), Theme.count(panel.d.parameters)],
+                [qsTr("Layers"), panel.d.layers],
+                [qsTr("Embedding"), panel.d.embedding],
+                [qsTr("Feed-forward"), panel.d.feedForward],
+                [qsTr("Heads"), qsTr("%1 query, %2 KV (%3)").arg(panel.d.heads).arg(panel.d.kvHeads)
+                                  .arg(panel.d.kvHeads === panel.d.heads ? "MHA" : panel.d.kvHeads === 1 ? "MQA" : "GQA")],
+                [qsTr("Head dim"), panel.d.headDim],
+                [qsTr("Vocabulary"), Theme.count(panel.d.vocabSize) + " (" + panel.d.tokenizer + ")"],
+                [qsTr("Trained context"), Theme.count(panel.d.trainedContext)],
+                [qsTr("Context here"), Theme.count(EngineController.contextLength)],
+                [qsTr("RoPE base"), panel.d.ropeFreqBase],
+                [qsTr("Precision"), EngineController.precision],
+                [qsTr("File"), Theme.bytes(panel.d.fileBytes)],
+                [qsTr("Weights in memory"), Theme.bytes(EngineController.weightBytes)],
+                [qsTr("Weights read per token"), Theme.bytes(panel.d.weightBytesPerToken)],
+                [qsTr("KV cache per token"), Theme.bytes(panel.d.kvBytesPerToken)],
+                [qsTr("KV cache reserved"), Theme.bytes(EngineController.kvBytesReserved)],
+                [qsTr("Loaded in"), Theme.ms(panel.d.loadMs)],
+                [qsTr("Engine"), EngineController.deviceDescription],
+            ]
+            delegate: RowLayout {
+                required property var modelData
+                Layout.columnSpan: 2
+                Layout.fillWidth: true
+                Label { text: modelData[0]; color: Theme.muted; Layout.preferredWidth: 150 }
+                Label { text: String(modelData[1]); Layout.fillWidth: true; Layout.preferredWidth: 100; wrapMode: Text.Wrap }
+            }
+        }
+        Label {
+            Layout.columnSpan: 2
+            visible: EngineController.notices.length > 0
+            text: EngineController.notices.join("\n")
+            color: Theme.warning
+            wrapMode: Text.Wrap
+            Layout.preferredWidth: 100  // fills the row; its unwrapped width must not drive the layout
+            Layout.fillWidth: true
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Inferscope
+
+// Sampling parameters (validated by the engine's rules), named presets, and the chat settings.
+ScrollView {
+    id: panel
+    contentWidth: availableWidth
+    clip: true
+    // A scroll bar that comes and goes would change the width, the wrapping and the height in a loop.
+    ScrollBar.vertical.policy: ScrollBar.AlwaysOn
+    ScrollBar.horizontal.policy: ScrollBar.AlwaysOff
+
+    ColumnLayout {
+        width: panel.availableWidth
+        spacing: Theme.spacing
+
+        GridLayout {
+            Layout.margins: Theme.spacing * 1.5
+            Layout.fillWidth: true
+            columns: 2
+            columnSpacing: Theme.spacing
+            rowSpacing: 6
+
+            Label { text: qsTr("Sampling"); font.bold: true; font.pixelSize: Theme.fontLarge; Layout.columnSpan: 2 }
+
+            Label { text: qsTr("Preset") }
+            RowLayout {
+                Layout.fillWidth: true
+                ComboBox {
+                    id: presetBox
+                    objectName: "presetBox"
+                    Layout.fillWidth: true
+                    model: SamplingSettings.presetNames
+                    displayText: SamplingSettings.currentPreset !== "" ? SamplingSettings.currentPreset : qsTr("(custom)")
+                    onActivated: (i) => SamplingSettings.applyPreset(SamplingSettings.presetNames[i])
+                }
+                Button {
+                    text: qsTr("Save…")
+                    onClicked: savePopup.open()
+                }
+            }
+
+            ParamSlider {
+                objectName: "temperature"
+                label: qsTr("Temperature"); from: 0; to: 2; step: 0.05; decimals: 2
+                value: SamplingSettings.temperature
+                onMoved: (v) => SamplingSettings.temperature = v
+                hint: qsTr("Divides the logits before the draw: below 1 sharpens the distribution, above 1 flattens it; 0 is greedy (always the most probable token).")
+            }
+            ParamSlider {
+                objectName: "topK"
+                label: qsTr("Top-k"); from: 0; to: 200; step: 1; decimals: 0
+                value: SamplingSettings.topK
+                onMoved: (v) => SamplingSettings.topK = Math.round(v)
+                hint: qsTr("Keeps only the k most probable tokens (0 = off).")
+            }
+            ParamSlider {
+                objectName: "topP"
+                label: qsTr("Top-p"); from: 0.05; to: 1; step: 0.01; decimals: 2
+                value: SamplingSettings.topP
+                onMoved: (v) => SamplingSettings.topP = v
+                hint: qsTr("Nucleus sampling: keeps the smallest set of tokens whose probabilities add up to p (1 = off).")
+            }
+            ParamSlider {
+                objectName: "minP"
+                label: qsTr("Min-p"); from: 0; to: 0.5; step: 0.01; decimals: 2
+                value: SamplingSettings.minP
+                onMoved: (v) => SamplingSettings.minP = v
+                hint: qsTr("Drops tokens less probable than min-p times the most probable one (0 = off).")
+            }
+            ParamSlider {
+                objectName: "repeatPenalty"
+                label: qsTr("Repetition penalty"); from: 0.5; to: 2; step: 0.01; decimals: 2
+                value: SamplingSettings.repeatPenalty
+                onMoved: (v) => SamplingSettings.repeatPenalty = v
+                hint: qsTr("Makes tokens seen in the last tokens less likely (1 = off).")
+            }
+
+            Label { text: qsTr("Penalty window") }
+            SpinBox { from: -1; to: 4096; editable: true; value: SamplingSettings.repeatLastN; onValueModified: SamplingSettings.repeatLastN = value }
+            Label { text: qsTr("Seed") }
+            SpinBox {
+                objectName: "seed"
+                from: -1; to: 2147483647; editable: true
+                value: SamplingSettings.seed
+                onValueModified: SamplingSettings.seed = value
+                textFromValue: (v) => v < 0 ? qsTr("random") : String(v)
+                valueFromText: (t) => t === qsTr("random") ? -1 : parseInt(t)
+            }
+            Label { text: qsTr("Max tokens") }
+            SpinBox { objectName: "maxTokens"; from: 1; to: 32768; editable: true; value: SamplingSettings.maxTokens; onValueModified: SamplingSettings.maxTokens = value }
+            Label { text: qsTr("Threads") }
+            SpinBox {
+                from: 0; to: 256; editable: true
+                value: SamplingSettings.threads
+                onValueModified: SamplingSettings.threads = value
+                textFromValue: (v) => v === 0 ? qsTr("all cores") : String(v)
+                valueFromText: (t) => t === qsTr("all cores") ? 0 : parseInt(t)
+            }
+            Label { text: qsTr("Candidates kept") }
+            SpinBox { from: 0; to: 256; editable: true; value: SamplingSettings.topN; onValueModified: SamplingSettings.topN = value }
+
+            Label {
+                objectName: "validationError"
+                Layout.columnSpan: 2
+                Layout.fillWidth: true
+                visible: !SamplingSettings.valid
+                text: SamplingSettings.validationError
+                color: Theme.danger
+                wrapMode: Text.Wrap
+                Layout.preferredWidth: 100  // fills the row; its unwrapped width must not drive the layout
+            }
+            Button {
+                Layout.columnSpan: 2
+                text: qsTr("Reset to defaults")
+                onClicked: SamplingSettings.resetDefaults()
+            }
+
+            Rectangle { Layout.columnSpan: 2; Layout.fillWidth: true; height: 1; color: Theme.border }
+            Label { text: qsTr("Conversation"); font.bold: true; font.pixelSize: Theme.fontLarge; Layout.columnSpan: 2 }
+            Label {
+                Layout.columnSpan: 2
+                Layout.fillWidth: true
+                wrapMode: Text.Wrap
+                Layout.preferredWidth: 100  // fills the row; its unwrapped width must not drive the layout
+                color: Theme.muted
+                font.pixelSize: Theme.fontSmall
+                text: ChatController.mode === "chat"
+                      ? qsTr("Chat mode: turns are wrapped in the %1 template.").arg(ChatController.effectiveTemplate)
+                      : qsTr("Completion mode: the model continues the text as written (what story and base models want).")
+            }
+            Label { text: qsTr("System prompt"); visible: ChatController.mode === "chat"; Layout.columnSpan: 2 }
+            TextArea {
+                objectName: "systemPrompt"
+                visible: ChatController.mode === "chat"
+                Layout.columnSpan: 2
+                Layout.fillWidth: true
+                Layout.preferredHeight: 80
+                wrapMode: TextEdit.Wrap
+                text: ChatController.systemPrompt
+                placeholderText: qsTr("e.g. You are a concise assistant.")
+                onEditingFinished: ChatController.systemPrompt = text
+                enabled: !ChatController.generating
+            }
+        }
+    }
+
+    Popup {
+        id: savePopup
+        anchors.centerIn: Overlay.overlay
+        modal: true
+        padding: Theme.spacing * 2
+        ColumnLayout {
+            Label { text: qsTr("Save the current settings as a preset") }
+            TextField { id: presetName; placeholderText: qsTr("Name"); Layout.fillWidth: true }
+            RowLayout {
+                Button { text: qsTr("Cancel"); onClicked: savePopup.close() }
+                Button {
+                    text: qsTr("Save")
+                    highlighted: true
+                    onClicked: if (SamplingSettings.savePreset(presetName.text)) savePopup.close()
+                }
+            }
+        }
+    }
+}

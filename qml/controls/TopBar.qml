@@ -1,0 +1,106 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Inferscope
+
+// The window's toolbar: panels, the model (open, recent), chat or completion mode and template.
+ToolBar {
+    id: bar
+    signal openModelRequested()
+
+    background: Rectangle {
+        color: Theme.surface
+        Rectangle { anchors.bottom: parent.bottom; width: parent.width; height: 1; color: Theme.border }
+    }
+
+    RowLayout {
+        anchors.fill: parent
+        anchors.leftMargin: Theme.spacing
+        anchors.rightMargin: Theme.spacing
+        spacing: Theme.spacing
+
+        ToolButton {
+            text: "☰"
+            checkable: true
+            checked: AppSettings.sidebarVisible
+            onToggled: AppSettings.sidebarVisible = checked
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Conversations (Ctrl+B)")
+        }
+
+        Button {
+            id: modelButton
+            objectName: "modelButton"
+            flat: true
+            Layout.maximumWidth: 360
+            text: EngineController.hasModel ? EngineController.modelName + "  ▾" : qsTr("Open a model…  ▾")
+            font.bold: true
+            onClicked: modelMenu.popup(modelButton, 0, modelButton.height)
+            ToolTip.visible: hovered && EngineController.hasModel
+            ToolTip.text: EngineController.modelPath
+            Menu {
+                id: modelMenu
+                MenuItem { text: qsTr("Open GGUF file…  (Ctrl+O)"); onTriggered: bar.openModelRequested() }
+                MenuSeparator { visible: AppSettings.recentModels.length > 0 }
+                Repeater {
+                    model: AppSettings.recentModels
+                    delegate: MenuItem {
+                        required property string modelData
+                        text: modelData.split("/").pop()
+                        onTriggered: EngineController.loadModel(modelData)
+                    }
+                }
+            }
+        }
+
+        Label {
+            text: EngineController.hasModel ? EngineController.deviceDescription + " · " + EngineController.precision : ""
+            color: Theme.muted
+            font.pixelSize: Theme.fontSmall
+            elide: Text.ElideRight
+            Layout.fillWidth: true
+        }
+
+        ComboBox {
+            id: modeBox
+            objectName: "modeBox"
+            model: [qsTr("Chat"), qsTr("Completion")]
+            currentIndex: ChatController.mode === "chat" ? 0 : 1
+            onActivated: (i) => ChatController.mode = (i === 0 ? "chat" : "completion")
+            enabled: !ChatController.generating
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Chat wraps each turn in the model's chat template; completion continues your text as written.")
+        }
+        ComboBox {
+            visible: ChatController.mode === "chat"
+            model: ChatController.templateNames
+            currentIndex: Math.max(0, ChatController.templateNames.indexOf(ChatController.templateChoice))
+            displayText: ChatController.templateChoice === "auto" ? qsTr("auto (%1)").arg(ChatController.effectiveTemplate) : currentText
+            onActivated: (i) => ChatController.templateChoice = ChatController.templateNames[i]
+            enabled: !ChatController.generating
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Chat template: auto follows the model's metadata.")
+        }
+
+        ToolButton {
+            text: qsTr("New chat")
+            onClicked: ChatController.newConversation()
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Start a new conversation (Ctrl+N)")
+        }
+        ToolButton {
+            text: Theme.dark ? "☀" : "☾"
+            onClicked: AppSettings.theme = Theme.dark ? "light" : "dark"
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Light or dark theme")
+        }
+        ToolButton {
+            text: "◨"
+            checkable: true
+            checked: AppSettings.inspectorVisible
+            onToggled: AppSettings.inspectorVisible = checked
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Inspector (Ctrl+I)")
+        }
+    }
+}

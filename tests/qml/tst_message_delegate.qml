@@ -1,0 +1,49 @@
+import QtQuick
+import QtTest
+import Inferscope
+
+// One message from synthetic data: text, streaming cursor, the statistics line and the buttons.
+TestCase {
+    name: "MessageDelegate"
+    width: 700
+    height: 400
+    when: windowShown
+
+    Component {
+        id: delegateComponent
+        MessageDelegate { width: 700 }
+    }
+
+    function props(extra) {
+        const p = {index: 1, role: "assistant", text: "Hello there", streaming: false, finishReason: "eos",
+                   stats: {generatedTokens: 12, prefillTokensPerSecond: 500, reusedTokens: 3, prefilledTokens: 2,
+                           decodeTokensPerSecond: 80.5, timeToFirstTokenMs: 14.2},
+                   generatedCount: 12, isLast: true}
+        for (const k in extra) p[k] = extra[k]
+        return p
+    }
+
+    function test_answer_shows_text_and_figures() {
+        const d = createTemporaryObject(delegateComponent, this, props({}))
+        verify(d)
+        const body = findChild(d, "messageText")
+        compare(body.text, "Hello there")
+        verify(d.implicitHeight > 40)
+        const regen = findChild(d, "regenerateButton")
+        verify(regen.visible)
+    }
+
+    function test_streaming_shows_a_cursor_and_hides_buttons() {
+        const d = createTemporaryObject(delegateComponent, this, props({streaming: true}))
+        compare(findChild(d, "messageText").text, "Hello there ▍")
+        verify(!findChild(d, "regenerateButton").visible)
+    }
+
+    function test_question_can_be_edited() {
+        const d = createTemporaryObject(delegateComponent, this, props({role: "user", text: "Hi", isLast: false}))
+        verify(!findChild(d, "regenerateButton").visible)
+        d.editing = true
+        verify(!findChild(d, "messageText").visible)
+        verify(findChild(d, "editor").visible)
+    }
+}

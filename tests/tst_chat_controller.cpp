@@ -1,0 +1,193 @@
+// ChatController end to end with the real bundled model and an in-memory ChatStore: answers
+// stream into ChatModel (checked by QAbstractItemModelTester throughout), every completed message
+// is stored with its tokens and per-token records, regenerate and edit reuse the KV cache, chat
+// templates shape the prompt, stop keeps the partial answer, and a reopened conversation
+// continues from the cache.
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QTest>
+
+#include "chat_controller.h"
+#include "chat_store.h"
+#include "engine/step_record_codec.h"
+#include "gui_test_helpers.h"
+#include "sampling_settings.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_gui;
+
+class TestChatController : public QObject {
+    Q_OBJECT
+
+    struct Fixture {
+        EngineController engine{nullptr};
+        SamplingSettings sampling{nullptr};
+        ChatStore store;
+        std::unique_ptr<ChatController> chat;
+        std::unique_ptr<QAbstractItemModelTester> tester;
+        Fixture() {
+            store.open(QStringLiteral(":memory:"));
+            chat = std::make_unique<ChatController>(&engine, &sampling, &store);
+            tester = std::make_unique<QAbstractItemModelTester>(chat->messages(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+            SamplerParams greedy;
+            greedy.temperature = 0.0f;
+            chat->setSamplerOverride(greedy);
+            sampling.setMaxTokens(24);
+        }
+        bool answer(const std::function<bool()>& start) {
+            QSignalSpy done(chat.get(), &ChatController::answerFinished);
+            if (!start()) return false;
+            return done.wait(20000);
+        }
+    };
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
+    }
+
+    void completionAnswerStreamsAndIsStored() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QCOMPARE(f.chat->mode(), QStringLiteral("completion"));  // stories260K names no chat template
+        QSignalSpy textChanges(f.chat->messages(), &QAbstractItemModel::dataChanged);
+        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
+        ChatModel* m = f.chat->messages();
+        QCOMPARE(m->count(), 2);
+        QCOMPARE(m->at(0).role, QStringLiteral("user"));
+        QCOMPARE(m->at(0).tokens, (std::vector<int32_t>{1, 403, 407, 261, 378}));
+        const ChatMessage& a = m->at(1);
+        QCOMPARE(a.role, QStringLiteral("assistant"));
+        QVERIFY(!a.streaming);
+        QVERIFY(a.text.startsWith(", there was a little girl named Lily"));
+        QCOMPARE(a.finishReason, QStringLiteral("length"));
+        QCOMPARE(int(a.steps.size()), 24);
+        QCOMPARE(a.tokens.size(), size_t(24));
+        QCOMPARE(a.stats.value("generatedTokens").toInt(), 24);
+        QVERIFY(textChanges.count() >= 2);  // streamed, then finished
+        // Stored: both messages, with tokens and the per-token records.
+        QVERIFY(f.chat->conversationId() != 0);
+        QCOMPARE(f.chat->title(), QStringLiteral("Once upon a time"));
+        const auto stored = f.store.messages(f.chat->conversationId());
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[0].content, QStringLiteral("Once upon a time"));
+        QCOMPARE(stored[1].content, a.text);
+        QCOMPARE(stored[1].tokens.size(), 24);
+        auto records = decodeStepRecords(std::span(reinterpret_cast<const uint8_t*>(stored[1].tokenRecords.constData()),
+                                                   size_t(stored[1].tokenRecords.size())));
+        QVERIFY(records);
+        QCOMPARE(records->size(), size_t(24));
+        QCOMPARE((*records)[0].sample.id, 432);  // ","
+    }
+
+    void regenerateReusesThePrompt() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
+        const QString first = f.chat->messages()->at(1).text;
+        QVERIFY(f.chat->canRegenerate());
+        QVERIFY(f.answer([&] { return f.chat->regenerate(); }));
+        QCOMPARE(f.chat->messages()->count(), 2);
+        QCOMPARE(f.chat->messages()->at(1).text, first);  // greedy: the same answer
+        // The prompt's 5 tokens were in the cache: only the last is run again.
+        QCOMPARE(f.chat->cacheNote(), QStringLiteral("Reused 4 cached tokens from the KV cache; prefilled 1 new."));
+        QCOMPARE(f.store.messages(f.chat->conversationId()).size(), 2);
+    }
+
+    void editTruncatesAndPrefillsOnlyTheNewPart() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
+        QVERIFY(f.answer([&] { return f.chat->send(" The end."); }));
+        QCOMPARE(f.chat->messages()->count(), 4);
+        // A follow-up turn reuses everything before it.
+        const int contextBefore = int(f.chat->messages()->at(0).tokens.size() + f.chat->messages()->at(1).tokens.size());
+        QVERIFY(f.chat->cacheNote().startsWith(QString("Reused %1 cached tokens").arg(contextBefore - 1)) ||
+                f.chat->cacheNote().startsWith(QString("Reused %1 cached tokens").arg(contextBefore)));
+        // Edit the second question: messages after it go, the cache is truncated at it.
+        QVERIFY(f.answer([&] { return f.chat->editAndResend(2, " Then a dog came."); }));
+        QCOMPARE(f.chat->messages()->count(), 4);
+        QCOMPARE(f.chat->messages()->at(2).text, QStringLiteral(" Then a dog came."));
+        QVERIFY2(f.chat->cacheNote().startsWith(QString("Reused %1 cached tokens").arg(contextBefore)), qPrintable(f.chat->cacheNote()));
+        const auto stored = f.store.messages(f.chat->conversationId());
+        QCOMPARE(stored.size(), 4);
+        QCOMPARE(stored[2].content, QStringLiteral(" Then a dog came."));
+    }
+
+    void chatTemplateShapesThePrompt() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        f.chat->setMode("chat");
+        f.chat->setTemplateChoice("llama2");
+        f.chat->setSystemPrompt("Be kind.");
+        QCOMPARE(f.chat->effectiveTemplate(), QStringLiteral("llama2"));
+        QVERIFY(f.answer([&] { return f.chat->send("Hi"); }));
+        const auto& tok = *f.engine.model()->tokenizer;
+        const auto expected = tok.encode("<s>[INST] <<SYS>>\nBe kind.\n<</SYS>>\n\nHi [/INST]", false, true);
+        QCOMPARE(f.chat->messages()->at(0).tokens, expected);
+        QCOMPARE(expected.front(), tok.bosId());
+        // The answer did not end with EOS (24-token budget): its context tokens end with " </s>".
+        const auto& answerTokens = f.chat->messages()->at(1).tokens;
+        if (f.chat->messages()->at(1).finishReason == QLatin1String("length")) QCOMPARE(answerTokens.back(), tok.eosId());
+        const auto conv = f.store.conversation(f.chat->conversationId());
+        QVERIFY(conv);
+        QCOMPARE(conv->mode, QStringLiteral("chat"));
+        QCOMPARE(conv->templateName, QStringLiteral("llama2"));
+        QCOMPARE(conv->systemPrompt, QStringLiteral("Be kind."));
+    }
+
+    void stopKeepsThePartialAnswer() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        f.sampling.setMaxTokens(1900);
+        SamplerParams sampled;
+        sampled.temperature = 1.0f;
+        sampled.seed = 5;
+        f.chat->setSamplerOverride(sampled);
+        QSignalSpy done(f.chat.get(), &ChatController::answerFinished);
+        QSignalSpy steps(&f.engine, &EngineController::stepsArrived);
+        QVERIFY(f.chat->send("Once upon a time"));
+        QVERIFY(f.chat->generating());
+        QVERIFY(steps.wait(10000));
+        f.chat->stop();
+        QVERIFY(done.wait(10000));
+        const ChatMessage& a = f.chat->messages()->at(1);
+        if (a.finishReason == QLatin1String("eos")) QSKIP("the story ended before the stop");
+        QCOMPARE(a.finishReason, QStringLiteral("cancelled"));
+        QVERIFY(!a.text.isEmpty());
+        QVERIFY(!f.chat->generating());
+        QCOMPARE(f.store.messages(f.chat->conversationId()).size(), 2);
+    }
+
+    void reopenedConversationContinuesFromTheCache() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
+        const qint64 id = f.chat->conversationId();
+        f.chat->newConversation();
+        QCOMPARE(f.chat->messages()->count(), 0);
+        QVERIFY(f.chat->openConversation(id));
+        QCOMPARE(f.chat->messages()->count(), 2);
+        QCOMPARE(f.chat->messages()->at(0).tokens, (std::vector<int32_t>{1, 403, 407, 261, 378}));
+        QCOMPARE(f.chat->messages()->at(1).steps.size(), size_t(24));
+        QVERIFY(f.answer([&] { return f.chat->send(" Lily smiled."); }));
+        QVERIFY2(f.chat->cacheNote().startsWith("Reused "), qPrintable(f.chat->cacheNote()));
+        QCOMPARE(f.store.messages(id).size(), 4);
+    }
+
+    void invalidSettingsBlockSending() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        f.chat->setSamplerOverride(std::nullopt);
+        f.sampling.setTopP(1.5);
+        QCOMPARE(f.sampling.validationError(), QStringLiteral("top-p must be in (0, 1], got 1.5"));
+        QVERIFY(!f.chat->canSend());
+        QVERIFY(!f.chat->send("Once"));
+        f.sampling.setTopP(0.9);
+        QVERIFY(f.chat->canSend());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestChatController)
+#include "tst_chat_controller.moc"
