@@ -29,6 +29,7 @@ struct StoredConversation {
     QString mode;          // "chat" or "completion"
     QString templateName;  // chat template name ("llama2", "chatml", ...) or "" for automatic
     int messageCount = 0;  // filled by conversations()
+    bool operator==(const StoredConversation&) const = default;
 };
 
 struct StoredMessage {
@@ -42,6 +43,7 @@ struct StoredMessage {
     QJsonObject stats;             // per-message statistics (prefill/decode tokens and rates, TTFT, model, sampler)
     QVector<qint32> tokens;        // the token ids this message contributed to the context (template included)
     QByteArray tokenRecords;       // assistant: encodeStepRecords() of its steps (core/engine/step_record_codec.h)
+    bool operator==(const StoredMessage&) const = default;
 };
 
 struct SearchHit {

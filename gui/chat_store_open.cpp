@@ -17,6 +17,10 @@ namespace {
 
 using OpenReport = ChatStore::OpenReport;
 
+QString tr(const char* text) {
+    return QCoreApplication::translate("ChatStore", text);
+}
+
 enum class Outcome { Ready, Locked, Damaged, TooNew, Failed };
 struct Probe {
     Outcome outcome = Outcome::Ready;
@@ -39,12 +43,15 @@ Probe prepare(const QSqlDatabase& db, bool isFile) {
         QSqlQuery check(db);
         check.setForwardOnly(true);
         if (!check.exec(QStringLiteral("PRAGMA quick_check"))) return classify(check.lastError());
-        QStringList problems;
+        QStringList problems;  // one row, or one row of many lines, per problem
         while (check.next()) {
-            if (const QString row = check.value(0).toString(); row != QLatin1String("ok")) problems << row;
+            for (const QString& line : check.value(0).toString().split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+                if (line != QLatin1String("ok") && !line.startsWith(QLatin1String("***"))) problems << line;
         }
         if (check.lastError().isValid()) return classify(check.lastError());
-        if (!problems.isEmpty()) return {Outcome::Damaged, problems.first()};
+        if (problems.size() == 1) return {Outcome::Damaged, problems.first()};
+        if (problems.size() > 1)
+            return {Outcome::Damaged, tr("%1, and %2 more problems").arg(problems.first()).arg(problems.size() - 1)};
     }
     QSqlError error;
     const QVariant version = scalar(db, QStringLiteral("PRAGMA user_version"), &error);
@@ -65,10 +72,6 @@ Probe prepare(const QSqlDatabase& db, bool isFile) {
         if (!probe.began()) return classify(probe.error());
     }
     return {};
-}
-
-QString tr(const char* text) {
-    return QCoreApplication::translate("ChatStore", text);
 }
 
 // Renames file (and its -wal, -shm, -journal companions: a stale WAL or hot journal beside the
@@ -183,6 +186,9 @@ OpenReport recoverDamaged(State& state, const QString& file, const QString& prob
                          .arg(counts.conversationsCopied).arg(counts.conversationsFound).arg(counts.messagesCopied);
     if (const int lost = counts.messagesFound - counts.messagesCopied; lost > 0)
         report.message += QLatin1Char(' ') + tr("%1 messages could not be read.").arg(lost);
+    if (counts.titlesLost > 0)
+        report.message += QLatin1Char(' ') + tr("%1 conversations lost their titles and settings and are named "
+                                                "\"Recovered conversation\".").arg(counts.titlesLost);
     if (counts.recordsDropped > 0)
         report.message += QLatin1Char(' ') +
                           tr("%1 answers were recovered without their per-token records.").arg(counts.recordsDropped);
@@ -203,17 +209,22 @@ OpenReport openFile(State& state, const QString& path) {
     if (QFileInfo::exists(file) && !QFileInfo(file).isWritable())
         return fallBack(state, tr("The conversation database %1 is read-only.").arg(shown), file);
 
+    // Opening already reads the schema (for PRAGMA synchronous): a locked or damaged file may
+    // fail here rather than in prepare().
     QSqlError error;
-    if (!openConnection(state.connectionName, file, state.busyTimeoutMs, &error))
-        return fallBack(state, tr("The conversation database %1 cannot be opened: %2.").arg(shown, errorText(error)));
-    state.connected = true;
-    const Probe probe = prepare(state.db(), true);
+    Probe probe;
+    if (openConnection(state.connectionName, file, state.busyTimeoutMs, &error)) {
+        state.connected = true;
+        probe = prepare(state.db(), true);
+    } else {
+        probe = classify(error);
+    }
     if (probe.outcome == Outcome::Ready) {
         OpenReport report;
         report.ok = report.persistent = state.persistent = true;
         return report;
     }
-    closeConnection(state.connectionName);
+    if (state.connected) closeConnection(state.connectionName);
     state.connected = false;
     switch (probe.outcome) {
     case Outcome::Locked:

@@ -114,7 +114,8 @@ CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target) 
         std::sort(messages.begin(), messages.end(), [](const Salvaged& a, const Salvaged& b) {
             return std::pair(a.message.position, a.message.id) < std::pair(b.message.position, b.message.id);
         });
-        if (!conversation) {  // its row is lost but messages remain: keep them under a placeholder
+        const bool placeholder = !conversation;
+        if (placeholder) {  // its row is lost but messages remain: keep them under a placeholder
             conversation = StoredConversation{};
             conversation->id = conversationId;
             conversation->title = QStringLiteral("Recovered conversation %1").arg(conversationId);
@@ -142,6 +143,7 @@ CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target) 
         ++counts.conversationsCopied;
         counts.messagesCopied += copied;
         counts.recordsDropped += dropped;
+        counts.titlesLost += placeholder ? 1 : 0;
     }
     return counts;
 }

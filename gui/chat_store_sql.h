@@ -94,6 +94,7 @@ struct CopyCounts {
     int messagesFound = 0;
     int messagesCopied = 0;
     int recordsDropped = 0;  // messages copied without their token records (unreadable)
+    int titlesLost = 0;      // conversations copied under a placeholder title (their row was unreadable)
 };
 CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target);
 
