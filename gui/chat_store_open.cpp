@@ -97,17 +97,17 @@ QString moveAside(const QString& file, QString* error) {
 }
 
 // Copies what can be read from file into the open store (a damaged or a locked file).
-CopyCounts copyFrom(const State& state, const QString& file, int busyTimeoutMs) {
+CopyCounts copyFrom(const State& state, const QString& file, int busyTimeoutMs, const RawRows* raw = nullptr) {
     const QString name = state.connectionName + QStringLiteral("-source");
     QSqlError error;
-    if (!openConnection(name, file, busyTimeoutMs, &error)) return {};
+    if (!openConnection(name, file, busyTimeoutMs, &error, ConnectionUse::RecoverySource)) return {};
     CopyCounts counts;
     {
         const QSqlDatabase source = QSqlDatabase::database(name, false);
         // A file locked against readers fails here at once instead of in every listing below.
         if (scalar(source, QStringLiteral("SELECT count(*) FROM sqlite_schema"), &error).isValid() ||
             !isLockError(error))
-            counts = copyReadable(source, state.db());
+            counts = copyReadable(source, state.db(), raw);
     }
     closeConnection(name);
     return counts;
@@ -176,7 +176,8 @@ OpenReport recoverDamaged(State& state, const QString& file, const QString& prob
         report.movedTo = movedTo;
         return report;
     }
-    const CopyCounts counts = copyFrom(state, movedTo, state.busyTimeoutMs);
+    const RawRows raw = scanLeafPages(movedTo);
+    const CopyCounts counts = copyFrom(state, movedTo, state.busyTimeoutMs, &raw);
     OpenReport report;
     report.ok = report.persistent = state.persistent = true;
     report.movedTo = movedTo;
@@ -184,6 +185,9 @@ OpenReport recoverDamaged(State& state, const QString& file, const QString& prob
     report.message = damaged + QLatin1Char(' ') +
                      tr("A new one was started: recovered %1 of %2 conversations (%3 messages).")
                          .arg(counts.conversationsCopied).arg(counts.conversationsFound).arg(counts.messagesCopied);
+    if (counts.fromPages > 0)
+        report.message += QLatin1Char(' ') + tr("%1 conversations and messages were read from the file's pages "
+                                                "directly (SQLite could no longer reach them).").arg(counts.fromPages);
     if (const int lost = counts.messagesFound - counts.messagesCopied; lost > 0)
         report.message += QLatin1Char(' ') + tr("%1 messages could not be read.").arg(lost);
     if (counts.titlesLost > 0)

@@ -5,7 +5,8 @@
 // so each table is listed several ways — scanned from both ends, and through its indexes (separate
 // b-trees that often survive damage to table pages) — and each listed row is then read alone by
 // its id. A message whose blobs cannot be read keeps its text; token records that no longer
-// decode are dropped rather than copied as garbage.
+// decode are dropped rather than copied as garbage. Rows that SQLite lists but cannot reach (a
+// damaged interior page above intact leaves) are read from the leaf pages themselves.
 #include <map>
 #include <set>
 
@@ -43,6 +44,18 @@ struct Salvaged {
     bool recordsDropped = false;
 };
 
+// Drops what cannot be a row we wrote, and token records that no longer decode.
+std::optional<Salvaged> validated(Salvaged salvaged) {
+    const QString& role = salvaged.message.role;
+    if (role != QLatin1String("user") && role != QLatin1String("assistant") && role != QLatin1String("system"))
+        return std::nullopt;
+    if (!salvaged.message.tokenRecords.isEmpty() && !recordsDecode(salvaged.message.tokenRecords)) {
+        salvaged.message.tokenRecords.clear();
+        salvaged.recordsDropped = true;
+    }
+    return salvaged;
+}
+
 // The whole row if it reads; else its text columns and, separately, its tokens.
 std::optional<Salvaged> readMessageAlone(const QSqlDatabase& db, qint64 id) {
     Salvaged salvaged;
@@ -68,19 +81,20 @@ std::optional<Salvaged> readMessageAlone(const QSqlDatabase& db, qint64 id) {
             salvaged.message.tokens = unpackTokens(tokens.value(0).toByteArray()).value_or(QVector<qint32>{});
         salvaged.recordsDropped = salvaged.message.role == QLatin1String("assistant");
     }
-    const QString& role = salvaged.message.role;
-    if (role != QLatin1String("user") && role != QLatin1String("assistant") && role != QLatin1String("system"))
-        return std::nullopt;  // not a row we wrote
-    if (!salvaged.message.tokenRecords.isEmpty() && !recordsDecode(salvaged.message.tokenRecords)) {
-        salvaged.message.tokenRecords.clear();
-        salvaged.recordsDropped = true;
-    }
-    return salvaged;
+    return validated(salvaged);
+}
+
+std::optional<Salvaged> fromPages(const RawRows* raw, qint64 id) {
+    if (!raw || !raw->messages.contains(id)) return std::nullopt;
+    const RawMessage& row = raw->messages[id];
+    Salvaged salvaged{row.message, !row.blobsComplete && row.message.role == QLatin1String("assistant")};
+    if (!row.blobsComplete) salvaged.message.tokenRecords.clear();
+    return validated(salvaged);
 }
 
 }  // namespace
 
-CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target) {
+CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target, const RawRows* raw) {
     std::set<qint64> conversationIds;
     std::map<qint64, std::set<qint64>> messageIds;  // conversation id -> message ids
     const auto addConversation = [&](const QSqlQuery& q) { conversationIds.insert(q.value(0).toLongLong()); };
@@ -99,15 +113,33 @@ CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target) 
                                        "ORDER BY conversation_id %1, position %1").arg(o), addMessage);
     }
 
+    // Without a readable schema nothing could be listed, so whatever the pages hold is taken.
+    // Otherwise only rows listed above (alive in the database) are filled in from the pages:
+    // freed pages are zeroed (secure_delete) and ids are never reused (AUTOINCREMENT), so the
+    // pages' copy of a listed row is that row.
+    if (raw && !scalar(source, QStringLiteral("SELECT count(*) FROM sqlite_schema")).isValid()) {
+        for (auto it = raw->conversations.begin(); it != raw->conversations.end(); ++it) conversationIds.insert(it.key());
+        for (auto it = raw->messages.begin(); it != raw->messages.end(); ++it) {
+            conversationIds.insert(it->message.conversationId);
+            messageIds[it->message.conversationId].insert(it.key());
+        }
+    }
+
     CopyCounts counts;
     counts.conversationsFound = int(conversationIds.size());
     for (const auto& [conversationId, ids] : messageIds) counts.messagesFound += int(ids.size());
 
     for (const qint64 conversationId : conversationIds) {
+        int fromPagesHere = 0;
         std::optional<StoredConversation> conversation = readConversationAlone(source, conversationId);
+        if (!conversation && raw && raw->conversations.contains(conversationId)) {
+            conversation = raw->conversations[conversationId];
+            ++fromPagesHere;
+        }
         QList<Salvaged> messages;
         for (const qint64 messageId : messageIds[conversationId]) {
             std::optional<Salvaged> salvaged = readMessageAlone(source, messageId);
+            if (!salvaged && (salvaged = fromPages(raw, messageId))) ++fromPagesHere;
             if (salvaged && salvaged->message.conversationId == conversationId) messages.append(*salvaged);
         }
         if (!conversation && messages.isEmpty()) continue;  // nothing of it is readable
@@ -144,6 +176,7 @@ CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target) 
         counts.messagesCopied += copied;
         counts.recordsDropped += dropped;
         counts.titlesLost += placeholder ? 1 : 0;
+        counts.fromPages += fromPagesHere;
     }
     return counts;
 }

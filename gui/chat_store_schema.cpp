@@ -22,11 +22,13 @@ bool runAll(const QSqlDatabase& db, std::initializer_list<const char*> statement
 
 // Version 1: conversations, their messages (the big blobs last, so a damaged overflow page of a
 // blob leaves the text readable in recovery), and an external-content FTS5 index over the text
-// kept in step by triggers (a foreign-key cascade fires the delete trigger too).
+// kept in step by triggers (a foreign-key cascade fires the delete trigger too). AUTOINCREMENT:
+// an id is never reused (a regenerated answer is a new id; a stale copy of a row in the file is
+// that row, which recovery relies on).
 bool createVersion1(const QSqlDatabase& db, QSqlError* error) {
     return runAll(db, {
         R"(CREATE TABLE conversations (
-             id            INTEGER PRIMARY KEY,
+             id            INTEGER PRIMARY KEY AUTOINCREMENT,
              title         TEXT NOT NULL DEFAULT '',
              created_at    TEXT NOT NULL,            -- UTC ISO-8601 with milliseconds
              updated_at    TEXT NOT NULL,
@@ -36,7 +38,7 @@ bool createVersion1(const QSqlDatabase& db, QSqlError* error) {
              template_name TEXT NOT NULL DEFAULT ''))",
         "CREATE INDEX conversations_by_updated ON conversations (updated_at, id)",
         R"(CREATE TABLE messages (
-             id              INTEGER PRIMARY KEY,
+             id              INTEGER PRIMARY KEY AUTOINCREMENT,
              conversation_id INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
              position        INTEGER NOT NULL,       -- 0-based order within the conversation
              role            TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system')),
@@ -95,18 +97,22 @@ bool migrate(const QSqlDatabase& db, int fromVersion, QSqlError* error, QString*
     return true;
 }
 
-bool openConnection(const QString& name, const QString& file, int busyTimeoutMs, QSqlError* error) {
+bool openConnection(const QString& name, const QString& file, int busyTimeoutMs, QSqlError* error,
+                    ConnectionUse use) {
     {
         QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
         db.setDatabaseName(file);
         db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(busyTimeoutMs));
         bool ok = db.open();
         if (!ok) *error = db.lastError();
-        // Durable commits (WAL + FULL fsyncs each commit), cascades on, and wait for locks.
+        // Wait for locks; cascades on; durable commits (WAL + FULL fsyncs each commit); deleted
+        // text overwritten with zeros (a deleted conversation is gone from the file, and
+        // recovery's page scan finds no stale rows on freed pages).
         for (const QString& pragma : {QStringLiteral("PRAGMA busy_timeout = %1").arg(busyTimeoutMs),
                                       QStringLiteral("PRAGMA foreign_keys = ON"),
-                                      QStringLiteral("PRAGMA synchronous = FULL")}) {
-            if (!ok) break;
+                                      QStringLiteral("PRAGMA synchronous = FULL"),
+                                      QStringLiteral("PRAGMA secure_delete = ON")}) {
+            if (!ok || use == ConnectionUse::RecoverySource) break;
             QSqlQuery query(db);
             ok = query.exec(pragma);
             if (!ok) *error = query.lastError();

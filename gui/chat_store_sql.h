@@ -2,6 +2,7 @@
 // ChatStore internals shared by its source files (not part of the public interface): the
 // private state, SQLite result codes, a write transaction, and the row <-> struct mapping.
 
+#include <QHash>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -81,13 +82,29 @@ int knownSchemaVersion();
 bool migrate(const QSqlDatabase& db, int fromVersion, QSqlError* error, QString* failedStep);
 
 // Adds and opens a QSQLITE connection named name on file (or ":memory:"), with busy timeout
-// and foreign keys on. On failure the connection is removed again and *error says why.
-bool openConnection(const QString& name, const QString& file, int busyTimeoutMs, QSqlError* error);
+// and foreign keys on. On failure the connection is removed again and *error says why. A
+// recovery source is opened without the store's pragmas (one of them reads the schema, which
+// may be what is damaged).
+enum class ConnectionUse { Store, RecoverySource };
+bool openConnection(const QString& name, const QString& file, int busyTimeoutMs, QSqlError* error,
+                    ConnectionUse use = ConnectionUse::Store);
 void closeConnection(const QString& name);  // closes and removes; no QSqlQuery on it may be alive
+
+// Rows read from a file's table leaf pages without SQLite (chat_store_pages.cpp), by rowid.
+struct RawMessage {
+    StoredMessage message;
+    bool blobsComplete = true;  // false: tokens/token records lay past a broken overflow chain
+};
+struct RawRows {
+    QHash<qint64, StoredConversation> conversations;
+    QHash<qint64, RawMessage> messages;
+};
+RawRows scanLeafPages(const QString& path);
 
 // Recovery (chat_store_recovery.cpp): copies every conversation and message that can be read
 // from source into target (empty, same schema), one transaction per conversation, skipping what
-// fails. Returns what it saw and copied.
+// fails. Rows SQLite lists but cannot read are taken from raw (if given); when not even the
+// schema can be read, everything raw holds is. Returns what it saw and copied.
 struct CopyCounts {
     int conversationsFound = 0;
     int conversationsCopied = 0;
@@ -95,8 +112,9 @@ struct CopyCounts {
     int messagesCopied = 0;
     int recordsDropped = 0;  // messages copied without their token records (unreadable)
     int titlesLost = 0;      // conversations copied under a placeholder title (their row was unreadable)
+    int fromPages = 0;       // conversations and messages taken from raw pages
 };
-CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target);
+CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target, const RawRows* raw = nullptr);
 
 // A store's state (ChatStore::Impl is one; the open and recovery code works on this).
 struct State {

@@ -118,6 +118,8 @@ private slots:
     void garbageFileIsMovedAside();
     void damagedPagesAreRecovered_data();
     void damagedPagesAreRecovered();
+    void deletedRowsStayDeleted_data();
+    void deletedRowsStayDeleted();
     void lockedForWritingCopiesForReading();
     void lockedCompletelyIsReported();
     void lockedByAnotherProcess();
@@ -152,8 +154,8 @@ void TestChatStoreRecovery::garbageFileIsMovedAside() {
 }
 
 void TestChatStoreRecovery::damagedPagesAreRecovered_data() {
-    // What was measured when this test was written (12 conversations, 96 messages, 209 pages of
-    // 4 KiB, seed 42); a change to the schema or the recovery shows here.
+    // What was measured when this test was written (12 conversations, 96 messages, 210 pages of
+    // 4 KiB, random bytes with seed 42); a change to the schema or the recovery shows here.
     QTest::addColumn<QString>("damage");
     QTest::addColumn<int>("minConversations");
     QTest::addColumn<int>("minMessages");
@@ -162,7 +164,9 @@ void TestChatStoreRecovery::damagedPagesAreRecovered_data() {
     QTest::newRow("three scattered pages") << "scattered" << 12 << 96 << 93 << 12;
     QTest::newRow("conversations table page") << "conversations" << 12 << 96 << 96 << 0;
     QTest::newRow("messages table root page") << "messages" << 12 << 0 << 0 << 12;
-    QTest::newRow("schema page") << "schema" << 0 << 0 << 0 << 0;
+    QTest::newRow("schema page") << "schema" << 12 << 96 << 96 << 12;
+    QTest::newRow("ten percent of pages") << "tenth" << 12 << 96 << 78 << 12;
+    QTest::newRow("truncated to 60%") << "truncated" << 12 << 65 << 60 << 12;  // the rest was never listed
 }
 
 void TestChatStoreRecovery::damagedPagesAreRecovered() {
@@ -178,10 +182,20 @@ void TestChatStoreRecovery::damagedPagesAreRecovered() {
     QVERIFY(!QFile::exists(path + QStringLiteral("-wal")));  // checkpointed on close
     const int pages = int(QFileInfo(path).size() / pageSize(path));
     QList<int> hit;
-    if (damage == QLatin1String("scattered")) hit = {pages / 4, pages / 2, 3 * pages / 4};
-    else if (damage == QLatin1String("schema")) hit = {1};
-    else hit = {rootPage(path, damage)};
-    QVERIFY(overwritePages(path, hit, 42));
+    if (damage == QLatin1String("scattered")) {
+        hit = {pages / 4, pages / 2, 3 * pages / 4};
+    } else if (damage == QLatin1String("schema")) {
+        hit = {1};
+    } else if (damage == QLatin1String("tenth")) {
+        QRandomGenerator random(1234);
+        while (hit.size() < pages / 10)
+            if (const int page = random.bounded(2, pages + 1); !hit.contains(page)) hit.append(page);
+    } else if (damage == QLatin1String("truncated")) {
+        QVERIFY(QFile::resize(path, qint64(pages * 6 / 10) * pageSize(path)));
+    } else {
+        hit = {rootPage(path, damage)};
+    }
+    if (!hit.isEmpty()) QVERIFY(overwritePages(path, hit, 42));
 
     ChatStore store;
     const ChatStore::OpenReport report = store.open(path);
@@ -211,6 +225,45 @@ void TestChatStoreRecovery::damagedPagesAreRecovered() {
     // The recovered store is a working one: search finds recovered text, writes work.
     if (m.messages > 0) QVERIFY(!store.search(QStringLiteral("answer")).isEmpty() || !store.search(QStringLiteral("question")).isEmpty());
     QVERIFY(store.appendMessage(userMessage(*store.createConversation({}), QStringLiteral("after recovery"))));
+}
+
+void TestChatStoreRecovery::deletedRowsStayDeleted_data() {
+    QTest::addColumn<QString>("damage");
+    QTest::newRow("schema page (no way to tell live rows)") << "schema";
+    QTest::newRow("messages root page (live ids from the index)") << "messages";
+}
+
+// Recovery reads raw pages; what the user deleted or regenerated away must not come back.
+void TestChatStoreRecovery::deletedRowsStayDeleted() {
+    QFETCH(QString, damage);
+    const QString path = file(QStringLiteral("deleted-%1.db").arg(damage));
+    QHash<qint64, QList<StoredMessage>> live;
+    {
+        ChatStore store;
+        QVERIFY(store.open(path).persistent);
+        const QList<qint64> ids = populate(store, 12, 4, 40, 10);
+        for (int i = 0; i < 4; ++i) QVERIFY(store.deleteConversation(ids[i]));
+        QVERIFY(store.truncateConversation(ids[4], 2));
+        QVERIFY(store.truncateConversation(ids[5], 7));  // regenerate the last answer:
+        QVERIFY(store.appendMessage(assistantMessage(ids[5], QStringLiteral("regenerated answer"), 40, 10)));
+        for (const StoredConversation& c : store.conversations()) live.insert(c.id, store.messages(c.id));
+    }
+    QCOMPARE(live.size(), 8);
+    QVERIFY(overwritePages(path, {damage == QLatin1String("schema") ? 1 : rootPage(path, damage)}, 42));
+    ChatStore store;
+    const ChatStore::OpenReport report = store.open(path);
+    QVERIFY2(report.persistent && !report.movedTo.isEmpty(), qPrintable(report.message));
+    const QList<StoredConversation> recovered = store.conversations();
+    QCOMPARE(recovered.size(), 8);
+    for (const StoredConversation& c : recovered) {
+        QVERIFY(live.contains(c.id));
+        QCOMPARE(store.messages(c.id), live[c.id]);  // truncated and regenerated-away messages stay gone
+    }
+    // Nor does the search index hold more than the live questions.
+    int questions = 0;
+    for (const QList<StoredMessage>& list : live)
+        for (const StoredMessage& m : list) questions += m.content.startsWith(QStringLiteral("question")) ? 1 : 0;
+    QCOMPARE(store.search(QStringLiteral("question"), 1000).size(), questions);
 }
 
 void TestChatStoreRecovery::lockedForWritingCopiesForReading() {
