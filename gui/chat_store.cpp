@@ -18,6 +18,10 @@ QAtomicInteger<quint64> connectionCounter;
 QString tr(const char* text) {
     return QCoreApplication::translate("ChatStore", text);
 }
+
+QString notOpen() {
+    return tr("The conversation database is not open.");
+}
 }  // namespace
 
 ChatStore::ChatStore(QObject* parent) : QObject(parent), d(std::make_unique<Impl>()) {
@@ -57,18 +61,18 @@ void ChatStore::setBusyTimeout(int milliseconds) { d->busyTimeoutMs = std::max(0
 int ChatStore::schemaVersion() { return knownSchemaVersion(); }
 
 std::optional<qint64> ChatStore::createConversation(const StoredConversation& conversation) {
-    if (!isOpen()) return d->fail(tr("The conversation database is not open.")), std::nullopt;
+    if (!isOpen()) return d->failNone(notOpen());
     StoredConversation c = conversation;
     c.id = 0;
     if (!c.createdAt.isValid()) c.createdAt = QDateTime::currentDateTimeUtc();
     if (!c.updatedAt.isValid()) c.updatedAt = c.createdAt;
+    const QString what = tr("Could not create the conversation: ");
     WriteTransaction transaction(d->db());
-    QSqlError error = transaction.error();
-    if (!transaction.began() || !insertConversation(d->db(), c, &error) || !transaction.commit()) {
-        d->fail(tr("Could not create the conversation: %1").arg(errorText(transaction.began() ? error : transaction.error())));
-        return std::nullopt;
-    }
+    if (!transaction.began()) return d->failNone(what + errorText(transaction.error()));
+    QSqlError error;
+    if (!insertConversation(d->db(), c, &error)) return d->failNone(what + errorText(error));
     const qint64 id = scalar(d->db(), QStringLiteral("SELECT last_insert_rowid()")).toLongLong();
+    if (!transaction.commit()) return d->failNone(what + errorText(transaction.error()));
     emit conversationsChanged();
     return id;
 }
@@ -77,7 +81,7 @@ std::optional<qint64> ChatStore::createConversation(const StoredConversation& co
 // mustChange, changes no row (no such conversation).
 static bool writeOne(const State& s, const QString& what, const QString& sql, const QVariantList& values,
                      bool mustChange = true) {
-    if (!s.connected) return s.fail(tr("The conversation database is not open."));
+    if (!s.connected) return s.fail(notOpen());
     WriteTransaction transaction(s.db());
     if (!transaction.began()) return s.fail(what + QStringLiteral(": ") + errorText(transaction.error()));
     QSqlQuery query(s.db());
@@ -116,7 +120,10 @@ bool ChatStore::deleteConversation(qint64 id) {
 
 QList<StoredConversation> ChatStore::conversations() const {
     QList<StoredConversation> result;
-    if (!isOpen()) return d->fail(tr("The conversation database is not open.")), result;
+    if (!isOpen()) {
+        d->fail(notOpen());
+        return result;
+    }
     QSqlQuery query(d->db());
     query.setForwardOnly(true);
     if (!run(query, QStringLiteral("SELECT %1, (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id) "
@@ -134,7 +141,7 @@ QList<StoredConversation> ChatStore::conversations() const {
 }
 
 std::optional<StoredConversation> ChatStore::conversation(qint64 id) const {
-    if (!isOpen()) return d->fail(tr("The conversation database is not open.")), std::nullopt;
+    if (!isOpen()) return d->failNone(notOpen());
     QSqlQuery query(d->db());
     query.setForwardOnly(true);
     if (!run(query, QStringLiteral("SELECT %1, (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id) "
@@ -149,11 +156,11 @@ std::optional<StoredConversation> ChatStore::conversation(qint64 id) const {
 }
 
 std::optional<qint64> ChatStore::appendMessage(const StoredMessage& message) {
-    if (!isOpen()) return d->fail(tr("The conversation database is not open.")), std::nullopt;
-    const QString what = tr("Could not save the message");
+    if (!isOpen()) return d->failNone(notOpen());
+    const QString what = tr("Could not save the message: ");
     const QSqlDatabase db = d->db();
     WriteTransaction transaction(db);
-    if (!transaction.began()) return d->fail(what + QStringLiteral(": ") + errorText(transaction.error())), std::nullopt;
+    if (!transaction.began()) return d->failNone(what + errorText(transaction.error()));
 
     StoredMessage m = message;
     m.id = 0;
@@ -161,44 +168,47 @@ std::optional<qint64> ChatStore::appendMessage(const StoredMessage& message) {
     QSqlQuery touch(db);
     if (!run(touch, QStringLiteral("UPDATE conversations SET updated_at = ? WHERE id = ?"),
              {toStoredTime(QDateTime::currentDateTimeUtc()), m.conversationId}))
-        return d->fail(what + QStringLiteral(": ") + errorText(touch.lastError())), std::nullopt;
+        return d->failNone(what + errorText(touch.lastError()));
     if (touch.numRowsAffected() < 1)
-        return d->fail(what + QStringLiteral(": ") + tr("no conversation %1").arg(m.conversationId)), std::nullopt;
+        return d->failNone(what + tr("no conversation %1").arg(m.conversationId));
     QSqlError error;
     const QVariant next = scalar(db, QStringLiteral("SELECT coalesce(max(position) + 1, 0) FROM messages "
                                                     "WHERE conversation_id = %1").arg(m.conversationId), &error);
-    if (!next.isValid()) return d->fail(what + QStringLiteral(": ") + errorText(error)), std::nullopt;
+    if (!next.isValid()) return d->failNone(what + errorText(error));
     m.position = next.toInt();
-    if (!insertMessage(db, m, &error)) return d->fail(what + QStringLiteral(": ") + errorText(error)), std::nullopt;
+    if (!insertMessage(db, m, &error)) return d->failNone(what + errorText(error));
     const qint64 id = scalar(db, QStringLiteral("SELECT last_insert_rowid()")).toLongLong();
     if (!transaction.commit())
-        return d->fail(what + QStringLiteral(": ") + errorText(transaction.error())), std::nullopt;
+        return d->failNone(what + errorText(transaction.error()));
     emit conversationsChanged();
     return id;
 }
 
 bool ChatStore::truncateConversation(qint64 conversationId, int position) {
-    if (!isOpen()) return d->fail(tr("The conversation database is not open."));
-    const QString what = tr("Could not remove the messages");
+    if (!isOpen()) return d->fail(notOpen());
+    const QString what = tr("Could not remove the messages: ");
     WriteTransaction transaction(d->db());
-    if (!transaction.began()) return d->fail(what + QStringLiteral(": ") + errorText(transaction.error()));
+    if (!transaction.began()) return d->fail(what + errorText(transaction.error()));
     QSqlQuery query(d->db());
     if (!run(query, QStringLiteral("UPDATE conversations SET updated_at = ? WHERE id = ?"),
              {toStoredTime(QDateTime::currentDateTimeUtc()), conversationId}))
-        return d->fail(what + QStringLiteral(": ") + errorText(query.lastError()));
-    if (query.numRowsAffected() < 1) return d->fail(what + QStringLiteral(": ") + tr("no conversation %1").arg(conversationId));
+        return d->fail(what + errorText(query.lastError()));
+    if (query.numRowsAffected() < 1) return d->fail(what + tr("no conversation %1").arg(conversationId));
     if (!run(query, QStringLiteral("DELETE FROM messages WHERE conversation_id = ? AND position >= ?"),
              {conversationId, position}))
-        return d->fail(what + QStringLiteral(": ") + errorText(query.lastError()));
+        return d->fail(what + errorText(query.lastError()));
     query.finish();
-    if (!transaction.commit()) return d->fail(what + QStringLiteral(": ") + errorText(transaction.error()));
+    if (!transaction.commit()) return d->fail(what + errorText(transaction.error()));
     emit conversationsChanged();
     return true;
 }
 
 QList<StoredMessage> ChatStore::messages(qint64 conversationId) const {
     QList<StoredMessage> result;
-    if (!isOpen()) return d->fail(tr("The conversation database is not open.")), result;
+    if (!isOpen()) {
+        d->fail(notOpen());
+        return result;
+    }
     QSqlQuery query(d->db());
     query.setForwardOnly(true);
     if (!run(query, QStringLiteral("SELECT %1 FROM messages m WHERE m.conversation_id = ? ORDER BY m.position")
@@ -228,7 +238,10 @@ QString ChatStore::toFtsQuery(const QString& userText) {
 
 QList<SearchHit> ChatStore::search(const QString& text, int limit) const {
     QList<SearchHit> hits;
-    if (!isOpen()) return d->fail(tr("The conversation database is not open.")), hits;
+    if (!isOpen()) {
+        d->fail(notOpen());
+        return hits;
+    }
     const QString match = toFtsQuery(text);
     if (match.isEmpty() || limit <= 0) return hits;
     QSqlQuery query(d->db());

@@ -131,6 +131,10 @@ struct State {
         lastError = message;
         return false;
     }
+    std::nullopt_t failNone(const QString& message) const {  // for the calls returning an optional
+        lastError = message;
+        return std::nullopt;
+    }
 };
 
 // chat_store_open.cpp: opens path into state (connected on return unless report.ok is false).

@@ -6,7 +6,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "chat_store_test_helpers.h"
+#include "tst_chat_store_helpers.h"
 
 using namespace inferscope;
 using namespace inferscope::testing;

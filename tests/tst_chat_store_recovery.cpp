@@ -13,7 +13,7 @@
 #include <iostream>
 #include <unistd.h>
 
-#include "chat_store_test_helpers.h"
+#include "tst_chat_store_helpers.h"
 
 using namespace inferscope;
 using namespace inferscope::testing;

@@ -9,7 +9,7 @@
 #include <QTest>
 #include <QtQml/QQmlExtensionPlugin>
 
-#include "chat_store_test_helpers.h"
+#include "tst_chat_store_helpers.h"
 #include "conversation_list_model.h"
 
 Q_IMPORT_QML_PLUGIN(InferscopePlugin)
