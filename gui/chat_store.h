@@ -2,7 +2,8 @@
 // ChatStore: conversations kept in SQLite through Qt SQL (QSQLITE): WAL journal, one transaction
 // per completed message, schema versioned with migrations (PRAGMA user_version), FTS5 full-text
 // search over all messages. A damaged or locked database is reported with what was recovered;
-// it never crashes the app and never silently starts empty.
+// it never crashes the app and never silently starts empty. Deleted text is overwritten in the
+// file (secure_delete). Implementation: chat_store*.cpp (open, schema, recovery, pages, export).
 //
 // Threading: GUI thread only (one QSqlDatabase connection, named per instance).
 
@@ -91,9 +92,9 @@ public:
     void setBusyTimeout(int milliseconds);
 
     static int schemaVersion();  // PRAGMA user_version of a database this build writes
-    // The FTS5 MATCH expression for text a user typed: each whitespace-separated term quoted
-    // (FTS operators and quotes lose their meaning) and prefix-matched, terms ANDed; terms with
-    // no letter or digit are dropped. "" when nothing is left (search() then returns nothing).
+    // The FTS5 MATCH expression for text a user typed: each term (separated by whitespace or
+    // control characters) quoted, so FTS operators and quotes lose their meaning, and prefix-
+    // matched; terms ANDed; terms with no letter or digit are dropped. "" when nothing is left (search() then returns nothing).
     static QString toFtsQuery(const QString& userText);
 
     // Timestamps are kept in UTC with milliseconds; an invalid createdAt/updatedAt means now.
