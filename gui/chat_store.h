@@ -2,7 +2,8 @@
 // ChatStore: conversations kept in SQLite through Qt SQL (QSQLITE): WAL journal, one transaction
 // per completed message, schema versioned with migrations (PRAGMA user_version), FTS5 full-text
 // search over all messages. A damaged or locked database is reported with what was recovered;
-// it never crashes the app and never silently starts empty.
+// it never crashes the app and never silently starts empty. Deleted text is overwritten in the
+// file (secure_delete). Implementation: chat_store*.cpp (open, schema, recovery, pages, export).
 //
 // Threading: GUI thread only (one QSqlDatabase connection, named per instance).
 
@@ -13,6 +14,8 @@
 #include <QObject>
 #include <QString>
 #include <QVector>
+#include <QtQml/qqmlregistration.h>
+#include <memory>
 #include <optional>
 
 namespace inferscope {
@@ -27,6 +30,7 @@ struct StoredConversation {
     QString mode;          // "chat" or "completion"
     QString templateName;  // chat template name ("llama2", "chatml", ...) or "" for automatic
     int messageCount = 0;  // filled by conversations()
+    bool operator==(const StoredConversation&) const = default;
 };
 
 struct StoredMessage {
@@ -40,6 +44,7 @@ struct StoredMessage {
     QJsonObject stats;             // per-message statistics (prefill/decode tokens and rates, TTFT, model, sampler)
     QVector<qint32> tokens;        // the token ids this message contributed to the context (template included)
     QByteArray tokenRecords;       // assistant: encodeStepRecords() of its steps (core/engine/step_record_codec.h)
+    bool operator==(const StoredMessage&) const = default;
 };
 
 struct SearchHit {
@@ -51,46 +56,77 @@ struct SearchHit {
 
 class ChatStore : public QObject {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("The app creates the one ChatStore and hands it to QML.")
+    // For QML: whether conversations are saved this session, and what open() had to say.
+    Q_PROPERTY(bool persistent READ isPersistent NOTIFY opened)
+    Q_PROPERTY(QString openMessage READ openMessage NOTIFY opened)
 public:
     struct OpenReport {
         bool ok = false;   // false: the store is unusable (message says why); the app keeps running
         QString message;   // empty when all was well; else what happened (moved aside to X, recovered N of M conversations, locked by ...)
+        bool persistent = false;  // false: a memory database for this session only (":memory:", or a fallback the message explains)
+        QString movedTo;          // where a damaged file was moved aside ("" if none)
+        int conversationsFound = 0;      // conversations seen in a damaged or locked file
+        int conversationsRecovered = 0;  // of which copied into the store in use
+        int messagesRecovered = 0;
     };
 
     explicit ChatStore(QObject* parent = nullptr);
     ~ChatStore() override;
 
     // Opens (creating and migrating as needed) the database at path; ":memory:" for tests.
+    // A damaged file is moved aside and what can be read is recovered into a new one; a locked,
+    // unwritable or too new file leaves the store on a memory database for the session (the
+    // file untouched, readable conversations copied in). Closes any database open before.
     OpenReport open(const QString& path);
+    void close();
     bool isOpen() const;
-    QString path() const;
+    QString path() const;       // as given to open()
+    bool isPersistent() const;  // false on ":memory:" and on a fallback
+    QString openMessage() const;  // the last OpenReport's message
     QString lastError() const;  // of the last failed call
 
+    // How long a statement waits for another connection's lock before giving up (default
+    // 2000 ms); applies from the next open().
+    void setBusyTimeout(int milliseconds);
+
+    static int schemaVersion();  // PRAGMA user_version of a database this build writes
+    // The FTS5 MATCH expression for text a user typed: each term (separated by whitespace or
+    // control characters) quoted, so FTS operators and quotes lose their meaning, and prefix-
+    // matched; terms ANDed; terms with no letter or digit are dropped. "" when nothing is left (search() then returns nothing).
+    static QString toFtsQuery(const QString& userText);
+
+    // Timestamps are kept in UTC with milliseconds; an invalid createdAt/updatedAt means now.
     std::optional<qint64> createConversation(const StoredConversation& conversation);
     bool updateConversation(const StoredConversation& conversation);  // title, model, system prompt, mode, template; touches updatedAt
-    bool renameConversation(qint64 id, const QString& title);
+    bool renameConversation(qint64 id, const QString& title);  // does not touch updatedAt (the sidebar does not reorder)
     bool deleteConversation(qint64 id);  // with its messages
     QList<StoredConversation> conversations() const;  // most recently updated first
     std::optional<StoredConversation> conversation(qint64 id) const;
 
     // Appends a completed message in one transaction (and touches the conversation's updatedAt).
+    // Its position is the next one in the conversation (message.position is not used).
     std::optional<qint64> appendMessage(const StoredMessage& message);
     // Deletes the messages at positions >= position (edit-and-resend, regenerate), in one transaction.
     bool truncateConversation(qint64 conversationId, int position);
     QList<StoredMessage> messages(qint64 conversationId) const;
 
     // FTS5 query over every message's content; plain words are matched as prefixes, safely quoted.
+    // Best first (bm25); snippets of about 12 words with the matches in [ ].
     QList<SearchHit> search(const QString& query, int limit = 50) const;
 
     // Exports: Markdown (roles as headings, stats as a line), JSON (everything, with each assistant
     // message's per-token records decoded: id, piece, p, rank, entropy, top candidates with their
-    // stage probabilities). Written atomically with QSaveFile.
+    // stage probabilities). Written atomically with QSaveFile. Formats are described in
+    // chat_store_export.cpp; records that fail to decode become a "token_records_error" field.
     static QString toMarkdown(const StoredConversation& conversation, const QList<StoredMessage>& messages);
     static QByteArray toJson(const StoredConversation& conversation, const QList<StoredMessage>& messages);
     bool exportConversation(qint64 id, const QString& filePath, const QString& format);  // "markdown" | "json"
 
 signals:
-    void conversationsChanged();
+    void conversationsChanged();  // any conversation or message added, changed or removed; a new open()
+    void opened();                // open() or close() finished (persistent, openMessage)
 
 private:
     struct Impl;

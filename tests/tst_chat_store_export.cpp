@@ -1,0 +1,237 @@
+// ChatStore exports: the exact Markdown of a small conversation; the JSON parsed back, with the
+// per-token records decoded from real StepRecords; damaged records; atomic files.
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "tst_chat_store_helpers.h"
+
+using namespace inferscope;
+using namespace inferscope::testing;
+
+namespace {
+
+StoredConversation llamas() {
+    StoredConversation c;
+    c.id = 7;
+    c.title = QStringLiteral("Llamas");
+    c.modelName = QStringLiteral("stories260K");
+    c.mode = QStringLiteral("chat");
+    c.templateName = QStringLiteral("chatml");
+    c.createdAt = QDateTime(QDate(2026, 11, 5), QTime(12, 34, 56, 789), Qt::UTC);
+    c.updatedAt = QDateTime(QDate(2026, 11, 5), QTime(12, 40, 0, 5), Qt::UTC);
+    c.systemPrompt = QStringLiteral("Be brief.\nUse plain words.");
+    return c;
+}
+
+// Three steps: "Hello", " wor", and half of a UTF-8 character; step 1's second candidate is the
+// id step 0 chose (so the export can name it), the others were never chosen.
+std::vector<StepRecord> steps() {
+    std::vector<StepRecord> s{makeStep(0, "Hello"), makeStep(1, " wor"), makeStep(2, "\xE2\x80")};
+    s[1].sample.top[1].id = s[0].sample.id;
+    s[2].endOfGeneration = true;
+    return s;
+}
+
+QList<StoredMessage> exchange() {
+    StoredMessage user = userMessage(7, QStringLiteral("What do llamas eat?"));
+    user.id = 1;
+    user.createdAt = QDateTime(QDate(2026, 11, 5), QTime(12, 35, 0, 0), Qt::UTC);
+    StoredMessage answer = assistantMessage(7, QStringLiteral("Grass and hay.\n"));
+    answer.id = 2;
+    answer.position = 1;
+    answer.createdAt = QDateTime(QDate(2026, 11, 5), QTime(12, 35, 1, 250), Qt::UTC);
+    answer.stats = QJsonObject{{QStringLiteral("ttft_ms"), 120},
+                               {QStringLiteral("decode_tps"), 41.5},
+                               {QStringLiteral("sampler"), QJsonObject{{QStringLiteral("temperature"), 0.8},
+                                                                        {QStringLiteral("top_k"), 40}}}};
+    answer.tokenRecords = encode(steps());
+    answer.tokens = {300, 301, 302};
+    return {user, answer};
+}
+
+float f(const QJsonValue& v) { return float(v.toDouble()); }
+
+}  // namespace
+
+class TestChatStoreExport : public QObject {
+    Q_OBJECT
+private slots:
+    void markdownIsExact();
+    void markdownOfAnEmptyConversation();
+    void jsonHasEveryFieldAndDecodedRecords();
+    void jsonReportsDamagedRecords();
+    void exportWritesFilesAtomically();
+    void exportFailuresAreReported();
+
+private:
+    QTemporaryDir dir_;
+};
+
+void TestChatStoreExport::markdownIsExact() {
+    const QString expected = QStringLiteral(
+        "# Llamas\n"
+        "\n"
+        "Model: stories260K · Mode: chat (template chatml) · Created: 2026-11-05 12:34 UTC\n"
+        "\n"
+        "> **System prompt:** Be brief.\n"
+        "> Use plain words.\n"
+        "\n"
+        "## User\n"
+        "\n"
+        "What do llamas eat?\n"
+        "\n"
+        "## Assistant\n"
+        "\n"
+        "Grass and hay.\n"
+        "\n"
+        "`finish: eos · decode_tps: 41.5 · sampler.temperature: 0.8 · sampler.top_k: 40 · ttft_ms: 120`\n");
+    QCOMPARE(ChatStore::toMarkdown(llamas(), exchange()), expected);
+}
+
+void TestChatStoreExport::markdownOfAnEmptyConversation() {
+    StoredConversation c;
+    QCOMPARE(ChatStore::toMarkdown(c, {}), QStringLiteral("# Untitled conversation\n"));
+}
+
+void TestChatStoreExport::jsonHasEveryFieldAndDecodedRecords() {
+    const std::vector<StepRecord> original = steps();
+    const QByteArray bytes = ChatStore::toJson(llamas(), exchange());
+    QJsonParseError error;
+    const QJsonObject root = QJsonDocument::fromJson(bytes, &error).object();
+    QCOMPARE(error.error, QJsonParseError::NoError);
+    QCOMPARE(root[QStringLiteral("format")].toString(), QStringLiteral("inferscope.conversation"));
+    QCOMPARE(root[QStringLiteral("format_version")].toInt(), 1);
+
+    const QJsonObject c = root[QStringLiteral("conversation")].toObject();
+    QCOMPARE(c[QStringLiteral("id")].toInt(), 7);
+    QCOMPARE(c[QStringLiteral("title")].toString(), QStringLiteral("Llamas"));
+    QCOMPARE(c[QStringLiteral("created_at")].toString(), QStringLiteral("2026-11-05T12:34:56.789Z"));
+    QCOMPARE(c[QStringLiteral("updated_at")].toString(), QStringLiteral("2026-11-05T12:40:00.005Z"));
+    QCOMPARE(c[QStringLiteral("model_name")].toString(), QStringLiteral("stories260K"));
+    QCOMPARE(c[QStringLiteral("system_prompt")].toString(), QStringLiteral("Be brief.\nUse plain words."));
+    QCOMPARE(c[QStringLiteral("mode")].toString(), QStringLiteral("chat"));
+    QCOMPARE(c[QStringLiteral("template_name")].toString(), QStringLiteral("chatml"));
+    QCOMPARE(c[QStringLiteral("message_count")].toInt(), 2);
+
+    const QJsonArray messages = root[QStringLiteral("messages")].toArray();
+    QCOMPARE(messages.size(), 2);
+    const QJsonObject user = messages[0].toObject();
+    QCOMPARE(user[QStringLiteral("role")].toString(), QStringLiteral("user"));
+    QCOMPARE(user[QStringLiteral("position")].toInt(), 0);
+    QCOMPARE(user[QStringLiteral("tokens")].toArray(), (QJsonArray{1, 518, 25580, 29962}));
+    QVERIFY(!user.contains(QStringLiteral("token_records")));
+    QVERIFY(!user.contains(QStringLiteral("token_records_error")));
+
+    const QJsonObject answer = messages[1].toObject();
+    QCOMPARE(answer[QStringLiteral("id")].toInt(), 2);
+    QCOMPARE(answer[QStringLiteral("content")].toString(), QStringLiteral("Grass and hay.\n"));
+    QCOMPARE(answer[QStringLiteral("created_at")].toString(), QStringLiteral("2026-11-05T12:35:01.250Z"));
+    QCOMPARE(answer[QStringLiteral("finish_reason")].toString(), QStringLiteral("eos"));
+    QCOMPARE(answer[QStringLiteral("stats")].toObject()[QStringLiteral("decode_tps")].toDouble(), 41.5);
+    QCOMPARE(answer[QStringLiteral("tokens")].toArray(), (QJsonArray{300, 301, 302}));
+    const QJsonArray records = answer[QStringLiteral("token_records")].toArray();
+    QCOMPARE(records.size(), 3);
+    for (int k = 0; k < 3; ++k) {
+        const StepRecord& want = original[size_t(k)];
+        const QJsonObject r = records[k].toObject();
+        QCOMPARE(r[QStringLiteral("step")].toInt(), want.step);
+        QCOMPARE(r[QStringLiteral("position")].toInt(), want.position);
+        QCOMPARE(r[QStringLiteral("id")].toInt(), want.sample.id);
+        QCOMPARE(f(r[QStringLiteral("p")]), want.sample.pRaw);  // floats come back exactly
+        QCOMPARE(f(r[QStringLiteral("p_final")]), want.sample.pFinal);
+        QCOMPARE(f(r[QStringLiteral("logit")]), want.sample.logit);
+        QCOMPARE(r[QStringLiteral("rank")].toInt(), want.sample.rank);
+        QCOMPARE(f(r[QStringLiteral("entropy_bits")]), want.sample.entropyBits);
+        QCOMPARE(f(r[QStringLiteral("log_sum_exp")]), want.sample.logSumExp);
+        QCOMPARE(r[QStringLiteral("survivors")].toObject()[QStringLiteral("top-k")].toInt(), 40);
+        QCOMPARE(r[QStringLiteral("forward_us")].toInteger(), want.forwardUs);
+        QCOMPARE(r[QStringLiteral("sample_us")].toInteger(), want.sampleUs);
+        QCOMPARE(r[QStringLiteral("end_of_generation")].toBool(), k == 2);
+        const QJsonArray top = r[QStringLiteral("top")].toArray();
+        QCOMPARE(top.size(), qsizetype(want.sample.top.size()));
+        for (qsizetype t = 0; t < top.size(); ++t) {
+            const CandidateRecord& cand = want.sample.top[size_t(t)];
+            const QJsonObject o = top[t].toObject();
+            QCOMPARE(o[QStringLiteral("id")].toInt(), cand.id);
+            QCOMPARE(f(o[QStringLiteral("logit")]), cand.logit);
+            QCOMPARE(f(o[QStringLiteral("p")]), cand.p[0]);
+            const QJsonObject stages = o[QStringLiteral("stages")].toObject();
+            QCOMPARE(stages.size(), 6);
+            const char* names[] = {"raw", "penalty", "top-k", "top-p", "min-p", "temperature"};
+            for (int s = 0; s < 6; ++s) QCOMPARE(f(stages[QLatin1String(names[s])]), cand.p[size_t(s)]);
+        }
+    }
+    const auto top = [&](int k, int t) { return records[k].toObject()[QStringLiteral("top")].toArray()[t].toObject(); };
+    QCOMPARE(records[0].toObject()[QStringLiteral("piece")].toString(), QStringLiteral("Hello"));
+    QCOMPARE(top(0, 0)[QStringLiteral("piece")].toString(), QStringLiteral("Hello"));  // the chosen one
+    QCOMPARE(top(1, 1)[QStringLiteral("piece")].toString(), QStringLiteral("Hello"));  // chosen at step 0
+    QVERIFY(!top(0, 1).contains(QStringLiteral("piece")));  // never chosen: id and logit only
+    const QJsonObject partial = records[2].toObject();
+    QCOMPARE(partial[QStringLiteral("piece_bytes")].toString(), QStringLiteral("e2 80"));
+    QVERIFY(!records[1].toObject().contains(QStringLiteral("piece_bytes")));
+    // Short numbers, not float noise (0.75f, not 0.75000000000000000).
+    QVERIFY(bytes.contains("\"p_final\": 0.75,"));
+}
+
+void TestChatStoreExport::jsonReportsDamagedRecords() {
+    QList<StoredMessage> messages = exchange();
+    messages[1].tokenRecords = QByteArray("ISR1\xff\xff\xff\x7f garbage", 16);
+    StoredMessage truncated = messages[1];
+    truncated.tokenRecords = encode(steps()).left(100);
+    messages.append(truncated);
+    const QJsonArray list = QJsonDocument::fromJson(ChatStore::toJson(llamas(), messages))
+                                .object()[QStringLiteral("messages")].toArray();
+    QCOMPARE(list.size(), 3);
+    for (int i : {1, 2}) {
+        const QJsonObject m = list[i].toObject();
+        QVERIFY(!m.contains(QStringLiteral("token_records")));
+        QVERIFY2(m[QStringLiteral("token_records_error")].toString().startsWith(QStringLiteral("token records:")),
+                 qPrintable(m[QStringLiteral("token_records_error")].toString()));
+        QCOMPARE(m[QStringLiteral("content")].toString(), QStringLiteral("Grass and hay.\n"));  // the rest is there
+    }
+}
+
+void TestChatStoreExport::exportWritesFilesAtomically() {
+    ChatStore store;
+    QVERIFY(store.open(QStringLiteral(":memory:")).ok);
+    StoredConversation c = llamas();
+    const qint64 id = *store.createConversation(c);
+    for (StoredMessage m : exchange()) {
+        m.conversationId = id;
+        QVERIFY(store.appendMessage(m));
+    }
+    c = *store.conversation(id);
+    const QList<StoredMessage> messages = store.messages(id);
+
+    const QString md = dir_.filePath(QStringLiteral("llamas.md"));
+    QVERIFY(writeAll(md, QByteArray(100000, 'x')));  // replaced whole, not overwritten in place
+    QVERIFY2(store.exportConversation(id, md, QStringLiteral("markdown")), qPrintable(store.lastError()));
+    QCOMPARE(readAll(md), ChatStore::toMarkdown(c, messages).toUtf8());
+
+    const QString json = dir_.filePath(QStringLiteral("llamas.json"));
+    QVERIFY2(store.exportConversation(id, json, QStringLiteral("JSON")), qPrintable(store.lastError()));
+    QCOMPARE(readAll(json), ChatStore::toJson(c, messages));
+    const QJsonObject root = QJsonDocument::fromJson(readAll(json)).object();
+    QCOMPARE(root[QStringLiteral("messages")].toArray()[1].toObject()[QStringLiteral("token_records")].toArray().size(), 3);
+    QCOMPARE(QDir(dir_.path()).entryList(QDir::Files | QDir::Hidden).size(), 2);  // no temporary files left
+}
+
+void TestChatStoreExport::exportFailuresAreReported() {
+    ChatStore store;
+    QVERIFY(store.open(QStringLiteral(":memory:")).ok);
+    const qint64 id = *store.createConversation({});
+    const QString nowhere = dir_.filePath(QStringLiteral("missing/folder/out.md"));
+    QVERIFY(!store.exportConversation(id, nowhere, QStringLiteral("markdown")));
+    QVERIFY(store.lastError().contains(nowhere));
+    QVERIFY(!QFile::exists(nowhere));
+    QVERIFY(!store.exportConversation(id, dir_.filePath(QStringLiteral("out.csv")), QStringLiteral("csv")));
+    QVERIFY(store.lastError().contains(QStringLiteral("csv")));
+    QVERIFY(!store.exportConversation(id + 1, dir_.filePath(QStringLiteral("none.md")), QStringLiteral("markdown")));
+    QVERIFY(!QFile::exists(dir_.filePath(QStringLiteral("none.md"))));
+}
+
+QTEST_GUILESS_MAIN(TestChatStoreExport)
+#include "tst_chat_store_export.moc"
