@@ -43,19 +43,22 @@ int main(int argc, char** argv) {
     QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (WxH)."), QStringLiteral("WxH"), QStringLiteral("1400x900"));
     QCommandLineOption themeOpt(QStringLiteral("theme"), QStringLiteral("light or dark (this run only)."), QStringLiteral("theme"));
     QCommandLineOption panelOpt(QStringLiteral("panel"), QStringLiteral("Inspector panel to show."), QStringLiteral("name"));
-    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt});
+    QCommandLineOption dataOpt(QStringLiteral("data-dir"),
+                               QStringLiteral("Keep conversations in this folder (default: the user's app-data folder; --screenshot keeps none unless given)."),
+                               QStringLiteral("dir"));
+    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt});
     cli.process(app);
     const bool screenshot = cli.isSet(shotOpt);
 
     QQuickStyle::setStyle(QStringLiteral("Fusion"));
 
-    // Conversations live in the app-data folder; --screenshot keeps them in memory.
+    // Conversations live in the app-data folder (or --data-dir); --screenshot alone keeps them in memory.
     ChatStore store;
     QString storeMessage;
-    if (screenshot) {
+    if (screenshot && !cli.isSet(dataOpt)) {
         store.open(QStringLiteral(":memory:"));
     } else {
-        const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+        const QString dir = cli.isSet(dataOpt) ? cli.value(dataOpt) : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
         QDir().mkpath(dir);
         const auto report = store.open(dir + QStringLiteral("/conversations.db"));
         storeMessage = report.message;

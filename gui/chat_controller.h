@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "chat_model.h"
+#include "chat_store.h"
 #include "engine/chat_template.h"
 #include "engine_types.h"
 
@@ -27,6 +28,7 @@ class ChatController : public QObject {
     QML_ELEMENT
     QML_SINGLETON
     Q_PROPERTY(ChatModel* messages READ messages CONSTANT)
+    Q_PROPERTY(inferscope::ChatStore* store READ store CONSTANT)  // for the sidebar's ConversationListModel
     Q_PROPERTY(QString mode READ mode WRITE setMode NOTIFY settingsChanged)  // "chat" | "completion"
     Q_PROPERTY(QString templateChoice READ templateChoice WRITE setTemplateChoice NOTIFY settingsChanged)  // "auto" or a name
     Q_PROPERTY(QString effectiveTemplate READ effectiveTemplate NOTIFY settingsChanged)
@@ -48,6 +50,7 @@ public:
     static ChatController* create(QQmlEngine*, QJSEngine*);
 
     ChatModel* messages() { return &model_; }
+    ChatStore* store() const { return store_; }
     QString mode() const { return mode_; }
     void setMode(const QString& mode);
     QString templateChoice() const { return templateChoice_; }

@@ -54,7 +54,7 @@ void SamplingSettings::load() {
     seed_ = s.value("seed", seed_).toInt();
     maxTokens_ = s.value("maxTokens", maxTokens_).toInt();
     threads_ = s.value("threads", threads_).toInt();
-    currentPreset_ = s.value("preset").toString();
+    currentPreset_ = s.value("preset", QStringLiteral("Balanced")).toString();
 }
 
 void SamplingSettings::touch() {

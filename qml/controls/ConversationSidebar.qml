@@ -1,19 +1,155 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import QtQuick.Dialogs
 import Inferscope
 
-// Saved conversations: search (full text over every message), open, rename, export, delete.
+// Saved conversations: full-text search over every message, open, rename, export, delete.
 Rectangle {
+    id: sidebar
     color: Theme.surface
     Rectangle { anchors.right: parent.right; width: 1; height: parent.height; color: Theme.border }
+
+    property var exportId: 0
+    property string exportFormat: "markdown"
+
+    ConversationListModel {
+        id: conversations
+        store: ChatController.store
+        filter: search.text
+    }
 
     ColumnLayout {
         anchors.fill: parent
         anchors.margins: Theme.spacing
+        anchors.rightMargin: Theme.spacing + 1
         spacing: Theme.spacing
-        Label { text: qsTr("Conversations"); font.bold: true }
-        Label { text: qsTr("(saved conversations appear here)"); color: Theme.muted; font.pixelSize: Theme.fontSmall }
-        Item { Layout.fillHeight: true }
+
+        RowLayout {
+            Layout.fillWidth: true
+            Label { text: qsTr("Conversations"); font.bold: true; Layout.fillWidth: true }
+            Button {
+                text: qsTr("+ New")
+                flat: true
+                onClicked: ChatController.newConversation()
+            }
+        }
+        TextField {
+            id: search
+            objectName: "searchField"
+            Layout.fillWidth: true
+            placeholderText: qsTr("Search all messages…")
+            selectByMouse: true
+        }
+        Label {
+            visible: conversations.count === 0
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
+            wrapMode: Text.Wrap
+            color: Theme.muted
+            font.pixelSize: Theme.fontSmall
+            text: search.text !== "" ? qsTr("Nothing matches “%1”.").arg(search.text)
+                  : ChatController.store && !ChatController.store.persistent ? qsTr("Conversations are not being saved this session.")
+                  : qsTr("Your conversations are kept here.")
+        }
+
+        ListView {
+            id: list
+            objectName: "conversationList"
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            clip: true
+            model: conversations
+            spacing: 2
+            ScrollBar.vertical: ScrollBar {}
+
+            delegate: ItemDelegate {
+                id: row
+                required property var conversationId
+                required property string title
+                required property var updatedAt
+                required property int messageCount
+                required property string snippet
+                property bool renaming: false
+                width: ListView.view.width
+                highlighted: conversationId === ChatController.conversationId
+                onClicked: if (!renaming) ChatController.openConversation(conversationId)
+
+                contentItem: ColumnLayout {
+                    spacing: 2
+                    Label {
+                        visible: !row.renaming
+                        text: row.title !== "" ? row.title : qsTr("(untitled)")
+                        elide: Text.ElideRight
+                        Layout.fillWidth: true
+                        font.bold: row.highlighted
+                    }
+                    TextField {
+                        id: renameField
+                        visible: row.renaming
+                        Layout.fillWidth: true
+                        text: row.title
+                        onAccepted: { ChatController.renameConversation(row.conversationId, text); row.renaming = false }
+                        Keys.onEscapePressed: row.renaming = false
+                    }
+                    Label {
+                        visible: row.snippet !== ""
+                        text: row.snippet
+                        color: row.highlighted ? palette.highlightedText : Theme.muted
+                        font.pixelSize: Theme.fontSmall
+                        wrapMode: Text.Wrap
+                        maximumLineCount: 2
+                        elide: Text.ElideRight
+                        Layout.fillWidth: true
+                        Layout.preferredWidth: 100
+                    }
+                    Label {
+                        text: qsTr("%1 messages · %2").arg(row.messageCount).arg(Qt.formatDateTime(row.updatedAt, "yyyy-MM-dd hh:mm"))
+                        color: row.highlighted ? palette.highlightedText : Theme.muted
+                        font.pixelSize: Theme.fontSmall
+                    }
+                }
+
+                TapHandler {
+                    acceptedButtons: Qt.RightButton
+                    onTapped: menu.popup()
+                }
+                Menu {
+                    id: menu
+                    MenuItem { text: qsTr("Rename"); onTriggered: { row.renaming = true; renameField.forceActiveFocus() } }
+                    MenuItem {
+                        text: qsTr("Export as Markdown…")
+                        onTriggered: { sidebar.exportId = row.conversationId; sidebar.exportFormat = "markdown"; exportDialog.open() }
+                    }
+                    MenuItem {
+                        text: qsTr("Export as JSON (with token probabilities)…")
+                        onTriggered: { sidebar.exportId = row.conversationId; sidebar.exportFormat = "json"; exportDialog.open() }
+                    }
+                    MenuSeparator {}
+                    MenuItem {
+                        text: qsTr("Delete")
+                        onTriggered: { sidebar.exportId = row.conversationId; deleteDialog.open() }
+                    }
+                }
+            }
+        }
+    }
+
+    FileDialog {
+        id: exportDialog
+        fileMode: FileDialog.SaveFile
+        title: qsTr("Export conversation")
+        nameFilters: sidebar.exportFormat === "json" ? [qsTr("JSON (*.json)")] : [qsTr("Markdown (*.md)")]
+        defaultSuffix: sidebar.exportFormat === "json" ? "json" : "md"
+        onAccepted: ChatController.exportConversation(sidebar.exportId, selectedFile, sidebar.exportFormat)
+    }
+    Dialog {
+        id: deleteDialog
+        anchors.centerIn: Overlay.overlay
+        modal: true
+        title: qsTr("Delete this conversation?")
+        standardButtons: Dialog.Yes | Dialog.Cancel
+        onAccepted: ChatController.deleteConversation(sidebar.exportId)
+        Label { text: qsTr("Its messages and token records are removed for good.") }
     }
 }

@@ -1,4 +1,5 @@
 import QtQuick
+import QtQuick.Window
 import QtTest
 import Inferscope
 
@@ -8,6 +9,9 @@ TestCase {
     width: 700
     height: 400
     when: windowShown
+
+    // TestCase itself is invisible: a shown window hosts the delegates so `visible` means something.
+    Window { id: host; width: 720; height: 420; visible: true }
 
     Component {
         id: delegateComponent
@@ -24,7 +28,7 @@ TestCase {
     }
 
     function test_answer_shows_text_and_figures() {
-        const d = createTemporaryObject(delegateComponent, this, props({}))
+        const d = createTemporaryObject(delegateComponent, host.contentItem, props({}))
         verify(d)
         const body = findChild(d, "messageText")
         compare(body.text, "Hello there")
@@ -34,13 +38,13 @@ TestCase {
     }
 
     function test_streaming_shows_a_cursor_and_hides_buttons() {
-        const d = createTemporaryObject(delegateComponent, this, props({streaming: true}))
+        const d = createTemporaryObject(delegateComponent, host.contentItem, props({streaming: true}))
         compare(findChild(d, "messageText").text, "Hello there ▍")
         verify(!findChild(d, "regenerateButton").visible)
     }
 
     function test_question_can_be_edited() {
-        const d = createTemporaryObject(delegateComponent, this, props({role: "user", text: "Hi", isLast: false}))
+        const d = createTemporaryObject(delegateComponent, host.contentItem, props({role: "user", text: "Hi", isLast: false}))
         verify(!findChild(d, "regenerateButton").visible)
         d.editing = true
         verify(!findChild(d, "messageText").visible)
