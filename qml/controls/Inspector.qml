@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Inferscope
+import "../visualizer"
 
 // The right-hand panel: sampling and chat settings, and the loaded model.
 Rectangle {
@@ -9,7 +10,7 @@ Rectangle {
     color: Theme.surface
     Rectangle { anchors.left: parent.left; width: 1; height: parent.height; color: Theme.border }
 
-    readonly property var tabs: ["settings", "model"]
+    readonly property var tabs: ["probabilities", "settings", "model"]
 
     ColumnLayout {
         anchors.fill: parent
@@ -21,6 +22,7 @@ Rectangle {
             Layout.fillWidth: true
             currentIndex: Math.max(0, inspector.tabs.indexOf(AppSettings.inspectorTab))
             onCurrentIndexChanged: AppSettings.inspectorTab = inspector.tabs[currentIndex]
+            TabButton { text: qsTr("Probabilities") }
             TabButton { text: qsTr("Settings") }
             TabButton { text: qsTr("Model") }
         }
@@ -28,6 +30,7 @@ Rectangle {
             Layout.fillWidth: true
             Layout.fillHeight: true
             currentIndex: tabBar.currentIndex
+            ProbabilitiesPanel {}
             SettingsPanel {}
             ModelPanel {}
         }
