@@ -352,6 +352,8 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
                       {"decodeTokensPerSecond", summary.decodeTokensPerSecond()},
                       {"timeToFirstTokenMs", double(summary.timeToFirstTokenUs) / 1000.0},
                       {"kvBytesUsed", double(summary.kv.bytesUsed)},
+                      {"kvComputed", double(summary.kv.kvComputed)},
+                      {"attentionScores", double(summary.kv.attentionScores)},
                       {"model", engine_->modelName()},
                       {"device", engine_->deviceDescription()},
                       {"temperature", activeSampler_.temperature},

@@ -46,6 +46,7 @@ struct GenerationJob {
     bool useKvCache = true;
     int32_t threads = 0;  // 0: keep the current setting
     int32_t replayWidth = 0;  // raw logits kept per step for replay (GenerateRequest::replayWidth)
+    bool resetCache = false;  // start from an empty KV cache (measurements: nothing reused)
 };
 
 // Steps and the latest KV-cache state since the previous batch (coalesced to frame rate).

@@ -85,6 +85,7 @@ void EngineWorker::generate(const GenerationJob& job) {
             return;
         }
     }
+    if (job.resetCache) engine_->reset();
     // Tokenize the text chunks here, off the GUI thread (a long paste can take a while).
     GenerateRequest req;
     QList<QList<int>> chunkTokens;

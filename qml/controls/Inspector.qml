@@ -10,7 +10,7 @@ Rectangle {
     color: Theme.surface
     Rectangle { anchors.left: parent.left; width: 1; height: parent.height; color: Theme.border }
 
-    readonly property var tabs: ["probabilities", "settings", "model"]
+    readonly property var tabs: ["probabilities", "timeline", "settings", "model"]
 
     ColumnLayout {
         anchors.fill: parent
@@ -23,6 +23,7 @@ Rectangle {
             currentIndex: Math.max(0, inspector.tabs.indexOf(AppSettings.inspectorTab))
             onCurrentIndexChanged: AppSettings.inspectorTab = inspector.tabs[currentIndex]
             TabButton { text: qsTr("Probabilities") }
+            TabButton { text: qsTr("Timeline") }
             TabButton { text: qsTr("Settings") }
             TabButton { text: qsTr("Model") }
         }
@@ -31,6 +32,7 @@ Rectangle {
             Layout.fillHeight: true
             currentIndex: tabBar.currentIndex
             ProbabilitiesPanel {}
+            TimelinePanel {}
             SettingsPanel {}
             ModelPanel {}
         }

@@ -1,0 +1,42 @@
+import QtQuick
+import QtQuick.Window
+import QtTest
+import Inferscope
+
+// The timeline's bar chart: its scale follows the data, an overlay series and a reference line,
+// and x positions map back to bars (the tooltips rely on it).
+TestCase {
+    name: "BarChart"
+    when: windowShown
+    Window { id: host; width: 420; height: 200; visible: true }
+    Component { id: chartComponent; BarChart { width: 400; height: 150 } }
+
+    function test_scale_rounds_up_to_a_nice_number() {
+        const c = createTemporaryObject(chartComponent, host.contentItem, {values: [1.2, 3.7, 2.0]})
+        compare(c.maxValue, 5)  // 3.7 × 1.05 -> 5
+        c.overlay = [4, 9, 12]
+        compare(c.maxValue, 20)
+        c.referenceValue = 30
+        compare(c.maxValue, 50)
+    }
+
+    function test_index_at_x() {
+        const c = createTemporaryObject(chartComponent, host.contentItem, {values: [1, 2, 3, 4]})
+        compare(c.indexAt(0), -1)           // the axis area
+        compare(c.indexAt(45), 0)
+        compare(c.indexAt(399), 3)
+        compare(c.indexAt(500), -1)
+    }
+
+    function test_renders_offscreen() {
+        const c = createTemporaryObject(chartComponent, host.contentItem, {values: [5, 1, 3], labels: ["8", "16", "32"], color: "#ff0000"})
+        waitForRendering(c)
+        const img = grabImage(c)
+        // a red bar is drawn somewhere in the left half (the first and tallest bar)
+        let red = 0
+        for (let x = 50; x < 160; x += 5)
+            for (let y = 20; y < 130; y += 5)
+                if (img.pixel(x, y).toString() === "#ff0000") ++red
+        verify(red > 10, "red pixels: " + red)
+    }
+}
