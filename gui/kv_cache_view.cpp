@@ -31,7 +31,15 @@ void KvCacheView::setEngine(EngineController* engine) {
     emit engineChanged();
 }
 
+void KvCacheView::setActive(bool active) {
+    if (active_ == active) return;
+    active_ = active;
+    if (active_) followEngine();
+    emit activeChanged();
+}
+
 void KvCacheView::followEngine() {
+    if (!active_) return;
     if (!engine_ || !engine_->hasModel()) return clear();
     setStats(engine_->kvStats(), engine_->model()->info.hparams.nHead);
 }

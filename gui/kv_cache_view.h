@@ -20,6 +20,9 @@ class KvCacheView : public QObject {
     Q_OBJECT
     QML_ELEMENT
     Q_PROPERTY(inferscope::EngineController* engine READ engine WRITE setEngine NOTIFY engineChanged)
+    // While false (the panel is hidden) the engine's batches are ignored; on becoming true the
+    // view catches up with the engine's current stats.
+    Q_PROPERTY(bool active READ active WRITE setActive NOTIFY activeChanged)
     Q_PROPERTY(bool hasCache READ hasCache NOTIFY changed)
     // shape
     Q_PROPERTY(int layers READ layers NOTIFY changed)
@@ -53,6 +56,8 @@ public:
 
     EngineController* engine() const { return engine_; }
     void setEngine(EngineController* engine);
+    bool active() const { return active_; }
+    void setActive(bool active);
 
     // Shows these stats (the engine's, or a cache made by simulate()).
     void setStats(const KvCacheStats& stats, int queryHeads);
@@ -90,6 +95,7 @@ public:
 
 signals:
     void engineChanged();
+    void activeChanged();
     void changed();
 
 private:
@@ -100,6 +106,7 @@ private:
     KvCacheStats stats_;
     int queryHeads_ = 0;
     int updates_ = 0;
+    bool active_ = true;
     KvVariantModel attentionVariants_{KvVariantModel::Axis::Attention};
     KvVariantModel elementVariants_{KvVariantModel::Axis::ElementType};
 };

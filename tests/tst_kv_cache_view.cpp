@@ -183,6 +183,20 @@ private slots:
         verifyAgainstEngine(f.view, second->kv);
     }
 
+    void aHiddenViewCatchesUpWhenShown() {
+        Fixture f;
+        QVERIFY(f.load());
+        f.view.setActive(false);
+        const int updatesBefore = f.view.updates();
+        QVERIFY(f.run(textJob("Once upon a time", 30)));
+        QCOMPARE(f.view.updates(), updatesBefore);  // no work while hidden
+        QCOMPARE(f.view.usedCells(), 0);
+        f.view.setActive(true);
+        QCOMPARE(f.view.updates(), updatesBefore + 1);
+        QCOMPARE(f.view.usedCells(), 5 + 29);
+        verifyAgainstEngine(f.view, f.engine.kvStats());
+    }
+
     void counterfactualsFromTheCalculatorMatchTheAllocation() {
         Fixture f;
         QVERIFY(f.load());
