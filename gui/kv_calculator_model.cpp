@@ -1,5 +1,7 @@
 #include "kv_calculator_model.h"
 
+#include "kv_units.h"
+
 namespace inferscope {
 namespace {
 
@@ -65,6 +67,12 @@ void KvCalculatorModel::applyPreset(int row) {
     presetIndex_ = row;
     emit inputsChanged();
     recompute();
+}
+
+QStringList KvCalculatorModel::dtypeLabels() const {
+    QStringList out;
+    for (const QString& d : dtypes()) out << kvDtypeLabel(d);
+    return out;
 }
 
 void KvCalculatorModel::setInput(int& field, int value) {

@@ -23,12 +23,14 @@ class KvCalculatorModel : public QObject {
     Q_PROPERTY(inferscope::KvPresetModel* presets READ presets CONSTANT)
     Q_PROPERTY(int presetIndex READ presetIndex NOTIFY inputsChanged)  // -1 once an input was edited
     Q_PROPERTY(QStringList dtypes READ dtypes CONSTANT)                 // "f32", "f16", "bf16", "int8"
+    Q_PROPERTY(QStringList dtypeLabels READ dtypeLabels CONSTANT)       // "FP32", "FP16", "BF16", "INT8"
     // inputs
     Q_PROPERTY(int layers READ layers WRITE setLayers NOTIFY inputsChanged)
     Q_PROPERTY(int heads READ heads WRITE setHeads NOTIFY inputsChanged)
     Q_PROPERTY(int kvHeads READ kvHeads WRITE setKvHeads NOTIFY inputsChanged)
     Q_PROPERTY(int headDim READ headDim WRITE setHeadDim NOTIFY inputsChanged)
     Q_PROPERTY(QString dtype READ dtype WRITE setDtype NOTIFY inputsChanged)
+    Q_PROPERTY(int dtypeIndex READ dtypeIndex WRITE setDtypeIndex NOTIFY inputsChanged)  // in dtypes, -1 if none
     Q_PROPERTY(int tokens READ tokens WRITE setTokens NOTIFY inputsChanged)
     Q_PROPERTY(int users READ users WRITE setUsers NOTIFY inputsChanged)
     // results (0 when invalid)
@@ -52,6 +54,7 @@ public:
     KvPresetModel* presets() { return &presets_; }
     int presetIndex() const { return presetIndex_; }
     QStringList dtypes() const { return {"f32", "f16", "bf16", "int8"}; }
+    QStringList dtypeLabels() const;
     Q_INVOKABLE void applyPreset(int row);
 
     int layers() const { return layers_; }
@@ -66,6 +69,8 @@ public:
     void setKvHeads(int v) { setInput(kvHeads_, v); }
     void setHeadDim(int v) { setInput(headDim_, v); }
     void setDtype(const QString& v);
+    int dtypeIndex() const { return int(dtypes().indexOf(dtype_)); }
+    void setDtypeIndex(int i) { setDtype(dtypes().value(i)); }
     void setTokens(int v) { setInput(tokens_, v); }
     void setUsers(int v) { setInput(users_, v); }
 

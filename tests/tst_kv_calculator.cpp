@@ -95,6 +95,11 @@ private slots:
         calc.setDtype("int8");
         QCOMPARE(calc.bytesPerToken(), 65536.0);
         QCOMPARE(calc.bytesPerElement(), 1.0);
+        QCOMPARE(calc.dtypeIndex(), 3);
+        QCOMPARE(calc.dtypeLabels(), (QStringList{"FP32", "FP16", "BF16", "INT8"}));
+        calc.setDtypeIndex(1);
+        QCOMPARE(calc.dtype(), QStringLiteral("f16"));
+        QCOMPARE(calc.bytesPerToken(), 131072.0);
     }
 
     void invalidInputsShowTheEnginesMessage() {
