@@ -3,13 +3,13 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Inferscope
 
-// The right-hand panel: sampling and chat settings, and the loaded model.
+// The right-hand panel: sampling and chat settings, the loaded model, its KV cache.
 Rectangle {
     id: inspector
     color: Theme.surface
     Rectangle { anchors.left: parent.left; width: 1; height: parent.height; color: Theme.border }
 
-    readonly property var tabs: ["settings", "model"]
+    readonly property var tabs: ["settings", "model", "kv"]
 
     ColumnLayout {
         anchors.fill: parent
@@ -23,6 +23,7 @@ Rectangle {
             onCurrentIndexChanged: AppSettings.inspectorTab = inspector.tabs[currentIndex]
             TabButton { text: qsTr("Settings") }
             TabButton { text: qsTr("Model") }
+            TabButton { text: qsTr("KV cache") }
         }
         StackLayout {
             Layout.fillWidth: true
@@ -30,6 +31,7 @@ Rectangle {
             currentIndex: tabBar.currentIndex
             SettingsPanel {}
             ModelPanel {}
+            KvCachePanel {}
         }
     }
 }
