@@ -19,6 +19,7 @@
 #include "engine_controller.h"
 #include "sampling_settings.h"
 #include "screenshot_driver.h"
+#include "step_inspector.h"
 
 Q_IMPORT_QML_PLUGIN(InferscopePlugin)
 
@@ -68,6 +69,8 @@ int main(int argc, char** argv) {
     SamplingSettings sampling(nullptr);
     EngineController engine(nullptr);
     ChatController chat(&engine, &sampling, &store);
+    StepInspector inspector(&chat, nullptr);
+    StepInspector::setInstance(&inspector);
     AppSettings::setInstance(&settings);
     SamplingSettings::setInstance(&sampling);
     EngineController::setInstance(&engine);

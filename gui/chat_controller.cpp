@@ -1,6 +1,7 @@
 #include "chat_controller.h"
 
 #include <QFileInfo>
+#include <cmath>
 #include <QJsonObject>
 
 #include "chat_store.h"
@@ -12,6 +13,9 @@ namespace inferscope {
 namespace {
 
 ChatController* gInstance = nullptr;
+// Raw logits kept per step for replay: the whole vocabulary of small models (stories260K: 512),
+// the highest 512 otherwise (4 KiB per token).
+constexpr int32_t kReplayWidth = 512;
 
 QString firstLine(const QString& text, int max) {
     QString t = text.simplified();
@@ -147,12 +151,13 @@ bool ChatController::send(const QString& text) {
     return startAnswer();
 }
 
-bool ChatController::startAnswer() {
+bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) {
     const ChatTemplate tmpl = chatTemplate();
     GenerationJob job;
     chunkRows_.clear();
     const auto& msgs = model_.messages();
-    for (size_t r = 0; r < msgs.size(); ++r) {
+    const size_t contextRows = answerRow >= 0 ? size_t(answerRow) : msgs.size();
+    for (size_t r = 0; r < contextRows; ++r) {
         const ChatMessage& m = msgs[r];
         PromptChunk chunk;
         if (!m.tokens.empty()) {
@@ -167,20 +172,33 @@ bool ChatController::startAnswer() {
         job.chunks.push_back(std::move(chunk));
         chunkRows_.push_back(int(r));
     }
+    if (!prefix.empty()) {  // a branch: the answer so far, then the chosen alternative
+        PromptChunk chunk;
+        chunk.hasTokens = true;
+        for (const StepRecord& s : prefix) chunk.tokens.push_back(s.sample.id);
+        job.chunks.push_back(std::move(chunk));
+        chunkRows_.push_back(-1);
+    }
+    answerPrefix_ = std::move(prefix);
     activeSampler_ = samplerOverride_ ? *samplerOverride_ : sampling_->params();
     job.sampler = activeSampler_;
     job.maxTokens = sampling_->maxTokens();
     job.threads = sampling_->threads();
     job.stopStrings = tmpl.stopStrings();
+    job.replayWidth = kReplayWidth;
 
-    ChatMessage answer;
-    answer.role = QStringLiteral("assistant");
-    answer.streaming = true;
-    answer.trimLeadingSpace = tmpl.kind != ChatTemplateKind::Completion;
-    answerRow_ = model_.append(std::move(answer));
+    if (answerRow < 0) {
+        ChatMessage answer;
+        answer.role = QStringLiteral("assistant");
+        answer.streaming = true;
+        answer.trimLeadingSpace = tmpl.kind != ChatTemplateKind::Completion;
+        answerRow_ = model_.append(std::move(answer));
+    } else {
+        answerRow_ = answerRow;  // a new version of an existing answer (regenerate, branch)
+    }
     activeJob_ = engine_->startGeneration(std::move(job));
     if (activeJob_ == 0) {
-        model_.truncate(answerRow_);
+        if (answerRow < 0) model_.truncate(answerRow_);
         answerRow_ = -1;
         setError(tr("The model is not ready."));
         return false;
@@ -197,10 +215,62 @@ void ChatController::stop() {
 bool ChatController::regenerate() {
     if (!canRegenerate()) return false;
     const int last = model_.count() - 1;
-    if (store_ && conversationId_) store_->truncateConversation(conversationId_, last);
-    model_.truncate(last);
+    model_.addVariant(last);  // the previous answer stays reachable as another version
     setError(QString());
-    return startAnswer();
+    return startAnswer(last);
+}
+
+bool ChatController::branchFrom(int row, int step, int tokenId) {
+    if (!canSend() || row < 0 || row >= model_.count()) return false;
+    const ChatMessage& answer = model_.at(row);
+    if (answer.role != QLatin1String("assistant") || step < 0 || step >= int(answer.steps.size())) return false;
+    const auto& tokenizer = engine_->model()->tokenizer;
+    if (tokenId < 0 || tokenId >= tokenizer->vocabSize()) return false;
+    // The kept steps, and the alternative in place of step `step`'s pick: same distribution,
+    // another choice.
+    std::vector<StepRecord> prefix(answer.steps.begin(), answer.steps.begin() + step + 1);
+    StepRecord& alt = prefix.back();
+    if (alt.sample.id == tokenId) return false;  // not an alternative
+    alt.sample.id = tokenId;
+    alt.piece = tokenizer->isEndOfGeneration(tokenId) ? std::string() : tokenizer->tokenBytes(tokenId);
+    alt.endOfGeneration = tokenizer->isEndOfGeneration(tokenId);
+    alt.sample.logit = -INFINITY;
+    for (const CandidateRecord& c : alt.sample.top)
+        if (c.id == tokenId) alt.sample.logit = c.logit;
+    for (size_t i = 0; i < alt.replayIds.size(); ++i)
+        if (alt.replayIds[i] == tokenId) alt.sample.logit = alt.replayLogits[i];
+    alt.sample.pRaw = std::isfinite(alt.sample.logit) ? float(std::exp(double(alt.sample.logit) - alt.sample.logSumExp)) : 0.0f;
+    alt.sample.pFinal = 0;
+    int rank = 1;
+    for (const CandidateRecord& c : alt.sample.top) rank += c.logit > alt.sample.logit ? 1 : 0;
+    alt.sample.rank = rank;
+    if (alt.endOfGeneration) return false;  // nothing would follow: not a branch worth running
+
+    // Later messages belong to the old continuation.
+    if (row + 1 < model_.count()) {
+        if (store_ && conversationId_) store_->truncateConversation(conversationId_, row + 1);
+        model_.truncate(row + 1);
+    }
+    model_.addVariant(row);
+    model_.replaceSteps(row, prefix);
+    setError(QString());
+    return startAnswer(row, std::move(prefix));
+}
+
+bool ChatController::showVariant(int row, int variant) {
+    if (generating()) return false;
+    if (!model_.showVariant(row, variant)) return false;
+    // Later turns were made with the other version.
+    if (row + 1 < model_.count()) {
+        if (store_ && conversationId_) store_->truncateConversation(conversationId_, row + 1);
+        model_.truncate(row + 1);
+    }
+    if (store_ && conversationId_) {
+        store_->truncateConversation(conversationId_, row);
+        model_.setStoreId(row, 0);
+        saveMessage(row);
+    }
+    return true;
 }
 
 bool ChatController::editAndResend(int row, const QString& text) {
@@ -227,7 +297,10 @@ void ChatController::onPromptPrepared(quint64 jobId, const QList<QList<int>>& ch
 void ChatController::onPrefillFinished(quint64 jobId, const PrefillStats& stats) {
     if (jobId != activeJob_) return;
     activePrefill_ = stats;
-    if (stats.nReused > 0)
+    if (!answerPrefix_.empty())
+        setCacheNote(tr("Branched at token %1: the KV cache was truncated there; reused %2 cached tokens and ran only the new one.")
+                         .arg(answerPrefix_.size()).arg(stats.nReused));
+    else if (stats.nReused > 0)
         setCacheNote(tr("Reused %1 cached tokens from the KV cache; prefilled %2 new.").arg(stats.nReused).arg(stats.nComputed));
     else
         setCacheNote(tr("Prefilled %1 tokens (nothing to reuse from the KV cache).").arg(stats.nComputed));
@@ -235,7 +308,14 @@ void ChatController::onPrefillFinished(quint64 jobId, const PrefillStats& stats)
 
 void ChatController::onStepsArrived(quint64 jobId, const StepBatch& batch) {
     if (jobId != activeJob_ || answerRow_ < 0) return;
-    model_.appendSteps(answerRow_, batch.steps);
+    if (answerPrefix_.empty()) {
+        model_.appendSteps(answerRow_, batch.steps);
+        return;
+    }
+    // A branch: the engine numbers from 0; the answer's steps continue after the kept ones.
+    std::vector<StepRecord> steps = batch.steps;
+    for (StepRecord& s : steps) s.step += int32_t(answerPrefix_.size());
+    model_.appendSteps(answerRow_, steps);
 }
 
 void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary& summary) {
@@ -246,12 +326,17 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
     // when the model did not end the turn itself; an answer cut at a stop string is re-tokenized
     // without it.
     std::vector<int32_t> tokens;
-    QString text = QString::fromUtf8(summary.text);
+    std::string prefixText;
+    for (const StepRecord& s : answerPrefix_) {
+        tokens.push_back(s.sample.id);
+        prefixText += s.piece;
+    }
+    QString text = QString::fromUtf8(prefixText + summary.text);
     if (tmpl.kind != ChatTemplateKind::Completion && text.startsWith(' ')) text.remove(0, 1);
     if (summary.reason == FinishReason::StopString) {
-        tokens = tokenize(summary.text + tmpl.assistantSuffix(), false);
+        tokens = tokenize(prefixText + summary.text + tmpl.assistantSuffix(), false);
     } else {
-        tokens = summary.tokens;
+        tokens.insert(tokens.end(), summary.tokens.begin(), summary.tokens.end());
         if (summary.reason != FinishReason::EndOfGeneration && !tmpl.assistantSuffix().empty()) {
             auto suffix = tokenize(tmpl.assistantSuffix(), false);
             tokens.insert(tokens.end(), suffix.begin(), suffix.end());
@@ -275,10 +360,16 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
                       {"minP", activeSampler_.minP},
                       {"repeatPenalty", activeSampler_.repeatPenalty},
                       {"seed", QString::number(activeSampler_.seed)}};
+    if (!answerPrefix_.empty()) stats.insert("branchedAt", int(answerPrefix_.size()) - 1);
     model_.setTokens(row, std::move(tokens));
     model_.finish(row, text, QString::fromLatin1(finishReasonName(summary.reason).data()), stats);
     activeJob_ = 0;
     answerRow_ = -1;
+    answerPrefix_.clear();
+    if (model_.at(row).storeId != 0 || model_.at(row).variants.size() > 1) {  // a new version replaces the stored one
+        if (store_ && conversationId_) store_->truncateConversation(conversationId_, row);
+        model_.setStoreId(row, 0);
+    }
     saveMessage(row);
     emit generatingChanged();
     emit canSendChanged();
@@ -288,7 +379,16 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
 void ChatController::onGenerationFailed(quint64 jobId, const QString& message) {
     if (jobId != activeJob_) return;
     // Nothing was generated (a prompt longer than the context, say): drop the empty answer, keep the question.
-    if (answerRow_ >= 0 && model_.at(answerRow_).steps.empty()) model_.truncate(answerRow_);
+    if (answerRow_ >= 0) {
+        const ChatMessage& m = model_.at(answerRow_);
+        if (m.variants.size() > 1)
+            model_.abandonVariant(answerRow_);  // back to the version that exists
+        else if (m.steps.empty())
+            model_.truncate(answerRow_);
+        else
+            model_.finish(answerRow_, m.text, QStringLiteral("error"), m.stats);
+    }
+    answerPrefix_.clear();
     activeJob_ = 0;
     answerRow_ = -1;
     setError(message);

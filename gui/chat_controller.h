@@ -51,6 +51,7 @@ public:
 
     ChatModel* messages() { return &model_; }
     ChatStore* store() const { return store_; }
+    EngineController* engine() const { return engine_; }
     QString mode() const { return mode_; }
     void setMode(const QString& mode);
     QString templateChoice() const { return templateChoice_; }
@@ -77,6 +78,12 @@ public:
     Q_INVOKABLE bool regenerate();
     // Replaces user message `row` and everything after it, then answers again.
     Q_INVOKABLE bool editAndResend(int row, const QString& text);
+    // Continues answer `row` from step `step` with `tokenId` instead of the token picked there: the
+    // KV cache is truncated to that position and decoding resumes (no new prefill of the prompt).
+    // The previous continuation stays as another version of the answer; later messages go.
+    Q_INVOKABLE bool branchFrom(int row, int step, int tokenId);
+    // Shows another version of an answer (regenerated or branched); the next turn continues it.
+    Q_INVOKABLE bool showVariant(int row, int variant);
     Q_INVOKABLE void newConversation();
     Q_INVOKABLE bool openConversation(qint64 id);
     Q_INVOKABLE bool renameConversation(qint64 id, const QString& title);
@@ -103,7 +110,9 @@ signals:
     void answerFinished(int row);  // an answer completed (any finish reason)
 
 private:
-    bool startAnswer();  // sends messages [0, count) and appends a streaming answer
+    // Sends messages [0, answerRow) — plus `prefix`, the answer's first tokens when branching —
+    // and streams the answer into row answerRow (appended when it is -1).
+    bool startAnswer(int answerRow = -1, std::vector<StepRecord> prefix = {});
     void onModelChanged();
     void onPromptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens);
     void onPrefillFinished(quint64 jobId, const PrefillStats& stats);
@@ -127,6 +136,7 @@ private:
     std::optional<SamplerParams> samplerOverride_;
     quint64 activeJob_ = 0;
     int answerRow_ = -1;
+    std::vector<StepRecord> answerPrefix_;  // a branch's kept steps (its new steps are numbered after them)
     std::vector<int> chunkRows_;  // the message row of each chunk of the active job
     SamplerParams activeSampler_;
     PrefillStats activePrefill_;

@@ -16,6 +16,22 @@ QVariant ChatModel::data(const QModelIndex& index, int role) const {
         case StatsRole: return m.stats;
         case TokenCountRole: return int(m.tokens.size());
         case GeneratedCountRole: return int(m.steps.size());
+        case HeatTextRole:
+        case TokenStartsRole: {
+            if (m.role != QLatin1String("assistant") || m.steps.empty() || heatMode_ == HeatMode::Off)
+                return role == HeatTextRole ? QVariant(QString()) : QVariant(QVariantList());
+            if (!m.heatValid) {
+                m.heat = buildHeatText(m.steps, heatMode_, m.trimLeadingSpace, dark_, m.replayChanged);
+                m.heatValid = true;
+            }
+            if (role == HeatTextRole) return m.heat.html;
+            QVariantList starts;
+            starts.reserve(m.heat.tokenStarts.size());
+            for (int s : m.heat.tokenStarts) starts.append(s);
+            return starts;
+        }
+        case VariantIndexRole: return m.activeVariant;
+        case VariantCountRole: return std::max<int>(1, int(m.variants.size()));
         default: return {};
     }
 }
@@ -27,7 +43,11 @@ QHash<int, QByteArray> ChatModel::roleNames() const {
             {FinishReasonRole, "finishReason"},
             {StatsRole, "stats"},
             {TokenCountRole, "tokenCount"},
-            {GeneratedCountRole, "generatedCount"}};
+            {GeneratedCountRole, "generatedCount"},
+            {HeatTextRole, "heatText"},
+            {TokenStartsRole, "tokenStarts"},
+            {VariantIndexRole, "variantIndex"},
+            {VariantCountRole, "variantCount"}};
 }
 
 int ChatModel::append(ChatMessage message) {
@@ -50,8 +70,9 @@ void ChatModel::appendSteps(int row, const std::vector<StepRecord>& steps) {
     }
     if (m.trimLeadingSpace && m.text.isEmpty() && added.starts_with(' ')) added.erase(0, 1);
     m.text += QString::fromUtf8(added);
+    m.heatValid = false;
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole, GeneratedCountRole});
+    emit dataChanged(i, i, {TextRole, GeneratedCountRole, HeatTextRole, TokenStartsRole});
 }
 
 void ChatModel::setTokens(int row, std::vector<int32_t> tokens) {
@@ -69,9 +90,12 @@ void ChatModel::finish(int row, const QString& text, const QString& finishReason
     m.finishReason = finishReason;
     m.stats = stats;
     m.streamedBytes.clear();
+    m.heatValid = false;
     utf8_[size_t(row)] = Utf8Stream();
+    if (!m.variants.empty()) m.variants[size_t(m.activeVariant)] = {m.text, m.finishReason, m.stats, m.tokens, m.steps};
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole, StreamingRole, FinishReasonRole, StatsRole, GeneratedCountRole});
+    emit dataChanged(i, i, {TextRole, StreamingRole, FinishReasonRole, StatsRole, GeneratedCountRole, HeatTextRole,
+                            TokenStartsRole, VariantIndexRole, VariantCountRole});
 }
 
 void ChatModel::setText(int row, const QString& text) {
@@ -96,6 +120,120 @@ void ChatModel::reset(std::vector<ChatMessage> messages) {
     utf8_.assign(messages_.size(), Utf8Stream());
     endResetModel();
     emit countChanged();
+}
+
+}  // namespace inferscope
+
+namespace inferscope {
+
+QString ChatModel::heatMode() const {
+    switch (heatMode_) {
+        case HeatMode::Probability: return QStringLiteral("probability");
+        case HeatMode::Entropy: return QStringLiteral("entropy");
+        case HeatMode::Replay: return QStringLiteral("replay");
+        case HeatMode::Off: break;
+    }
+    return QStringLiteral("off");
+}
+
+void ChatModel::setHeatMode(const QString& mode) {
+    const HeatMode m = heatModeFromName(mode);
+    if (m == heatMode_) return;
+    heatMode_ = m;
+    for (size_t r = 0; r < messages_.size(); ++r) messages_[r].heatValid = false;
+    if (!messages_.empty()) emit dataChanged(index(0), index(int(messages_.size()) - 1), {HeatTextRole, TokenStartsRole});
+    emit heatModeChanged();
+}
+
+void ChatModel::setDarkTheme(bool dark) {
+    if (dark == dark_) return;
+    dark_ = dark;
+    for (size_t r = 0; r < messages_.size(); ++r) messages_[r].heatValid = false;
+    if (!messages_.empty()) emit dataChanged(index(0), index(int(messages_.size()) - 1), {HeatTextRole});
+    emit heatModeChanged();
+}
+
+void ChatModel::invalidateHeat(int row) {
+    messages_[size_t(row)].heatValid = false;
+    const QModelIndex i = index(row);
+    emit dataChanged(i, i, {HeatTextRole, TokenStartsRole});
+}
+
+void ChatModel::setReplayChanged(int row, std::vector<uint8_t> changed) {
+    messages_[size_t(row)].replayChanged = std::move(changed);
+    if (heatMode_ == HeatMode::Replay) invalidateHeat(row);
+}
+
+void ChatModel::addVariant(int row) {
+    ChatMessage& m = messages_[size_t(row)];
+    if (m.variants.empty()) m.variants.push_back({m.text, m.finishReason, m.stats, m.tokens, m.steps});
+    m.variants.push_back({});
+    m.activeVariant = int(m.variants.size()) - 1;
+    m.text.clear();
+    m.finishReason.clear();
+    m.stats.clear();
+    m.tokens.clear();
+    m.steps.clear();
+    m.replayChanged.clear();
+    m.streaming = true;
+    m.heatValid = false;
+    utf8_[size_t(row)] = Utf8Stream();
+    const QModelIndex i = index(row);
+    emit dataChanged(i, i);
+}
+
+bool ChatModel::showVariant(int row, int variant) {
+    if (row < 0 || row >= count()) return false;
+    ChatMessage& m = messages_[size_t(row)];
+    if (m.streaming || variant < 0 || variant >= int(m.variants.size()) || variant == m.activeVariant) return false;
+    m.variants[size_t(m.activeVariant)] = {m.text, m.finishReason, m.stats, m.tokens, m.steps};
+    const AnswerVariant& v = m.variants[size_t(variant)];
+    m.text = v.text;
+    m.finishReason = v.finishReason;
+    m.stats = v.stats;
+    m.tokens = v.tokens;
+    m.steps = v.steps;
+    m.replayChanged.clear();
+    m.activeVariant = variant;
+    m.heatValid = false;
+    const QModelIndex i = index(row);
+    emit dataChanged(i, i);
+    return true;
+}
+
+void ChatModel::abandonVariant(int row) {
+    ChatMessage& m = messages_[size_t(row)];
+    if (m.variants.size() < 2) return;
+    m.variants.erase(m.variants.begin() + m.activeVariant);
+    m.activeVariant = int(m.variants.size()) - 1;
+    const AnswerVariant& v = m.variants.back();
+    m.text = v.text;
+    m.finishReason = v.finishReason;
+    m.stats = v.stats;
+    m.tokens = v.tokens;
+    m.steps = v.steps;
+    m.streaming = false;
+    m.streamedBytes.clear();
+    m.heatValid = false;
+    if (m.variants.size() == 1) m.variants.clear();
+    utf8_[size_t(row)] = Utf8Stream();
+    const QModelIndex i = index(row);
+    emit dataChanged(i, i);
+}
+
+void ChatModel::replaceSteps(int row, std::vector<StepRecord> steps) {
+    ChatMessage& m = messages_[size_t(row)];
+    m.steps = std::move(steps);
+    m.text.clear();
+    m.streamedBytes.clear();
+    utf8_[size_t(row)] = Utf8Stream();
+    std::string added;
+    for (const StepRecord& s : m.steps) added += utf8_[size_t(row)].push(s.piece);
+    if (m.trimLeadingSpace && added.starts_with(' ')) added.erase(0, 1);
+    m.text = QString::fromUtf8(added);
+    m.heatValid = false;
+    const QModelIndex i = index(row);
+    emit dataChanged(i, i, {TextRole, GeneratedCountRole, HeatTextRole, TokenStartsRole});
 }
 
 }  // namespace inferscope

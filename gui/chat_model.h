@@ -10,9 +10,19 @@
 #include <vector>
 
 #include "engine/generation.h"
+#include "token_heatmap.h"
 #include "tokenizer/utf8_stream.h"
 
 namespace inferscope {
+
+// One version of an answer: regenerating or branching adds one; the message shows the active one.
+struct AnswerVariant {
+    QString text;
+    QString finishReason;
+    QVariantMap stats;
+    std::vector<int32_t> tokens;
+    std::vector<StepRecord> steps;
+};
 
 struct ChatMessage {
     qint64 storeId = 0;                 // row id in the ChatStore, 0 until saved
@@ -25,6 +35,13 @@ struct ChatMessage {
     std::vector<StepRecord> steps;      // answers: one record per generated token
     std::string streamedBytes;          // answers while streaming: the raw bytes so far
     bool trimLeadingSpace = false;      // chat answers: the first token's word-start space is not shown
+    // Answers: every version (the active one's fields are mirrored above), and which is shown.
+    std::vector<AnswerVariant> variants;
+    int activeVariant = 0;
+    std::vector<uint8_t> replayChanged; // per step: a replay picked another token (heat mode "replay")
+    // Heat-map text, built on demand and kept until the steps or the mode change.
+    mutable bool heatValid = false;
+    mutable HeatText heat;
 };
 
 class ChatModel : public QAbstractListModel {
@@ -32,6 +49,9 @@ class ChatModel : public QAbstractListModel {
     QML_ELEMENT
     QML_UNCREATABLE("ChatModel is owned by ChatController")
     Q_PROPERTY(int count READ count NOTIFY countChanged)
+    // How answers are tinted: "off", "probability", "entropy" or "replay" (what a replay changed).
+    Q_PROPERTY(QString heatMode READ heatMode WRITE setHeatMode NOTIFY heatModeChanged)
+    Q_PROPERTY(bool darkTheme READ darkTheme WRITE setDarkTheme NOTIFY heatModeChanged)
 public:
     enum Role {
         RoleRole = Qt::UserRole + 1,  // "user" / "assistant"
@@ -41,6 +61,10 @@ public:
         StatsRole,
         TokenCountRole,               // tokens in the context from this message
         GeneratedCountRole,           // answers: tokens generated
+        HeatTextRole,                 // answers: rich text, one tinted span per token ("" when the mode is off)
+        TokenStartsRole,              // answers: per step, where its characters start in the text
+        VariantIndexRole,             // answers: which version is shown (0-based)
+        VariantCountRole,             // answers: how many versions there are
     };
     Q_ENUM(Role)
 
@@ -64,11 +88,27 @@ public:
     void truncate(int rows);  // keep the first `rows` messages
     void reset(std::vector<ChatMessage> messages);
 
+    QString heatMode() const;
+    void setHeatMode(const QString& mode);
+    bool darkTheme() const { return dark_; }
+    void setDarkTheme(bool dark);
+    void setReplayChanged(int row, std::vector<uint8_t> changed);
+
+    // Versions of an answer: the active one is saved into the list, then `index` is shown.
+    void addVariant(int row);          // records the current content as a version (before a new one streams in)
+    bool showVariant(int row, int index);
+    void abandonVariant(int row);      // drops the version being streamed (it failed) and shows the previous one
+    void replaceSteps(int row, std::vector<StepRecord> steps);  // a branch starts with the kept steps
+
 signals:
     void countChanged();
+    void heatModeChanged();
 
 private:
+    void invalidateHeat(int row);
     std::vector<ChatMessage> messages_;
+    HeatMode heatMode_ = HeatMode::Probability;
+    bool dark_ = false;
     std::vector<Utf8Stream> utf8_;  // one per row (only answers being streamed use theirs)
 };
 

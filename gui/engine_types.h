@@ -45,6 +45,7 @@ struct GenerationJob {
     std::vector<std::string> stopStrings;
     bool useKvCache = true;
     int32_t threads = 0;  // 0: keep the current setting
+    int32_t replayWidth = 0;  // raw logits kept per step for replay (GenerateRequest::replayWidth)
 };
 
 // Steps and the latest KV-cache state since the previous batch (coalesced to frame rate).

@@ -98,6 +98,7 @@ void EngineWorker::generate(const GenerationJob& job) {
     req.maxTokens = job.maxTokens;
     req.stopStrings = job.stopStrings;
     req.useKvCache = job.useKvCache;
+    req.replayWidth = job.replayWidth;
 
     BatchingObserver observer(this, job.id);
     auto result = engine_->generate(req, &observer, cancelled);

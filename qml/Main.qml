@@ -34,6 +34,8 @@ ApplicationWindow {
         toolTipText: Theme.text
     }
 
+    Binding { target: ChatController.messages; property: "darkTheme"; value: Theme.dark }
+
     header: TopBar {
         onOpenModelRequested: modelDialog.open()
     }

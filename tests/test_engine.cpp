@@ -338,6 +338,7 @@ TEST(StepRecordCodec, RoundTripsARealGenerationAndRejectsDamage) {
     Recorder rec;
     auto req = greedy({1, 403, 407, 261, 378}, 12);
     req.sampler.topN = 7;
+    req.replayWidth = 64;
     ASSERT_TRUE(engine->generate(req, &rec));
     const auto bytes = encodeStepRecords(rec.steps);
     auto back = decodeStepRecords(bytes);
@@ -360,13 +361,19 @@ TEST(StepRecordCodec, RoundTripsARealGenerationAndRejectsDamage) {
             EXPECT_EQ(a.sample.top[c].id, b.sample.top[c].id);
             EXPECT_EQ(a.sample.top[c].p, b.sample.top[c].p);
         }
+        ASSERT_EQ(a.replayIds.size(), 64u);
+        EXPECT_EQ(a.replayIds, b.replayIds);
+        EXPECT_EQ(a.replayLogits, b.replayLogits);
+        // The replay logits are the highest, descending, and start with the record's top-N.
+        EXPECT_TRUE(std::is_sorted(a.replayLogits.rbegin(), a.replayLogits.rend()));
+        for (size_t c = 0; c < 7; ++c) EXPECT_EQ(a.replayIds[c], a.sample.top[c].id);
     }
     // Every truncation and a wrong magic are errors, never a crash.
     for (size_t cut = 0; cut < bytes.size(); cut += 7)
         EXPECT_FALSE(decodeStepRecords(std::span(bytes).first(cut))) << cut;
     auto bad = bytes;
     bad[0] = 'X';
-    EXPECT_EQ(decodeStepRecords(bad).error().message, "token records: not in the ISR1 format");
+    EXPECT_EQ(decodeStepRecords(bad).error().message, "token records: not in the ISR1/ISR2 format");
     auto extra = bytes;
     extra.push_back(0);
     EXPECT_EQ(decodeStepRecords(extra).error().message, "token records: 1 unexpected bytes at the end");

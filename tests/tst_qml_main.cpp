@@ -11,6 +11,7 @@
 #include "chat_store.h"
 #include "engine_controller.h"
 #include "sampling_settings.h"
+#include "step_inspector.h"
 
 Q_IMPORT_QML_PLUGIN(InferscopePlugin)
 
@@ -31,9 +32,12 @@ public slots:
         SamplingSettings::setInstance(sampling_.get());
         EngineController::setInstance(engine_.get());
         ChatController::setInstance(chat_.get());
+        inspector_ = std::make_unique<StepInspector>(chat_.get(), nullptr);
+        StepInspector::setInstance(inspector_.get());
     }
     void qmlEngineAvailable(QQmlEngine* engine) { engine->addImportPath(QStringLiteral("qrc:/")); }
     void cleanupTestCase() {
+        inspector_.reset();
         chat_.reset();
         engine_.reset();
     }
@@ -44,6 +48,7 @@ private:
     std::unique_ptr<EngineController> engine_;
     ChatStore store_;
     std::unique_ptr<ChatController> chat_;
+    std::unique_ptr<StepInspector> inspector_;
 };
 
 QUICK_TEST_MAIN_WITH_SETUP(inferscope_qml, Setup)

@@ -14,6 +14,20 @@ int64_t usSince(Clock::time_point t0) {
     return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
 }
 
+// The k highest logits, descending (ties: lower id first), into the record.
+void keepHighestLogits(std::span<const float> logits, size_t k, StepRecord& rec) {
+    k = std::min(k, logits.size());
+    std::vector<int32_t>& ids = rec.replayIds;
+    ids.resize(logits.size());
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t(i);
+    auto higher = [&](int32_t a, int32_t b) { return logits[size_t(a)] > logits[size_t(b)] || (logits[size_t(a)] == logits[size_t(b)] && a < b); };
+    if (k < ids.size()) std::nth_element(ids.begin(), ids.begin() + ptrdiff_t(k), ids.end(), higher);
+    ids.resize(k);
+    std::sort(ids.begin(), ids.end(), higher);
+    rec.replayLogits.resize(k);
+    for (size_t i = 0; i < k; ++i) rec.replayLogits[i] = logits[size_t(ids[i])];
+}
+
 }  // namespace
 
 std::string_view finishReasonName(FinishReason reason) {
@@ -156,6 +170,7 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
     for (int32_t step = 0;; ++step) {
         t0 = Clock::now();
         StepRecord rec;
+        if (request.replayWidth > 0) keepHighestLogits(logits, size_t(request.replayWidth), rec);
         auto sample = sampler.sample(logits, sequence);  // the penalty looks at its last repeatLastN
         if (!sample) return std::unexpected(Error{ErrorKind::Device, "the model produced invalid logits: " + sample.error().message});
         rec.sample = std::move(*sample);

@@ -18,6 +18,10 @@ struct GenerateRequest {
     int32_t maxTokens = 256;               // generated tokens, at least 1
     std::vector<std::string> stopStrings;  // generation ends when the output contains one
     bool useKvCache = true;                // false: recompute the whole sequence every step
+    // Keep each step's `replayWidth` highest raw logits (ids and values) in its record, so the
+    // sampler can be replayed afterwards with other settings (0: none; never the whole vocabulary
+    // unless it is that small).
+    int32_t replayWidth = 0;
 };
 
 struct PrefillStats {
@@ -37,6 +41,10 @@ struct StepRecord {
     bool endOfGeneration = false;
     int64_t forwardUs = 0;    // the forward pass that produced this step's logits (0 for step 0: prefill)
     int64_t sampleUs = 0;
+    // The highest raw logits of the step, descending (GenerateRequest::replayWidth of them):
+    // what replaying the sampler needs. sample.logSumExp normalises them over the whole vocabulary.
+    std::vector<int32_t> replayIds;
+    std::vector<float> replayLogits;
 };
 
 enum class FinishReason { EndOfGeneration, StopString, MaxTokens, ContextFull, Cancelled };

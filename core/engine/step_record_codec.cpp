@@ -6,7 +6,8 @@
 namespace inferscope {
 namespace {
 
-constexpr char kMagic[4] = {'I', 'S', 'R', '1'};
+constexpr char kMagic[4] = {'I', 'S', 'R', '2'};
+constexpr char kMagicV1[4] = {'I', 'S', 'R', '1'};
 
 class Writer {
 public:
@@ -80,13 +81,17 @@ std::vector<uint8_t> encodeStepRecords(std::span<const StepRecord> steps) {
             w.put(s.top[c].logit);
             for (float p : s.top[c].p) w.put(p);
         }
+        w.put(uint32_t(r.replayIds.size()));
+        w.bytes(r.replayIds.data(), r.replayIds.size() * sizeof(int32_t));
+        w.bytes(r.replayLogits.data(), r.replayLogits.size() * sizeof(float));
     }
     return std::move(w.out);
 }
 
 Result<std::vector<StepRecord>> decodeStepRecords(std::span<const uint8_t> bytes) {
-    if (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 4) != 0)
-        return fail(ErrorKind::BadFile, "token records: not in the ISR1 format");
+    if (bytes.size() < 8 || (std::memcmp(bytes.data(), kMagic, 4) != 0 && std::memcmp(bytes.data(), kMagicV1, 4) != 0))
+        return fail(ErrorKind::BadFile, "token records: not in the ISR1/ISR2 format");
+    const bool v2 = std::memcmp(bytes.data(), kMagic, 4) == 0;
     Reader r(bytes.subspan(4));
     uint32_t count = 0;
     r.get(count);
@@ -119,6 +124,14 @@ Result<std::vector<StepRecord>> decodeStepRecords(std::span<const uint8_t> bytes
             r.get(c.logit);
             for (float& p : c.p) r.get(p);
         }
+        if (!v2) continue;
+        uint32_t nReplay = 0;
+        if (!r.get(nReplay) || nReplay > r.remaining() / 8)
+            return fail(ErrorKind::BadFile, fmt::format("token records: step {} is truncated", k));
+        st.replayIds.resize(nReplay);
+        st.replayLogits.resize(nReplay);
+        for (auto& id : st.replayIds) r.get(id);
+        for (auto& l : st.replayLogits) r.get(l);
     }
     if (r.remaining() != 0) return fail(ErrorKind::BadFile, fmt::format("token records: {} unexpected bytes at the end", r.remaining()));
     return steps;

@@ -3,10 +3,12 @@
 // everything the visualizer shows about each token (probabilities, stages, top-N, timings).
 // Little-endian; decoding validates every length against the buffer (stored data is untrusted).
 //
-//   "ISR1" u32 count, then per step:
+//   "ISR2" u32 count, then per step:
 //     i32 step, i32 position, i32 id, f32 logit, f32 pRaw, f32 pFinal, i32 rank, f32 entropyBits,
 //     f32 logSumExp, i32 survivors[6], i64 forwardUs, i64 sampleUs, u8 endOfGeneration,
-//     u16 pieceBytes, piece, u16 nTop, nTop × (i32 id, f32 logit, f32 p[6])
+//     u16 pieceBytes, piece, u16 nTop, nTop × (i32 id, f32 logit, f32 p[6]),
+//     u32 nReplay, nReplay × i32 id, nReplay × f32 logit
+// "ISR1" (the first version) has no replay logits; it still decodes.
 
 #include <cstdint>
 #include <span>

@@ -67,6 +67,8 @@ public:
                                 std::span<const int32_t> recentTokens);
 
     void reseed(uint64_t seed) { rng_.seed(seed); }
+    // Skips the draws of n steps (every successful sample() uses exactly one).
+    void discardDraws(unsigned long long n) { rng_.discard(n); }
     const SamplerParams& params() const { return params_; }
 
 private:

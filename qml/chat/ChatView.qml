@@ -12,6 +12,32 @@ Rectangle {
         anchors.fill: parent
         spacing: 0
 
+        RowLayout {
+            Layout.fillWidth: true
+            Layout.leftMargin: Theme.spacing * 2
+            Layout.rightMargin: Theme.spacing * 2
+            Layout.topMargin: 4
+            visible: list.count > 0
+            Label {
+                text: ChatController.title
+                font.bold: true
+                elide: Text.ElideRight
+                Layout.fillWidth: true
+            }
+            Label { text: qsTr("Tint tokens by"); color: Theme.muted; font.pixelSize: Theme.fontSmall }
+            ComboBox {
+                objectName: "heatMode"
+                readonly property var modes: ["probability", "entropy", "replay", "off"]
+                model: [qsTr("probability"), qsTr("entropy"), qsTr("replay changes"), qsTr("nothing")]
+                currentIndex: Math.max(0, modes.indexOf(ChatController.messages.heatMode))
+                onActivated: (i) => ChatController.messages.heatMode = modes[i]
+                font.pixelSize: Theme.fontSmall
+                implicitHeight: 28
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Each generated token is tinted: the less probable (or the more uncertain the step), the warmer. Hover a token for its alternatives; click it to inspect the step.")
+            }
+        }
+
         ListView {
             id: list
             objectName: "messageList"

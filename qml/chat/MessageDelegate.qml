@@ -14,6 +14,10 @@ Item {
     required property string finishReason
     required property var stats
     required property int generatedCount
+    required property string heatText
+    required property var tokenStarts
+    required property int variantIndex
+    required property int variantCount
     property bool isLast: false
     property bool editing: false
 
@@ -44,17 +48,50 @@ Item {
             TextEdit {
                 id: body
                 objectName: "messageText"
+                // Answers with a heat map: one tinted span per token (hover for the candidates, click to
+                // inspect the step); otherwise Markdown for finished chat answers, plain text elsewhere.
+                readonly property bool heat: !root.isUser && root.heatText !== ""
                 visible: !root.editing
                 anchors.fill: parent
                 anchors.margins: Theme.spacing
-                text: root.text + (root.streaming ? " ▍" : "")
-                textFormat: (ChatController.mode === "chat" && !root.isUser && !root.streaming) ? TextEdit.MarkdownText : TextEdit.PlainText
+                text: heat ? (root.streaming ? root.heatText.replace(/<\/div>$/, " ▍</div>") : root.heatText)
+                           : root.text + (root.streaming ? " ▍" : "")
+                textFormat: heat ? TextEdit.RichText
+                            : (ChatController.mode === "chat" && !root.isUser && !root.streaming) ? TextEdit.MarkdownText : TextEdit.PlainText
                 wrapMode: TextEdit.Wrap
                 readOnly: true
                 selectByMouse: true
                 color: Theme.text
                 selectionColor: Theme.accent
                 font.pixelSize: Theme.fontNormal
+
+                property int hoveredStep: -1
+                function stepAt(point) {
+                    if (!heat) return -1
+                    const pos = positionAt(point.x, point.y)
+                    let step = -1
+                    for (let i = 0; i < root.tokenStarts.length && root.tokenStarts[i] <= pos; ++i) step = i
+                    return step
+                }
+                HoverHandler {
+                    enabled: body.heat
+                    onPointChanged: body.hoveredStep = body.stepAt(point.position)
+                    onHoveredChanged: if (!hovered) body.hoveredStep = -1
+                }
+                TapHandler {
+                    enabled: body.heat
+                    onTapped: (eventPoint) => {
+                        const step = body.stepAt(eventPoint.position)
+                        if (step >= 0) {
+                            StepInspector.select(root.index, step)
+                            AppSettings.inspectorVisible = true
+                            AppSettings.inspectorTab = "probabilities"
+                        }
+                    }
+                }
+                ToolTip.visible: hoveredStep >= 0
+                ToolTip.delay: 250
+                ToolTip.text: hoveredStep >= 0 ? StepInspector.describe(root.index, hoveredStep) : ""
             }
 
             ColumnLayout {
@@ -114,6 +151,29 @@ Item {
                 Layout.fillWidth: true
             }
             Item { Layout.fillWidth: root.isUser }
+            RowLayout {
+                visible: !root.isUser && root.variantCount > 1
+                spacing: 0
+                ToolButton {
+                    text: "‹"
+                    enabled: root.variantIndex > 0 && ChatController.canSend
+                    onClicked: ChatController.showVariant(root.index, root.variantIndex - 1)
+                }
+                Label {
+                    objectName: "variantLabel"
+                    text: (root.variantIndex + 1) + " / " + root.variantCount
+                    font.pixelSize: Theme.fontSmall
+                    color: Theme.muted
+                    ToolTip.visible: variantMouse.containsMouse
+                    ToolTip.text: qsTr("Versions of this answer: regenerated or branched from another token.")
+                    MouseArea { id: variantMouse; anchors.fill: parent; hoverEnabled: true }
+                }
+                ToolButton {
+                    text: "›"
+                    enabled: root.variantIndex + 1 < root.variantCount && ChatController.canSend
+                    onClicked: ChatController.showVariant(root.index, root.variantIndex + 1)
+                }
+            }
             ToolButton {
                 visible: root.isUser
                 text: qsTr("Edit")

@@ -2,14 +2,15 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Inferscope
+import "../visualizer"
 
-// The right-hand panel: sampling and chat settings, the loaded model, its KV cache.
+// The right-hand panel: token probabilities, sampling and chat settings, the loaded model, its KV cache.
 Rectangle {
     id: inspector
     color: Theme.surface
     Rectangle { anchors.left: parent.left; width: 1; height: parent.height; color: Theme.border }
 
-    readonly property var tabs: ["settings", "model", "kv"]
+    readonly property var tabs: ["probabilities", "settings", "model", "kv"]
 
     ColumnLayout {
         anchors.fill: parent
@@ -21,6 +22,7 @@ Rectangle {
             Layout.fillWidth: true
             currentIndex: Math.max(0, inspector.tabs.indexOf(AppSettings.inspectorTab))
             onCurrentIndexChanged: AppSettings.inspectorTab = inspector.tabs[currentIndex]
+            TabButton { text: qsTr("Probabilities") }
             TabButton { text: qsTr("Settings") }
             TabButton { text: qsTr("Model") }
             TabButton { text: qsTr("KV cache") }
@@ -29,6 +31,7 @@ Rectangle {
             Layout.fillWidth: true
             Layout.fillHeight: true
             currentIndex: tabBar.currentIndex
+            ProbabilitiesPanel {}
             SettingsPanel {}
             ModelPanel {}
             KvCachePanel {}

@@ -16,6 +16,7 @@ RowLayout {
     signal moved(real value)
     Layout.columnSpan: 2
     Layout.fillWidth: true
+    Layout.preferredWidth: 100
 
     Label {
         text: root.label
@@ -28,6 +29,7 @@ RowLayout {
     Slider {
         id: slider
         Layout.fillWidth: true
+        Layout.preferredWidth: 40
         from: root.from
         to: root.to
         stepSize: root.step

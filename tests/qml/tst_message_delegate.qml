@@ -22,7 +22,7 @@ TestCase {
         const p = {index: 1, role: "assistant", text: "Hello there", streaming: false, finishReason: "eos",
                    stats: {generatedTokens: 12, prefillTokensPerSecond: 500, reusedTokens: 3, prefilledTokens: 2,
                            decodeTokensPerSecond: 80.5, timeToFirstTokenMs: 14.2},
-                   generatedCount: 12, isLast: true}
+                   generatedCount: 12, isLast: true, heatText: "", tokenStarts: [], variantIndex: 0, variantCount: 1}
         for (const k in extra) p[k] = extra[k]
         return p
     }

@@ -1,0 +1,197 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import QtQuick.Dialogs
+import Inferscope
+
+// One generation step of an answer: the top candidates and what each sampler stage did to them,
+// the pick, its rank and the step's entropy; a replay of the whole answer with other settings;
+// branching from any candidate. Follows the newest token while an answer streams.
+ScrollView {
+    id: panel
+    contentWidth: availableWidth
+    clip: true
+    ScrollBar.vertical.policy: ScrollBar.AlwaysOn
+    ScrollBar.horizontal.policy: ScrollBar.AlwaysOff
+
+    readonly property var cur: StepInspector.current
+    readonly property var stages: StepInspector.stageNames
+    readonly property real barMax: {
+        let m = 0
+        for (const c of StepInspector.candidates) m = Math.max(m, c.pRaw)
+        return Math.max(m, 0.0001)
+    }
+
+    ColumnLayout {
+        id: content
+        objectName: "probabilitiesContent"
+        width: panel.availableWidth - 2 * Theme.spacing - 10  // clear of the scroll bar
+        x: Theme.spacing
+        spacing: Theme.spacing
+
+        // ---- which step -------------------------------------------------------------------------
+        RowLayout {
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
+            Layout.topMargin: Theme.spacing
+            ToolButton { text: "◀"; enabled: StepInspector.hasStep && StepInspector.step > 0; onClicked: StepInspector.stepBy(-1) }
+            Label {
+                objectName: "stepLabel"
+                text: StepInspector.hasStep ? qsTr("Token %1 of %2").arg(StepInspector.step + 1).arg(StepInspector.stepCount)
+                                            : qsTr("No token yet")
+                font.bold: true
+            }
+            ToolButton { text: "▶"; enabled: StepInspector.hasStep && StepInspector.step + 1 < StepInspector.stepCount; onClicked: StepInspector.stepBy(1) }
+            Item { Layout.fillWidth: true }
+            CheckBox {
+                text: qsTr("Follow")
+                checked: StepInspector.following
+                onToggled: StepInspector.following = checked
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Show the newest token as the answer streams. Click a token in the text to inspect it.")
+            }
+        }
+
+        Label {
+            visible: !StepInspector.hasStep
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
+            wrapMode: Text.Wrap
+            color: Theme.muted
+            text: qsTr("Send a prompt: each generated token's probability distribution appears here, live. Click any token of an answer to come back to it.")
+        }
+
+        // ---- the pick ---------------------------------------------------------------------------
+        GridLayout {
+            visible: StepInspector.hasStep
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
+            columns: 4
+            columnSpacing: Theme.spacing * 2
+            rowSpacing: 2
+            Label { text: qsTr("picked"); color: Theme.muted }
+            Label { objectName: "pickedToken"; text: panel.cur.token ?? ""; textFormat: Text.PlainText; font.family: "monospace"; font.bold: true; color: Theme.accent }
+            Label { text: qsTr("rank"); color: Theme.muted }
+            Label { text: panel.cur.rank ?? ""; ToolTip.visible: rankMouse.containsMouse; ToolTip.text: qsTr("1 = the most probable token at temperature 1."); MouseArea { id: rankMouse; anchors.fill: parent; hoverEnabled: true } }
+            Label { text: qsTr("probability"); color: Theme.muted }
+            Label { text: panel.cur.pRaw !== undefined ? (panel.cur.pRaw * 100).toFixed(2) + "%" : "" }
+            Label { text: qsTr("sampled from"); color: Theme.muted }
+            Label { text: panel.cur.pFinal !== undefined ? (panel.cur.pFinal * 100).toFixed(2) + "%" : "" }
+            Label {
+                text: qsTr("entropy"); color: Theme.muted
+                ToolTip.visible: entMouse.containsMouse
+                ToolTip.text: qsTr("How unsure the model was, in bits: 0 = certain, 1 = a coin flip, 3 = eight equally likely tokens.")
+                MouseArea { id: entMouse; anchors.fill: parent; hoverEnabled: true }
+            }
+            Label { text: panel.cur.entropyBits !== undefined ? panel.cur.entropyBits.toFixed(2) + " bits" : "" }
+            Label { text: qsTr("time"); color: Theme.muted }
+            Label { Layout.fillWidth: true; Layout.preferredWidth: 10; elide: Text.ElideRight; text: panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
+        }
+
+        // ---- candidates as bars -----------------------------------------------------------------
+        Label {
+            visible: StepInspector.hasStep
+            text: qsTr("Top candidates (softmax at temperature 1) — click one to continue the answer with it")
+            color: Theme.muted
+            font.pixelSize: Theme.fontSmall
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
+            wrapMode: Text.Wrap
+        }
+        Repeater {
+            model: StepInspector.candidates
+            delegate: ItemDelegate {
+                id: bar
+                required property var modelData
+                required property int index
+                Layout.fillWidth: true
+                Layout.preferredWidth: 100
+                implicitHeight: 22
+                padding: 0
+                enabled: !ChatController.generating && !modelData.chosen
+                onClicked: StepInspector.branch(modelData.id)
+                ToolTip.visible: hovered && enabled
+                ToolTip.text: qsTr("Branch: continue this answer with “%1” here (the KV cache is truncated to this position; nothing before it is recomputed).").arg(modelData.token)
+                contentItem: RowLayout {
+                    spacing: 6
+                    Label {
+                        text: bar.modelData.token
+                        textFormat: Text.PlainText
+                        font.family: "monospace"
+                        font.bold: bar.modelData.chosen
+                        color: bar.modelData.chosen ? Theme.accent : Theme.text
+                        elide: Text.ElideRight
+                        Layout.preferredWidth: 90
+                    }
+                    Rectangle {
+                        Layout.fillWidth: true
+                        Layout.preferredWidth: 10
+                        Layout.preferredHeight: 14
+                        color: Theme.surfaceAlt
+                        radius: 3
+                        Rectangle {
+                            width: parent.width * bar.modelData.pRaw / panel.barMax
+                            height: parent.height
+                            radius: 3
+                            color: bar.modelData.chosen ? Theme.accent : Theme.prefill
+                            opacity: bar.modelData.pFinal > 0 ? 1 : 0.35
+                        }
+                    }
+                    Label {
+                        text: (bar.modelData.pRaw * 100).toFixed(bar.modelData.pRaw < 0.01 ? 2 : 1) + "%"
+                        font.family: "monospace"
+                        font.pixelSize: Theme.fontSmall
+                        Layout.preferredWidth: 52
+                        horizontalAlignment: Text.AlignRight
+                    }
+                }
+            }
+        }
+
+        // ---- the funnel: each stage's distribution ----------------------------------------------
+        Rectangle { visible: StepInspector.hasStep; Layout.fillWidth: true; height: 1; color: Theme.border }
+        Label {
+            visible: StepInspector.hasStep
+            text: qsTr("What each sampler stage kept")
+            font.bold: true
+        }
+        FunnelGrid {
+            visible: StepInspector.hasStep
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
+            candidates: StepInspector.candidates
+            survivors: StepInspector.survivors
+            stages: panel.stages
+        }
+
+        // ---- replay -----------------------------------------------------------------------------
+        Rectangle { Layout.fillWidth: true; height: 1; color: Theme.border }
+        ReplayBox { Layout.fillWidth: true; Layout.preferredWidth: 100 }
+
+        // ---- export -----------------------------------------------------------------------------
+        RowLayout {
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
+            Layout.bottomMargin: Theme.spacing
+            visible: StepInspector.hasStep
+            Label { text: qsTr("Export this answer's tokens:"); color: Theme.muted; font.pixelSize: Theme.fontSmall }
+            Button { text: "JSON"; onClicked: { exportDialog.format = "json"; exportDialog.open() } }
+            Button { text: "CSV"; onClicked: { exportDialog.format = "csv"; exportDialog.open() } }
+            Button { text: "PNG"; onClicked: { exportDialog.format = "png"; exportDialog.open() } }
+        }
+    }
+
+    FileDialog {
+        id: exportDialog
+        property string format: "json"
+        fileMode: FileDialog.SaveFile
+        defaultSuffix: format
+        nameFilters: [format.toUpperCase() + " (*." + format + ")"]
+        onAccepted: {
+            if (format === "png")
+                content.grabToImage((result) => result.saveToFile(String(selectedFile).replace("file://", "")))
+            else
+                StepInspector.exportRecords(selectedFile, format)
+        }
+    }
+}

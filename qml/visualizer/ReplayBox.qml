@@ -1,0 +1,100 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Inferscope
+
+// Replay: the same answer's stored logits sampled again with other settings, without running the
+// model: how many tokens would have changed, and what this step would have picked.
+ColumnLayout {
+    id: box
+    spacing: 4
+    readonly property var rc: StepInspector.replayCurrent
+
+    RowLayout {
+        Layout.fillWidth: true
+        Layout.preferredWidth: 100
+        Label { text: qsTr("Replay with other settings"); font.bold: true; Layout.fillWidth: true }
+        Button {
+            text: qsTr("Reset")
+            flat: true
+            enabled: StepInspector.replayAvailable
+            onClicked: StepInspector.resetReplayToAnswer()
+        }
+    }
+    Label {
+        visible: !StepInspector.replayAvailable
+        Layout.fillWidth: true
+        Layout.preferredWidth: 100
+        wrapMode: Text.Wrap
+        color: Theme.muted
+        font.pixelSize: Theme.fontSmall
+        text: qsTr("Available once an answer has finished: every step's logits are kept, so the sampler can run again on them.")
+    }
+    GridLayout {
+        visible: StepInspector.replayAvailable
+        Layout.fillWidth: true
+        Layout.preferredWidth: 100
+        columns: 2
+        ParamSlider {
+            objectName: "replayTemperature"
+            label: qsTr("Temperature"); from: 0; to: 2; step: 0.05; decimals: 2
+            value: StepInspector.replayTemperature
+            onMoved: (v) => StepInspector.replayTemperature = v
+            hint: qsTr("0 = greedy.")
+        }
+        ParamSlider {
+            label: qsTr("Top-k"); from: 0; to: 200; step: 1; decimals: 0
+            value: StepInspector.replayTopK
+            onMoved: (v) => StepInspector.replayTopK = Math.round(v)
+        }
+        ParamSlider {
+            label: qsTr("Top-p"); from: 0.05; to: 1; step: 0.01; decimals: 2
+            value: StepInspector.replayTopP
+            onMoved: (v) => StepInspector.replayTopP = v
+        }
+        ParamSlider {
+            label: qsTr("Min-p"); from: 0; to: 0.5; step: 0.01; decimals: 2
+            value: StepInspector.replayMinP
+            onMoved: (v) => StepInspector.replayMinP = v
+        }
+    }
+    Label {
+        objectName: "replaySummary"
+        visible: StepInspector.replayAvailable
+        Layout.fillWidth: true
+        Layout.preferredWidth: 100
+        wrapMode: Text.Wrap
+        text: StepInspector.replayError !== "" ? StepInspector.replayError
+              : qsTr("%1 of %2 tokens would change.").arg(StepInspector.replayChangedCount).arg(StepInspector.stepCount)
+        color: StepInspector.replayChangedCount > 0 ? Theme.decode : Theme.text
+        font.bold: true
+    }
+    Label {
+        visible: StepInspector.replayAvailable && box.rc.token !== undefined
+        Layout.fillWidth: true
+        Layout.preferredWidth: 100
+        wrapMode: Text.Wrap
+        font.pixelSize: Theme.fontSmall
+        text: box.rc.token === undefined ? "" :
+              (box.rc.changed ? qsTr("Here it would pick “%1” (%2%) instead.") : qsTr("Here it would pick the same “%1” (%2%)."))
+                .arg(box.rc.token).arg((box.rc.pFinal * 100).toFixed(1))
+    }
+    Label {
+        visible: StepInspector.replayAvailable
+        Layout.fillWidth: true
+        Layout.preferredWidth: 100
+        wrapMode: Text.Wrap
+        color: Theme.muted
+        font.pixelSize: Theme.fontSmall
+        text: StepInspector.replayInexactCount === 0
+              ? qsTr("Exact: the stored logits (%1% of the probability at the least covered step) decide every step.").arg((StepInspector.replayMinStoredMass * 100).toFixed(1))
+              : qsTr("Approximate at %1 steps: these settings reach beyond the stored logits, which hold as little as %2% of a step's probability.")
+                  .arg(StepInspector.replayInexactCount).arg((StepInspector.replayMinStoredMass * 100).toFixed(1))
+    }
+    CheckBox {
+        visible: StepInspector.replayAvailable
+        text: qsTr("Mark the changed tokens in the text")
+        checked: ChatController.messages.heatMode === "replay"
+        onToggled: ChatController.messages.heatMode = checked ? "replay" : "probability"
+    }
+}
