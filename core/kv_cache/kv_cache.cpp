@@ -66,6 +66,13 @@ KvCacheStats KvCache::stats() const {
     s.bytesUsedPerHead = s.bytesUsedPerLayer / uint64_t(layout_.nHeadKv);
     s.kvComputed = kvComputed_;
     s.attentionScores = attentionScores_;
+    s.bytesReservedPerLayer = s.bytesReserved / uint64_t(layout_.nLayer);
+    s.bytesReservedPerHead = s.bytesReservedPerLayer / uint64_t(layout_.nHeadKv);
+    for (int32_t p = 0; p < used_; ++p) {
+        if (s.originRuns.empty() || s.originRuns.back().second != origins_[size_t(p)])
+            s.originRuns.emplace_back(0, origins_[size_t(p)]);
+        ++s.originRuns.back().first;
+    }
     return s;
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "common/aligned_buffer.h"
@@ -37,10 +38,15 @@ struct KvCacheStats {
     uint64_t bytesUsed = 0;          // bytesPerToken × nUsed
     uint64_t bytesUsedPerLayer = 0;  // bytesUsed / layers
     uint64_t bytesUsedPerHead = 0;   // bytesUsed / (layers × KV heads)
+    uint64_t bytesReservedPerLayer = 0;  // bytesReserved / layers
+    uint64_t bytesReservedPerHead = 0;   // bytesReserved / (layers × KV heads)
     // Work counters since the last resetCounters(), in token units (multiply by layers × KV heads
     // for single K/V vectors, by layers × query heads for single dot products):
     uint64_t kvComputed = 0;         // positions whose K and V were computed
     uint64_t attentionScores = 0;    // (query position, key position) pairs scored
+    // Origins of the used cells in position order, run-length encoded as {count, origin}: after a
+    // second chat turn {5, Prompt}, {19, Generated}, {8, Prompt}, {30, Generated}. Σ count = nUsed.
+    std::vector<std::pair<int32_t, CellOrigin>> originRuns;
 };
 
 class KvCache {

@@ -4,13 +4,13 @@ import QtQuick.Layouts
 import Inferscope
 import "../visualizer"
 
-// The right-hand panel: sampling and chat settings, and the loaded model.
+// The right-hand panel: token probabilities, the prefill/decode timeline, the KV cache, settings, the model.
 Rectangle {
     id: inspector
     color: Theme.surface
     Rectangle { anchors.left: parent.left; width: 1; height: parent.height; color: Theme.border }
 
-    readonly property var tabs: ["probabilities", "timeline", "settings", "model"]
+    readonly property var tabs: ["probabilities", "timeline", "kv", "settings", "model"]
 
     ColumnLayout {
         anchors.fill: parent
@@ -24,6 +24,7 @@ Rectangle {
             onCurrentIndexChanged: AppSettings.inspectorTab = inspector.tabs[currentIndex]
             TabButton { text: qsTr("Probabilities") }
             TabButton { text: qsTr("Timeline") }
+            TabButton { text: qsTr("KV cache") }
             TabButton { text: qsTr("Settings") }
             TabButton { text: qsTr("Model") }
         }
@@ -33,6 +34,7 @@ Rectangle {
             currentIndex: tabBar.currentIndex
             ProbabilitiesPanel {}
             TimelinePanel {}
+            KvCachePanel {}
             SettingsPanel {}
             ModelPanel {}
         }

@@ -1,0 +1,64 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Inferscope
+
+// The inspector's KV-cache tab: the loaded model's cache live (the grid, its bytes and formula,
+// what other layouts and element types would cost) and a calculator for any model.
+ScrollView {
+    id: panel
+    contentWidth: availableWidth
+    clip: true
+    // A scroll bar that comes and goes would change the width, the wrapping and the height in a loop.
+    ScrollBar.vertical.policy: ScrollBar.AlwaysOn
+    ScrollBar.horizontal.policy: ScrollBar.AlwaysOff
+    // Fixed, so that content re-wrapping at a new width does not feed back into the inspector's layout.
+    implicitWidth: 320
+    implicitHeight: 480
+
+    // Hidden (another tab, or the inspector closed), the panel does no work per batch.
+    property KvCacheView view: KvCacheView { engine: EngineController; active: panel.visible }
+    property KvCalculatorModel calculator: KvCalculatorModel { engine: EngineController }
+
+    ColumnLayout {
+        width: panel.availableWidth - 3 * Theme.spacing
+        x: Theme.spacing * 1.5
+        spacing: Theme.spacing * 2
+
+        RowLayout {
+            Layout.topMargin: Theme.spacing
+            Layout.fillWidth: true
+            KvCacheTerm {
+                text: qsTr("KV cache")
+                font.bold: true
+                font.pixelSize: Theme.fontLarge
+                explanation: qsTr("The keys and values of every past token, kept per layer and KV head, so that each new token computes only its own K and V instead of recomputing the whole sequence.")
+            }
+            Label {
+                objectName: "shapeLabel"
+                Layout.fillWidth: true
+                horizontalAlignment: Text.AlignRight
+                elide: Text.ElideLeft
+                color: Theme.muted
+                visible: panel.view.hasCache
+                text: (panel.view.layers === 1 ? qsTr("1 layer") : qsTr("%1 layers").arg(panel.view.layers)) + " · "
+                      + (panel.view.kvHeads === 1 ? qsTr("1 KV head") : qsTr("%1 KV heads").arg(panel.view.kvHeads))
+                      + qsTr(" · head dim %1 · %2").arg(panel.view.headDim).arg(panel.view.elementType)
+            }
+        }
+        Label {
+            objectName: "noModelLabel"
+            visible: !panel.view.hasCache
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100  // fills the row; its unwrapped width must not drive the layout
+            wrapMode: Text.Wrap
+            color: Theme.muted
+            text: qsTr("Load a model to see its KV cache fill as it reads the prompt and generates. The calculator below works without one.")
+        }
+
+        KvCacheMap { view: panel.view; visible: panel.view.hasCache; Layout.fillWidth: true }
+        KvCacheBytes { view: panel.view; visible: panel.view.hasCache; Layout.fillWidth: true }
+        KvCacheVariants { view: panel.view; visible: panel.view.hasCache; Layout.fillWidth: true }
+        KvCacheCalculator { calculator: panel.calculator; Layout.fillWidth: true; Layout.bottomMargin: Theme.spacing * 2 }
+    }
+}
