@@ -20,6 +20,7 @@
 #include "sampling_settings.h"
 #include "screenshot_driver.h"
 #include "step_inspector.h"
+#include "timeline_model.h"
 
 Q_IMPORT_QML_PLUGIN(InferscopePlugin)
 
@@ -68,9 +69,12 @@ int main(int argc, char** argv) {
     AppSettings settings(nullptr);
     SamplingSettings sampling(nullptr);
     EngineController engine(nullptr);
+    engine.setAutoMeasureMachine(true);
     ChatController chat(&engine, &sampling, &store);
     StepInspector inspector(&chat, nullptr);
     StepInspector::setInstance(&inspector);
+    TimelineModel timeline(&chat, &inspector, nullptr);
+    TimelineModel::setInstance(&timeline);
     AppSettings::setInstance(&settings);
     SamplingSettings::setInstance(&sampling);
     EngineController::setInstance(&engine);

@@ -18,7 +18,9 @@ QVariant ChatModel::data(const QModelIndex& index, int role) const {
         case GeneratedCountRole: return int(m.steps.size());
         case HeatTextRole:
         case TokenStartsRole: {
-            if (m.role != QLatin1String("assistant") || m.steps.empty() || heatMode_ == HeatMode::Off)
+            // While an answer streams it shows as plain text: re-laying out rich text 60 times a
+            // second would take the CPU the decoding needs. The tint appears when it is done.
+            if (m.role != QLatin1String("assistant") || m.steps.empty() || heatMode_ == HeatMode::Off || m.streaming)
                 return role == HeatTextRole ? QVariant(QString()) : QVariant(QVariantList());
             if (!m.heatValid) {
                 m.heat = buildHeatText(m.steps, heatMode_, m.trimLeadingSpace, dark_, m.replayChanged);

@@ -1,6 +1,8 @@
 #include "engine_controller.h"
 
+#include <QFile>
 #include <QFileInfo>
+#include <QSettings>
 #include <QUrl>
 
 #include "engine_worker.h"
@@ -30,6 +32,12 @@ EngineController::EngineController(QObject* parent)
     // GUI -> worker
     connect(this, &EngineController::requestLoad, worker_, &EngineWorker::loadModel, Qt::QueuedConnection);
     connect(this, &EngineController::requestGenerate, worker_, &EngineWorker::generate, Qt::QueuedConnection);
+    connect(this, &EngineController::requestMachineMeasurement, worker_, &EngineWorker::measureMachine, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::machineMeasured, this, [this](double gbps, double f32, double bf16) {
+        QSettings s;
+        s.setValue(machineKey(), QVariantList{gbps, f32, bf16});
+        emit machineMeasured(gbps, f32, bf16);
+    }, Qt::QueuedConnection);
     // worker -> GUI
     connect(worker_, &EngineWorker::loadProgress, this, [this](quint64 id, float f, const QString& stage) {
         if (id != pendingLoad_) return;
@@ -140,6 +148,29 @@ void EngineController::onModelLoaded(quint64 requestId, const LoadedModel& model
     setState(State::Ready);
     emit modelChanged();
     emit statsChanged();
+    // The machine's limits: from the settings when this CPU was measured before, else measured now
+    // (once, about a second on the worker, before any generation it queues ahead of).
+    const QVariantList cached = QSettings().value(machineKey()).toList();
+    if (cached.size() == 3)
+        emit machineMeasured(cached[0].toDouble(), cached[1].toDouble(), cached[2].toDouble());
+    else if (autoMeasureMachine_)
+        emit requestMachineMeasurement();
+}
+
+void EngineController::measureMachine() {
+    if (model_) emit requestMachineMeasurement();
+}
+
+QString EngineController::machineKey() const {
+    static const QString cpu = [] {
+        QFile f(QStringLiteral("/proc/cpuinfo"));
+        if (f.open(QIODevice::ReadOnly))
+            for (const QByteArray& line : f.readAll().split('\n'))
+                if (line.startsWith("model name")) return QString::fromUtf8(line.mid(line.indexOf(':') + 1).trimmed());
+        return QStringLiteral("unknown CPU");
+    }();
+    const QString threads = model_ ? QString::fromStdString(model_->device) : QString();
+    return QStringLiteral("machine/") + QString(cpu + QLatin1Char(' ') + threads).replace(QLatin1Char('/'), QLatin1Char('_'));
 }
 
 void EngineController::onLoadFailed(quint64 requestId, const QString& message) {

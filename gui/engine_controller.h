@@ -92,6 +92,10 @@ public:
     Q_INVOKABLE void clearError();
     void reportError(const QString& message) { setError(message); }
 
+    // Measures the machine's limits on the worker (bandwidth, matmul peak); the result is kept in
+    // the settings per CPU and thread count, and measured again only on request.
+    Q_INVOKABLE void measureMachine();
+
     // Starts a generation (GUI thread); returns its job id, or 0 when no model is ready.
     quint64 startGeneration(GenerationJob job);
 
@@ -108,10 +112,12 @@ signals:
     void stepsArrived(quint64 jobId, const inferscope::StepBatch& batch);
     void generationFinished(quint64 jobId, const inferscope::GenerationSummary& summary);
     void generationFailed(quint64 jobId, const QString& message);
+    void machineMeasured(double bandwidthGBps, double peakGflopsF32, double peakGflopsBF16);
 
     // to the worker (queued)
     void requestLoad(quint64 requestId, const inferscope::EngineOptions& options);
     void requestGenerate(const inferscope::GenerationJob& job);
+    void requestMachineMeasurement();
 
 private:
     void setState(State s);
@@ -122,6 +128,7 @@ private:
     void onStepsReady(quint64 jobId, const StepBatch& batch);
     void onGenerationFinished(quint64 jobId, const GenerationSummary& summary);
     void onGenerationFailed(quint64 jobId, const QString& message);
+    QString machineKey() const;  // QSettings key of this CPU and thread count
 
     QThread thread_;
     EngineWorker* worker_ = nullptr;  // lives on thread_
@@ -137,6 +144,12 @@ private:
     int decodeSteps_ = 0;
     double loadProgress_ = 0;
     QString loadStage_, loadingPath_, errorMessage_;
+    bool autoMeasureMachine_ = false;
+
+public:
+    // The app measures the machine after the first load (about a second, once per CPU); off by
+    // default so that tests and tools do not pay for it.
+    void setAutoMeasureMachine(bool on) { autoMeasureMachine_ = on; }
 };
 
 }  // namespace inferscope

@@ -2,6 +2,8 @@
 
 #include <QElapsedTimer>
 
+#include "backend/memory_probe.h"
+
 namespace inferscope {
 namespace {
 
@@ -109,6 +111,25 @@ void EngineWorker::generate(const GenerationJob& job) {
         return;
     }
     emit generationFinished(job.id, *result);
+}
+
+}  // namespace inferscope
+
+namespace inferscope {
+
+void EngineWorker::measureMachine() {
+    if (!engine_) return;
+    ComputeDevice& device = engine_->mutableDevice();
+    device.bindThreads();
+    double bandwidth = 0;
+    {
+        ReadBandwidthProbe probe;  // 512 MiB, freed right after
+        bandwidth = probe.measure(device.threads(), 3);
+    }
+    // Square-ish shapes like a 2048-wide model's prefill, about a quarter second each.
+    const double f32 = device.measureMatmulPeak(ComputeDevice::PeakType::F32, 256, 2048, 2048, 0.25);
+    const double bf16 = device.measureMatmulPeak(ComputeDevice::PeakType::BF16, 256, 2048, 2048, 0.25);
+    emit machineMeasured(bandwidth, f32, bf16);
 }
 
 }  // namespace inferscope

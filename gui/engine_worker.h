@@ -23,6 +23,9 @@ public:
 public slots:
     void loadModel(quint64 requestId, const inferscope::EngineOptions& options);
     void generate(const inferscope::GenerationJob& job);
+    // Measures this machine's memory read bandwidth and matmul peak (F32, BF16) on the engine's
+    // threads: the limits the timeline compares prefill and decode against. Takes about a second.
+    void measureMachine();
 
 signals:
     void loadProgress(quint64 requestId, float fraction, const QString& stage);
@@ -34,6 +37,7 @@ signals:
     void stepsReady(quint64 jobId, const inferscope::StepBatch& batch);
     void generationFinished(quint64 jobId, const inferscope::GenerationSummary& summary);
     void generationFailed(quint64 jobId, const QString& message);
+    void machineMeasured(double bandwidthGBps, double peakGflopsF32, double peakGflopsBF16);
 
 private:
     std::unique_ptr<Engine> engine_;

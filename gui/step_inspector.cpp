@@ -95,7 +95,27 @@ void StepInspector::onModelChanged() {
         step_ = std::min(step_, int(m->at(row_).steps.size()) - 1);
     }
     if (row_ != oldRow) resetReplayToAnswer();
+    refreshCandidateModel();
     emit selectionChanged();
+}
+
+void StepInspector::refreshCandidateModel() {
+    QList<CandidateRow> rows;
+    if (const StepRecord* r = stepRecord()) {
+        rows.reserve(qsizetype(r->sample.top.size()));
+        for (const CandidateRecord& c : r->sample.top) {
+            CandidateRow row;
+            row.id = c.id;
+            row.token = tokenText(c.id);
+            row.logit = c.logit;
+            row.pRaw = c.p[0];
+            row.pFinal = c.p[kSamplerStageCount - 1];
+            for (float v : c.p) row.p.append(double(v));
+            row.chosen = c.id == r->sample.id;
+            rows.append(std::move(row));
+        }
+    }
+    candidateModel_.set(std::move(rows));
 }
 
 void StepInspector::setFollowing(bool on) {
@@ -110,6 +130,7 @@ void StepInspector::select(int row, int step) {
     row_ = row;
     step_ = step;
     if (row_ != oldRow) resetReplayToAnswer();
+    refreshCandidateModel();
     emit selectionChanged();
     if (replayedStep_ || result_) scheduleReplay();
 }

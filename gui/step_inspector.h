@@ -12,6 +12,7 @@
 #include <QVariantList>
 #include <optional>
 
+#include "candidate_list_model.h"
 #include "sampler/replay.h"
 
 namespace inferscope {
@@ -30,6 +31,7 @@ class StepInspector : public QObject {
     Q_PROPERTY(bool hasStep READ hasStep NOTIFY selectionChanged)
     Q_PROPERTY(QVariantMap current READ current NOTIFY selectionChanged)      // the step: token, p, rank, entropy, timings
     Q_PROPERTY(QVariantList candidates READ candidates NOTIFY selectionChanged)  // top-N with per-stage p
+    Q_PROPERTY(inferscope::CandidateListModel* candidateModel READ candidateModel CONSTANT)  // the same, updated in place
     Q_PROPERTY(QVariantList survivors READ survivors NOTIFY selectionChanged)    // per stage
     Q_PROPERTY(QStringList stageNames READ stageNames CONSTANT)
 
@@ -60,6 +62,7 @@ public:
     bool hasStep() const { return stepRecord() != nullptr; }
     QVariantMap current() const;
     QVariantList candidates() const;
+    CandidateListModel* candidateModel() { return &candidateModel_; }
     QVariantList survivors() const;
     QStringList stageNames() const;
 
@@ -120,7 +123,9 @@ private:
     QString replayError_;
     QString exportError_;
     QTimer replayTimer_;
-    QTimer followTimer_;  // while an answer streams, the panel follows at most 10 times a second
+    QTimer followTimer_;
+    CandidateListModel candidateModel_;
+    void refreshCandidateModel();  // while an answer streams, the panel follows at most 10 times a second
 };
 
 }  // namespace inferscope

@@ -12,6 +12,7 @@
 #include "engine_controller.h"
 #include "sampling_settings.h"
 #include "step_inspector.h"
+#include "timeline_model.h"
 
 Q_IMPORT_QML_PLUGIN(InferscopePlugin)
 
@@ -34,9 +35,12 @@ public slots:
         ChatController::setInstance(chat_.get());
         inspector_ = std::make_unique<StepInspector>(chat_.get(), nullptr);
         StepInspector::setInstance(inspector_.get());
+        timeline_ = std::make_unique<TimelineModel>(chat_.get(), inspector_.get(), nullptr);
+        TimelineModel::setInstance(timeline_.get());
     }
     void qmlEngineAvailable(QQmlEngine* engine) { engine->addImportPath(QStringLiteral("qrc:/")); }
     void cleanupTestCase() {
+        timeline_.reset();
         inspector_.reset();
         chat_.reset();
         engine_.reset();
@@ -49,6 +53,7 @@ private:
     ChatStore store_;
     std::unique_ptr<ChatController> chat_;
     std::unique_ptr<StepInspector> inspector_;
+    std::unique_ptr<TimelineModel> timeline_;
 };
 
 QUICK_TEST_MAIN_WITH_SETUP(inferscope_qml, Setup)

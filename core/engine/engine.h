@@ -52,6 +52,7 @@ public:
     std::shared_ptr<const Tokenizer> sharedTokenizer() const { return tokenizer_; }
     const LlamaModel& model() const { return *model_; }
     const ComputeDevice& device() const { return *device_; }
+    ComputeDevice& mutableDevice() { return *device_; }  // probes (the same thread as generation)
     Result<void> setThreads(int32_t threads) { return device_->setThreads(threads); }
     const std::vector<std::string>& notices() const { return notices_; }  // e.g. a CPU fallback, a capped context
     int32_t contextLength() const { return context_->cache().capacity(); }

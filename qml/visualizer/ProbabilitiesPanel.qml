@@ -16,11 +16,7 @@ ScrollView {
 
     readonly property var cur: StepInspector.current
     readonly property var stages: StepInspector.stageNames
-    readonly property real barMax: {
-        let m = 0
-        for (const c of StepInspector.candidates) m = Math.max(m, c.pRaw)
-        return Math.max(m, 0.0001)
-    }
+    readonly property real barMax: Math.max(StepInspector.candidateModel.maxP, 0.0001)
 
     ColumnLayout {
         id: content
@@ -99,27 +95,31 @@ ScrollView {
             wrapMode: Text.Wrap
         }
         Repeater {
-            model: StepInspector.candidates
+            model: StepInspector.candidateModel
             delegate: ItemDelegate {
                 id: bar
-                required property var modelData
+                required property int tokenId
+                required property string token
+                required property real pRaw
+                required property real pFinal
+                required property bool chosen
                 required property int index
                 Layout.fillWidth: true
                 Layout.preferredWidth: 100
                 implicitHeight: 22
                 padding: 0
-                enabled: !ChatController.generating && !modelData.chosen
-                onClicked: StepInspector.branch(modelData.id)
+                enabled: !ChatController.generating && !bar.chosen
+                onClicked: StepInspector.branch(bar.tokenId)
                 ToolTip.visible: hovered && enabled
-                ToolTip.text: qsTr("Branch: continue this answer with “%1” here (the KV cache is truncated to this position; nothing before it is recomputed).").arg(modelData.token)
+                ToolTip.text: qsTr("Branch: continue this answer with “%1” here (the KV cache is truncated to this position; nothing before it is recomputed).").arg(bar.token)
                 contentItem: RowLayout {
                     spacing: 6
                     Label {
-                        text: bar.modelData.token
+                        text: bar.token
                         textFormat: Text.PlainText
                         font.family: "monospace"
-                        font.bold: bar.modelData.chosen
-                        color: bar.modelData.chosen ? Theme.accent : Theme.text
+                        font.bold: bar.chosen
+                        color: bar.chosen ? Theme.accent : Theme.text
                         elide: Text.ElideRight
                         Layout.preferredWidth: 90
                     }
@@ -130,15 +130,15 @@ ScrollView {
                         color: Theme.surfaceAlt
                         radius: 3
                         Rectangle {
-                            width: parent.width * bar.modelData.pRaw / panel.barMax
+                            width: parent.width * bar.pRaw / panel.barMax
                             height: parent.height
                             radius: 3
-                            color: bar.modelData.chosen ? Theme.accent : Theme.prefill
-                            opacity: bar.modelData.pFinal > 0 ? 1 : 0.35
+                            color: bar.chosen ? Theme.accent : Theme.prefill
+                            opacity: bar.pFinal > 0 ? 1 : 0.35
                         }
                     }
                     Label {
-                        text: (bar.modelData.pRaw * 100).toFixed(bar.modelData.pRaw < 0.01 ? 2 : 1) + "%"
+                        text: (bar.pRaw * 100).toFixed(bar.pRaw < 0.01 ? 2 : 1) + "%"
                         font.family: "monospace"
                         font.pixelSize: Theme.fontSmall
                         Layout.preferredWidth: 52

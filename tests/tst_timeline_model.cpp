@@ -1,0 +1,116 @@
+// The Timeline panel's data with the real model: prefill and per-step decode figures of an answer,
+// the no-cache rerun (same tokens, K/V computed n(n+1)/2-style), and the prefill sweep.
+#include <QSignalSpy>
+#include <QTest>
+
+#include "chat_controller.h"
+#include "chat_store.h"
+#include "gui_test_helpers.h"
+#include "sampling_settings.h"
+#include "step_inspector.h"
+#include "timeline_model.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_gui;
+
+class TestTimelineModel : public QObject {
+    Q_OBJECT
+
+    struct Fixture {
+        EngineController engine{nullptr};
+        SamplingSettings sampling{nullptr};
+        ChatStore store;
+        std::unique_ptr<ChatController> chat;
+        std::unique_ptr<StepInspector> inspector;
+        std::unique_ptr<TimelineModel> timeline;
+        Fixture() {
+            store.open(QStringLiteral(":memory:"));
+            chat = std::make_unique<ChatController>(&engine, &sampling, &store);
+            inspector = std::make_unique<StepInspector>(chat.get(), nullptr);
+            timeline = std::make_unique<TimelineModel>(chat.get(), inspector.get(), nullptr);
+            SamplerParams greedy;
+            greedy.temperature = 0.0f;
+            chat->setSamplerOverride(greedy);
+            sampling.setMaxTokens(30);
+        }
+        bool answer(const QString& text) {
+            QSignalSpy done(chat.get(), &ChatController::answerFinished);
+            if (!chat->send(text)) return false;
+            return done.wait(20000);
+        }
+        bool waitIdle(int ms = 30000) {
+            for (int i = 0; i < ms / 20 && timeline->busy(); ++i) QTest::qWait(20);
+            return !timeline->busy();
+        }
+    };
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
+    }
+
+    void prefillAndDecodeFiguresOfAnAnswer() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(f.answer("Once upon a time"));
+        QTest::qWait(150);
+        QCOMPARE(f.timeline->row(), 1);
+        const QVariantMap pf = f.timeline->prefill();
+        QCOMPARE(pf.value("tokens").toInt(), 5);
+        QCOMPARE(pf.value("reused").toInt(), 0);
+        QVERIFY(pf.value("ms").toDouble() > 0);
+        QCOMPARE(f.timeline->decodeMs().size(), 29);  // 30 tokens: the first from prefill
+        QCOMPARE(f.timeline->decodeGBps().size(), 29);
+        // The bytes a decode pass reads: every matrix and norm once and one row of the embedding,
+        // plus 1,280 B of K and V for each position up to and including its own.
+        const QVariantMap d = f.engine.modelDetails();
+        const double weights = d.value("weightBytesPerToken").toDouble();
+        QCOMPARE(f.timeline->decodeBytes(9), weights + 1280.0 * 10);
+        // A prefill's FLOPs: 2 per multiply-add of every matrix per token (the LM head once) plus attention.
+        const double macs = d.value("matmulMacsPerToken").toDouble();
+        const double lmHead = 512.0 * 64.0;
+        QCOMPARE(f.timeline->prefillFlops(5, 0), 2 * (macs - lmHead) * 5 + 2 * lmHead + 4.0 * 8 * 8 * 5 * (1 + 2 + 3 + 4 + 5));
+        const QVariantMap dc = f.timeline->decode();
+        QCOMPARE(dc.value("passes").toInt(), 29);
+        QVERIFY(dc.value("tokensPerSecond").toDouble() > 0);
+    }
+
+    void runWithoutCacheCountsTheRecomputation() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(f.answer("Once upon a time"));
+        QTest::qWait(150);
+        QVERIFY(f.timeline->runWithoutCache());
+        QVERIFY(f.timeline->busy());
+        QVERIFY(f.waitIdle());
+        const QVariantMap c = f.timeline->counters();
+        const double P = 5, n = 30;
+        QCOMPARE(c.value("cachedKv").toDouble(), P + n - 1);
+        double uncached = P;
+        for (int i = 1; i < int(n); ++i) uncached += P + i;  // pass i recomputes all P + i positions
+        QCOMPARE(c.value("uncachedKv").toDouble(), uncached);
+        QVERIFY(c.value("uncachedScores").toDouble() > c.value("cachedScores").toDouble());
+        QCOMPARE(f.timeline->noCacheMs().size(), 29);
+        QCOMPARE(c.value("kvVectorsPerPosition").toDouble(), 5.0 * 4.0);  // layers × KV heads
+    }
+
+    void prefillSweepDoublesTheLength() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel(), 256));
+        QVERIFY(f.timeline->runPrefillSweep());
+        QVERIFY(f.waitIdle());
+        const QVariantList sweep = f.timeline->sweep();
+        QCOMPARE(sweep.size(), 6);  // 8 .. 256
+        int expected = 8;
+        for (const QVariant& v : sweep) {
+            QCOMPARE(v.toMap().value("tokens").toInt(), expected);
+            QVERIFY(v.toMap().value("ms").toDouble() > 0);
+            expected *= 2;
+        }
+        QCOMPARE(f.engine.state(), EngineController::State::Ready);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTimelineModel)
+#include "tst_timeline_model.moc"
