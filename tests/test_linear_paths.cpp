@@ -182,9 +182,9 @@ TEST(Gemv, LargeJobSplitsAcrossThreadsAndTasksExactly) {
     std::vector<GemvTask> tasks;
     for (int i = 0; i < 3; ++i) {
         ys[size_t(i)].assign(size_t(ns[i]), NAN);
-        tasks.push_back({ws[size_t(i)].data(), WeightFormat::F32, ns[i], k, x.data(), ys[size_t(i)].data()});
+        tasks.push_back({ws[size_t(i)].data(), WeightFormat::F32, ns[i], k, ys[size_t(i)].data()});
     }
-    gemv(tasks, 1, 2);
+    gemv(tasks, x.data(), 1, 2);
     for (int i = 0; i < 3; ++i) {
         std::vector<float> ref(size_t(ns[i]));
         referenceLinear(ws[size_t(i)].data(), ns[i], k, x.data(), 1, ref.data());

@@ -379,7 +379,7 @@ void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x
         const Linear& w = *ws[i];
         auto* st = static_cast<LinearState*>(w.state_.get());
         if (w.format_ != WeightFormat::S8 && m <= kGemvMaxRows && nTasks < std::size(tasks)) {
-            tasks[nTasks++] = GemvTask{st->plain, w.format_, w.rows_, w.cols_, x, ys[i]};
+            tasks[nTasks++] = GemvTask{st->plain, w.format_, w.rows_, w.cols_, ys[i]};
             continue;
         }
         switch (w.format_) {
@@ -393,7 +393,7 @@ void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x
             case WeightFormat::S8: impl_->linearInt8(*st, w.rows_, w.cols_, x, m, ys[i]); break;
         }
     }
-    if (nTasks) gemv({tasks, nTasks}, m, nThreads_);
+    if (nTasks) gemv({tasks, nTasks}, x, m, nThreads_);
 }
 
 double ComputeDevice::measureMatmulGflops(ComputeType compute, int64_t m, int64_t n, int64_t k, double seconds) {

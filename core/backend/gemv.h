@@ -18,13 +18,13 @@ inline constexpr int kGemvMaxRows = 4;  // rows of x one call takes
 struct GemvTask {
     const void* w = nullptr;  // [n][k] of `type`
     WeightFormat type = WeightFormat::F32;  // F32, BF16 or F16
-    int64_t n = 0, k = 0;
-    const float* x = nullptr;  // [m][k]
+    int64_t n = 0, k = 0;     // every task of a call has the same k
     float* y = nullptr;        // [m][n]
 };
 
-// Runs every task for m (1..kGemvMaxRows) rows of x, on up to nThreads OpenMP threads (one when
-// the whole job is too small to pay for the fork).
-void gemv(std::span<const GemvTask> tasks, int64_t m, int nThreads);
+// Runs every task on the same x [m][k] (m = 1..kGemvMaxRows), on up to nThreads OpenMP threads
+// (one when the whole job is too small to pay for the fork). No allocation after a thread's first
+// call.
+void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThreads);
 
 }  // namespace inferscope
