@@ -56,9 +56,11 @@ public:
     // Several matrices applied to the same x (Q, K, V; gate, up): one parallel region in decode.
     void linearMany(std::span<const Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys);
 
-    // Sustained GFLOP/s of an m×n×k matmul in the given precision (the roofline's compute peak),
-    // timed for about `seconds` after a warm-up.
-    double measureMatmulGflops(ComputeType compute, int64_t m, int64_t n, int64_t k, double seconds);
+    // The machine's matmul peak for the roofline: GFLOP/s (GOP/s for s8) of oneDNN's best matmul
+    // for m×n×k in f32, bf16 or s8 (s8 src and weights), weights prepacked in the layout the
+    // primitive chooses, timed for about `seconds` after a warm-up. 0 when oneDNN cannot run it.
+    enum class PeakType { F32, BF16, S8 };
+    double measureMatmulPeak(PeakType type, int64_t m, int64_t n, int64_t k, double seconds);
 
 private:
     ComputeDevice() = default;

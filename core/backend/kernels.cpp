@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include "gguf/ggml_types.h"
 #include "sampler/exp_nonpositive.h"
 
@@ -73,6 +77,81 @@ inline const float* kvRow(const void* base, bool half, size_t index, int headDim
     return buf;
 }
 
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+// 16 elements of a cache row as f32.
+template <bool Half>
+inline __m512 kvLoad16(const void* base, size_t element) {
+    if constexpr (Half)
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(base) + element)));
+    else
+        return _mm512_loadu_ps(static_cast<const float*>(base) + element);
+}
+
+inline float hsum16(__m512 v) {
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
+}
+
+// attendGroup for headDim = 16·C: the query (or output) row stays in C registers while the keys
+// (values) stream past; the group's later heads re-read the KV head's rows from L2, not memory.
+template <bool Half, int C>
+void attendGroupVec(const float* q, const void* k, const void* v, int64_t r, int32_t nKeys, int kvh, int group, int nHead,
+                    int32_t nCtx, float scale, float* out, float* scratch) {
+    constexpr int hd = 16 * C;
+    const size_t stride = size_t(nCtx) + 16;
+    const size_t row0 = size_t(kvh) * size_t(nCtx) * hd;
+    const float* qg = q + (size_t(r) * nHead + size_t(kvh) * group) * hd;
+    float* og = out + (size_t(r) * nHead + size_t(kvh) * group) * hd;
+    for (int g = 0; g < group; ++g) {
+        float* sc = scratch + size_t(g) * stride;
+        // scores[j] = q · k_j / sqrt(d)
+        __m512 qv[C];
+        for (int c = 0; c < C; ++c) qv[c] = _mm512_mul_ps(_mm512_loadu_ps(qg + size_t(g) * hd + 16 * c), _mm512_set1_ps(scale));
+        float maxScore = -INFINITY;
+        for (int32_t j = 0; j < nKeys; ++j) {
+            __m512 acc = _mm512_mul_ps(qv[0], kvLoad16<Half>(k, row0 + size_t(j) * hd));
+            for (int c = 1; c < C; ++c) acc = _mm512_fmadd_ps(qv[c], kvLoad16<Half>(k, row0 + size_t(j) * hd + 16 * c), acc);
+            sc[j] = hsum16(acc);
+            maxScore = std::max(maxScore, sc[j]);
+        }
+        // softmax over the keys
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (int32_t j = 0; j < nKeys; ++j) {
+            sc[j] = float(expNonPositive(double(sc[j] - maxScore)));
+            sum += sc[j];
+        }
+        // out = Σ_j p_j · v_j / Σ_j p_j
+        __m512 o[C];
+        for (int c = 0; c < C; ++c) o[c] = _mm512_setzero_ps();
+        for (int32_t j = 0; j < nKeys; ++j) {
+            const __m512 p = _mm512_set1_ps(sc[j]);
+            for (int c = 0; c < C; ++c) o[c] = _mm512_fmadd_ps(p, kvLoad16<Half>(v, row0 + size_t(j) * hd + 16 * c), o[c]);
+        }
+        const __m512 inv = _mm512_set1_ps(1.0f / sum);
+        for (int c = 0; c < C; ++c) _mm512_storeu_ps(og + size_t(g) * hd + 16 * c, _mm512_mul_ps(o[c], inv));
+    }
+}
+
+using AttendFn = void (*)(const float*, const void*, const void*, int64_t, int32_t, int, int, int, int32_t, float, float*, float*);
+AttendFn vectorKernel(bool half, int headDim) {
+    switch (headDim) {
+        case 32: return half ? attendGroupVec<true, 2> : attendGroupVec<false, 2>;
+        case 64: return half ? attendGroupVec<true, 4> : attendGroupVec<false, 4>;
+        case 80: return half ? attendGroupVec<true, 5> : attendGroupVec<false, 5>;
+        case 96: return half ? attendGroupVec<true, 6> : attendGroupVec<false, 6>;
+        case 128: return half ? attendGroupVec<true, 8> : attendGroupVec<false, 8>;
+        default: return nullptr;
+    }
+}
+#else
+using AttendFn = void (*)(const float*, const void*, const void*, int64_t, int32_t, int, int, int, int32_t, float, float*, float*);
+AttendFn vectorKernel(bool, int) { return nullptr; }
+#endif
+
+// Any head dimension: query row r's heads that read KV head kvh, one key (value) row at a time.
 // Query row r's heads h0 .. h0 + group - 1, all reading KV head kvh.
 void attendGroup(const float* q, const void* k, const void* v, bool half, int64_t r, int32_t nKeys, int kvh, int group,
                  int nHead, int headDim, int32_t nCtx, float scale, float* out, float* scratch) {
@@ -132,11 +211,17 @@ void attention(const float* q, const void* k, const void* v, bool kvHalf, int64_
     const size_t perThread = size_t(group) * (size_t(nCtx) + 16) + size_t(headDim) * 2;
     // Work in multiply-adds: below ~64k one thread is done before a fork/join would pay off.
     const int64_t work = m * int64_t(nHead) * int64_t(position0 + m) * headDim;
+    const AttendFn fast = vectorKernel(kvHalf, headDim);
 #pragma omp parallel for collapse(2) schedule(dynamic, 1) if (work > 65536)
     for (int64_t r = 0; r < m; ++r)
-        for (int kvh = 0; kvh < nHeadKv; ++kvh)
-            attendGroup(q, k, v, kvHalf, r, position0 + int32_t(r) + 1, kvh, group, nHead, headDim, nCtx, scale, out,
-                        scratch + size_t(omp_get_thread_num()) * perThread);
+        for (int kvh = 0; kvh < nHeadKv; ++kvh) {
+            float* threadScratch = scratch + size_t(omp_get_thread_num()) * perThread;
+            if (fast)
+                fast(q, k, v, r, position0 + int32_t(r) + 1, kvh, group, nHead, nCtx, scale, out, threadScratch);
+            else
+                attendGroup(q, k, v, kvHalf, r, position0 + int32_t(r) + 1, kvh, group, nHead, headDim, nCtx, scale, out,
+                            threadScratch);
+        }
 }
 
 void referenceLinear(const float* w, int64_t n, int64_t k, const float* x, int64_t m, float* y) {
