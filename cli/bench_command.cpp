@@ -15,6 +15,7 @@
 #include <memory>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "backend/compute_device.h"
 #include "backend/memory_probe.h"
@@ -31,9 +32,50 @@ double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>
 struct BenchArgs {
     std::string model, compute = "auto", kv = "f16", promptTokens = "128,512";
     int32_t genTokens = 64, threads = 0, repeat = 5, depth = 0, probeMib = 512;
-    double peakSeconds = 0.3;
+    double peakSeconds = 0.3, maxBusy = 0.05, waitQuiet = 30;
     bool json = false;
 };
+
+// CPU time of the whole machine and of this process, in clock ticks (/proc/stat, /proc/self/stat):
+// what other processes took during a round is (busy - ours) / total.
+struct CpuTimes {
+    uint64_t total = 0, idle = 0, own = 0;
+    static CpuTimes now() {
+        CpuTimes t;
+        std::ifstream stat("/proc/stat");
+        std::string cpu;
+        uint64_t v[10] = {};
+        stat >> cpu;
+        for (auto& x : v) stat >> x;
+        for (int i = 0; i < 8; ++i) t.total += v[i];
+        t.idle = v[3] + v[4];
+        std::ifstream self("/proc/self/stat");
+        std::string line;
+        std::getline(self, line);
+        std::istringstream rest(line.substr(line.rfind(')') + 2));
+        std::string field;
+        for (int i = 3; i <= 15 && rest >> field; ++i)
+            if (i == 14 || i == 15) t.own += std::stoull(field);  // utime, stime
+        return t;
+    }
+    // Share of all CPUs other processes used since `before` (0..1).
+    double othersSince(const CpuTimes& before) const {
+        const double total = double(this->total - before.total);
+        if (total <= 0) return 0.0;
+        const double busy = total - double(idle - before.idle) - double(own - before.own);
+        return std::clamp(busy / total, 0.0, 1.0);
+    }
+};
+
+// Waits (at most `seconds`) until other processes use < maxBusy of the CPUs over a 1 s window.
+void waitForQuiet(double maxBusy, double seconds) {
+    const auto t0 = Clock::now();
+    while (secondsSince(t0) < seconds) {
+        const CpuTimes before = CpuTimes::now();
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        if (CpuTimes::now().othersSince(before) < maxBusy) return;
+    }
+}
 
 // Peak resident set (VmHWM) in bytes, and resetting it (Linux: "5" to clear_refs).
 uint64_t peakRssBytes() {
@@ -61,14 +103,29 @@ std::string gitCommit() {
 
 struct Stats {
     std::vector<double> samples;
+    std::vector<bool> clean;  // per sample: no other process was busy during its round
+    // Over the clean rounds when there is one (a busy neighbour halves OpenMP throughput on two
+    // cores), else over all.
+    std::vector<double> used() const {
+        std::vector<double> out;
+        for (size_t i = 0; i < samples.size(); ++i)
+            if (i < clean.size() && clean[i]) out.push_back(samples[i]);
+        return out.empty() ? samples : out;
+    }
     double median() const {
-        auto s = samples;
+        auto s = used();
         std::sort(s.begin(), s.end());
         if (s.empty()) return 0.0;
         return s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
     }
-    double min() const { return samples.empty() ? 0.0 : *std::min_element(samples.begin(), samples.end()); }
-    double max() const { return samples.empty() ? 0.0 : *std::max_element(samples.begin(), samples.end()); }
+    double min() const {
+        const auto s = used();
+        return s.empty() ? 0.0 : *std::min_element(s.begin(), s.end());
+    }
+    double max() const {
+        const auto s = used();
+        return s.empty() ? 0.0 : *std::max_element(s.begin(), s.end());
+    }
     nlohmann::ordered_json json() const { return {{"median", median()}, {"min", min()}, {"max", max()}, {"samples", samples}}; }
 };
 
@@ -177,7 +234,11 @@ int run(const BenchArgs& a) {
     std::vector<Stats> ppStats(pps.size()), ttft(pps.size());
     Stats tg, tgBound, tgFraction, bandwidth, tgNear, tgDeep;
     const uint64_t kvPerToken = (*ctx)->cache().stats().bytesPerToken;
+    std::vector<double> othersBusy;
+    std::vector<bool> clean;
     for (int r = 0; r < a.repeat; ++r) {
+        waitForQuiet(a.maxBusy, a.waitQuiet);
+        const CpuTimes roundStart = CpuTimes::now();
         for (size_t i = 0; i < pps.size(); ++i) {
             const double s = runner.prefill(pps[i]);
             ppStats[i].samples.push_back(pps[i] / s);
@@ -197,7 +258,13 @@ int run(const BenchArgs& a) {
             tgNear.samples.push_back(runner.decode(10, 16));
             tgDeep.samples.push_back(runner.decode(a.depth, 16));
         }
+        othersBusy.push_back(CpuTimes::now().othersSince(roundStart));
+        clean.push_back(othersBusy.back() < a.maxBusy);
     }
+    for (Stats* st : {&tg, &tgBound, &tgFraction, &bandwidth, &tgNear, &tgDeep}) st->clean = clean;
+    for (auto& st : ppStats) st.clean = clean;
+    for (auto& st : ttft) st.clean = clean;
+    const int nClean = int(std::count(clean.begin(), clean.end(), true));
     const uint64_t peakRss = std::max(loadPeakRss, peakRssBytes() > probe.bytes() ? peakRssBytes() - probe.bytes() : 0);
 
     // FLOPs of a pp-token prefill: every matrix for every token except the LM head (last token
@@ -232,12 +299,14 @@ int run(const BenchArgs& a) {
             {"kv_cache_bytes", kvBytes}, {"load_ms", loadS * 1e3}, {"peak_rss_bytes", peakRss},
             {"peak_rss_budget_bytes", m.weightBytesResident() + kvBytes + (uint64_t(150) << 20)},
             {"matmul_peak_gflops", {{"f32", peakF32}, {"bf16", peakBf16}, {"s8", peakS8}}},
-            {"repeat", a.repeat}, {"tests", tests}};
+            {"repeat", a.repeat}, {"clean_rounds", nClean}, {"others_cpu_share_per_round", othersBusy}, {"tests", tests}};
         std::printf("%s\n", j.dump().c_str());
         return 0;
     }
     std::printf("model %s | %s | KV %s | %d threads, %s | commit %s\n", path.filename().string().c_str(),
                 m.precisionSummary().c_str(), a.kv.c_str(), dev.threads(), std::string(dev.isaName()).c_str(), gitCommit().c_str());
+    std::printf("rounds %d, %d clean (other processes < %.0f%% CPU; figures are over the clean ones when any)\n", a.repeat, nClean,
+                100 * a.maxBusy);
     std::printf("load %.0f ms | peak RSS %.0f MiB (weights %.0f MiB + KV %.0f MiB + 150 MiB = %.0f MiB budget)\n", loadS * 1e3,
                 double(peakRss) / (1 << 20), double(m.weightBytesResident()) / (1 << 20), double(kvBytes) / (1 << 20),
                 double(m.weightBytesResident() + kvBytes + (uint64_t(150) << 20)) / (1 << 20));
@@ -273,6 +342,9 @@ void addBenchCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--depth", a->depth, "also decode 16 tokens at this position and at position 10 (0 = off)")->capture_default_str();
     cmd->add_option("--probe-mib", a->probeMib, "bandwidth probe buffer (beyond the last-level cache)")->capture_default_str();
     cmd->add_option("--peak-seconds", a->peakSeconds, "time per matmul peak probe")->capture_default_str();
+    cmd->add_option("--max-busy", a->maxBusy, "a round is clean when other processes use less than this share of the CPUs")
+        ->capture_default_str();
+    cmd->add_option("--wait-quiet", a->waitQuiet, "seconds to wait for a quiet machine before each round")->capture_default_str();
     cmd->add_flag("--json", a->json, "one JSON object");
     cmd->final_callback([a, &exitCode] { exitCode = run(*a); });
 }

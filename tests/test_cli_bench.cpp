@@ -41,11 +41,11 @@ TEST(CliSynth, BadArgumentsAreOneLineErrors) {
 
 TEST(CliBench, JsonHasEveryFigure) {
     auto r = cli({"bench", "--model", kStories, "--prompt-tokens", "8,16", "--gen-tokens", "4", "--repeat", "2", "--json",
-                  "--probe-mib", "16", "--peak-seconds", "0.01", "--depth", "30"});
+                  "--probe-mib", "16", "--peak-seconds", "0.01", "--depth", "30", "--wait-quiet", "0"});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     for (const char* key : {"commit", "cpu_isa", "threads", "precision", "load_ms", "peak_rss_bytes", "peak_rss_budget_bytes",
-                            "kv_cache_bytes", "matmul_peak_gflops", "tests"})
+                            "kv_cache_bytes", "matmul_peak_gflops", "clean_rounds", "others_cpu_share_per_round", "tests"})
         EXPECT_TRUE(j.contains(key)) << key;
     EXPECT_GT(j["threads"].get<int>(), 0);
     EXPECT_GT(j["matmul_peak_gflops"]["f32"].get<double>(), 0.0);
@@ -61,7 +61,7 @@ TEST(CliBench, JsonHasEveryFigure) {
 }
 
 TEST(CliBench, TextTableAndErrors) {
-    auto r = cli({"bench", "--prompt-tokens", "4", "--gen-tokens", "2", "--repeat", "1", "--probe-mib", "16", "--peak-seconds", "0.01"});
+    auto r = cli({"bench", "--prompt-tokens", "4", "--gen-tokens", "2", "--repeat", "1", "--probe-mib", "16", "--peak-seconds", "0.01", "--wait-quiet", "0"});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_NE(r.out.find("pp4 "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("tg2 "), std::string::npos) << r.out;
