@@ -10,6 +10,8 @@ namespace inferscope::cli {
 void addGenerateCommand(CLI::App& app, int& exitCode);
 void addInfoCommand(CLI::App& app, int& exitCode);
 void addKvCommand(CLI::App& app, int& exitCode);
+void addSynthCommand(CLI::App& app, int& exitCode);
+void addBenchCommand(CLI::App& app, int& exitCode);
 
 // Prints "inferscope-cli: <message>" on stderr and returns 1.
 int reportError(const std::string& message);

@@ -21,7 +21,7 @@ std::atomic<bool> gCancel{false};
 extern "C" void onSigint(int) { gCancel.store(true); }
 
 struct GenerateArgs {
-    std::string model, tokenizer, prompt, device = "auto", compute = "auto";
+    std::string model, tokenizer, prompt, device = "auto", compute = "auto", kv = "f32";
     std::vector<std::string> stops;
     int32_t maxTokens = 256, threads = 0, ctx = 0, batch = 512;
     std::optional<uint64_t> seed;
@@ -110,6 +110,8 @@ int run(GenerateArgs a) {
     if (!device) return reportError(device.error().message);
     auto precision = parseComputePrecision(a.compute);
     if (!precision) return reportError(precision.error().message);
+    auto kvType = parseKvType(a.kv);
+    if (!kvType) return reportError(kvType.error().message);
     if (a.seed) a.sampler.seed = *a.seed;
     else a.sampler.seed = uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
     if (auto ok = validateSamplerParams(a.sampler); !ok) return reportError(ok.error().message);
@@ -129,6 +131,7 @@ int run(GenerateArgs a) {
     opt.threads = a.threads;
     opt.contextLength = a.ctx;
     opt.batchSize = a.batch;
+    opt.kvType = *kvType;
     auto engine = Engine::load(opt);
     if (!engine) return reportError(engine.error().message);
     Engine& e = **engine;
@@ -196,7 +199,8 @@ void addGenerateCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--stop", a->stops, "stop when the output contains this text (repeatable)");
     cmd->add_flag("--no-kv-cache", a->noKvCache, "recompute the whole sequence at every step (to measure what the cache saves)");
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
-    cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32 or bf16")->capture_default_str();
+    cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();
+    cmd->add_option("--kv", a->kv, "KV cache type: f32 or f16 (half the bytes long-context decode reads)")->capture_default_str();
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
     cmd->add_option("--ctx,-c", a->ctx, "context length (0 = the model's, at most 4096)")->capture_default_str();
     cmd->add_option("--batch", a->batch, "most prompt tokens per prefill pass")->capture_default_str();

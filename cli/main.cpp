@@ -2,6 +2,8 @@
 //   generate  run a prompt, stream text or per-token JSON
 //   info      what a GGUF model is
 //   kv        the KV-cache calculator
+//   synth     write a random-weight model of a named shape
+//   bench     prefill/decode speed against the machine's bandwidth and matmul peak
 #include <cstdio>
 #include <iostream>
 
@@ -25,6 +27,8 @@ int main(int argc, char** argv) {
     addGenerateCommand(app, exitCode);
     addInfoCommand(app, exitCode);
     addKvCommand(app, exitCode);
+    addSynthCommand(app, exitCode);
+    addBenchCommand(app, exitCode);
     if (argc > 1 && argv[1][0] != '-') {
         std::string names;
         bool known = false;

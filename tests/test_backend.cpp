@@ -81,12 +81,12 @@ TEST_P(LinearVsReference, Bf16WithinBf16Rounding) {
     EXPECT_EQ(lin->bytes(), uint64_t(n * k * 2));
     std::vector<float> y(size_t(m * n)), ref(size_t(m * n));
     dev->linear(*lin, x.data(), m, y.data());
-    // The oracle: the same product on bf16-rounded inputs, accumulated in double.
-    std::vector<float> wr(w.size()), xr(x.size());
+    // The oracle: the same product on bf16-rounded weights (activations stay f32), accumulated in
+    // double. Only the summation order differs.
+    std::vector<float> wr(w.size());
     for (size_t i = 0; i < w.size(); ++i) wr[i] = bf16ToFp32(fp32ToBf16(w[i]));
-    for (size_t i = 0; i < x.size(); ++i) xr[i] = bf16ToFp32(fp32ToBf16(x[i]));
-    referenceLinear(wr.data(), n, k, xr.data(), m, ref.data());
-    EXPECT_LT(maxRelError(y, ref), 1e-3f);
+    referenceLinear(wr.data(), n, k, x.data(), m, ref.data());
+    EXPECT_LT(maxRelError(y, ref), 1e-4f);
 }
 
 TEST(Linear, F16AndQ8_0WeightsAreDequantizedExactly) {

@@ -41,12 +41,28 @@ public:
 
     // Prepares W for y = x · Wᵀ. W has `rows` outputs (N) and `cols` inputs (K), stored as in GGUF
     // (ne0 = cols contiguous, ne1 = rows): that is oneDNN's weights {K, N} in "ba" layout.
-    // F32 weights computed in F32 on the CPU are used in place (no copy of the mapping).
+    // On the CPU, weights whose stored type the compute type reads directly are used in place from
+    // the mapping (no copy): F32 and F16 for F32 compute, BF16 for BF16. Everything else is
+    // converted once, here. The prefill primitives for W's shape are created (JIT-compiled) here
+    // too, so the first prefill does not pay for them.
     Result<Linear> makeLinear(GgmlType type, std::span<const uint8_t> data, int64_t rows, int64_t cols,
                               ComputeType compute);
 
     // y[m, N] = x[m, K] · Wᵀ, row-major f32 in and out (any m >= 1).
+    //   m <= kGemvMaxRows (decode): hand-written GEMV (gemv.h), no allocation, no oneDNN call
+    //   larger m (prefill): oneDNN. F32: fixed-M brgemm primitives (M = 128, 64, 32 chunks, runtime
+    //   M for the rest) on the weights as stored; BF16/F16 weights: widened to f32 256 rows at a time
+    //   into an L2-sized buffer, then an f32 matmul (on this CPU kind f32 FMA runs about twice
+    //   oneDNN's bf16 dot product, measured); Int8: s8 × s8 primitives on prepacked weights.
     void linear(const Linear& w, const float* x, int64_t m, float* y);
+    // Several matrices applied to the same x (Q, K, V; gate, up): one parallel region in decode.
+    void linearMany(std::span<const Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys);
+
+    // The machine's matmul peak for the roofline: GFLOP/s (GOP/s for s8) of oneDNN's best matmul
+    // for m×n×k in f32, bf16 or s8 (s8 src and weights), weights prepacked in the layout the
+    // primitive chooses, timed for about `seconds` after a warm-up. 0 when oneDNN cannot run it.
+    enum class PeakType { F32, BF16, S8 };
+    double measureMatmulPeak(PeakType type, int64_t m, int64_t n, int64_t k, double seconds);
 
 private:
     ComputeDevice() = default;

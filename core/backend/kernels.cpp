@@ -2,7 +2,15 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include "gguf/ggml_types.h"
+#include "sampler/exp_nonpositive.h"
 
 namespace inferscope {
 
@@ -50,54 +58,192 @@ void ropeInPlace(float* x, int64_t m, int nHeads, int headDim, int nRot, int32_t
 }
 
 void swiGlu(const float* gate, const float* up, int64_t count, float* out) {
-#pragma omp parallel for simd schedule(static) if (count > 4096)
+    // silu(g) = g · sigmoid(g), with e^-|g| <= 1 so the exponent never overflows.
+#pragma omp parallel for simd schedule(static) if (count > 65536)
     for (int64_t i = 0; i < count; ++i) {
         const float g = gate[i];
-        out[i] = g / (1.0f + std::exp(-g)) * up[i];
+        const float t = float(expNonPositive(-double(std::fabs(g))));
+        const float sigmoid = g >= 0.0f ? 1.0f / (1.0f + t) : t / (1.0f + t);
+        out[i] = g * sigmoid * up[i];
     }
 }
 
-void attention(const float* q, const float* k, const float* v, int64_t m, int32_t position0, int nHead,
+namespace {
+
+// One KV head's row `j` as f32: the cache row itself, or widened from half into `buf`.
+inline const float* kvRow(const void* base, bool half, size_t index, int headDim, float* buf) {
+    if (!half) return static_cast<const float*>(base) + index * size_t(headDim);
+    dequantizeRow(GgmlType::F16, static_cast<const uint16_t*>(base) + index * size_t(headDim), buf, size_t(headDim));
+    return buf;
+}
+
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+// 16 elements of a cache row as f32.
+template <bool Half>
+inline __m512 kvLoad16(const void* base, size_t element) {
+    if constexpr (Half)
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(base) + element)));
+    else
+        return _mm512_loadu_ps(static_cast<const float*>(base) + element);
+}
+
+inline float hsum16(__m512 v) {
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
+}
+
+// attendGroup for headDim = 16·C: the query (or output) row stays in C registers while the keys
+// (values) stream past; the group's later heads re-read the KV head's rows from L2, not memory.
+constexpr int32_t kPrefetchRows = 16;  // rows ahead (2 KiB at head dim 64 in f16)
+
+template <bool Half, int C>
+void attendGroupVec(const float* q, const void* k, const void* v, int64_t r, int32_t nKeys, int kvh, int group, int nHead,
+                    int32_t nCtx, float scale, float* out, float* scratch) {
+    constexpr int hd = 16 * C;
+    const size_t stride = size_t(nCtx) + 16;
+    const size_t row0 = size_t(kvh) * size_t(nCtx) * hd;
+    const float* qg = q + (size_t(r) * nHead + size_t(kvh) * group) * hd;
+    float* og = out + (size_t(r) * nHead + size_t(kvh) * group) * hd;
+    for (int g = 0; g < group; ++g) {
+        float* sc = scratch + size_t(g) * stride;
+        // scores[j] = q · k_j / sqrt(d)
+        __m512 qv[C];
+        for (int c = 0; c < C; ++c) qv[c] = _mm512_mul_ps(_mm512_loadu_ps(qg + size_t(g) * hd + 16 * c), _mm512_set1_ps(scale));
+        auto dot = [&](int32_t j) {
+            __m512 acc = _mm512_mul_ps(qv[0], kvLoad16<Half>(k, row0 + size_t(j) * hd));
+            for (int c = 1; c < C; ++c) acc = _mm512_fmadd_ps(qv[c], kvLoad16<Half>(k, row0 + size_t(j) * hd + 16 * c), acc);
+            return acc;
+        };
+        const char* kBytes = static_cast<const char*>(k);
+        int32_t j = 0;
+        // Four keys at a time, their four 16-lane sums reduced together (one horizontal sum per
+        // key would cost more than the dot product itself at head dim 64). The prefetch keeps one
+        // stream per thread at DRAM speed: the weights evict the cache from L3 between tokens.
+        for (; j + 4 <= nKeys; j += 4) {
+            _mm_prefetch(kBytes + (row0 + size_t(j + kPrefetchRows) * hd) * (Half ? 2 : 4), _MM_HINT_T0);
+            _mm_prefetch(kBytes + (row0 + size_t(j + kPrefetchRows + 2) * hd) * (Half ? 2 : 4), _MM_HINT_T0);
+            const __m512 a0 = dot(j), a1 = dot(j + 1), a2 = dot(j + 2), a3 = dot(j + 3);
+            // lanes of x: a0/a1 partial sums interleaved; of y: a2/a3; then [s0 s1 s2 s3] per 128-bit lane
+            const __m512 x = _mm512_add_ps(_mm512_unpacklo_ps(a0, a1), _mm512_unpackhi_ps(a0, a1));
+            const __m512 y = _mm512_add_ps(_mm512_unpacklo_ps(a2, a3), _mm512_unpackhi_ps(a2, a3));
+            const __m512 z = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(x), _mm512_castps_pd(y))),
+                                           _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(x), _mm512_castps_pd(y))));
+            const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(z), _mm512_extractf32x8_ps(z, 1));
+            _mm_storeu_ps(sc + j, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+        }
+        for (; j < nKeys; ++j) sc[j] = hsum16(dot(j));
+        float maxScore = -INFINITY;
+#pragma omp simd reduction(max : maxScore)
+        for (int32_t i = 0; i < nKeys; ++i) maxScore = std::max(maxScore, sc[i]);
+        // softmax over the keys
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (int32_t j = 0; j < nKeys; ++j) {
+            sc[j] = float(expNonPositive(double(sc[j] - maxScore)));
+            sum += sc[j];
+        }
+        // out = Σ_j p_j · v_j / Σ_j p_j
+        __m512 o[C];
+        for (int c = 0; c < C; ++c) o[c] = _mm512_setzero_ps();
+        for (int32_t j = 0; j < nKeys; ++j) {
+            _mm_prefetch(static_cast<const char*>(v) + (row0 + size_t(j + kPrefetchRows) * hd) * (Half ? 2 : 4), _MM_HINT_T0);
+            const __m512 p = _mm512_set1_ps(sc[j]);
+            for (int c = 0; c < C; ++c) o[c] = _mm512_fmadd_ps(p, kvLoad16<Half>(v, row0 + size_t(j) * hd + 16 * c), o[c]);
+        }
+        const __m512 inv = _mm512_set1_ps(1.0f / sum);
+        for (int c = 0; c < C; ++c) _mm512_storeu_ps(og + size_t(g) * hd + 16 * c, _mm512_mul_ps(o[c], inv));
+    }
+}
+
+using AttendFn = void (*)(const float*, const void*, const void*, int64_t, int32_t, int, int, int, int32_t, float, float*, float*);
+AttendFn vectorKernel(bool half, int headDim) {
+    switch (headDim) {
+        case 32: return half ? attendGroupVec<true, 2> : attendGroupVec<false, 2>;
+        case 64: return half ? attendGroupVec<true, 4> : attendGroupVec<false, 4>;
+        case 80: return half ? attendGroupVec<true, 5> : attendGroupVec<false, 5>;
+        case 96: return half ? attendGroupVec<true, 6> : attendGroupVec<false, 6>;
+        case 128: return half ? attendGroupVec<true, 8> : attendGroupVec<false, 8>;
+        default: return nullptr;
+    }
+}
+#else
+using AttendFn = void (*)(const float*, const void*, const void*, int64_t, int32_t, int, int, int, int32_t, float, float*, float*);
+AttendFn vectorKernel(bool, int) { return nullptr; }
+#endif
+
+// Any head dimension: query row r's heads that read KV head kvh, one key (value) row at a time.
+// Query row r's heads h0 .. h0 + group - 1, all reading KV head kvh.
+void attendGroup(const float* q, const void* k, const void* v, bool half, int64_t r, int32_t nKeys, int kvh, int group,
+                 int nHead, int headDim, int32_t nCtx, float scale, float* out, float* scratch) {
+    const size_t stride = size_t(nCtx) + 16;
+    float* kbuf = scratch + size_t(group) * stride;
+    float* vbuf = kbuf + headDim;
+    const size_t head0 = size_t(kvh) * size_t(nCtx);
+    const float* qg = q + (size_t(r) * nHead + size_t(kvh) * group) * headDim;
+    float* og = out + (size_t(r) * nHead + size_t(kvh) * group) * headDim;
+    // scores[g][j] = q_g · k_j / sqrt(d): each key row read once for the whole group
+    for (int32_t j = 0; j < nKeys; ++j) {
+        const float* kj = kvRow(k, half, head0 + size_t(j), headDim, kbuf);
+        for (int g = 0; g < group; ++g) {
+            const float* qh = qg + size_t(g) * headDim;
+            float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+            for (int d = 0; d < headDim; ++d) s += qh[d] * kj[d];
+            scratch[size_t(g) * stride + size_t(j)] = s * scale;
+        }
+    }
+    // softmax over the keys, per head
+    for (int g = 0; g < group; ++g) {
+        float* sc = scratch + size_t(g) * stride;
+        float maxScore = -INFINITY;
+#pragma omp simd reduction(max : maxScore)
+        for (int32_t j = 0; j < nKeys; ++j) maxScore = std::max(maxScore, sc[j]);
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (int32_t j = 0; j < nKeys; ++j) {
+            sc[j] = float(expNonPositive(double(sc[j] - maxScore)));
+            sum += sc[j];
+        }
+        const float inv = 1.0f / sum;
+#pragma omp simd
+        for (int32_t j = 0; j < nKeys; ++j) sc[j] *= inv;
+        float* o = og + size_t(g) * headDim;
+        for (int d = 0; d < headDim; ++d) o[d] = 0.0f;
+    }
+    // out_g = Σ_j p_gj · v_j: each value row read once for the whole group
+    for (int32_t j = 0; j < nKeys; ++j) {
+        const float* vj = kvRow(v, half, head0 + size_t(j), headDim, vbuf);
+        for (int g = 0; g < group; ++g) {
+            const float p = scratch[size_t(g) * stride + size_t(j)];
+            float* o = og + size_t(g) * headDim;
+#pragma omp simd
+            for (int d = 0; d < headDim; ++d) o[d] += p * vj[d];
+        }
+    }
+}
+
+}  // namespace
+
+void attention(const float* q, const void* k, const void* v, bool kvHalf, int64_t m, int32_t position0, int nHead,
                int nHeadKv, int headDim, int32_t nCtx, float* out, float* scratch) {
     const int group = nHead / nHeadKv;
     const float scale = 1.0f / std::sqrt(float(headDim));
-#pragma omp parallel for collapse(2) schedule(dynamic, 1)
-    for (int64_t r = 0; r < m; ++r) {
-        for (int h = 0; h < nHead; ++h) {
-            float* scores = scratch + size_t(omp_get_thread_num()) * nCtx;
-            const int32_t nKeys = position0 + int32_t(r) + 1;  // causal: keys 0 .. own position
-            const float* qh = q + (r * nHead + h) * headDim;
-            const float* kh = k + size_t(h / group) * nCtx * headDim;
-            const float* vh = v + size_t(h / group) * nCtx * headDim;
-            // scores[j] = q · k_j / sqrt(d)
-            float maxScore = -INFINITY;
-            for (int32_t j = 0; j < nKeys; ++j) {
-                const float* kj = kh + size_t(j) * headDim;
-                float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-                for (int d = 0; d < headDim; ++d) s += qh[d] * kj[d];
-                s *= scale;
-                scores[j] = s;
-                maxScore = std::fmax(maxScore, s);
-            }
-            // softmax over the keys
-            float sum = 0.0f;
-            for (int32_t j = 0; j < nKeys; ++j) {
-                scores[j] = std::exp(scores[j] - maxScore);
-                sum += scores[j];
-            }
-            const float inv = 1.0f / sum;
-            // out = Σ_j p_j · v_j
-            float* o = out + (r * nHead + h) * headDim;
-            for (int d = 0; d < headDim; ++d) o[d] = 0.0f;
-            for (int32_t j = 0; j < nKeys; ++j) {
-                const float p = scores[j] * inv;
-                const float* vj = vh + size_t(j) * headDim;
-#pragma omp simd
-                for (int d = 0; d < headDim; ++d) o[d] += p * vj[d];
-            }
+    const size_t perThread = size_t(group) * (size_t(nCtx) + 16) + size_t(headDim) * 2;
+    // Work in multiply-adds: below ~64k one thread is done before a fork/join would pay off.
+    const int64_t work = m * int64_t(nHead) * int64_t(position0 + m) * headDim;
+    const AttendFn fast = vectorKernel(kvHalf, headDim);
+#pragma omp parallel for collapse(2) schedule(dynamic, 1) if (work > 65536)
+    for (int64_t r = 0; r < m; ++r)
+        for (int kvh = 0; kvh < nHeadKv; ++kvh) {
+            float* threadScratch = scratch + size_t(omp_get_thread_num()) * perThread;
+            if (fast)
+                fast(q, k, v, r, position0 + int32_t(r) + 1, kvh, group, nHead, nCtx, scale, out, threadScratch);
+            else
+                attendGroup(q, k, v, kvHalf, r, position0 + int32_t(r) + 1, kvh, group, nHead, headDim, nCtx, scale, out,
+                            threadScratch);
         }
-    }
 }
 
 void referenceLinear(const float* w, int64_t n, int64_t k, const float* x, int64_t m, float* y) {

@@ -4,6 +4,7 @@
 // enough to be its own reference; the matmul's reference (the oracle for ComputeDevice::linear)
 // is referenceLinear() below.
 
+#include <cstddef>
 #include <cstdint>
 
 namespace inferscope {
@@ -21,16 +22,29 @@ void ropeInPlace(float* x, int64_t m, int nHeads, int headDim, int nRot, int32_t
 void makeRopeTable(float* table, int32_t nCtx, int nRot, double freqBase, double freqScale, const float* freqFactors);
 
 // out[i] = silu(gate[i]) · up[i], silu(x) = x / (1 + e^-x)      (SwiGLU; out may alias gate)
+// e^x here and in attention's softmax is expNonPositive (inline, vectorised): never libm's exp,
+// which runs ~30x slower after AVX-512 code on our -march=native builds.
 void swiGlu(const float* gate, const float* up, int64_t count, float* out);
 
 // Causal grouped-query attention over the KV cache of one layer.
 //   q     [m, nHead, headDim]   queries for positions position0 .. position0 + m - 1 (RoPE applied)
-//   k, v  [nHeadKv, nCtx, headDim]   the layer's cache, filled up to position0 + m - 1
+//   k, v  [nHeadKv, nCtx, headDim]   the layer's cache (f32 or IEEE half, see `kvHalf`), filled up
+//                               to position0 + m - 1
 //   out   [m, nHead, headDim]   softmax(q·kᵀ / sqrt(headDim)) · v, query head h reading KV head
 //                               h / (nHead / nHeadKv)
-//   scratch  nThreads × nCtx floats (scores)
-void attention(const float* q, const float* k, const float* v, int64_t m, int32_t position0, int nHead,
+//   scratch  at least attentionScratchFloats(...) floats
+// The query heads sharing a KV head are processed together, so each key and value row is read
+// once per query position however many heads use it (what decode at long contexts is bound by).
+void attention(const float* q, const void* k, const void* v, bool kvHalf, int64_t m, int32_t position0, int nHead,
                int nHeadKv, int headDim, int32_t nCtx, float* out, float* scratch);
+inline void attention(const float* q, const float* k, const float* v, int64_t m, int32_t position0, int nHead,
+                      int nHeadKv, int headDim, int32_t nCtx, float* out, float* scratch) {
+    attention(q, k, v, false, m, position0, nHead, nHeadKv, headDim, nCtx, out, scratch);
+}
+// Scratch the attention of a model needs: per thread, the scores of one KV head's query group.
+inline size_t attentionScratchFloats(int nThreads, int nHead, int nHeadKv, int headDim, int32_t nCtx) {
+    return size_t(nThreads) * (size_t(nHead / nHeadKv) * (size_t(nCtx) + 16) + size_t(headDim) * 2);
+}
 
 // y[m, n] = x[m, k] · W[n, k]ᵀ with double accumulation: the oracle for ComputeDevice::linear.
 void referenceLinear(const float* w, int64_t n, int64_t k, const float* x, int64_t m, float* y);

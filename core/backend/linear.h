@@ -1,5 +1,5 @@
 #pragma once
-// A weight matrix prepared for one matmul primitive: y = x · Wᵀ.
+// A weight matrix prepared for y = x · Wᵀ.
 
 #include <cstdint>
 #include <memory>
@@ -8,17 +8,33 @@
 
 namespace inferscope {
 
-// Precision a Linear computes in: F32 (f32 weights and activations) or BF16 (bf16 weights and
-// activations, f32 accumulation and output).
-enum class ComputeType { F32, BF16 };
+// Precision a Linear computes in.
+//   F32   f32 activations × the weights widened to f32 (weights stored F32, or F16 as in the file)
+//   BF16  weights stored as bf16, activations kept f32, f32 accumulation
+//   Int8  weights re-quantized per output channel to s8, activations quantized per token to s8,
+//         s32 accumulation (oneDNN VNNI), both scales applied to the f32 result
+enum class ComputeType { F32, BF16, Int8 };
+
+// How the weights are held in memory (what one decode pass reads).
+enum class WeightFormat : uint8_t { F32, BF16, F16, S8 };
 
 class Linear {
 public:
     int64_t rows() const { return rows_; }  // N: outputs
     int64_t cols() const { return cols_; }  // K: inputs
     ComputeType compute() const { return compute_; }
-    // Bytes of weights one forward pass reads (what bounds decode speed).
-    uint64_t bytes() const { return uint64_t(rows_) * uint64_t(cols_) * (compute_ == ComputeType::BF16 ? 2 : 4); }
+    WeightFormat format() const { return format_; }
+    // Bytes of weights one forward pass reads (what bounds decode speed); Int8 includes the scales.
+    uint64_t bytes() const {
+        const uint64_t n = uint64_t(rows_) * uint64_t(cols_);
+        switch (format_) {
+            case WeightFormat::F32: return n * 4;
+            case WeightFormat::BF16:
+            case WeightFormat::F16: return n * 2;
+            case WeightFormat::S8: return n + uint64_t(rows_) * 4;
+        }
+        return n * 4;
+    }
     // True when the weights are read straight from the mapped model file.
     bool mapped() const { return mapped_; }
 
@@ -27,8 +43,9 @@ private:
     int64_t rows_ = 0;
     int64_t cols_ = 0;
     ComputeType compute_ = ComputeType::F32;
+    WeightFormat format_ = WeightFormat::F32;
     bool mapped_ = false;
-    std::shared_ptr<void> state_;  // the device's primitive and memory objects (opaque here)
+    std::shared_ptr<void> state_;  // the device's weights and memory objects (opaque here)
 };
 
 }  // namespace inferscope

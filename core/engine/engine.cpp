@@ -78,9 +78,10 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
         engine->notices_.push_back(fmt::format("context length {} capped to the model's trained length {}", nCtx, hp.nCtxTrain));
         nCtx = hp.nCtxTrain;
     }
-    auto context = engine->model_->createContext(nCtx, options.batchSize);
+    auto context = engine->model_->createContext(nCtx, options.batchSize, options.kvType);
     if (!context) return std::unexpected(context.error());
     engine->context_ = std::move(*context);
+    if (options.warmUp) engine->model_->warmUp(*engine->context_);
     engine->loadUs_ = usSince(t0);
     return engine;
 }

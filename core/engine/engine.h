@@ -33,6 +33,8 @@ struct EngineOptions {
     ComputePrecision precision = ComputePrecision::Auto;
     int32_t contextLength = 0;              // 0: the model's trained length, at most kDefaultContext
     int32_t batchSize = 512;                // most tokens per prefill forward pass
+    KvType kvType = KvType::F32;            // F16 halves the cache and what long-context decode reads
+    bool warmUp = true;                     // one throw-away pass at load (threads, JIT, page-in)
     static constexpr int32_t kDefaultContext = 4096;
 };
 

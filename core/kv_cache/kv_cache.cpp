@@ -4,7 +4,15 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "gguf/ggml_types.h"
+
 namespace inferscope {
+
+Result<KvType> parseKvType(std::string_view text) {
+    if (text == "f32") return KvType::F32;
+    if (text == "f16") return KvType::F16;
+    return fail(ErrorKind::InvalidArgument, fmt::format("KV cache type must be f32 or f16, got '{}'", text));
+}
 
 Result<KvCache> KvCache::create(const KvCacheLayout& layout) {
     if (layout.nLayer <= 0 || layout.nHeadKv <= 0 || layout.headDim <= 0 || layout.nCtx <= 0)
@@ -14,27 +22,33 @@ Result<KvCache> KvCache::create(const KvCacheLayout& layout) {
     const size_t elements = size_t(layout.nLayer) * size_t(layout.nHeadKv) * size_t(layout.nCtx) * size_t(layout.headDim);
     try {
         // Zero-filled so that the memory is committed now, not on first use mid-generation.
-        cache.keys_.allocate(elements, true);
-        cache.values_.allocate(elements, true);
+        cache.keys_.allocate(elements * size_t(cache.bytesPerElement()), true);
+        cache.values_.allocate(elements * size_t(cache.bytesPerElement()), true);
         cache.origins_.assign(size_t(layout.nCtx), CellOrigin::Empty);
     } catch (const std::bad_alloc&) {
         return fail(ErrorKind::OutOfMemory,
                     fmt::format("out of memory allocating the KV cache: {} MiB for {} tokens; choose a smaller context",
-                                2 * elements * sizeof(float) >> 20, layout.nCtx));
+                                2 * elements * size_t(cache.bytesPerElement()) >> 20, layout.nCtx));
     }
     return cache;
 }
 
 void KvCache::store(int32_t layer, int32_t position0, int64_t m, const float* k, const float* v) {
     const int32_t hd = layout_.headDim, nh = layout_.nHeadKv;
-    float* kl = layerKeys(layer);
-    float* vl = layerValues(layer);
+    uint8_t* kl = keys_.data() + layerOffset(layer);
+    uint8_t* vl = values_.data() + layerOffset(layer);
+    const size_t eb = size_t(bytesPerElement());
     for (int64_t r = 0; r < m; ++r) {
         for (int32_t h = 0; h < nh; ++h) {
-            const size_t dst = (size_t(h) * layout_.nCtx + size_t(position0 + r)) * hd;
+            const size_t dst = (size_t(h) * layout_.nCtx + size_t(position0 + r)) * hd * eb;
             const size_t src = (size_t(r) * nh + h) * hd;
-            std::memcpy(kl + dst, k + src, sizeof(float) * hd);
-            std::memcpy(vl + dst, v + src, sizeof(float) * hd);
+            if (layout_.type == KvType::F16) {
+                fp32ToFp16Row(k + src, reinterpret_cast<uint16_t*>(kl + dst), size_t(hd));
+                fp32ToFp16Row(v + src, reinterpret_cast<uint16_t*>(vl + dst), size_t(hd));
+            } else {
+                std::memcpy(kl + dst, k + src, sizeof(float) * hd);
+                std::memcpy(vl + dst, v + src, sizeof(float) * hd);
+            }
         }
     }
 }
@@ -58,8 +72,8 @@ KvCacheStats KvCache::stats() const {
     s.layout = layout_;
     s.nUsed = used_;
     s.nPromptCells = int32_t(std::count(origins_.begin(), origins_.begin() + used_, CellOrigin::Prompt));
-    s.bytesPerElement = int32_t(sizeof(float));
-    s.bytesPerToken = 2ull * uint64_t(layout_.nLayer) * uint64_t(layout_.nHeadKv) * uint64_t(layout_.headDim) * sizeof(float);
+    s.bytesPerElement = bytesPerElement();
+    s.bytesPerToken = 2ull * uint64_t(layout_.nLayer) * uint64_t(layout_.nHeadKv) * uint64_t(layout_.headDim) * uint64_t(s.bytesPerElement);
     s.bytesReserved = keys_.bytes() + values_.bytes();
     s.bytesUsed = s.bytesPerToken * uint64_t(used_);
     s.bytesUsedPerLayer = s.bytesUsed / uint64_t(layout_.nLayer);

@@ -2,7 +2,7 @@
 // The KV cache: the keys and values of every past position, per layer and KV head, so that a
 // decode step computes K and V for its new token only.
 //
-// Storage (f32), preallocated for the whole context:
+// Storage (f32, or f16 to halve what long-context decode reads), preallocated for the whole context:
 //   keys   [nLayer][nHeadKv][nCtx][headDim]
 //   values [nLayer][nHeadKv][nCtx][headDim]
 // One (layer, head) block is contiguous over positions, which is what attention reads.
@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,11 +20,16 @@
 
 namespace inferscope {
 
+// Element type of the stored keys and values.
+enum class KvType : uint8_t { F32, F16 };
+Result<KvType> parseKvType(std::string_view text);  // "f32" | "f16"
+
 struct KvCacheLayout {
     int32_t nLayer = 0;
     int32_t nHeadKv = 0;
     int32_t headDim = 0;
     int32_t nCtx = 0;
+    KvType type = KvType::F32;
 };
 
 enum class CellOrigin : uint8_t { Empty = 0, Prompt = 1, Generated = 2 };
@@ -58,14 +64,17 @@ public:
     int32_t used() const { return used_; }
     int32_t capacity() const { return layout_.nCtx; }
 
-    // [nHeadKv][nCtx][headDim] block of one layer.
-    float* layerKeys(int32_t layer) { return keys_.data() + layerOffset(layer); }
-    float* layerValues(int32_t layer) { return values_.data() + layerOffset(layer); }
-    const float* layerKeys(int32_t layer) const { return keys_.data() + layerOffset(layer); }
-    const float* layerValues(int32_t layer) const { return values_.data() + layerOffset(layer); }
+    KvType type() const { return layout_.type; }
+    int32_t bytesPerElement() const { return layout_.type == KvType::F16 ? 2 : 4; }
+    // [nHeadKv][nCtx][headDim] block of one layer, of type(): float or uint16_t (IEEE half).
+    const void* layerKeysData(int32_t layer) const { return keys_.data() + layerOffset(layer); }
+    const void* layerValuesData(int32_t layer) const { return values_.data() + layerOffset(layer); }
+    // The same, for an F32 cache.
+    const float* layerKeys(int32_t layer) const { return reinterpret_cast<const float*>(layerKeysData(layer)); }
+    const float* layerValues(int32_t layer) const { return reinterpret_cast<const float*>(layerValuesData(layer)); }
 
     // Writes K and V of m new positions position0 .. position0+m-1 of one layer.
-    // k, v: [m][nHeadKv][headDim] as the projections produce them.
+    // k, v: [m][nHeadKv][headDim] f32 as the projections produce them (rounded to f16 in an F16 cache).
     void store(int32_t layer, int32_t position0, int64_t m, const float* k, const float* v);
     // Marks positions position0 .. position0+m-1 valid (after all layers stored them) and counts
     // the work a forward pass over them did.
@@ -80,12 +89,12 @@ public:
     void resetCounters();
 
 private:
-    size_t layerOffset(int32_t layer) const {
-        return size_t(layer) * size_t(layout_.nHeadKv) * size_t(layout_.nCtx) * size_t(layout_.headDim);
+    size_t layerOffset(int32_t layer) const {  // in bytes
+        return size_t(layer) * size_t(layout_.nHeadKv) * size_t(layout_.nCtx) * size_t(layout_.headDim) * size_t(bytesPerElement());
     }
     KvCacheLayout layout_;
-    AlignedBuffer<float> keys_;
-    AlignedBuffer<float> values_;
+    AlignedBuffer<uint8_t> keys_;
+    AlignedBuffer<uint8_t> values_;
     std::vector<CellOrigin> origins_;
     int32_t used_ = 0;
     uint64_t kvComputed_ = 0;

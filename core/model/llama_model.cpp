@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/gemv.h"
 #include "backend/kernels.h"
 
 namespace inferscope {
@@ -35,7 +36,8 @@ Result<ComputePrecision> parseComputePrecision(std::string_view text) {
     if (text == "auto") return ComputePrecision::Auto;
     if (text == "f32") return ComputePrecision::F32;
     if (text == "bf16") return ComputePrecision::BF16;
-    return fail(ErrorKind::InvalidArgument, fmt::format("compute precision must be auto, f32 or bf16, got '{}'", text));
+    if (text == "int8") return ComputePrecision::Int8;
+    return fail(ErrorKind::InvalidArgument, fmt::format("compute precision must be auto, f32, bf16 or int8, got '{}'", text));
 }
 
 Result<std::unique_ptr<LlamaModel>> LlamaModel::load(GgufFile file, ComputeDevice& device, ComputePrecision precision,
@@ -66,6 +68,7 @@ Result<void> LlamaModel::loadWeights(ComputePrecision precision, const LoadProgr
         ComputeType ct = ComputeType::F32;
         if (precision == ComputePrecision::BF16 || (precision == ComputePrecision::Auto && type == GgmlType::BF16))
             ct = ComputeType::BF16;
+        if (precision == ComputePrecision::Int8) ct = ComputeType::Int8;
         auto w = device_.makeLinear(type, file_.tensorData(**t), int64_t(rows), int64_t(cols), ct);
         if (!w) return std::unexpected(Error{w.error().kind, fmt::format("{}: {}", name, w.error().message)});
         weightBytesPerToken_ += w->bytes();
@@ -73,7 +76,7 @@ Result<void> LlamaModel::loadWeights(ComputePrecision precision, const LoadProgr
         if (!w->mapped()) weightBytesConverted_ += w->bytes();
         matmulMacsPerToken_ += rows * cols;
         const std::string from(ggmlTypeName((*t)->typeId));
-        const std::string to = ct == ComputeType::BF16 ? "BF16" : "F32";
+        const std::string to = ct == ComputeType::Int8 ? "INT8" : ct == ComputeType::BF16 ? "BF16" : w->format() == WeightFormat::F16 ? "F16" : "F32";
         precisionCounts_[from == to ? to : fmt::format("{} from {}", to, from)] += 1;
         report(*t, name);
         return std::move(*w);
@@ -148,11 +151,11 @@ std::string LlamaModel::precisionSummary() const {
     return s;
 }
 
-Result<std::unique_ptr<LlamaContext>> LlamaModel::createContext(int32_t nCtx, int32_t maxBatch) const {
+Result<std::unique_ptr<LlamaContext>> LlamaModel::createContext(int32_t nCtx, int32_t maxBatch, KvType kvType) const {
     if (nCtx < 1) return fail(ErrorKind::InvalidArgument, fmt::format("context length must be positive, got {}", nCtx));
     if (maxBatch < 1) return fail(ErrorKind::InvalidArgument, fmt::format("batch size must be positive, got {}", maxBatch));
     maxBatch = std::min(maxBatch, nCtx);
-    auto cache = KvCache::create({hp_.nLayer, hp_.nHeadKv, hp_.headDim, nCtx});
+    auto cache = KvCache::create({hp_.nLayer, hp_.nHeadKv, hp_.headDim, nCtx, kvType});
     if (!cache) return std::unexpected(cache.error());
     auto ctx = std::make_unique<LlamaContext>();
     ctx->cache_ = std::move(*cache);
@@ -172,7 +175,8 @@ Result<std::unique_ptr<LlamaContext>> LlamaModel::createContext(int32_t nCtx, in
         ctx->gate.allocate(M * hp_.nFf);
         ctx->up.allocate(M * hp_.nFf);
         ctx->logits.allocate(size_t(hp_.nVocab));
-        ctx->scores.allocate(size_t(std::max(omp_get_max_threads(), device_.threads())) * size_t(nCtx));
+        ctx->scores.allocate(attentionScratchFloats(std::max(omp_get_max_threads(), device_.threads()), hp_.nHead, hp_.nHeadKv,
+                                                    hp_.headDim, nCtx));
     } catch (const std::bad_alloc&) {
         return fail(ErrorKind::OutOfMemory, fmt::format("out of memory allocating buffers for a batch of {}", maxBatch));
     }
@@ -195,25 +199,26 @@ std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const in
 
     for (int32_t l = 0; l < hp.nLayer; ++l) {
         const LayerWeights& L = layers_[size_t(l)];
-        // attention rmsnorm, then the Q, K, V projections
+        // attention rmsnorm, then the Q, K, V projections (one fused pass over the three matrices)
         rmsNorm(ctx.x.data(), L.attnNorm, m, E, hp.rmsEps, ctx.xn.data());
-        device_.linear(L.wq, ctx.xn.data(), m, ctx.q.data());
-        device_.linear(L.wk, ctx.xn.data(), m, ctx.k.data());
-        device_.linear(L.wv, ctx.xn.data(), m, ctx.v.data());
+        const Linear* qkv[] = {&L.wq, &L.wk, &L.wv};
+        float* qkvOut[] = {ctx.q.data(), ctx.k.data(), ctx.v.data()};
+        device_.linearMany(qkv, ctx.xn.data(), m, qkvOut);
         // RoPE on queries and keys, by position
         ropeInPlace(ctx.q.data(), m, hp.nHead, hp.headDim, hp.nRot, position0, ctx.ropeTable.data());
         ropeInPlace(ctx.k.data(), m, hp.nHeadKv, hp.headDim, hp.nRot, position0, ctx.ropeTable.data());
         // the new positions' K and V join the cache; attention reads all positions up to each query
         cache.store(l, position0, m, ctx.k.data(), ctx.v.data());
-        attention(ctx.q.data(), cache.layerKeys(l), cache.layerValues(l), m, position0, hp.nHead, hp.nHeadKv, hp.headDim,
-                  cache.capacity(), ctx.att.data(), ctx.scores.data());
+        attention(ctx.q.data(), cache.layerKeysData(l), cache.layerValuesData(l), cache.type() == KvType::F16, m, position0,
+                  hp.nHead, hp.nHeadKv, hp.headDim, cache.capacity(), ctx.att.data(), ctx.scores.data());
         // output projection and residual
         device_.linear(L.wo, ctx.att.data(), m, ctx.tmp.data());
         addInPlace(ctx.x.data(), ctx.tmp.data(), m * E);
-        // ffn rmsnorm, SwiGLU feed-forward, residual
+        // ffn rmsnorm, SwiGLU feed-forward (gate and up fused), residual
         rmsNorm(ctx.x.data(), L.ffnNorm, m, E, hp.rmsEps, ctx.xn.data());
-        device_.linear(L.gate, ctx.xn.data(), m, ctx.gate.data());
-        device_.linear(L.up, ctx.xn.data(), m, ctx.up.data());
+        const Linear* gateUp[] = {&L.gate, &L.up};
+        float* gateUpOut[] = {ctx.gate.data(), ctx.up.data()};
+        device_.linearMany(gateUp, ctx.xn.data(), m, gateUpOut);
         swiGlu(ctx.gate.data(), ctx.up.data(), m * hp.nFf, ctx.gate.data());
         device_.linear(L.down, ctx.gate.data(), m, ctx.tmp.data());
         addInPlace(ctx.x.data(), ctx.tmp.data(), m * E);
@@ -225,6 +230,20 @@ std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const in
     rmsNorm(last, outputNorm_, 1, E, hp.rmsEps, ctx.xn.data());
     device_.linear(output_, ctx.xn.data(), 1, ctx.logits.data());
     return {ctx.logits.data(), size_t(hp.nVocab)};
+}
+
+}  // namespace inferscope
+
+namespace inferscope {
+
+void LlamaModel::warmUp(LlamaContext& ctx) {
+    // One decode pass, then a batch that takes the prefill path (larger than the GEMV's rows).
+    const int32_t batch = std::min({ctx.maxBatch(), ctx.cache().capacity(), int32_t(kGemvMaxRows + 4)});
+    std::vector<int32_t> tokens(size_t(batch), 0);
+    forward(ctx, std::span(tokens).first(1), 0, CellOrigin::Prompt);
+    if (batch > kGemvMaxRows) forward(ctx, tokens, 0, CellOrigin::Prompt);
+    ctx.cache().truncate(0);
+    ctx.cache().resetCounters();
 }
 
 }  // namespace inferscope

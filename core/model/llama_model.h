@@ -29,9 +29,11 @@
 namespace inferscope {
 
 // Precision of the matrix multiplies. Auto keeps the file's precision: BF16 tensors compute in
-// BF16, everything else (F32, and F16 / Q8_0 dequantized exactly) in F32.
-enum class ComputePrecision { Auto, F32, BF16 };
-Result<ComputePrecision> parseComputePrecision(std::string_view text);  // "auto" | "f32" | "bf16"
+// BF16 (bf16 weights, f32 activations), F32 and F16 tensors in F32 from the weights as stored
+// (mapped, F16 widened in registers), Q8_0 dequantized exactly to F32. F32 converts everything to
+// F32, BF16 to bf16; Int8 re-quantizes every matrix per output channel to s8 (see linear.h).
+enum class ComputePrecision { Auto, F32, BF16, Int8 };
+Result<ComputePrecision> parseComputePrecision(std::string_view text);  // "auto" | "f32" | "bf16" | "int8"
 
 // Called during loading with the fraction done (0..1) and what is being prepared.
 using LoadProgress = std::function<void(float fraction, std::string_view stage)>;
@@ -57,7 +59,7 @@ private:
     AlignedBuffer<float> ropeTable;  // [n_ctx][n_rot/2][cos, sin]
     AlignedBuffer<float> x, xn, q, k, v, att, tmp, gate, up;  // [maxBatch, ·] activations
     AlignedBuffer<float> logits;     // [n_vocab]
-    AlignedBuffer<float> scores;     // [threads][n_ctx] attention scores
+    AlignedBuffer<float> scores;     // attentionScratchFloats(): per thread, a query group's scores
 };
 
 class LlamaModel {
@@ -79,7 +81,12 @@ public:
     std::string precisionSummary() const;  // "F32" / "BF16" / "BF16 (converted from F16)"
 
     // Context with a cache of nCtx positions and room for maxBatch tokens per forward pass.
-    Result<std::unique_ptr<LlamaContext>> createContext(int32_t nCtx, int32_t maxBatch) const;
+    Result<std::unique_ptr<LlamaContext>> createContext(int32_t nCtx, int32_t maxBatch, KvType kvType = KvType::F32) const;
+
+    // Runs one decode pass and one short batch through ctx and forgets them (the cache is left
+    // empty, its counters reset): OpenMP's threads start and every code path is touched before the
+    // first real prefill is timed. Call on the thread that will compute.
+    void warmUp(LlamaContext& ctx);
 
     // Runs tokens (1 <= size <= ctx.maxBatch(), positions position0 .. fitting the cache) through
     // the model, writes their K/V into the cache (marked `origin`) and returns the last token's

@@ -1,0 +1,352 @@
+// inferscope-cli bench: prefill (pp) and decode (tg) speed of a model, and in the same run the
+// machine's memory read bandwidth and matmul peak, so that decode is reported as a fraction of the
+// bandwidth bound and prefill as a fraction of the compute peak (see bench/README.md).
+//
+// Method: load (timed, warm-up included), a warm-up pass of each test, then `repeat` rounds that
+// interleave every test (pp for each prompt length, tg; the depth test if asked), each tg bracketed
+// by two bandwidth probes whose mean is its own bound. Medians and min..max over the rounds.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "backend/compute_device.h"
+#include "backend/memory_probe.h"
+#include "commands.h"
+#include "engine/bundled_model.h"
+#include "model/llama_model.h"
+
+namespace inferscope::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct BenchArgs {
+    std::string model, compute = "auto", kv = "f16", promptTokens = "128,512";
+    int32_t genTokens = 64, threads = 0, repeat = 5, depth = 0, probeMib = 512;
+    double peakSeconds = 0.3, maxBusy = 0.05, waitQuiet = 30;
+    bool json = false;
+};
+
+// CPU time of the whole machine and of this process, in clock ticks (/proc/stat, /proc/self/stat):
+// what other processes took during a round is (busy - ours) / total.
+struct CpuTimes {
+    uint64_t total = 0, idle = 0, own = 0;
+    static CpuTimes now() {
+        CpuTimes t;
+        std::ifstream stat("/proc/stat");
+        std::string cpu;
+        uint64_t v[10] = {};
+        stat >> cpu;
+        for (auto& x : v) stat >> x;
+        for (int i = 0; i < 8; ++i) t.total += v[i];
+        t.idle = v[3] + v[4];
+        std::ifstream self("/proc/self/stat");
+        std::string line;
+        std::getline(self, line);
+        std::istringstream rest(line.substr(line.rfind(')') + 2));
+        std::string field;
+        for (int i = 3; i <= 15 && rest >> field; ++i)
+            if (i == 14 || i == 15) t.own += std::stoull(field);  // utime, stime
+        return t;
+    }
+    // Share of all CPUs other processes used since `before` (0..1).
+    double othersSince(const CpuTimes& before) const {
+        const double total = double(this->total - before.total);
+        if (total <= 0) return 0.0;
+        const double busy = total - double(idle - before.idle) - double(own - before.own);
+        return std::clamp(busy / total, 0.0, 1.0);
+    }
+};
+
+// Waits (at most `seconds`) until other processes use < maxBusy of the CPUs over a 1 s window.
+void waitForQuiet(double maxBusy, double seconds) {
+    const auto t0 = Clock::now();
+    while (secondsSince(t0) < seconds) {
+        const CpuTimes before = CpuTimes::now();
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        if (CpuTimes::now().othersSince(before) < maxBusy) return;
+    }
+}
+
+// Peak resident set (VmHWM) in bytes, and resetting it (Linux: "5" to clear_refs).
+uint64_t peakRssBytes() {
+    std::ifstream in("/proc/self/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+    return 0;
+}
+void resetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+std::string gitCommit() {
+#ifdef INFERSCOPE_SOURCE_DIR
+    std::string out;
+    if (FILE* p = popen("git -C '" INFERSCOPE_SOURCE_DIR "' describe --always --dirty 2>/dev/null", "r")) {
+        char buf[128];
+        while (fgets(buf, sizeof buf, p)) out += buf;
+        pclose(p);
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    return out.empty() ? "unknown" : out;
+#else
+    return "unknown";
+#endif
+}
+
+struct Stats {
+    std::vector<double> samples;
+    std::vector<bool> clean;  // per sample: no other process was busy during its round
+    // Over the clean rounds when there is one (a busy neighbour halves OpenMP throughput on two
+    // cores), else over all.
+    std::vector<double> used() const {
+        std::vector<double> out;
+        for (size_t i = 0; i < samples.size(); ++i)
+            if (i < clean.size() && clean[i]) out.push_back(samples[i]);
+        return out.empty() ? samples : out;
+    }
+    double median() const {
+        auto s = used();
+        std::sort(s.begin(), s.end());
+        if (s.empty()) return 0.0;
+        return s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
+    }
+    double min() const {
+        const auto s = used();
+        return s.empty() ? 0.0 : *std::min_element(s.begin(), s.end());
+    }
+    double max() const {
+        const auto s = used();
+        return s.empty() ? 0.0 : *std::max_element(s.begin(), s.end());
+    }
+    nlohmann::ordered_json json() const { return {{"median", median()}, {"min", min()}, {"max", max()}, {"samples", samples}}; }
+};
+
+int32_t argmax(std::span<const float> logits) {
+    return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+struct Runner {
+    LlamaModel& model;
+    LlamaContext& ctx;
+    std::vector<int32_t> tokens;  // random prompt ids
+
+    // Runs tokens [0, n) from position 0 in batches; returns seconds to the first token's id.
+    double prefill(int32_t n) {
+        ctx.cache().truncate(0);
+        const auto t0 = Clock::now();
+        std::span<const float> logits;
+        for (int32_t pos = 0; pos < n; pos += ctx.maxBatch()) {
+            const int32_t count = std::min(ctx.maxBatch(), n - pos);
+            logits = model.forward(ctx, std::span(tokens).subspan(size_t(pos), size_t(count)), pos, CellOrigin::Prompt);
+        }
+        volatile int32_t first = argmax(logits);
+        (void)first;
+        return secondsSince(t0);
+    }
+    // After a prefill of `start` tokens (untimed), `n` decode passes; returns tokens/s.
+    double decode(int32_t start, int32_t n) {
+        prefill(start);
+        int32_t next = tokens[size_t(start)];
+        const auto t0 = Clock::now();
+        for (int32_t i = 0; i < n; ++i) {
+            auto logits = model.forward(ctx, std::span(&next, 1), start + i, CellOrigin::Generated);
+            next = argmax(logits);
+        }
+        return double(n) / secondsSince(t0);
+    }
+};
+
+std::vector<int32_t> parseList(const std::string& text) {
+    std::vector<int32_t> out;
+    std::stringstream in(text);
+    for (std::string item; std::getline(in, item, ',');)
+        if (!item.empty()) out.push_back(std::stoi(item));
+    return out;
+}
+
+int run(const BenchArgs& a) {
+    auto precision = parseComputePrecision(a.compute);
+    if (!precision) return reportError(precision.error().message);
+    auto kvType = parseKvType(a.kv);
+    if (!kvType) return reportError(kvType.error().message);
+    std::vector<int32_t> pps;
+    try {
+        pps = parseList(a.promptTokens);
+    } catch (const std::exception&) {
+        return reportError("--prompt-tokens must be a comma-separated list of token counts, got '" + a.promptTokens + "'");
+    }
+    for (int32_t pp : pps)
+        if (pp < 1) return reportError("prompt token counts must be positive");
+    if (a.genTokens < 1 || a.repeat < 1) return reportError("--gen-tokens and --repeat must be at least 1");
+    std::filesystem::path path = a.model;
+    if (path.empty()) {
+        auto bundled = findBundledModel();
+        if (!bundled) return reportError("no --model given and the bundled model stories260K.gguf was not found");
+        path = *bundled;
+    }
+
+    // ---- load: file, device, weights, context, warm-up ----------------------------------------
+    const auto tLoad = Clock::now();
+    auto file = GgufFile::open(path);
+    if (!file) return reportError(file.error().message);
+    auto device = ComputeDevice::create(DeviceKind::Cpu, a.threads);
+    if (!device) return reportError(device.error().message);
+    ComputeDevice& dev = **device;
+    dev.bindThreads();
+    auto model = LlamaModel::load(std::move(*file), dev, *precision);
+    if (!model) return reportError(model.error().message);
+    LlamaModel& m = **model;
+    const LlamaHParams& hp = m.hparams();
+    const int32_t maxPp = pps.empty() ? 1 : *std::max_element(pps.begin(), pps.end());
+    const int32_t nCtx = std::max({maxPp, a.depth + 16, 1 + a.genTokens, 26}) + 1;
+    if (nCtx > hp.nCtxTrain) return reportError(fmt::format("the tests need {} positions but the model's context is {}", nCtx, hp.nCtxTrain));
+    auto ctx = m.createContext(nCtx, 512, *kvType);
+    if (!ctx) return reportError(ctx.error().message);
+    m.warmUp(**ctx);
+    const double loadS = secondsSince(tLoad);
+    const uint64_t loadPeakRss = peakRssBytes();
+
+    // ---- the machine: bandwidth probe buffer (kept out of the RSS figure) and matmul peaks ------
+    ReadBandwidthProbe probe(size_t(a.probeMib) << 20);
+    resetPeakRss();
+    const double peakF32 = dev.measureMatmulPeak(ComputeDevice::PeakType::F32, 512, 2048, 2048, a.peakSeconds);
+    const double peakBf16 = dev.measureMatmulPeak(ComputeDevice::PeakType::BF16, 512, 2048, 2048, a.peakSeconds);
+    const double peakS8 = dev.measureMatmulPeak(ComputeDevice::PeakType::S8, 512, 2048, 2048, a.peakSeconds);
+    const bool int8 = *precision == ComputePrecision::Int8;
+    const double peak = int8 ? peakS8 : std::max(peakF32, peakBf16);
+
+    Runner runner{m, **ctx, {}};
+    std::mt19937 rng(1234);
+    runner.tokens.resize(size_t(nCtx));
+    for (auto& t : runner.tokens) t = int32_t(3 + rng() % uint32_t(std::max(1, hp.nVocab - 3)));
+
+    // ---- warm-up of every test, then interleaved rounds --------------------------------------------
+    for (int32_t pp : pps) runner.prefill(pp);
+    runner.decode(1, std::min(a.genTokens, 8));
+    std::vector<Stats> ppStats(pps.size()), ttft(pps.size());
+    Stats tg, tgBound, tgFraction, bandwidth, tgNear, tgDeep;
+    const uint64_t kvPerToken = (*ctx)->cache().stats().bytesPerToken;
+    std::vector<double> othersBusy;
+    std::vector<bool> clean;
+    for (int r = 0; r < a.repeat; ++r) {
+        waitForQuiet(a.maxBusy, a.waitQuiet);
+        const CpuTimes roundStart = CpuTimes::now();
+        for (size_t i = 0; i < pps.size(); ++i) {
+            const double s = runner.prefill(pps[i]);
+            ppStats[i].samples.push_back(pps[i] / s);
+            ttft[i].samples.push_back(s * 1e3);
+        }
+        const double bwBefore = probe.measure(dev.threads(), 2);
+        const double tokS = runner.decode(1, a.genTokens);
+        const double bwAfter = probe.measure(dev.threads(), 2);
+        const double bw = (bwBefore + bwAfter) / 2;
+        // Bytes one decode pass reads: the weights, and the cache up to its position (mean over the run).
+        const double bytes = double(m.weightBytesPerToken()) + double(kvPerToken) * (1.0 + a.genTokens / 2.0);
+        tg.samples.push_back(tokS);
+        bandwidth.samples.push_back(bw);
+        tgBound.samples.push_back(bw * 1e9 / bytes);
+        tgFraction.samples.push_back(tokS / (bw * 1e9 / bytes));
+        if (a.depth > 0) {
+            tgNear.samples.push_back(runner.decode(10, 16));
+            tgDeep.samples.push_back(runner.decode(a.depth, 16));
+        }
+        othersBusy.push_back(CpuTimes::now().othersSince(roundStart));
+        clean.push_back(othersBusy.back() < a.maxBusy);
+    }
+    for (Stats* st : {&tg, &tgBound, &tgFraction, &bandwidth, &tgNear, &tgDeep}) st->clean = clean;
+    for (auto& st : ppStats) st.clean = clean;
+    for (auto& st : ttft) st.clean = clean;
+    const int nClean = int(std::count(clean.begin(), clean.end(), true));
+    const uint64_t peakRss = std::max(loadPeakRss, peakRssBytes() > probe.bytes() ? peakRssBytes() - probe.bytes() : 0);
+
+    // FLOPs of a pp-token prefill: every matrix for every token except the LM head (last token
+    // only), and attention's q·k and p·v over the causal triangle.
+    const double headMacs = double(hp.nVocab) * hp.nEmbd;
+    auto prefillGflop = [&](int32_t pp) {
+        const double matmul = 2.0 * (double(m.matmulMacsPerToken()) - headMacs) * pp + 2.0 * headMacs;
+        const double attn = 4.0 * hp.headDim * hp.nHead * hp.nLayer * (double(pp) * (pp + 1) / 2);
+        return (matmul + attn) / 1e9;
+    };
+    const uint64_t kvBytes = (*ctx)->cache().stats().bytesReserved;
+
+    if (a.json) {
+        nlohmann::ordered_json tests = nlohmann::ordered_json::array();
+        for (size_t i = 0; i < pps.size(); ++i) {
+            const double gflops = ppStats[i].median() * prefillGflop(pps[i]) / pps[i];
+            tests.push_back({{"test", fmt::format("pp{}", pps[i])}, {"tokens_per_s", ppStats[i].json()},
+                             {"time_to_first_token_ms", ttft[i].json()}, {"gflops", gflops},
+                             {"fraction_of_peak", peak > 0 ? gflops / peak : 0.0}});
+        }
+        tests.push_back({{"test", fmt::format("tg{}", a.genTokens)}, {"tokens_per_s", tg.json()},
+                         {"bandwidth_gbs", bandwidth.json()}, {"bound_tokens_per_s", tgBound.json()},
+                         {"fraction_of_bound", tgFraction.json()}});
+        if (a.depth > 0)
+            tests.push_back({{"test", fmt::format("tg16@{}", a.depth)}, {"tokens_per_s", tgDeep.json()},
+                             {"tokens_per_s_at_10", tgNear.json()},
+                             {"ratio", tgNear.median() > 0 ? tgDeep.median() / tgNear.median() : 0.0}});
+        nlohmann::ordered_json j = {
+            {"commit", gitCommit()}, {"model", path.filename().string()}, {"cpu_isa", std::string(dev.isaName())},
+            {"threads", dev.threads()}, {"precision", m.precisionSummary()}, {"kv_type", a.kv},
+            {"parameters_read_per_token_bytes", m.weightBytesPerToken()}, {"weights_resident_bytes", m.weightBytesResident()},
+            {"kv_cache_bytes", kvBytes}, {"load_ms", loadS * 1e3}, {"peak_rss_bytes", peakRss},
+            {"peak_rss_budget_bytes", m.weightBytesResident() + kvBytes + (uint64_t(150) << 20)},
+            {"matmul_peak_gflops", {{"f32", peakF32}, {"bf16", peakBf16}, {"s8", peakS8}}},
+            {"repeat", a.repeat}, {"clean_rounds", nClean}, {"others_cpu_share_per_round", othersBusy}, {"tests", tests}};
+        std::printf("%s\n", j.dump().c_str());
+        return 0;
+    }
+    std::printf("model %s | %s | KV %s | %d threads, %s | commit %s\n", path.filename().string().c_str(),
+                m.precisionSummary().c_str(), a.kv.c_str(), dev.threads(), std::string(dev.isaName()).c_str(), gitCommit().c_str());
+    std::printf("rounds %d, %d clean (other processes < %.0f%% CPU; figures are over the clean ones when any)\n", a.repeat, nClean,
+                100 * a.maxBusy);
+    std::printf("load %.0f ms | peak RSS %.0f MiB (weights %.0f MiB + KV %.0f MiB + 150 MiB = %.0f MiB budget)\n", loadS * 1e3,
+                double(peakRss) / (1 << 20), double(m.weightBytesResident()) / (1 << 20), double(kvBytes) / (1 << 20),
+                double(m.weightBytesResident() + kvBytes + (uint64_t(150) << 20)) / (1 << 20));
+    std::printf("machine: read bandwidth %.1f GB/s (median of %d probes) | matmul peak f32 %.0f, bf16 %.0f GFLOP/s, s8 %.0f GOP/s\n",
+                bandwidth.median(), int(bandwidth.samples.size()) * 2, peakF32, peakBf16, peakS8);
+    for (size_t i = 0; i < pps.size(); ++i) {
+        const double gflops = ppStats[i].median() * prefillGflop(pps[i]) / pps[i];
+        std::printf("pp%-5d %8.1f tok/s (%.1f..%.1f) | first token %.0f ms | %.0f GFLOP/s = %.0f%% of peak\n", pps[i],
+                    ppStats[i].median(), ppStats[i].min(), ppStats[i].max(), ttft[i].median(), gflops,
+                    peak > 0 ? 100 * gflops / peak : 0.0);
+    }
+    std::printf("tg%-5d %8.2f tok/s (%.2f..%.2f) | bound %.2f tok/s at %.1f GB/s | %.0f%% of bound (%.0f..%.0f%%)\n", a.genTokens,
+                tg.median(), tg.min(), tg.max(), tgBound.median(), bandwidth.median(), 100 * tgFraction.median(),
+                100 * tgFraction.min(), 100 * tgFraction.max());
+    if (a.depth > 0)
+        std::printf("tg16 at position %d: %.2f tok/s vs %.2f at position 10 (%.0f%%)\n", a.depth, tgDeep.median(), tgNear.median(),
+                    tgNear.median() > 0 ? 100 * tgDeep.median() / tgNear.median() : 0.0);
+    return 0;
+}
+
+}  // namespace
+
+void addBenchCommand(CLI::App& app, int& exitCode) {
+    auto a = std::make_shared<BenchArgs>();
+    CLI::App* cmd = app.add_subcommand("bench", "Prefill/decode speed against this machine's bandwidth and matmul peak");
+    cmd->add_option("--model,-m", a->model, "GGUF model file (default: the bundled stories260K)");
+    cmd->add_option("--prompt-tokens", a->promptTokens, "prefill tests: prompt lengths, comma-separated")->capture_default_str();
+    cmd->add_option("--gen-tokens", a->genTokens, "decode test: tokens generated")->capture_default_str();
+    cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
+    cmd->add_option("--repeat,-r", a->repeat, "interleaved rounds after the warm-up")->capture_default_str();
+    cmd->add_option("--compute", a->compute, "auto, f32, bf16 or int8")->capture_default_str();
+    cmd->add_option("--kv", a->kv, "KV cache type: f16 (as llama.cpp) or f32")->capture_default_str();
+    cmd->add_option("--depth", a->depth, "also decode 16 tokens at this position and at position 10 (0 = off)")->capture_default_str();
+    cmd->add_option("--probe-mib", a->probeMib, "bandwidth probe buffer (beyond the last-level cache)")->capture_default_str();
+    cmd->add_option("--peak-seconds", a->peakSeconds, "time per matmul peak probe")->capture_default_str();
+    cmd->add_option("--max-busy", a->maxBusy, "a round is clean when other processes use less than this share of the CPUs")
+        ->capture_default_str();
+    cmd->add_option("--wait-quiet", a->waitQuiet, "seconds to wait for a quiet machine before each round")->capture_default_str();
+    cmd->add_flag("--json", a->json, "one JSON object");
+    cmd->final_callback([a, &exitCode] { exitCode = run(*a); });
+}
+
+}  // namespace inferscope::cli

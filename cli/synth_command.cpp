@@ -1,0 +1,62 @@
+// inferscope-cli synth: write a random-weight GGUF of a named model shape, for benchmarks.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "engine/bundled_model.h"
+#include "model/synth_model.h"
+
+namespace inferscope::cli {
+namespace {
+
+struct SynthArgs {
+    std::string shape, dtype = "f32", out, vocab;
+    uint64_t seed = 1;
+};
+
+// The Llama 2 vocabulary (32000 tokens) ships with the test data; the 512-token one with the
+// bundled model.
+std::filesystem::path defaultVocab(const SynthShape& shape) {
+    if (shape.nVocab == 512) {
+        if (auto bundled = findBundledModel()) return *bundled;
+        return {};
+    }
+#ifdef INFERSCOPE_SOURCE_DIR
+    return std::filesystem::path(INFERSCOPE_SOURCE_DIR) / "tests/data/ggml-vocab-llama-spm.gguf";
+#else
+    return {};
+#endif
+}
+
+int run(const SynthArgs& a) {
+    auto shape = findSynthShape(a.shape);
+    if (!shape) return reportError(shape.error().message);
+    auto type = parseSynthType(a.dtype);
+    if (!type) return reportError(type.error().message);
+    SynthOptions o{*shape, *type, a.seed, a.vocab.empty() ? defaultVocab(*shape) : std::filesystem::path(a.vocab)};
+    if (o.vocabFrom.empty()) return reportError("no vocabulary found: pass --vocab FILE.gguf");
+    const auto t0 = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "writing %s (%s, %s, %.1f MiB)\n", a.out.c_str(), std::string(shape->name).c_str(), a.dtype.c_str(),
+                 double(synthModelBytes(o)) / (1 << 20));
+    if (auto ok = writeSynthModel(o, a.out); !ok) return reportError(ok.error().message);
+    std::fprintf(stderr, "done in %.1f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return 0;
+}
+
+}  // namespace
+
+void addSynthCommand(CLI::App& app, int& exitCode) {
+    auto a = std::make_shared<SynthArgs>();
+    CLI::App* cmd = app.add_subcommand("synth", "Write a random-weight GGUF of a named model shape (for benchmarks)");
+    cmd->add_option("--shape", a->shape, "tinyllama-1.1b, llama-110m or stories260k")->required();
+    cmd->add_option("--dtype", a->dtype, "f32, f16, bf16 or q8_0 (norms stay f32)")->capture_default_str();
+    cmd->add_option("--out,-o", a->out, "output GGUF file")->required();
+    cmd->add_option("--seed", a->seed, "weights are N(0, 0.02^2) from this seed")->capture_default_str();
+    cmd->add_option("--vocab", a->vocab,
+                    "GGUF whose tokenizer.* metadata to copy (default: the Llama 2 vocabulary from tests/data, or the "
+                    "bundled model's for stories260k)");
+    cmd->final_callback([a, &exitCode] { exitCode = run(*a); });
+}
+
+}  // namespace inferscope::cli

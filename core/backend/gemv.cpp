@@ -1,0 +1,199 @@
+#include "backend/gemv.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "common/aligned_buffer.h"
+#include "gguf/ggml_types.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#include <immintrin.h>
+#define INFERSCOPE_GEMV_AVX512 1
+#endif
+
+namespace inferscope {
+namespace {
+
+constexpr int64_t elementBytes(WeightFormat t) { return t == WeightFormat::F32 ? 4 : 2; }
+
+#ifdef INFERSCOPE_GEMV_AVX512
+
+// 16 weights from row w at column c as f32 (masked: columns past the row's end read as 0).
+template <WeightFormat T>
+inline __m512 load16(const void* w, int64_t c, __mmask16 mask) {
+    if constexpr (T == WeightFormat::F32) {
+        return _mm512_maskz_loadu_ps(mask, static_cast<const float*>(w) + c);
+    } else if constexpr (T == WeightFormat::BF16) {
+        const __m256i h = _mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(w) + c);
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    } else {
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(w) + c));
+    }
+}
+
+// Sum of the 16 lanes (GCC 12 warns spuriously inside hsum).
+inline float hsum(__m512 v) {
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
+}
+
+constexpr int kPrefetchBytes = 1024;  // software prefetch distance along each weight row (measured best of 0/512/1024)
+
+// Rows [n0, n1) of one task: 4 weight rows at a time, each loaded once for all M rows of x.
+// F32 and F16 take 16 columns per step; BF16 takes 32 with one load and no conversion
+// instruction: in a 32-bit lane holding bf16 elements (2i, 2i+1), `lane << 16` is element 2i as
+// f32 and `lane & 0xFFFF0000` is element 2i+1, multiplied by x's even and odd elements
+// (deinterleaved once per call into xs). Fewer instructions per byte keep more loads in flight:
+// 29.6 GB/s against 24.5 for the convert-then-FMA loop (5632x2048 bf16, 2 threads, probe 32).
+template <WeightFormat T, int M>
+void rowsKernel(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const float* xs) {
+    const int64_t k = t.k;
+    const int64_t step = T == WeightFormat::BF16 ? 32 : 16;
+    const int64_t kMain = k / step * step, kFull = k & ~int64_t(15);
+    const __mmask16 tail = __mmask16((1u << (k - kFull)) - 1);
+    const char* base = static_cast<const char*>(t.w);
+    const int64_t rowBytes = k * elementBytes(T);
+    auto blockOf = [&](int64_t n, auto rowsC) {
+        constexpr int R = decltype(rowsC)::value;
+        __m512 acc[R][M];
+        for (int r = 0; r < R; ++r)
+            for (int i = 0; i < M; ++i) acc[r][i] = _mm512_setzero_ps();
+        const char* w[R];
+        for (int r = 0; r < R; ++r) w[r] = base + (n + r) * rowBytes;
+        for (int64_t c = 0; c < kMain; c += step) {
+            for (int r = 0; r < R; ++r) _mm_prefetch(w[r] + c * elementBytes(T) + kPrefetchBytes, _MM_HINT_T0);
+            if constexpr (T == WeightFormat::BF16) {
+                __m512 xe[M], xo[M];
+                for (int i = 0; i < M; ++i) {
+                    xe[i] = _mm512_loadu_ps(xs + i * k + c);
+                    xo[i] = _mm512_loadu_ps(xs + i * k + c + 16);
+                }
+                for (int r = 0; r < R; ++r) {
+                    const __m512i h = _mm512_loadu_si512(w[r] + c * 2);
+                    const __m512 even = _mm512_castsi512_ps(_mm512_slli_epi32(h, 16));
+                    const __m512 odd = _mm512_castsi512_ps(_mm512_and_si512(h, _mm512_set1_epi32(int(0xFFFF0000u))));
+                    for (int i = 0; i < M; ++i) acc[r][i] = _mm512_fmadd_ps(odd, xo[i], _mm512_fmadd_ps(even, xe[i], acc[r][i]));
+                }
+            } else {
+                __m512 xv[M];
+                for (int i = 0; i < M; ++i) xv[i] = _mm512_loadu_ps(x + i * k + c);
+                for (int r = 0; r < R; ++r) {
+                    const __m512 wv = load16<T>(w[r], c, __mmask16(0xFFFF));
+                    for (int i = 0; i < M; ++i) acc[r][i] = _mm512_fmadd_ps(wv, xv[i], acc[r][i]);
+                }
+            }
+        }
+        for (int64_t c = kMain; c < k; c += 16) {  // the last columns, 16 (masked) at a time
+            const __mmask16 mask = c < kFull ? __mmask16(0xFFFF) : tail;
+            __m512 xv[M];
+            for (int i = 0; i < M; ++i) xv[i] = _mm512_maskz_loadu_ps(mask, x + i * k + c);
+            for (int r = 0; r < R; ++r) {
+                const __m512 wv = load16<T>(w[r], c, mask);
+                for (int i = 0; i < M; ++i) acc[r][i] = _mm512_fmadd_ps(wv, xv[i], acc[r][i]);
+            }
+        }
+        for (int i = 0; i < M; ++i)
+            for (int r = 0; r < R; ++r) t.y[i * t.n + n + r] = hsum(acc[r][i]);
+    };
+    int64_t n = n0;
+    for (; n + 4 <= n1; n += 4) blockOf(n, std::integral_constant<int, 4>{});
+    for (; n < n1; ++n) blockOf(n, std::integral_constant<int, 1>{});
+}
+
+// x's rows with each 32-column block split into its 16 even then 16 odd elements (BF16 kernel).
+void deinterleave(const float* x, int64_t m, int64_t k, float* xs) {
+    const int64_t kMain = k / 32 * 32;
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t c = 0; c < kMain; c += 32)
+            for (int j = 0; j < 16; ++j) {
+                xs[i * k + c + j] = x[i * k + c + 2 * j];
+                xs[i * k + c + 16 + j] = x[i * k + c + 2 * j + 1];
+            }
+}
+
+template <int M>
+void rows(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const float* xs) {
+    switch (t.type) {
+        case WeightFormat::F32: rowsKernel<WeightFormat::F32, M>(t, x, n0, n1, xs); break;
+        case WeightFormat::BF16: rowsKernel<WeightFormat::BF16, M>(t, x, n0, n1, xs); break;
+        case WeightFormat::F16: rowsKernel<WeightFormat::F16, M>(t, x, n0, n1, xs); break;
+        case WeightFormat::S8: break;  // int8 runs through oneDNN
+    }
+}
+
+#else
+// Portable fallback (a build without -march=native on an AVX-512 machine): one row at a time.
+void deinterleave(const float*, int64_t, int64_t, float*) {}
+void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, const float*) {
+    const GgmlType type = t.type == WeightFormat::F32 ? GgmlType::F32 : t.type == WeightFormat::BF16 ? GgmlType::BF16 : GgmlType::F16;
+    std::vector<float> row(size_t(t.k));
+    const char* base = static_cast<const char*>(t.w);
+    for (int64_t n = n0; n < n1; ++n) {
+        dequantizeRow(type, base + n * t.k * elementBytes(t.type), row.data(), size_t(t.k));
+        for (int64_t i = 0; i < m; ++i) {
+            float acc = 0.0f;
+            for (int64_t c = 0; c < t.k; ++c) acc += row[size_t(c)] * x[i * t.k + c];
+            t.y[i * t.n + n] = acc;
+        }
+    }
+}
+#endif
+
+#ifdef INFERSCOPE_GEMV_AVX512
+void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, const float* xs) {
+    switch (m) {
+        case 1: rows<1>(t, x, n0, n1, xs); break;
+        case 2: rows<2>(t, x, n0, n1, xs); break;
+        case 3: rows<3>(t, x, n0, n1, xs); break;
+        default: rows<4>(t, x, n0, n1, xs); break;
+    }
+}
+#endif
+
+// Below this many weight bytes one thread finishes before a fork/join would pay off.
+constexpr int64_t kParallelBytes = 256 * 1024;
+
+}  // namespace
+
+void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThreads) {
+    // Work is split by weight rows across all tasks together: thread t takes the global row range
+    // [t·R/T, (t+1)·R/T), rounded to multiples of 4 rows.
+    int64_t totalRows = 0, totalBytes = 0;
+    for (const auto& t : tasks) {
+        totalRows += t.n;
+        totalBytes += t.n * t.k * elementBytes(t.type);
+    }
+    // The BF16 kernel's copy of x, deinterleaved (grown once per thread, then reused).
+    thread_local AlignedBuffer<float> xsBuffer;
+    const float* xs = nullptr;
+    for (const auto& t : tasks) {
+        if (t.type != WeightFormat::BF16 || xs) continue;
+        if (xsBuffer.size() < size_t(m * t.k)) xsBuffer.allocate(size_t(m * t.k));
+        deinterleave(x, m, t.k, xsBuffer.data());
+        xs = xsBuffer.data();
+    }
+    const int threads = totalBytes < kParallelBytes ? 1 : std::max(1, nThreads);
+    auto work = [&](int thread, int count) {
+        const int64_t begin = totalRows * thread / count / 4 * 4;
+        const int64_t end = thread + 1 == count ? totalRows : totalRows * (thread + 1) / count / 4 * 4;
+        int64_t offset = 0;
+        for (const auto& t : tasks) {
+            const int64_t lo = std::max(begin - offset, int64_t(0)), hi = std::min(end - offset, t.n);
+            if (lo < hi) rows(t, x, m, lo, hi, xs);
+            offset += t.n;
+        }
+    };
+    if (threads == 1) {
+        work(0, 1);
+        return;
+    }
+#pragma omp parallel num_threads(threads)
+    work(omp_get_thread_num(), omp_get_num_threads());
+}
+
+}  // namespace inferscope

@@ -1,0 +1,30 @@
+#pragma once
+// Decode's matrix-vector products, hand-written: y[r, n] = x[r, :] · W[n, :] for a few rows r of
+// x (decode has one) and weights stored row-major [N][K] as GGUF has them (f32, bf16 or f16,
+// widened to f32 in registers; f32 accumulation). Decode is memory-bound: what matters is reading
+// every weight byte once, at full bandwidth, from both cores. Several matrices that read the same x
+// (Q, K and V; gate and up) run in one parallel region, split by bytes, so a fused projection needs
+// no copy of the weights and pays one OpenMP fork/join.
+
+#include <cstdint>
+#include <span>
+
+#include "backend/linear.h"
+
+namespace inferscope {
+
+inline constexpr int kGemvMaxRows = 4;  // rows of x one call takes
+
+struct GemvTask {
+    const void* w = nullptr;  // [n][k] of `type`
+    WeightFormat type = WeightFormat::F32;  // F32, BF16 or F16
+    int64_t n = 0, k = 0;     // every task of a call has the same k
+    float* y = nullptr;        // [m][n]
+};
+
+// Runs every task on the same x [m][k] (m = 1..kGemvMaxRows), on up to nThreads OpenMP threads
+// (one when the whole job is too small to pay for the fork). No allocation after a thread's first
+// call.
+void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThreads);
+
+}  // namespace inferscope
