@@ -75,6 +75,20 @@ StoredMessage readMessage(const QSqlQuery& query, bool withBlobs = true);
 bool insertConversation(const QSqlDatabase& db, const StoredConversation& c, QSqlError* error);
 bool insertMessage(const QSqlDatabase& db, const StoredMessage& m, QSqlError* error);
 
+// Answer versions (chat_store_versions.cpp). The row in messages is the version shown; the
+// others are rows of message_versions, and the shown one's index is the one they leave out.
+extern const QString kVersionColumns;  // v.id, v.message_id, then readVersion()'s columns
+StoredVersion readVersion(const QSqlQuery& query, bool withBlobs = true);  // from kVersionColumns
+bool insertVersion(const QSqlDatabase& db, qint64 id, qint64 messageId, const StoredVersion& v, QSqlError* error);  // id 0: a new one
+// True when the indexes of others and shownIndex are exactly 0 .. others.size().
+bool versionIndexesValid(int shownIndex, const QList<StoredVersion>& others);
+// The smallest index >= 0 that otherIndexes leave out: the shown version's.
+int shownIndexAmong(QList<int> otherIndexes);
+// Replaces messageId's other versions (inside the caller's transaction; indexes already checked).
+bool writeVersions(const QSqlDatabase& db, qint64 messageId, const QList<StoredVersion>& others, QSqlError* error);
+// Fills versionIndex and versionCount of messages (all of one conversation).
+bool fillVersionNumbers(const QSqlDatabase& db, qint64 conversationId, QList<StoredMessage>& messages, QSqlError* error);
+
 // Schema (chat_store_schema.cpp).
 int knownSchemaVersion();
 // Applies migrations fromVersion+1 .. knownSchemaVersion(), each in one transaction that also

@@ -156,6 +156,8 @@ void TestChatStoreRecovery::garbageFileIsMovedAside() {
 void TestChatStoreRecovery::damagedPagesAreRecovered_data() {
     // What was measured when this test was written (12 conversations, 96 messages, 210 pages of
     // 4 KiB, random bytes with seed 42); a change to the schema or the recovery shows here.
+    // Schema 2 added two pages (212), so the seeded tenth hits other pages: 13 messages are lost
+    // there, by schema-1 recovery code on the same damaged file too.
     QTest::addColumn<QString>("damage");
     QTest::addColumn<int>("minConversations");
     QTest::addColumn<int>("minMessages");
@@ -165,7 +167,7 @@ void TestChatStoreRecovery::damagedPagesAreRecovered_data() {
     QTest::newRow("conversations table page") << "conversations" << 12 << 96 << 96 << 0;
     QTest::newRow("messages table root page") << "messages" << 12 << 0 << 0 << 12;
     QTest::newRow("schema page") << "schema" << 12 << 96 << 96 << 12;
-    QTest::newRow("ten percent of pages") << "tenth" << 12 << 96 << 78 << 12;
+    QTest::newRow("ten percent of pages") << "tenth" << 12 << 83 << 68 << 12;
     QTest::newRow("truncated to 60%") << "truncated" << 12 << 65 << 60 << 12;  // the rest was never listed
 }
 
