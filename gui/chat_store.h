@@ -88,6 +88,7 @@ public:
         int conversationsFound = 0;      // conversations seen in a damaged or locked file
         int conversationsRecovered = 0;  // of which copied into the store in use
         int messagesRecovered = 0;
+        int versionsRecovered = 0;       // other versions of answers copied (best effort: the message says what was lost)
     };
 
     explicit ChatStore(QObject* parent = nullptr);
