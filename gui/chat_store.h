@@ -145,12 +145,15 @@ public:
     // the matches in [ ].
     QList<SearchHit> search(const QString& query, int limit = 50) const;
 
-    // Exports: Markdown (roles as headings, stats as a line), JSON (everything, with each assistant
-    // message's per-token records decoded: id, piece, p, rank, entropy, top candidates with their
-    // stage probabilities). Written atomically with QSaveFile. Formats are described in
-    // chat_store_export.cpp; records that fail to decode become a "token_records_error" field.
+    // Exports: Markdown (roles as headings, "(version i of n)" for answers with versions, stats
+    // as a line), JSON (everything, with each assistant message's per-token records decoded: id,
+    // piece, p, rank, entropy, top candidates with their stage probabilities, and the other
+    // versions given in `versions`, by message id, likewise). Written atomically with QSaveFile.
+    // Formats are described in chat_store_export.cpp; records that fail to decode become a
+    // "token_records_error" field.
     static QString toMarkdown(const StoredConversation& conversation, const QList<StoredMessage>& messages);
-    static QByteArray toJson(const StoredConversation& conversation, const QList<StoredMessage>& messages);
+    static QByteArray toJson(const StoredConversation& conversation, const QList<StoredMessage>& messages,
+                             const QHash<qint64, QList<StoredVersion>>& versions = {});
     bool exportConversation(qint64 id, const QString& filePath, const QString& format);  // "markdown" | "json"
 
 signals:
