@@ -17,6 +17,18 @@ ChatController* gInstance = nullptr;
 // the highest 512 otherwise (4 KiB per token).
 constexpr int32_t kReplayWidth = 512;
 
+QByteArray encodeSteps(const std::vector<StepRecord>& steps) {
+    if (steps.empty()) return {};
+    const auto bytes = encodeStepRecords(steps);
+    return QByteArray(reinterpret_cast<const char*>(bytes.data()), qsizetype(bytes.size()));
+}
+
+std::vector<StepRecord> decodeSteps(const QByteArray& records) {
+    if (records.isEmpty()) return {};
+    auto steps = decodeStepRecords(std::span(reinterpret_cast<const uint8_t*>(records.constData()), size_t(records.size())));
+    return steps ? std::move(*steps) : std::vector<StepRecord>{};
+}
+
 QString firstLine(const QString& text, int max) {
     QString t = text.simplified();
     if (t.size() > max) t = t.left(max - 1) + QChar(0x2026);
@@ -409,11 +421,19 @@ void ChatController::saveMessage(int row) {
     s.finishReason = m.finishReason;
     s.stats = QJsonObject::fromVariantMap(m.stats);
     s.tokens = QVector<qint32>(m.tokens.begin(), m.tokens.end());
-    if (!m.steps.empty()) {
-        const auto bytes = encodeStepRecords(m.steps);
-        s.tokenRecords = QByteArray(reinterpret_cast<const char*>(bytes.data()), qsizetype(bytes.size()));
+    s.tokenRecords = encodeSteps(m.steps);
+    // An answer with versions: the shown one is the row (fields mirrored in m), the others go with it.
+    QList<StoredVersion> others;
+    if (m.variants.size() > 1) {
+        s.versionIndex = m.activeVariant;
+        for (size_t i = 0; i < m.variants.size(); ++i) {
+            if (int(i) == m.activeVariant) continue;
+            const AnswerVariant& v = m.variants[i];
+            others.append({int(i), v.text, v.finishReason, QJsonObject::fromVariantMap(v.stats),
+                           QVector<qint32>(v.tokens.begin(), v.tokens.end()), encodeSteps(v.steps)});
+        }
     }
-    auto id = store_->appendMessage(s);
+    auto id = store_->appendMessage(s, others);
     if (!id) {
         setError(tr("Could not save the message: %1").arg(store_->lastError()));
         return;
@@ -457,9 +477,22 @@ bool ChatController::openConversation(qint64 id) {
         m.finishReason = s.finishReason;
         m.stats = s.stats.toVariantMap();
         if (sameModel) m.tokens.assign(s.tokens.begin(), s.tokens.end());
-        if (!s.tokenRecords.isEmpty()) {
-            auto steps = decodeStepRecords(std::span(reinterpret_cast<const uint8_t*>(s.tokenRecords.constData()), size_t(s.tokenRecords.size())));
-            if (steps) m.steps = std::move(*steps);
+        m.steps = decodeSteps(s.tokenRecords);
+        if (s.versionCount > 1) {
+            // Every version in index order, the shown one (mirrored above) at its place.
+            std::vector<std::pair<int, AnswerVariant>> all{{s.versionIndex, {m.text, m.finishReason, m.stats, m.tokens, m.steps}}};
+            for (const StoredVersion& v : store_->versions(s.id)) {
+                AnswerVariant variant{v.content, v.finishReason, v.stats.toVariantMap(), {}, decodeSteps(v.tokenRecords)};
+                if (sameModel) variant.tokens.assign(v.tokens.begin(), v.tokens.end());
+                all.emplace_back(v.index, std::move(variant));
+            }
+            std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+            if (all.size() > 1) {
+                for (auto& [index, variant] : all) {
+                    if (index == s.versionIndex) m.activeVariant = int(m.variants.size());
+                    m.variants.push_back(std::move(variant));
+                }
+            }
         }
         rows.push_back(std::move(m));
     }

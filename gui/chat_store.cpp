@@ -111,7 +111,7 @@ bool ChatStore::renameConversation(qint64 id, const QString& title) {
 }
 
 bool ChatStore::deleteConversation(qint64 id) {
-    // Its messages go by ON DELETE CASCADE, their search entries by the FTS delete trigger.
+    // Its messages and their versions go by ON DELETE CASCADE, search entries by the FTS delete trigger.
     const bool ok = writeOne(*d, tr("Could not delete the conversation"),
                              QStringLiteral("DELETE FROM conversations WHERE id = ?"), {id});
     if (ok) emit conversationsChanged();
@@ -155,9 +155,12 @@ std::optional<StoredConversation> ChatStore::conversation(qint64 id) const {
     return c;
 }
 
-std::optional<qint64> ChatStore::appendMessage(const StoredMessage& message) {
+std::optional<qint64> ChatStore::appendMessage(const StoredMessage& message, const QList<StoredVersion>& otherVersions) {
     if (!isOpen()) return d->failNone(notOpen());
     const QString what = tr("Could not save the message: ");
+    if (!otherVersions.isEmpty() && !versionIndexesValid(message.versionIndex, otherVersions))
+        return d->failNone(what + tr("its version %1 and the %2 others must be numbered 0 to %2 once each")
+                                      .arg(message.versionIndex).arg(otherVersions.size()));
     const QSqlDatabase db = d->db();
     WriteTransaction transaction(db);
     if (!transaction.began()) return d->failNone(what + errorText(transaction.error()));
@@ -178,6 +181,8 @@ std::optional<qint64> ChatStore::appendMessage(const StoredMessage& message) {
     m.position = next.toInt();
     if (!insertMessage(db, m, &error)) return d->failNone(what + errorText(error));
     const qint64 id = scalar(db, QStringLiteral("SELECT last_insert_rowid()")).toLongLong();
+    if (!otherVersions.isEmpty() && !writeVersions(db, id, otherVersions, &error))
+        return d->failNone(what + errorText(error));
     if (!transaction.commit())
         return d->failNone(what + errorText(transaction.error()));
     emit conversationsChanged();
@@ -194,6 +199,7 @@ bool ChatStore::truncateConversation(qint64 conversationId, int position) {
              {toStoredTime(QDateTime::currentDateTimeUtc()), conversationId}))
         return d->fail(what + errorText(query.lastError()));
     if (query.numRowsAffected() < 1) return d->fail(what + tr("no conversation %1").arg(conversationId));
+    // Their versions go by ON DELETE CASCADE.
     if (!run(query, QStringLiteral("DELETE FROM messages WHERE conversation_id = ? AND position >= ?"),
              {conversationId, position}))
         return d->fail(what + errorText(query.lastError()));
@@ -218,6 +224,9 @@ QList<StoredMessage> ChatStore::messages(qint64 conversationId) const {
     }
     while (query.next()) result.append(readMessage(query));
     if (query.lastError().isValid()) d->fail(tr("Could not read the messages: %1").arg(errorText(query.lastError())));
+    QSqlError error;
+    if (!result.isEmpty() && !fillVersionNumbers(d->db(), conversationId, result, &error))
+        d->fail(tr("Could not read the versions of the answers: %1").arg(errorText(error)));
     return result;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // ChatStore: conversations kept in SQLite through Qt SQL (QSQLITE): WAL journal, one transaction
 // per completed message, schema versioned with migrations (PRAGMA user_version), FTS5 full-text
-// search over all messages. A damaged or locked database is reported with what was recovered;
+// search over all messages (the versions shown). An answer's other versions (regenerated,
+// branched) are kept beside it. A damaged or locked database is reported with what was recovered;
 // it never crashes the app and never silently starts empty. Deleted text is overwritten in the
 // file (secure_delete). Implementation: chat_store*.cpp (open, schema, recovery, pages, export).
 //
@@ -9,6 +10,7 @@
 
 #include <QByteArray>
 #include <QDateTime>
+#include <QHash>
 #include <QJsonObject>
 #include <QList>
 #include <QObject>
@@ -44,7 +46,23 @@ struct StoredMessage {
     QJsonObject stats;             // per-message statistics (prefill/decode tokens and rates, TTFT, model, sampler)
     QVector<qint32> tokens;        // the token ids this message contributed to the context (template included)
     QByteArray tokenRecords;       // assistant: encodeStepRecords() of its steps (core/engine/step_record_codec.h)
+    // An answer regenerated or branched has several versions: this row is the one shown, number
+    // versionIndex (0-based) of versionCount; the others are ChatStore::versions(id). Filled by
+    // messages(); appendMessage() takes versionIndex only together with the other versions.
+    int versionIndex = 0;
+    int versionCount = 1;
     bool operator==(const StoredMessage&) const = default;
+};
+
+// One of an answer's versions that is not shown (the shown one is its StoredMessage).
+struct StoredVersion {
+    int index = 0;                 // 0-based among all the answer's versions, the shown one included
+    QString content;
+    QString finishReason;
+    QJsonObject stats;
+    QVector<qint32> tokens;
+    QByteArray tokenRecords;
+    bool operator==(const StoredVersion&) const = default;
 };
 
 struct SearchHit {
@@ -70,6 +88,7 @@ public:
         int conversationsFound = 0;      // conversations seen in a damaged or locked file
         int conversationsRecovered = 0;  // of which copied into the store in use
         int messagesRecovered = 0;
+        int versionsRecovered = 0;       // other versions of answers copied (best effort: the message says what was lost)
     };
 
     explicit ChatStore(QObject* parent = nullptr);
@@ -106,22 +125,35 @@ public:
     std::optional<StoredConversation> conversation(qint64 id) const;
 
     // Appends a completed message in one transaction (and touches the conversation's updatedAt).
-    // Its position is the next one in the conversation (message.position is not used).
-    std::optional<qint64> appendMessage(const StoredMessage& message);
-    // Deletes the messages at positions >= position (edit-and-resend, regenerate), in one transaction.
+    // Its position is the next one in the conversation (message.position is not used). With
+    // otherVersions it is version message.versionIndex of an answer and they are stored with it,
+    // in the same transaction (their indexes checked as by setVersions).
+    std::optional<qint64> appendMessage(const StoredMessage& message, const QList<StoredVersion>& otherVersions = {});
+    // Deletes the messages at positions >= position (edit-and-resend, regenerate), with their
+    // versions, in one transaction.
     bool truncateConversation(qint64 conversationId, int position);
     QList<StoredMessage> messages(qint64 conversationId) const;
 
-    // FTS5 query over every message's content; plain words are matched as prefixes, safely quoted.
-    // Best first (bm25); snippets of about 12 words with the matches in [ ].
+    // Replaces the other versions of message messageId, whose stored row is version shownIndex:
+    // the indexes of others with shownIndex must be exactly 0 .. others.size() (so {} and 0
+    // makes it a single version again). One transaction; touches the conversation's updatedAt.
+    bool setVersions(qint64 messageId, int shownIndex, const QList<StoredVersion>& others);
+    QList<StoredVersion> versions(qint64 messageId) const;  // the others, by index ({} on error: lastError)
+
+    // FTS5 query over every message's content (the versions shown, not the others); plain words
+    // are matched as prefixes, safely quoted. Best first (bm25); snippets of about 12 words with
+    // the matches in [ ].
     QList<SearchHit> search(const QString& query, int limit = 50) const;
 
-    // Exports: Markdown (roles as headings, stats as a line), JSON (everything, with each assistant
-    // message's per-token records decoded: id, piece, p, rank, entropy, top candidates with their
-    // stage probabilities). Written atomically with QSaveFile. Formats are described in
-    // chat_store_export.cpp; records that fail to decode become a "token_records_error" field.
+    // Exports: Markdown (roles as headings, "(version i of n)" for answers with versions, stats
+    // as a line), JSON (everything, with each assistant message's per-token records decoded: id,
+    // piece, p, rank, entropy, top candidates with their stage probabilities, and the other
+    // versions given in `versions`, by message id, likewise). Written atomically with QSaveFile.
+    // Formats are described in chat_store_export.cpp; records that fail to decode become a
+    // "token_records_error" field.
     static QString toMarkdown(const StoredConversation& conversation, const QList<StoredMessage>& messages);
-    static QByteArray toJson(const StoredConversation& conversation, const QList<StoredMessage>& messages);
+    static QByteArray toJson(const StoredConversation& conversation, const QList<StoredMessage>& messages,
+                             const QHash<qint64, QList<StoredVersion>>& versions = {});
     bool exportConversation(qint64 id, const QString& filePath, const QString& format);  // "markdown" | "json"
 
 signals:

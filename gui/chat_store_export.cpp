@@ -7,7 +7,9 @@
 //
 //   > **System prompt:** <text, each line quoted>
 //
-//   ## User | ## Assistant | ## System       one per message, its text verbatim
+//   ## User | ## Assistant | ## System       one per message, its text verbatim; an answer with
+//                                            several versions: "## Assistant (version 2 of 3)"
+//                                            (the version shown; the others are in the JSON)
 //
 //   `finish: eos · decode_tps: 41.2 · …`     assistant: finish reason and stats (nested keys dotted)
 //
@@ -20,6 +22,10 @@
 // A piece that is not whole UTF-8 (part of a character) also has "piece_bytes" in hex. Pieces of
 // top candidates are not stored; "piece" is given where the conversation itself produced that id.
 // Records that do not decode give "token_records_error" with the decoder's message instead.
+// An answer with several versions also has "version_index" (0-based, the one shown, whose
+// fields the message has) and "version_count", and, when its other versions were given,
+// "versions": [{index, content, finish_reason, stats, tokens, token_records | token_records_error}]
+// by index. Single-version messages have none of these keys.
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSaveFile>
@@ -110,8 +116,28 @@ QJsonObject stepJson(const StepRecord& step, const PieceMap& pieces) {
     return o;
 }
 
-Result<std::vector<StepRecord>> decode(const QByteArray& records) {
+using Decoded = Result<std::vector<StepRecord>>;
+
+Decoded decode(const QByteArray& records) {
     return decodeStepRecords({reinterpret_cast<const uint8_t*>(records.constData()), size_t(records.size())});
+}
+
+// "token_records" (decoded) or "token_records_error", when there are records.
+void putRecords(QJsonObject& object, const QByteArray& records, const Decoded& decoded, const PieceMap& pieces) {
+    if (records.isEmpty()) return;
+    if (!decoded) {
+        object[QStringLiteral("token_records_error")] = QString::fromStdString(decoded.error().message);
+        return;
+    }
+    QJsonArray steps;
+    for (const StepRecord& step : *decoded) steps.append(stepJson(step, pieces));
+    object[QStringLiteral("token_records")] = steps;
+}
+
+QJsonArray tokensJson(const QVector<qint32>& tokens) {
+    QJsonArray array;
+    for (qint32 t : tokens) array.append(t);
+    return array;
 }
 
 }  // namespace
@@ -135,7 +161,9 @@ QString ChatStore::toMarkdown(const StoredConversation& c, const QList<StoredMes
         md += QLatin1Char('\n');
     }
     for (const StoredMessage& m : messages) {
-        md += QStringLiteral("## ") + roleHeading(m.role) + QStringLiteral("\n\n");
+        md += QStringLiteral("## ") + roleHeading(m.role);
+        if (m.versionCount > 1) md += QStringLiteral(" (version %1 of %2)").arg(m.versionIndex + 1).arg(m.versionCount);
+        md += QStringLiteral("\n\n");
         QString content = m.content;
         while (content.endsWith(QLatin1Char('\n'))) content.chop(1);
         md += content + QStringLiteral("\n\n");
@@ -148,13 +176,20 @@ QString ChatStore::toMarkdown(const StoredConversation& c, const QList<StoredMes
     return md;
 }
 
-QByteArray ChatStore::toJson(const StoredConversation& c, const QList<StoredMessage>& messages) {
-    PieceMap pieces;  // every id this conversation produced, for naming top candidates
-    QList<Result<std::vector<StepRecord>>> decoded;
+QByteArray ChatStore::toJson(const StoredConversation& c, const QList<StoredMessage>& messages,
+                             const QHash<qint64, QList<StoredVersion>>& versions) {
+    PieceMap pieces;  // every id this conversation produced (in any version), for naming top candidates
+    const auto decodeAll = [&](const QByteArray& records) {
+        Decoded result = records.isEmpty() ? Decoded{} : decode(records);
+        if (result)
+            for (const StepRecord& step : *result) pieces.emplace(step.sample.id, step.piece);
+        return result;
+    };
+    QList<Decoded> decoded;
+    QHash<qint64, QList<Decoded>> decodedVersions;  // by message id, as versions
     for (const StoredMessage& m : messages) {
-        decoded.append(m.tokenRecords.isEmpty() ? Result<std::vector<StepRecord>>{} : decode(m.tokenRecords));
-        if (decoded.last())
-            for (const StepRecord& step : *decoded.last()) pieces.emplace(step.sample.id, step.piece);
+        decoded.append(decodeAll(m.tokenRecords));
+        for (const StoredVersion& v : versions.value(m.id)) decodedVersions[m.id].append(decodeAll(v.tokenRecords));
     }
     QJsonObject conversation{
         {QStringLiteral("id"), c.id},
@@ -170,8 +205,6 @@ QByteArray ChatStore::toJson(const StoredConversation& c, const QList<StoredMess
     QJsonArray list;
     for (qsizetype i = 0; i < messages.size(); ++i) {
         const StoredMessage& m = messages[i];
-        QJsonArray tokens;
-        for (qint32 t : m.tokens) tokens.append(t);
         QJsonObject message{
             {QStringLiteral("id"), m.id},
             {QStringLiteral("position"), m.position},
@@ -180,16 +213,28 @@ QByteArray ChatStore::toJson(const StoredConversation& c, const QList<StoredMess
             {QStringLiteral("created_at"), toStoredTime(m.createdAt)},
             {QStringLiteral("finish_reason"), m.finishReason},
             {QStringLiteral("stats"), m.stats},
-            {QStringLiteral("tokens"), tokens},
+            {QStringLiteral("tokens"), tokensJson(m.tokens)},
         };
-        if (!m.tokenRecords.isEmpty()) {
-            if (decoded[i]) {
-                QJsonArray steps;
-                for (const StepRecord& step : *decoded[i]) steps.append(stepJson(step, pieces));
-                message[QStringLiteral("token_records")] = steps;
-            } else {
-                message[QStringLiteral("token_records_error")] = QString::fromStdString(decoded[i].error().message);
+        putRecords(message, m.tokenRecords, decoded[i], pieces);
+        if (m.versionCount > 1) {
+            message[QStringLiteral("version_index")] = m.versionIndex;
+            message[QStringLiteral("version_count")] = m.versionCount;
+        }
+        if (const QList<StoredVersion> others = versions.value(m.id); !others.isEmpty()) {
+            QJsonArray array;
+            for (qsizetype k = 0; k < others.size(); ++k) {
+                const StoredVersion& v = others[k];
+                QJsonObject version{
+                    {QStringLiteral("index"), v.index},
+                    {QStringLiteral("content"), v.content},
+                    {QStringLiteral("finish_reason"), v.finishReason},
+                    {QStringLiteral("stats"), v.stats},
+                    {QStringLiteral("tokens"), tokensJson(v.tokens)},
+                };
+                putRecords(version, v.tokenRecords, decodedVersions[m.id][k], pieces);
+                array.append(version);
             }
+            message[QStringLiteral("versions")] = array;
         }
         list.append(message);
     }
@@ -209,7 +254,11 @@ bool ChatStore::exportConversation(qint64 id, const QString& filePath, const QSt
     const std::optional<StoredConversation> c = conversation(id);
     if (!c) return false;  // lastError says why
     const QList<StoredMessage> list = messages(id);
-    const QByteArray bytes = kind == QLatin1String("json") ? toJson(*c, list) : toMarkdown(*c, list).toUtf8();
+    QHash<qint64, QList<StoredVersion>> others;
+    if (kind == QLatin1String("json"))
+        for (const StoredMessage& m : list)
+            if (m.versionCount > 1) others.insert(m.id, versions(m.id));
+    const QByteArray bytes = kind == QLatin1String("json") ? toJson(*c, list, others) : toMarkdown(*c, list).toUtf8();
     QSaveFile file(filePath);
     if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
         return d->fail(tr("Could not write %1: %2").arg(filePath, file.errorString()));

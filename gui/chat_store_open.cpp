@@ -117,6 +117,7 @@ void noteCounts(OpenReport& report, const CopyCounts& counts) {
     report.conversationsFound = counts.conversationsFound;
     report.conversationsRecovered = counts.conversationsCopied;
     report.messagesRecovered = counts.messagesCopied;
+    report.versionsRecovered = counts.versionsCopied;
 }
 
 // The session continues on a memory database; reason says why. Conversations readable from
@@ -196,6 +197,15 @@ OpenReport recoverDamaged(State& state, const QString& file, const QString& prob
     if (counts.recordsDropped > 0)
         report.message += QLatin1Char(' ') +
                           tr("%1 answers were recovered without their per-token records.").arg(counts.recordsDropped);
+    if (counts.versionsDamaged)
+        report.message += QLatin1Char(' ') + tr("The table of the answers' other versions was damaged: %1 versions were "
+                                                "recovered, others may be lost.").arg(counts.versionsCopied);
+    else if (const int lost = counts.versionsFound - counts.versionsCopied; lost > 0)
+        report.message += QLatin1Char(' ') + tr("%1 of the answers' %2 other versions could not be read.")
+                                                 .arg(lost).arg(counts.versionsFound);
+    if (counts.versionRecordsDropped > 0)
+        report.message += QLatin1Char(' ') + tr("%1 other versions of answers were recovered without their per-token "
+                                                "records.").arg(counts.versionRecordsDropped);
     return report;
 }
 

@@ -5,8 +5,11 @@
 //
 // Rows are recognised by shape: a conversations row has 8 columns, the first NULL (the id is the
 // rowid), then 7 texts with two ISO-8601 times; a messages row has 10 columns with a known role
-// and a time. Nothing else in the file (schema, FTS5 tables, sqlite_sequence) has either shape.
+// and a time; a message_versions row has 8 columns, NULL, two integers, two texts and a JSON
+// object. Nothing else in the file (schema, FTS5 tables, sqlite_sequence) has any of these shapes.
 #include <QFile>
+#include <QJsonDocument>
+#include <climits>
 #include <cstring>
 
 #include "chat_store_sql.h"
@@ -199,6 +202,24 @@ void takeMessage(RawRows& rows, qint64 rowid, const QList<Value>& v) {
         rows.messages.insert(rowid, m);
 }
 
+void takeVersion(RawRows& rows, qint64 rowid, const QList<Value>& v) {
+    if (v.size() != 8 || v[0].kind != Value::Null || v[1].kind != Value::Int || v[2].kind != Value::Int ||
+        v[2].integer < 0 || v[2].integer > INT_MAX || !isText(v[3]) || !isText(v[4]) || !isText(v[5]) ||
+        !QJsonDocument::fromJson(v[5].bytes).isObject())
+        return;
+    RawVersion r;
+    r.messageId = v[1].integer;
+    r.version.index = int(v[2].integer);
+    r.version.content = text(v[3]);
+    r.version.finishReason = text(v[4]);
+    r.version.stats = statsFromText(text(v[5]));
+    r.blobsComplete = v[6].kind != Value::Missing && v[7].kind != Value::Missing;
+    if (v[6].kind == Value::Blob) r.version.tokens = unpackTokens(v[6].bytes).value_or(QVector<qint32>{});
+    if (v[7].kind == Value::Blob) r.version.tokenRecords = v[7].bytes;
+    if (!rows.versions.contains(rowid) || (r.blobsComplete && !rows.versions[rowid].blobsComplete))
+        rows.versions.insert(rowid, r);
+}
+
 }  // namespace
 
 RawRows scanLeafPages(const QString& path) {
@@ -214,6 +235,7 @@ RawRows scanLeafPages(const QString& path) {
     LeafReader(bytes, file.size()).scan([&](qint64 rowid, const QList<Value>& values) {
         takeConversation(rows, rowid, values);
         takeMessage(rows, rowid, values);
+        takeVersion(rows, rowid, values);
     });
     return rows;
 }

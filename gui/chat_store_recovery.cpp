@@ -6,7 +6,9 @@
 // b-trees that often survive damage to table pages) — and each listed row is then read alone by
 // its id. A message whose blobs cannot be read keeps its text; token records that no longer
 // decode are dropped rather than copied as garbage. Rows that SQLite lists but cannot reach (a
-// damaged interior page above intact leaves) are read from the leaf pages themselves.
+// damaged interior page above intact leaves) are read from the leaf pages themselves. The other
+// versions of answers (schema 2) are recovered the same way, best effort: the ones that survive
+// are renumbered densely around the version shown (see copyVersions).
 #include <map>
 #include <set>
 
@@ -16,13 +18,15 @@
 namespace inferscope::store {
 namespace {
 
-// Runs a listing and hands over each row read before the first error (if any).
+// Runs a listing and hands over each row read before the first error (if any); true if it
+// read to the end.
 template <class RowFn>
-void collect(const QSqlDatabase& db, const QString& sql, RowFn&& onRow) {
+bool collect(const QSqlDatabase& db, const QString& sql, RowFn&& onRow) {
     QSqlQuery query(db);
     query.setForwardOnly(true);
-    if (!query.exec(sql)) return;
+    if (!query.exec(sql)) return false;
     while (query.next()) onRow(query);
+    return !query.lastError().isValid();
 }
 
 std::optional<StoredConversation> readConversationAlone(const QSqlDatabase& db, qint64 id) {
@@ -92,9 +96,84 @@ std::optional<Salvaged> fromPages(const RawRows* raw, qint64 id) {
     return validated(salvaged);
 }
 
+struct SalvagedVersion {
+    qint64 id = 0;
+    qint64 messageId = 0;
+    StoredVersion version;
+    bool recordsDropped = false;
+};
+
+// The whole row if it reads; else its text without tokens and records; else the pages' copy.
+std::optional<SalvagedVersion> readVersionAlone(const QSqlDatabase& db, const RawRows* raw, qint64 id) {
+    SalvagedVersion s;
+    s.id = id;
+    QSqlQuery whole(db), text(db);
+    whole.setForwardOnly(true);
+    text.setForwardOnly(true);
+    if (run(whole, QStringLiteral("SELECT %1 FROM message_versions v WHERE v.id = ?").arg(kVersionColumns), {id}) &&
+        whole.next() && !whole.lastError().isValid() && unpackTokens(whole.value(6).toByteArray())) {
+        s.messageId = whole.value(1).toLongLong();
+        s.version = readVersion(whole, true);
+    } else if (run(text, QStringLiteral("SELECT v.id, v.message_id, v.idx, v.content, v.finish_reason, v.stats "
+                                        "FROM message_versions v WHERE v.id = ?"), {id}) &&
+               text.next() && !text.lastError().isValid()) {
+        s.messageId = text.value(1).toLongLong();
+        s.version = readVersion(text, false);
+        s.recordsDropped = true;
+    } else if (raw && raw->versions.contains(id)) {
+        const RawVersion& row = raw->versions[id];
+        s.messageId = row.messageId;
+        s.version = row.version;
+        s.recordsDropped = !row.blobsComplete;
+        if (!row.blobsComplete) s.version.tokenRecords.clear();
+    } else {
+        return std::nullopt;
+    }
+    if (s.version.index < 0) return std::nullopt;
+    if (!s.version.tokenRecords.isEmpty() && !recordsDecode(s.version.tokenRecords)) {
+        s.version.tokenRecords.clear();
+        s.recordsDropped = true;
+    }
+    return s;
+}
+
+// Copies the versions (row ids) of a copied message. Indexes are made dense again around the
+// version shown: it is taken to be where the smallest index is missing, which is exact when
+// nothing was lost before it (else it moves earlier among the survivors; their order is kept).
+void copyVersions(const QSqlDatabase& source, const QSqlDatabase& target, const RawRows* raw, qint64 messageId,
+                  const std::set<qint64>& ids, CopyCounts& counts) {
+    QList<SalvagedVersion> found;
+    for (const qint64 id : ids)
+        if (std::optional<SalvagedVersion> s = readVersionAlone(source, raw, id); s && s->messageId == messageId)
+            found.append(*s);
+    std::sort(found.begin(), found.end(), [](const SalvagedVersion& a, const SalvagedVersion& b) {
+        return std::pair(a.version.index, a.id) < std::pair(b.version.index, b.id);
+    });
+    found.erase(std::unique(found.begin(), found.end(), [](const SalvagedVersion& a, const SalvagedVersion& b) {
+        return a.version.index == b.version.index;
+    }), found.end());
+    QList<int> indexes;
+    for (const SalvagedVersion& s : found) indexes.append(s.version.index);
+    const int shown = shownIndexAmong(indexes);
+    int next = 0;
+    for (SalvagedVersion& s : found) {
+        if (next == shown) ++next;
+        s.version.index = next;
+        QSqlError error;
+        if (!insertVersion(target, s.id, messageId, s.version, &error)) {
+            // the statement alone is rolled back; the ones after it close the gap
+            continue;
+        }
+        ++next;
+        ++counts.versionsCopied;
+        counts.versionRecordsDropped += s.recordsDropped ? 1 : 0;
+    }
+}
+
 }  // namespace
 
 CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target, const RawRows* raw) {
+    CopyCounts counts;
     std::set<qint64> conversationIds;
     std::map<qint64, std::set<qint64>> messageIds;  // conversation id -> message ids
     const auto addConversation = [&](const QSqlQuery& q) { conversationIds.insert(q.value(0).toLongLong()); };
@@ -112,6 +191,18 @@ CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target, 
         collect(source, QStringLiteral("SELECT conversation_id, id FROM messages INDEXED BY messages_by_position "
                                        "ORDER BY conversation_id %1, position %1").arg(o), addMessage);
     }
+    // The other versions of answers: complete if any one listing reads to the end.
+    std::map<qint64, std::set<qint64>> versionIds;  // message id -> version row ids
+    const auto addVersion = [&](const QSqlQuery& q) { versionIds[q.value(0).toLongLong()].insert(q.value(1).toLongLong()); };
+    bool versionsListed = false;
+    for (const char* order : {"ASC", "DESC"}) {
+        const QString o = QLatin1String(order);
+        versionsListed |= collect(source, QStringLiteral("SELECT message_id, id FROM message_versions NOT INDEXED "
+                                                         "ORDER BY id %1").arg(o), addVersion);
+        versionsListed |= collect(source, QStringLiteral("SELECT message_id, id FROM message_versions INDEXED BY "
+                                                         "message_versions_by_message ORDER BY message_id %1, idx %1").arg(o),
+                                  addVersion);
+    }
 
     // Without a readable schema nothing could be listed, so whatever the pages hold is taken.
     // Otherwise only rows listed above (alive in the database) are filled in from the pages:
@@ -123,9 +214,15 @@ CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target, 
             conversationIds.insert(it->message.conversationId);
             messageIds[it->message.conversationId].insert(it.key());
         }
+        for (auto it = raw->versions.begin(); it != raw->versions.end(); ++it) versionIds[it->messageId].insert(it.key());
+        versionsListed = true;  // as far as anyone can tell
+    } else if (!versionsListed) {
+        // A schema 1 file has no versions to lose; a listed table that could not be read has.
+        versionsListed = scalar(source, QStringLiteral("SELECT count(*) FROM sqlite_schema WHERE name = 'message_versions'"))
+                             .toInt() == 0;
     }
+    counts.versionsDamaged = !versionsListed;
 
-    CopyCounts counts;
     counts.conversationsFound = int(conversationIds.size());
     for (const auto& [conversationId, ids] : messageIds) counts.messagesFound += int(ids.size());
 
@@ -163,6 +260,7 @@ CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target, 
         QSqlError error;
         if (!transaction.began() || !insertConversation(target, *conversation, &error)) continue;
         int copied = 0, dropped = 0;
+        CopyCounts versions;
         for (Salvaged& salvaged : messages) {
             StoredMessage& m = salvaged.message;
             m.position = copied;  // dense again where messages were lost
@@ -170,8 +268,15 @@ CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target, 
             if (!insertMessage(target, m, &error)) continue;  // the statement alone is rolled back
             ++copied;
             dropped += salvaged.recordsDropped ? 1 : 0;
+            if (const auto it = versionIds.find(m.id); it != versionIds.end()) {
+                versions.versionsFound += int(it->second.size());
+                copyVersions(source, target, raw, m.id, it->second, versions);
+            }
         }
         if (!transaction.commit()) continue;
+        counts.versionsFound += versions.versionsFound;
+        counts.versionsCopied += versions.versionsCopied;
+        counts.versionRecordsDropped += versions.versionRecordsDropped;
         ++counts.conversationsCopied;
         counts.messagesCopied += copied;
         counts.recordsDropped += dropped;

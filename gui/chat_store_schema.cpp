@@ -65,8 +65,30 @@ bool createVersion1(const QSqlDatabase& db, QSqlError* error) {
     }, error);
 }
 
+// Version 2: the other versions of an answer (regenerated, branched). The version shown stays
+// the row in messages, so search, exports and recovery of messages work as before; the others
+// live here, numbered by idx among all of the answer's versions (0-based), and the shown one's
+// number is the one they leave out. They are deliberately not in the FTS index: a search hit
+// opens the conversation as it is shown, where a hidden version's words would not be found.
+// The unique index finds a message's versions for the cascade (no scan per deleted message)
+// and gives recovery a second way to list them; blobs last as in messages.
+bool createVersion2(const QSqlDatabase& db, QSqlError* error) {
+    return runAll(db, {
+        R"(CREATE TABLE message_versions (
+             id            INTEGER PRIMARY KEY AUTOINCREMENT,
+             message_id    INTEGER NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+             idx           INTEGER NOT NULL CHECK (idx >= 0),  -- 0-based, among all the answer's versions
+             content       TEXT NOT NULL,
+             finish_reason TEXT NOT NULL DEFAULT '',
+             stats         TEXT NOT NULL DEFAULT '{}',  -- JSON object
+             tokens        BLOB,                        -- little-endian int32 token ids
+             token_records BLOB))",                     // encodeStepRecords()
+        "CREATE UNIQUE INDEX message_versions_by_message ON message_versions (message_id, idx)",
+    }, error);
+}
+
 using Migration = bool (*)(const QSqlDatabase&, QSqlError*);
-constexpr std::array<Migration, 1> kMigrations{&createVersion1};  // [i] makes version i + 1
+constexpr std::array<Migration, 2> kMigrations{&createVersion1, &createVersion2};  // [i] makes version i + 1
 
 }  // namespace
 

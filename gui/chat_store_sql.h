@@ -75,6 +75,20 @@ StoredMessage readMessage(const QSqlQuery& query, bool withBlobs = true);
 bool insertConversation(const QSqlDatabase& db, const StoredConversation& c, QSqlError* error);
 bool insertMessage(const QSqlDatabase& db, const StoredMessage& m, QSqlError* error);
 
+// Answer versions (chat_store_versions.cpp). The row in messages is the version shown; the
+// others are rows of message_versions, and the shown one's index is the one they leave out.
+extern const QString kVersionColumns;  // v.id, v.message_id, then readVersion()'s columns
+StoredVersion readVersion(const QSqlQuery& query, bool withBlobs = true);  // from kVersionColumns
+bool insertVersion(const QSqlDatabase& db, qint64 id, qint64 messageId, const StoredVersion& v, QSqlError* error);  // id 0: a new one
+// True when the indexes of others and shownIndex are exactly 0 .. others.size().
+bool versionIndexesValid(int shownIndex, const QList<StoredVersion>& others);
+// The smallest index >= 0 that otherIndexes leave out: the shown version's.
+int shownIndexAmong(QList<int> otherIndexes);
+// Replaces messageId's other versions (inside the caller's transaction; indexes already checked).
+bool writeVersions(const QSqlDatabase& db, qint64 messageId, const QList<StoredVersion>& others, QSqlError* error);
+// Fills versionIndex and versionCount of messages (all of one conversation).
+bool fillVersionNumbers(const QSqlDatabase& db, qint64 conversationId, QList<StoredMessage>& messages, QSqlError* error);
+
 // Schema (chat_store_schema.cpp).
 int knownSchemaVersion();
 // Applies migrations fromVersion+1 .. knownSchemaVersion(), each in one transaction that also
@@ -95,16 +109,23 @@ struct RawMessage {
     StoredMessage message;
     bool blobsComplete = true;  // false: tokens/token records lay past a broken overflow chain
 };
+struct RawVersion {
+    qint64 messageId = 0;
+    StoredVersion version;
+    bool blobsComplete = true;
+};
 struct RawRows {
     QHash<qint64, StoredConversation> conversations;
     QHash<qint64, RawMessage> messages;
+    QHash<qint64, RawVersion> versions;  // by message_versions rowid
 };
 RawRows scanLeafPages(const QString& path);
 
 // Recovery (chat_store_recovery.cpp): copies every conversation and message that can be read
 // from source into target (empty, same schema), one transaction per conversation, skipping what
 // fails. Rows SQLite lists but cannot read are taken from raw (if given); when not even the
-// schema can be read, everything raw holds is. Returns what it saw and copied.
+// schema can be read, everything raw holds is. The other versions of answers are copied with
+// their message, best effort (renumbered when some are lost). Returns what it saw and copied.
 struct CopyCounts {
     int conversationsFound = 0;
     int conversationsCopied = 0;
@@ -113,6 +134,10 @@ struct CopyCounts {
     int recordsDropped = 0;  // messages copied without their token records (unreadable)
     int titlesLost = 0;      // conversations copied under a placeholder title (their row was unreadable)
     int fromPages = 0;       // conversations and messages taken from raw pages
+    int versionsFound = 0;   // other versions of answers listed (of messages that were copied)
+    int versionsCopied = 0;
+    int versionRecordsDropped = 0;  // versions copied without their token records
+    bool versionsDamaged = false;   // the table of versions could not be read to the end: more may be lost
 };
 CopyCounts copyReadable(const QSqlDatabase& source, const QSqlDatabase& target, const RawRows* raw = nullptr);
 

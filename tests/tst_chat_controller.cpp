@@ -20,6 +20,23 @@ using namespace inferscope::testing_gui;
 class TestChatController : public QObject {
     Q_OBJECT
 
+    // The same answer: text, finish reason, context tokens, and every step's pick, piece,
+    // candidates and replay logits.
+    static void sameAnswer(const ChatMessage& got, const ChatMessage& want) {
+        QCOMPARE(got.text, want.text);
+        QCOMPARE(got.finishReason, want.finishReason);
+        QCOMPARE(got.tokens, want.tokens);
+        QCOMPARE(got.steps.size(), want.steps.size());
+        for (size_t s = 0; s < got.steps.size(); ++s) {
+            QCOMPARE(got.steps[s].step, want.steps[s].step);
+            QCOMPARE(got.steps[s].sample.id, want.steps[s].sample.id);
+            QCOMPARE(got.steps[s].piece, want.steps[s].piece);
+            QCOMPARE(got.steps[s].sample.top.size(), want.steps[s].sample.top.size());
+            QCOMPARE(got.steps[s].sample.pRaw, want.steps[s].sample.pRaw);
+            QCOMPARE(got.steps[s].replayLogits, want.steps[s].replayLogits);
+        }
+    }
+
     struct Fixture {
         EngineController engine{nullptr};
         SamplingSettings sampling{nullptr};
@@ -182,6 +199,91 @@ private slots:
         QVERIFY(f.answer([&] { return f.chat->send(" Lily smiled."); }));
         QVERIFY2(f.chat->cacheNote().startsWith("Reused "), qPrintable(f.chat->cacheNote()));
         QCOMPARE(f.store.messages(id).size(), 4);
+    }
+
+    // The versions of an answer are stored with it: a reopened conversation shows the one that was
+    // shown, and the others are there with their texts and per-token records.
+    void regeneratedVersionsSurviveReopening() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        SamplerParams sampled;
+        sampled.temperature = 1.0f;
+        sampled.seed = 5;
+        f.chat->setSamplerOverride(sampled);
+        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
+        const ChatMessage first = f.chat->messages()->at(1);
+        sampled.seed = 4242;
+        f.chat->setSamplerOverride(sampled);
+        QVERIFY(f.answer([&] { return f.chat->regenerate(); }));
+        const ChatMessage second = f.chat->messages()->at(1);
+        QVERIFY(first.text != second.text);
+        const qint64 id = f.chat->conversationId();
+        auto stored = f.store.messages(id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[1].content, second.text);
+        QCOMPARE(stored[1].versionIndex, 1);
+        QCOMPARE(stored[1].versionCount, 2);
+        QCOMPARE(f.store.versions(stored[1].id).size(), 1);
+        QCOMPARE(f.store.versions(stored[1].id)[0].content, first.text);
+
+        f.chat->newConversation();
+        QVERIFY(f.chat->openConversation(id));
+        ChatModel* m = f.chat->messages();
+        QCOMPARE(m->count(), 2);
+        QCOMPARE(m->at(1).variants.size(), size_t(2));
+        QCOMPARE(m->at(1).activeVariant, 1);
+        QCOMPARE(m->data(m->index(1), ChatModel::VariantIndexRole).toInt(), 1);
+        QCOMPARE(m->data(m->index(1), ChatModel::VariantCountRole).toInt(), 2);
+        sameAnswer(m->at(1), second);
+        QVERIFY(f.chat->showVariant(1, 0));
+        sameAnswer(m->at(1), first);
+        stored = f.store.messages(id);  // the store follows the version shown
+        QCOMPARE(stored[1].content, first.text);
+        QCOMPARE(stored[1].versionIndex, 0);
+        QCOMPARE(f.store.versions(stored[1].id)[0].content, second.text);
+        QCOMPARE(f.store.versions(stored[1].id)[0].index, 1);
+
+        f.chat->newConversation();
+        QVERIFY(f.chat->openConversation(id));
+        QCOMPARE(m->at(1).activeVariant, 0);
+        sameAnswer(m->at(1), first);
+        QVERIFY(f.chat->showVariant(1, 1));
+        sameAnswer(m->at(1), second);
+        // The next turn continues the version shown, from the cache.
+        QVERIFY(f.answer([&] { return f.chat->send(" The end."); }));
+        QVERIFY2(f.chat->cacheNote().startsWith("Reused "), qPrintable(f.chat->cacheNote()));
+        QCOMPARE(f.store.messages(id).size(), 4);
+        QCOMPARE(f.store.messages(id)[1].content, second.text);
+    }
+
+    void branchedVersionsSurviveReopening() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
+        const ChatMessage original = f.chat->messages()->at(1);
+        const int k = 4;
+        QVERIFY(f.answer([&] { return f.chat->branchFrom(1, k, original.steps[k].sample.top[1].id); }));
+        const ChatMessage branched = f.chat->messages()->at(1);
+        QCOMPARE(branched.steps[size_t(k)].sample.id, original.steps[k].sample.top[1].id);
+        const qint64 id = f.chat->conversationId();
+
+        f.chat->newConversation();
+        QVERIFY(f.chat->openConversation(id));
+        ChatModel* m = f.chat->messages();
+        QCOMPARE(m->at(1).variants.size(), size_t(2));
+        QCOMPARE(m->at(1).activeVariant, 1);
+        sameAnswer(m->at(1), branched);
+        QCOMPARE(m->at(1).stats.value("branchedAt").toInt(), k);
+        QCOMPARE(m->at(1).steps[size_t(k) + 1].step, k + 1);  // numbered after the kept steps, as streamed
+        QVERIFY(f.chat->showVariant(1, 0));
+        sameAnswer(m->at(1), original);
+        QVERIFY(!m->at(1).stats.contains("branchedAt"));
+
+        // Deleting the conversation takes the versions along.
+        const qint64 answerId = f.store.messages(id)[1].id;
+        QCOMPARE(f.store.versions(answerId).size(), 1);
+        QVERIFY(f.chat->deleteConversation(id));
+        QVERIFY(f.store.versions(answerId).isEmpty());
     }
 
     void invalidSettingsBlockSending() {

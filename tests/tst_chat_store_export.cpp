@@ -65,6 +65,9 @@ private slots:
     void jsonReportsDamagedRecords();
     void exportWritesFilesAtomically();
     void exportFailuresAreReported();
+    void markdownNamesTheVersionShown();
+    void jsonListsTheOtherVersions();
+    void exportIncludesStoredVersions();
 
 private:
     QTemporaryDir dir_;
@@ -231,6 +234,100 @@ void TestChatStoreExport::exportFailuresAreReported() {
     QVERIFY(store.lastError().contains(QStringLiteral("csv")));
     QVERIFY(!store.exportConversation(id + 1, dir_.filePath(QStringLiteral("none.md")), QStringLiteral("markdown")));
     QVERIFY(!QFile::exists(dir_.filePath(QStringLiteral("none.md"))));
+}
+
+void TestChatStoreExport::markdownNamesTheVersionShown() {
+    QList<StoredMessage> messages = exchange();
+    messages[1].versionIndex = 1;
+    messages[1].versionCount = 3;
+    QString expected = ChatStore::toMarkdown(llamas(), exchange());
+    expected.replace(QStringLiteral("## Assistant\n"), QStringLiteral("## Assistant (version 2 of 3)\n"));
+    QCOMPARE(ChatStore::toMarkdown(llamas(), messages), expected);
+    QVERIFY(expected.contains(QStringLiteral("\n## User\n")));  // single versions say nothing
+}
+
+void TestChatStoreExport::jsonListsTheOtherVersions() {
+    // Version 0 chose " llama" (id 307) where the shown version only had it as a candidate.
+    const std::vector<StepRecord> first{makeStep(7, " llama"), makeStep(8, "s")};
+    std::vector<StepRecord> shownSteps = steps();
+    shownSteps[0].sample.top[3].id = first[0].sample.id;
+    QList<StoredMessage> messages = exchange();
+    messages[1].tokenRecords = encode(shownSteps);
+    messages[1].versionIndex = 1;
+    messages[1].versionCount = 3;
+    StoredVersion v0;
+    v0.index = 0;
+    v0.content = QStringLiteral("Leaves.");
+    v0.finishReason = QStringLiteral("stop");
+    v0.stats = QJsonObject{{QStringLiteral("seed"), QStringLiteral("7")}};
+    v0.tokens = {307, 308, 2};
+    v0.tokenRecords = encode(first);
+    StoredVersion v2 = v0;
+    v2.index = 2;
+    v2.content = QStringLiteral("Damaged.");
+    v2.tokenRecords = encode(first).left(40);
+    const QHash<qint64, QList<StoredVersion>> versions{{messages[1].id, {v0, v2}}};
+
+    const QJsonArray list = QJsonDocument::fromJson(ChatStore::toJson(llamas(), messages, versions))
+                                .object()[QStringLiteral("messages")].toArray();
+    QCOMPARE(list.size(), 2);
+    const QJsonObject user = list[0].toObject();
+    for (const char* key : {"version_index", "version_count", "versions"}) QVERIFY(!user.contains(QLatin1String(key)));
+    const QJsonObject answer = list[1].toObject();
+    QCOMPARE(answer[QStringLiteral("content")].toString(), QStringLiteral("Grass and hay.\n"));  // the shown one
+    QCOMPARE(answer[QStringLiteral("version_index")].toInt(), 1);
+    QCOMPARE(answer[QStringLiteral("version_count")].toInt(), 3);
+    const QJsonArray shownRecords = answer[QStringLiteral("token_records")].toArray();
+    QCOMPARE(shownRecords[0].toObject()[QStringLiteral("top")].toArray()[3].toObject()[QStringLiteral("piece")].toString(),
+             QStringLiteral(" llama"));  // named by the version that chose it
+    const QJsonArray others = answer[QStringLiteral("versions")].toArray();
+    QCOMPARE(others.size(), 2);
+    const QJsonObject o0 = others[0].toObject();
+    QCOMPARE(o0[QStringLiteral("index")].toInt(), 0);
+    QCOMPARE(o0[QStringLiteral("content")].toString(), QStringLiteral("Leaves."));
+    QCOMPARE(o0[QStringLiteral("finish_reason")].toString(), QStringLiteral("stop"));
+    QCOMPARE(o0[QStringLiteral("stats")].toObject()[QStringLiteral("seed")].toString(), QStringLiteral("7"));
+    QCOMPARE(o0[QStringLiteral("tokens")].toArray(), (QJsonArray{307, 308, 2}));
+    const QJsonArray records = o0[QStringLiteral("token_records")].toArray();
+    QCOMPARE(records.size(), 2);
+    for (int k = 0; k < 2; ++k) {
+        const QJsonObject r = records[k].toObject();
+        QCOMPARE(r[QStringLiteral("id")].toInt(), first[size_t(k)].sample.id);
+        QCOMPARE(r[QStringLiteral("piece")].toString(), QString::fromStdString(first[size_t(k)].piece));
+        QCOMPARE(f(r[QStringLiteral("p")]), first[size_t(k)].sample.pRaw);
+        QCOMPARE(r[QStringLiteral("top")].toArray().size(), 5);
+    }
+    const QJsonObject o2 = others[1].toObject();
+    QCOMPARE(o2[QStringLiteral("index")].toInt(), 2);
+    QVERIFY(!o2.contains(QStringLiteral("token_records")));
+    QVERIFY(o2[QStringLiteral("token_records_error")].toString().startsWith(QStringLiteral("token records:")));
+}
+
+void TestChatStoreExport::exportIncludesStoredVersions() {
+    ChatStore store;
+    QVERIFY(store.open(QStringLiteral(":memory:")).ok);
+    const qint64 id = *store.createConversation(llamas());
+    QList<StoredMessage> messages = exchange();
+    messages[0].conversationId = messages[1].conversationId = id;
+    QVERIFY(store.appendMessage(messages[0]));
+    messages[1].versionIndex = 0;
+    StoredVersion later;
+    later.index = 1;
+    later.content = QStringLiteral("Hay, mostly.");
+    later.tokenRecords = encode({makeStep(0, "Hay")});
+    QVERIFY(store.appendMessage(messages[1], {later}));
+
+    const QString md = dir_.filePath(QStringLiteral("versions.md"));
+    QVERIFY(store.exportConversation(id, md, QStringLiteral("markdown")));
+    QVERIFY(readAll(md).contains("## Assistant (version 1 of 2)\n\nGrass and hay."));
+    const QString json = dir_.filePath(QStringLiteral("versions.json"));
+    QVERIFY(store.exportConversation(id, json, QStringLiteral("json")));
+    const QJsonObject answer = QJsonDocument::fromJson(readAll(json)).object()[QStringLiteral("messages")].toArray()[1].toObject();
+    QCOMPARE(answer[QStringLiteral("version_count")].toInt(), 2);
+    const QJsonObject other = answer[QStringLiteral("versions")].toArray()[0].toObject();
+    QCOMPARE(other[QStringLiteral("content")].toString(), QStringLiteral("Hay, mostly."));
+    QCOMPARE(other[QStringLiteral("token_records")].toArray()[0].toObject()[QStringLiteral("piece")].toString(),
+             QStringLiteral("Hay"));
 }
 
 QTEST_GUILESS_MAIN(TestChatStoreExport)
