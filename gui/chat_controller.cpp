@@ -73,7 +73,7 @@ void ChatController::setMode(const QString& mode) {
     const QString m = mode == QLatin1String("chat") ? QStringLiteral("chat") : QStringLiteral("completion");
     if (m == mode_) return;
     mode_ = m;
-    for (size_t r = 0; r < model_.messages().size(); ++r) model_.setTokens(int(r), {});  // re-render under the new template
+    for (size_t r = 0; r < model_.messages().size(); ++r) model_.forgetTokens(int(r));  // re-render under the new template
     saveConversationSettings();
     emit settingsChanged();
 }
@@ -81,7 +81,7 @@ void ChatController::setMode(const QString& mode) {
 void ChatController::setTemplateChoice(const QString& choice) {
     if (choice == templateChoice_ || !templateNames().contains(choice)) return;
     templateChoice_ = choice;
-    for (size_t r = 0; r < model_.messages().size(); ++r) model_.setTokens(int(r), {});
+    for (size_t r = 0; r < model_.messages().size(); ++r) model_.forgetTokens(int(r));
     saveConversationSettings();
     emit settingsChanged();
 }
@@ -89,7 +89,7 @@ void ChatController::setTemplateChoice(const QString& choice) {
 void ChatController::setSystemPrompt(const QString& prompt) {
     if (prompt == systemPrompt_) return;
     systemPrompt_ = prompt;
-    if (!model_.messages().empty()) model_.setTokens(0, {});  // the system prompt lives in the first chunk
+    if (!model_.messages().empty()) model_.forgetTokens(0);  // the system prompt lives in the first chunk
     saveConversationSettings();
     emit settingsChanged();
 }
@@ -120,7 +120,7 @@ std::vector<int32_t> ChatController::tokenize(const std::string& text, bool addB
 
 void ChatController::onModelChanged() {
     // Token ids belong to a vocabulary: with another model every message is tokenized again.
-    for (size_t r = 0; r < model_.messages().size(); ++r) model_.setTokens(int(r), {});
+    for (size_t r = 0; r < model_.messages().size(); ++r) model_.forgetTokens(int(r));
     if (model_.count() == 0) {
         // A fresh conversation takes the model's own way of talking.
         const bool hasTemplate = engine_->model() && engine_->model()->detectedTemplate;
@@ -272,16 +272,9 @@ bool ChatController::branchFrom(int row, int step, int tokenId) {
 bool ChatController::showVariant(int row, int variant) {
     if (generating()) return false;
     if (!model_.showVariant(row, variant)) return false;
-    // Later turns were made with the other version.
-    if (row + 1 < model_.count()) {
-        if (store_ && conversationId_) store_->truncateConversation(conversationId_, row + 1);
-        model_.truncate(row + 1);
-    }
-    if (store_ && conversationId_) {
-        store_->truncateConversation(conversationId_, row);
-        model_.setStoreId(row, 0);
-        saveMessage(row);
-    }
+    // Later turns were made with the other version; the store replaces them and this answer at once.
+    if (row + 1 < model_.count()) model_.truncate(row + 1);
+    saveMessage(row, true);
     return true;
 }
 
@@ -380,11 +373,8 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
     activeJob_ = 0;
     answerRow_ = -1;
     answerPrefix_.clear();
-    if (model_.at(row).storeId != 0 || model_.at(row).variants.size() > 1) {  // a new version replaces the stored one
-        if (store_ && conversationId_) store_->truncateConversation(conversationId_, row);
-        model_.setStoreId(row, 0);
-    }
-    saveMessage(row);
+    // A new version replaces the stored answer (and anything after it) in one transaction.
+    saveMessage(row, model_.at(row).storeId != 0 || model_.at(row).variants.size() > 1);
     emit generatingChanged();
     emit canSendChanged();
     emit answerFinished(row);
@@ -410,7 +400,7 @@ void ChatController::onGenerationFailed(quint64 jobId, const QString& message) {
     emit canSendChanged();
 }
 
-void ChatController::saveMessage(int row) {
+void ChatController::saveMessage(int row, bool replace) {
     if (!store_ || !store_->isOpen() || conversationId_ == 0) return;
     const ChatMessage& m = model_.at(row);
     StoredMessage s;
@@ -433,7 +423,7 @@ void ChatController::saveMessage(int row) {
                            QVector<qint32>(v.tokens.begin(), v.tokens.end()), encodeSteps(v.steps)});
         }
     }
-    auto id = store_->appendMessage(s, others);
+    auto id = replace ? store_->replaceMessagesFrom(s, others) : store_->appendMessage(s, others);
     if (!id) {
         setError(tr("Could not save the message: %1").arg(store_->lastError()));
         return;

@@ -121,7 +121,7 @@ private:
     void onGenerationFailed(quint64 jobId, const QString& message);
     void setError(const QString& message);
     void setCacheNote(const QString& note);
-    void saveMessage(int row);
+    void saveMessage(int row, bool replace = false);  // replace: the stored row at its position (and after) goes
     void saveConversationSettings();
     bool ensureConversation(const QString& firstText);
     std::vector<int32_t> tokenize(const std::string& text, bool addBos) const;

@@ -83,6 +83,14 @@ void ChatModel::setTokens(int row, std::vector<int32_t> tokens) {
     emit dataChanged(i, i, {TokenCountRole});
 }
 
+void ChatModel::forgetTokens(int row) {
+    ChatMessage& m = messages_[size_t(row)];
+    m.tokens.clear();
+    for (AnswerVariant& v : m.variants) v.tokens.clear();
+    const QModelIndex i = index(row);
+    emit dataChanged(i, i, {TokenCountRole});
+}
+
 void ChatModel::setStoreId(int row, qint64 id) { messages_[size_t(row)].storeId = id; }
 
 void ChatModel::finish(int row, const QString& text, const QString& finishReason, const QVariantMap& stats) {
@@ -169,6 +177,8 @@ void ChatModel::setReplayChanged(int row, std::vector<uint8_t> changed) {
 void ChatModel::addVariant(int row) {
     ChatMessage& m = messages_[size_t(row)];
     if (m.variants.empty()) m.variants.push_back({m.text, m.finishReason, m.stats, m.tokens, m.steps});
+    else m.variants[size_t(m.activeVariant)] = {m.text, m.finishReason, m.stats, m.tokens, m.steps};
+    m.previousVariant = m.activeVariant;
     m.variants.push_back({});
     m.activeVariant = int(m.variants.size()) - 1;
     m.text.clear();
@@ -207,8 +217,8 @@ void ChatModel::abandonVariant(int row) {
     ChatMessage& m = messages_[size_t(row)];
     if (m.variants.size() < 2) return;
     m.variants.erase(m.variants.begin() + m.activeVariant);
-    m.activeVariant = int(m.variants.size()) - 1;
-    const AnswerVariant& v = m.variants.back();
+    m.activeVariant = std::min(m.previousVariant, int(m.variants.size()) - 1);
+    const AnswerVariant& v = m.variants[size_t(m.activeVariant)];
     m.text = v.text;
     m.finishReason = v.finishReason;
     m.stats = v.stats;

@@ -38,6 +38,7 @@ struct ChatMessage {
     // Answers: every version (the active one's fields are mirrored above), and which is shown.
     std::vector<AnswerVariant> variants;
     int activeVariant = 0;
+    int previousVariant = 0;            // shown before the version being streamed (a failed one goes back to it)
     std::vector<uint8_t> replayChanged; // per step: a replay picked another token (heat mode "replay")
     // Heat-map text, built on demand and kept until the steps or the mode change.
     mutable bool heatValid = false;
@@ -81,6 +82,9 @@ public:
     // Streams steps into an answer: their bytes join the text (whole UTF-8 characters only).
     void appendSteps(int row, const std::vector<StepRecord>& steps);
     void setTokens(int row, std::vector<int32_t> tokens);
+    // Token ids belong to a vocabulary and a template: after a change, the message and every
+    // version of it are tokenized again from their text.
+    void forgetTokens(int row);
     void setStoreId(int row, qint64 id);
     // Ends streaming: the final text (stop strings cut), finish reason and statistics.
     void finish(int row, const QString& text, const QString& finishReason, const QVariantMap& stats);

@@ -156,6 +156,15 @@ std::optional<StoredConversation> ChatStore::conversation(qint64 id) const {
 }
 
 std::optional<qint64> ChatStore::appendMessage(const StoredMessage& message, const QList<StoredVersion>& otherVersions) {
+    return writeMessage(message, otherVersions, false);
+}
+
+std::optional<qint64> ChatStore::replaceMessagesFrom(const StoredMessage& message, const QList<StoredVersion>& otherVersions) {
+    return writeMessage(message, otherVersions, true);
+}
+
+std::optional<qint64> ChatStore::writeMessage(const StoredMessage& message, const QList<StoredVersion>& otherVersions,
+                                              bool replaceFromPosition) {
     if (!isOpen()) return d->failNone(notOpen());
     const QString what = tr("Could not save the message: ");
     if (!otherVersions.isEmpty() && !versionIndexesValid(message.versionIndex, otherVersions))
@@ -174,6 +183,12 @@ std::optional<qint64> ChatStore::appendMessage(const StoredMessage& message, con
         return d->failNone(what + errorText(touch.lastError()));
     if (touch.numRowsAffected() < 1)
         return d->failNone(what + tr("no conversation %1").arg(m.conversationId));
+    if (replaceFromPosition) {  // versions of the removed messages go by ON DELETE CASCADE
+        QSqlQuery remove(db);
+        if (!run(remove, QStringLiteral("DELETE FROM messages WHERE conversation_id = ? AND position >= ?"),
+                 {m.conversationId, message.position}))
+            return d->failNone(what + errorText(remove.lastError()));
+    }
     QSqlError error;
     const QVariant next = scalar(db, QStringLiteral("SELECT coalesce(max(position) + 1, 0) FROM messages "
                                                     "WHERE conversation_id = %1").arg(m.conversationId), &error);

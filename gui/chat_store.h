@@ -129,6 +129,9 @@ public:
     // otherVersions it is version message.versionIndex of an answer and they are stored with it,
     // in the same transaction (their indexes checked as by setVersions).
     std::optional<qint64> appendMessage(const StoredMessage& message, const QList<StoredVersion>& otherVersions = {});
+    // Replaces the messages at positions >= message.position with this one (and its versions), in
+    // one transaction: a regenerated, branched or re-shown answer never leaves the file without it.
+    std::optional<qint64> replaceMessagesFrom(const StoredMessage& message, const QList<StoredVersion>& otherVersions = {});
     // Deletes the messages at positions >= position (edit-and-resend, regenerate), with their
     // versions, in one transaction.
     bool truncateConversation(qint64 conversationId, int position);
@@ -161,6 +164,8 @@ signals:
     void opened();                // open() or close() finished (persistent, openMessage)
 
 private:
+    std::optional<qint64> writeMessage(const StoredMessage& message, const QList<StoredVersion>& otherVersions,
+                                       bool replaceFromPosition);
     struct Impl;
     std::unique_ptr<Impl> d;
 };

@@ -57,6 +57,7 @@ private slots:
     void badIndexesAreRefused();
     void writesAreOneTransaction();
     void truncateAndDeleteTakeVersionsAlong();
+    void replaceMessagesFromIsOneTransaction();
     void searchSeesOnlyTheShownVersion();
     void closedStore();
     void migratesARealVersion1File();
@@ -221,6 +222,40 @@ void TestChatStoreVersions::truncateAndDeleteTakeVersionsAlong() {
     // secure_delete: the deleted versions' text is not left in the file.
     QVERIFY(!QFile::exists(path + QStringLiteral("-wal")));
     QVERIFY(!readAll(path).contains(gone.toUtf8()));
+}
+
+void TestChatStoreVersions::replaceMessagesFromIsOneTransaction() {
+    // A regenerated answer replaces the stored one (and what came after it) in one write; when the
+    // write fails, the old messages are all still there.
+    const QString path = file(QStringLiteral("replace.db"));
+    ChatStore store;
+    QVERIFY(store.open(path).persistent);
+    const qint64 cid = *store.createConversation({});
+    QVERIFY(store.appendMessage(userMessage(cid, QStringLiteral("q"))));
+    QVERIFY(store.appendMessage(assistantMessage(cid, QStringLiteral("first answer"))));
+    QVERIFY(store.appendMessage(userMessage(cid, QStringLiteral("q2"))));
+    StoredMessage again = assistantMessage(cid, QStringLiteral("second answer"));
+    again.position = 1;
+    again.versionIndex = 1;
+    QVERIFY(store.replaceMessagesFrom(again, {version(0, QStringLiteral("first answer"))}));
+    auto msgs = store.messages(cid);
+    QCOMPARE(msgs.size(), 2);
+    QCOMPARE(msgs[1].content, QStringLiteral("second answer"));
+    QCOMPARE(msgs[1].versionIndex, 1);
+    QCOMPARE(msgs[1].versionCount, 2);
+    {
+        RawConnection raw(path);
+        QString error;
+        raw.exec(QStringLiteral("CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN new.content = 'boom' "
+                                "BEGIN SELECT RAISE(ABORT, 'refused'); END"), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
+    StoredMessage failing = assistantMessage(cid, QStringLiteral("boom"));
+    failing.position = 1;
+    QVERIFY(!store.replaceMessagesFrom(failing));
+    msgs = store.messages(cid);
+    QCOMPARE(msgs.size(), 2);  // the delete was rolled back with the failed insert
+    QCOMPARE(msgs[1].content, QStringLiteral("second answer"));
 }
 
 void TestChatStoreVersions::searchSeesOnlyTheShownVersion() {
