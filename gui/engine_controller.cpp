@@ -145,16 +145,17 @@ void EngineController::onModelLoaded(quint64 requestId, const LoadedModel& model
     prefillTps_ = decodeTps_ = ttftMs_ = 0;
     loadingPath_.clear();
     clearError();
-    setState(State::Ready);
-    emit modelChanged();
-    emit statsChanged();
     // The machine's limits: from the settings when this CPU was measured before, else measured now
-    // (once, about a second on the worker, before any generation it queues ahead of).
+    // (once, about a second on the worker; requested before anything reacting to the new model can
+    // queue a generation, so the figures are there when its timeline is shown).
     const QVariantList cached = QSettings().value(machineKey()).toList();
     if (cached.size() == 3)
         emit machineMeasured(cached[0].toDouble(), cached[1].toDouble(), cached[2].toDouble());
     else if (autoMeasureMachine_)
         emit requestMachineMeasurement();
+    setState(State::Ready);
+    emit modelChanged();
+    emit statsChanged();
 }
 
 void EngineController::measureMachine() {

@@ -35,11 +35,15 @@ ScreenshotDriver::ScreenshotDriver(EngineController* engine, ChatController* cha
 void ScreenshotDriver::onModelReady() {
     if (sent_) return;
     sent_ = true;
-    if (prompt_.isEmpty()) {
-        QTimer::singleShot(400, this, &ScreenshotDriver::capture);
-        return;
-    }
-    if (!chat_->send(prompt_)) failWith(tr("could not send the prompt: %1").arg(chat_->lastError()));
+    // Let the window finish its first frames (QML compilation, the scene graph's start) before the
+    // prompt runs, so the answer's timings are not those of a machine busy starting the interface.
+    QTimer::singleShot(600, this, [this] {
+        if (prompt_.isEmpty()) {
+            capture();
+            return;
+        }
+        if (!chat_->send(prompt_)) failWith(tr("could not send the prompt: %1").arg(chat_->lastError()));
+    });
 }
 
 void ScreenshotDriver::capture() {
