@@ -44,11 +44,14 @@ int main(int argc, char** argv) {
     QCommandLineOption promptOpt(QStringLiteral("prompt"), QStringLiteral("Prompt for --screenshot."), QStringLiteral("text"), QStringLiteral("Once upon a time"));
     QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (WxH)."), QStringLiteral("WxH"), QStringLiteral("1400x900"));
     QCommandLineOption themeOpt(QStringLiteral("theme"), QStringLiteral("light or dark (this run only)."), QStringLiteral("theme"));
-    QCommandLineOption panelOpt(QStringLiteral("panel"), QStringLiteral("Inspector panel to show."), QStringLiteral("name"));
+    QCommandLineOption panelOpt(QStringLiteral("panel"),
+                                QStringLiteral("Inspector panel to show: probabilities, timeline, kv, settings, model, or none (hidden)."),
+                                QStringLiteral("name"));
+    QCommandLineOption maxTokensOpt(QStringLiteral("max-tokens"), QStringLiteral("Answer length for --screenshot."), QStringLiteral("n"));
     QCommandLineOption dataOpt(QStringLiteral("data-dir"),
                                QStringLiteral("Keep conversations in this folder (default: the user's app-data folder; --screenshot keeps none unless given)."),
                                QStringLiteral("dir"));
-    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt});
+    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt});
     cli.process(app);
     const bool screenshot = cli.isSet(shotOpt);
 
@@ -67,6 +70,7 @@ int main(int argc, char** argv) {
     }
 
     AppSettings settings(nullptr);
+    settings.setPersistent(!screenshot);
     SamplingSettings sampling(nullptr);
     EngineController engine(nullptr);
     engine.setAutoMeasureMachine(true);
@@ -80,7 +84,15 @@ int main(int argc, char** argv) {
     EngineController::setInstance(&engine);
     ChatController::setInstance(&chat);
     if (cli.isSet(themeOpt)) settings.setSessionTheme(cli.value(themeOpt));
-    if (cli.isSet(panelOpt)) settings.setInspectorTab(cli.value(panelOpt));
+    if (cli.isSet(panelOpt)) {
+        if (cli.value(panelOpt) == QLatin1String("none"))
+            settings.setInspectorVisible(false);
+        else {
+            settings.setInspectorVisible(true);
+            settings.setInspectorTab(cli.value(panelOpt));
+        }
+    }
+    if (cli.isSet(maxTokensOpt)) chat.setMaxTokensOverride(cli.value(maxTokensOpt).toInt());
     chat.setStoreMessage(storeMessage);
 
     // Which model: the command line's, else the last one used, else the bundled one.

@@ -28,6 +28,10 @@ AppSettings::AppSettings(QObject* parent) : QObject(parent) {
 }
 
 void AppSettings::save() {
+    if (!persistent_) {
+        emit changed();
+        return;
+    }
     QSettings s;
     s.setValue("ui/theme", theme_);
     s.setValue("models/recent", recent_);

@@ -32,6 +32,8 @@ public:
     void setTheme(const QString& theme);
     // This run only (not saved): --theme on the command line.
     void setSessionTheme(const QString& theme);
+    // false: changes last for this run only (the --screenshot mode leaves the user's settings alone).
+    void setPersistent(bool persistent) { persistent_ = persistent; }
     QString lastModel() const { return recent_.isEmpty() ? QString() : recent_.first(); }
     QStringList recentModels() const { return recent_; }
     // Puts a successfully loaded model first in the recent list (at most 8 entries).
@@ -57,6 +59,7 @@ private:
     bool sidebar_ = true;
     bool inspector_ = true;
     QString inspectorTab_ = QStringLiteral("settings");
+    bool persistent_ = true;
 };
 
 }  // namespace inferscope

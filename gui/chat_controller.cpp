@@ -194,7 +194,7 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
     answerPrefix_ = std::move(prefix);
     activeSampler_ = samplerOverride_ ? *samplerOverride_ : sampling_->params();
     job.sampler = activeSampler_;
-    job.maxTokens = sampling_->maxTokens();
+    job.maxTokens = maxTokensOverride_.value_or(sampling_->maxTokens());
     job.threads = sampling_->threads();
     job.stopStrings = tmpl.stopStrings();
     job.replayWidth = kReplayWidth;

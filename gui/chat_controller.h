@@ -97,6 +97,8 @@ public:
 
     // Fixed sampler parameters for every answer (the --screenshot mode runs greedy); nullopt: the settings panel's.
     void setSamplerOverride(std::optional<SamplerParams> params) { samplerOverride_ = std::move(params); }
+    // A fixed answer length (the --screenshot mode's --max-tokens); nullopt: the settings panel's.
+    void setMaxTokensOverride(std::optional<int32_t> maxTokens) { maxTokensOverride_ = maxTokens; }
     ChatTemplate chatTemplate() const;
 
 signals:
@@ -134,6 +136,7 @@ private:
     QString templateChoice_ = QStringLiteral("auto");
     QString systemPrompt_;
     std::optional<SamplerParams> samplerOverride_;
+    std::optional<int32_t> maxTokensOverride_;
     quint64 activeJob_ = 0;
     int answerRow_ = -1;
     std::vector<StepRecord> answerPrefix_;  // a branch's kept steps (its new steps are numbered after them)
