@@ -29,6 +29,31 @@ const Preset kBuiltIn[] = {
     {"Creative", makeParams(1.1f, 100, 0.98f, 0.02f)},
 };
 
+// The fields a preset and the saved settings share, in the current QSettings group.
+void writeParams(QSettings& s, const SamplerParams& p, int seed, int maxTokens) {
+    s.setValue("temperature", p.temperature);
+    s.setValue("topK", p.topK);
+    s.setValue("topP", p.topP);
+    s.setValue("minP", p.minP);
+    s.setValue("repeatPenalty", p.repeatPenalty);
+    s.setValue("repeatLastN", p.repeatLastN);
+    s.setValue("topN", p.topN);
+    s.setValue("seed", seed);
+    s.setValue("maxTokens", maxTokens);
+}
+
+void readParams(const QSettings& s, SamplerParams& p, int& seed, int& maxTokens) {
+    p.temperature = s.value("temperature", p.temperature).toFloat();
+    p.topK = s.value("topK", p.topK).toInt();
+    p.topP = s.value("topP", p.topP).toFloat();
+    p.minP = s.value("minP", p.minP).toFloat();
+    p.repeatPenalty = s.value("repeatPenalty", p.repeatPenalty).toFloat();
+    p.repeatLastN = s.value("repeatLastN", p.repeatLastN).toInt();
+    p.topN = s.value("topN", p.topN).toInt();
+    seed = s.value("seed", seed).toInt();
+    maxTokens = s.value("maxTokens", maxTokens).toInt();
+}
+
 }  // namespace
 
 void SamplingSettings::setInstance(SamplingSettings* instance) { gInstance = instance; }
@@ -44,15 +69,7 @@ SamplingSettings::SamplingSettings(QObject* parent) : QObject(parent) { load(); 
 void SamplingSettings::load() {
     QSettings s;
     s.beginGroup("sampling");
-    p_.temperature = s.value("temperature", p_.temperature).toFloat();
-    p_.topK = s.value("topK", p_.topK).toInt();
-    p_.topP = s.value("topP", p_.topP).toFloat();
-    p_.minP = s.value("minP", p_.minP).toFloat();
-    p_.repeatPenalty = s.value("repeatPenalty", p_.repeatPenalty).toFloat();
-    p_.repeatLastN = s.value("repeatLastN", p_.repeatLastN).toInt();
-    p_.topN = s.value("topN", p_.topN).toInt();
-    seed_ = s.value("seed", seed_).toInt();
-    maxTokens_ = s.value("maxTokens", maxTokens_).toInt();
+    readParams(s, p_, seed_, maxTokens_);
     threads_ = s.value("threads", threads_).toInt();
     currentPreset_ = s.value("preset", QStringLiteral("Balanced")).toString();
 }
@@ -60,15 +77,7 @@ void SamplingSettings::load() {
 void SamplingSettings::touch() {
     QSettings s;
     s.beginGroup("sampling");
-    s.setValue("temperature", p_.temperature);
-    s.setValue("topK", p_.topK);
-    s.setValue("topP", p_.topP);
-    s.setValue("minP", p_.minP);
-    s.setValue("repeatPenalty", p_.repeatPenalty);
-    s.setValue("repeatLastN", p_.repeatLastN);
-    s.setValue("topN", p_.topN);
-    s.setValue("seed", seed_);
-    s.setValue("maxTokens", maxTokens_);
+    writeParams(s, p_, seed_, maxTokens_);
     s.setValue("threads", threads_);
     s.setValue("preset", currentPreset_);
     emit changed();
@@ -138,15 +147,9 @@ bool SamplingSettings::applyPreset(const QString& name) {
     s.beginGroup("presets");
     if (!s.childGroups().contains(name)) return false;
     s.beginGroup(name);
-    p_.temperature = s.value("temperature").toFloat();
-    p_.topK = s.value("topK").toInt();
-    p_.topP = s.value("topP").toFloat();
-    p_.minP = s.value("minP").toFloat();
-    p_.repeatPenalty = s.value("repeatPenalty").toFloat();
-    p_.repeatLastN = s.value("repeatLastN").toInt();
-    p_.topN = s.value("topN", p_.topN).toInt();
-    seed_ = s.value("seed", -1).toInt();
-    maxTokens_ = s.value("maxTokens", maxTokens_).toInt();
+    p_ = SamplerParams{};
+    seed_ = -1;
+    readParams(s, p_, seed_, maxTokens_);
     currentPreset_ = name;
     touch();
     return true;
@@ -160,15 +163,7 @@ bool SamplingSettings::savePreset(const QString& name) {
     QSettings s;
     s.beginGroup("presets");
     s.beginGroup(n);
-    s.setValue("temperature", p_.temperature);
-    s.setValue("topK", p_.topK);
-    s.setValue("topP", p_.topP);
-    s.setValue("minP", p_.minP);
-    s.setValue("repeatPenalty", p_.repeatPenalty);
-    s.setValue("repeatLastN", p_.repeatLastN);
-    s.setValue("topN", p_.topN);
-    s.setValue("seed", seed_);
-    s.setValue("maxTokens", maxTokens_);
+    writeParams(s, p_, seed_, maxTokens_);
     s.endGroup();
     currentPreset_ = n;
     touch();

@@ -11,6 +11,7 @@
 #include "chat_controller.h"
 #include "chat_store.h"
 #include "engine/step_record_codec.h"
+#include "chat_fixture.h"
 #include "gui_test_helpers.h"
 #include "sampling_settings.h"
 
@@ -37,33 +38,12 @@ class TestChatController : public QObject {
         }
     }
 
-    struct Fixture {
-        EngineController engine{nullptr};
-        SamplingSettings sampling{nullptr};
-        ChatStore store;
-        std::unique_ptr<ChatController> chat;
-        std::unique_ptr<QAbstractItemModelTester> tester;
-        Fixture() {
-            store.open(QStringLiteral(":memory:"));
-            chat = std::make_unique<ChatController>(&engine, &sampling, &store);
-            tester = std::make_unique<QAbstractItemModelTester>(chat->messages(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-            SamplerParams greedy;
-            greedy.temperature = 0.0f;
-            chat->setSamplerOverride(greedy);
-            sampling.setMaxTokens(24);
-        }
-        bool answer(const std::function<bool()>& start) {
-            QSignalSpy done(chat.get(), &ChatController::answerFinished);
-            if (!start()) return false;
-            return done.wait(20000);
-        }
+    struct Fixture : ChatFixture {
+        Fixture() : ChatFixture(24) {}
     };
 
 private slots:
-    void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
-    }
+    void initTestCase() { isolateSettings(); }
 
     void completionAnswerStreamsAndIsStored() {
         Fixture f;

@@ -12,6 +12,7 @@
 
 #include "chat_controller.h"
 #include "chat_store.h"
+#include "chat_fixture.h"
 #include "gui_test_helpers.h"
 #include "sampling_settings.h"
 #include "step_inspector.h"
@@ -22,35 +23,12 @@ using namespace inferscope::testing_gui;
 class TestStepInspector : public QObject {
     Q_OBJECT
 
-    struct Fixture {
-        EngineController engine{nullptr};
-        SamplingSettings sampling{nullptr};
-        ChatStore store;
-        std::unique_ptr<ChatController> chat;
-        std::unique_ptr<StepInspector> inspector;
-        Fixture(float temperature = 0.0f) {
-            store.open(QStringLiteral(":memory:"));
-            chat = std::make_unique<ChatController>(&engine, &sampling, &store);
-            inspector = std::make_unique<StepInspector>(chat.get(), nullptr);
-            SamplerParams p;
-            p.temperature = temperature;
-            p.seed = 42;
-            chat->setSamplerOverride(p);
-            sampling.setMaxTokens(20);
-        }
-        bool answer(const std::function<bool()>& start) {
-            QSignalSpy done(chat.get(), &ChatController::answerFinished);
-            if (!start()) return false;
-            return done.wait(20000);
-        }
-        const ChatMessage& last() { return chat->messages()->at(chat->messages()->count() - 1); }
+    struct Fixture : ChatFixture {
+        explicit Fixture(float temperature = 0.0f) : ChatFixture(20, temperature) {}
     };
 
 private slots:
-    void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
-    }
+    void initTestCase() { isolateSettings(); }
 
     void followsTheNewestStepAndSelectsFromText() {
         Fixture f;

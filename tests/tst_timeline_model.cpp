@@ -5,6 +5,7 @@
 
 #include "chat_controller.h"
 #include "chat_store.h"
+#include "chat_fixture.h"
 #include "gui_test_helpers.h"
 #include "sampling_settings.h"
 #include "step_inspector.h"
@@ -16,39 +17,12 @@ using namespace inferscope::testing_gui;
 class TestTimelineModel : public QObject {
     Q_OBJECT
 
-    struct Fixture {
-        EngineController engine{nullptr};
-        SamplingSettings sampling{nullptr};
-        ChatStore store;
-        std::unique_ptr<ChatController> chat;
-        std::unique_ptr<StepInspector> inspector;
-        std::unique_ptr<TimelineModel> timeline;
-        Fixture() {
-            store.open(QStringLiteral(":memory:"));
-            chat = std::make_unique<ChatController>(&engine, &sampling, &store);
-            inspector = std::make_unique<StepInspector>(chat.get(), nullptr);
-            timeline = std::make_unique<TimelineModel>(chat.get(), inspector.get(), nullptr);
-            SamplerParams greedy;
-            greedy.temperature = 0.0f;
-            chat->setSamplerOverride(greedy);
-            sampling.setMaxTokens(30);
-        }
-        bool answer(const QString& text) {
-            QSignalSpy done(chat.get(), &ChatController::answerFinished);
-            if (!chat->send(text)) return false;
-            return done.wait(20000);
-        }
-        bool waitIdle(int ms = 30000) {
-            for (int i = 0; i < ms / 20 && timeline->busy(); ++i) QTest::qWait(20);
-            return !timeline->busy();
-        }
+    struct Fixture : ChatFixture {
+        Fixture() : ChatFixture(30) {}
     };
 
 private slots:
-    void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
-    }
+    void initTestCase() { isolateSettings(); }
 
     void prefillAndDecodeFiguresOfAnAnswer() {
         Fixture f;
