@@ -32,7 +32,7 @@ run() {  # tag, then bench arguments
     local tag=$1; shift
     wait_quiet
     echo "$tag: start $(uptime)" >&2
-    "$CLI" bench "$@" --json > "$DIR/$tag.json"
+    "$CLI" bench "$@" --wait-quiet 60 --json > "$DIR/$tag.json"
     echo "$tag: end   $(uptime)" >&2
 }
 run tinyllama-bf16 --model "$DIR/tinyllama-bf16.gguf" --repeat 5

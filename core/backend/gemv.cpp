@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <type_traits>
 #include <vector>
 
@@ -161,8 +162,7 @@ constexpr int64_t kParallelBytes = 256 * 1024;
 }  // namespace
 
 void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThreads) {
-    // Work is split by weight rows across all tasks together: thread t takes the global row range
-    // [t·R/T, (t+1)·R/T), rounded to multiples of 4 rows.
+    // Work is split by weight rows across all tasks together (the global row space).
     int64_t totalRows = 0, totalBytes = 0;
     for (const auto& t : tasks) {
         totalRows += t.n;
@@ -178,9 +178,8 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
         xs = xsBuffer.data();
     }
     const int threads = totalBytes < kParallelBytes ? 1 : std::max(1, nThreads);
-    auto work = [&](int thread, int count) {
-        const int64_t begin = totalRows * thread / count / 4 * 4;
-        const int64_t end = thread + 1 == count ? totalRows : totalRows * (thread + 1) / count / 4 * 4;
+    // Rows of [begin, end) in the global row space, task by task.
+    auto runRows = [&](int64_t begin, int64_t end) {
         int64_t offset = 0;
         for (const auto& t : tasks) {
             const int64_t lo = std::max(begin - offset, int64_t(0)), hi = std::min(end - offset, t.n);
@@ -189,11 +188,19 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
         }
     };
     if (threads == 1) {
-        work(0, 1);
+        runRows(0, totalRows);
         return;
     }
+    // Threads take chunks of ~64 KiB of weights from a shared counter: a thread that loses its
+    // core for a while (the GUI, another process) leaves its share to the others instead of
+    // making every thread wait for it at the region's end.
+    const int64_t rowBytes = totalBytes / std::max<int64_t>(totalRows, 1);
+    const int64_t chunk = std::max<int64_t>(4, (65536 / std::max<int64_t>(rowBytes, 1)) / 4 * 4);
+    std::atomic<int64_t> next{0};
 #pragma omp parallel num_threads(threads)
-    work(omp_get_thread_num(), omp_get_num_threads());
+    for (int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed); begin < totalRows;
+         begin = next.fetch_add(chunk, std::memory_order_relaxed))
+        runRows(begin, std::min(begin + chunk, totalRows));
 }
 
 }  // namespace inferscope

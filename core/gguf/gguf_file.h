@@ -107,6 +107,10 @@ public:
     const GgufTensorInfo* findTensor(std::string_view name) const;
     // The tensor's bytes inside the mapping (validated to lie within the file).
     std::span<const uint8_t> tensorData(const GgufTensorInfo& info) const;
+    // A tensor's pages: mapped now (used in place), or dropped from the resident set (converted,
+    // not read again). See MappedFile::populate / release.
+    void populateTensor(const GgufTensorInfo& info) const { file_.populate(dataOffset_ + info.offset, info.nBytes); }
+    void releaseTensor(const GgufTensorInfo& info) const { file_.release(dataOffset_ + info.offset, info.nBytes); }
 
 private:
     MappedFile file_;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
@@ -66,6 +67,27 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 
 MappedFile::~MappedFile() {
     if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+void MappedFile::populate(uint64_t offset, uint64_t length) const {
+    if (!mapped_ || offset >= size_) return;
+    length = std::min(length, size_ - offset);
+    const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+    const uint64_t begin = offset / page * page;
+    void* addr = const_cast<uint8_t*>(data_) + begin;
+    const size_t len = size_t(offset + length - begin);
+#ifdef MADV_POPULATE_READ
+    if (::madvise(addr, len, MADV_POPULATE_READ) == 0) return;
+#endif
+    ::madvise(addr, len, MADV_WILLNEED);
+}
+
+void MappedFile::release(uint64_t offset, uint64_t length) const {
+    if (!mapped_ || offset >= size_) return;
+    length = std::min(length, size_ - offset);
+    const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+    const uint64_t begin = (offset + page - 1) / page * page, end = (offset + length) / page * page;
+    if (end > begin) ::madvise(const_cast<uint8_t*>(data_) + begin, size_t(end - begin), MADV_DONTNEED);
 }
 
 }  // namespace inferscope

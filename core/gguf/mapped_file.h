@@ -26,6 +26,14 @@ public:
     std::span<const uint8_t> bytes() const { return {data_, size_}; }
     const uint8_t* data() const { return data_; }
     uint64_t size() const { return size_; }
+    // Maps every page of [offset, offset + length) now, in one call (MADV_POPULATE_READ; read-ahead
+    // advice on kernels before 5.14), instead of one page fault per 64 KiB on first use. Loading
+    // a model calls it for the tensor data. A no-op for owned bytes.
+    void populate(uint64_t offset, uint64_t length) const;
+    // Drops the pages wholly inside [offset, offset + length) from this process's resident set
+    // (MADV_DONTNEED): for bytes that were converted and will not be read again. Safe on this
+    // read-only private mapping: a later read faults the file's bytes back in.
+    void release(uint64_t offset, uint64_t length) const;
 
 private:
     const uint8_t* data_ = nullptr;
