@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     QGuiApplication::setApplicationName(QStringLiteral("Inferscope"));
     QGuiApplication::setApplicationDisplayName(QStringLiteral("Inferscope"));
     QGuiApplication::setApplicationVersion(QStringLiteral(INFERSCOPE_VERSION));
-    QGuiApplication::setDesktopFileName(QStringLiteral("inferscope"));
+    QGuiApplication::setDesktopFileName(QStringLiteral("io.github.inferscope.Inferscope"));  // installer/: desktop file, icon
 
     QCommandLineParser cli;
     cli.setApplicationDescription(QStringLiteral("Chat with a local language model while watching inference happen."));
