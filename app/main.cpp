@@ -125,6 +125,10 @@ int main(int argc, char** argv) {
         driver->setWindow(window);
         QObject::connect(driver.get(), &ScreenshotDriver::finished, &app, [](int code) { QCoreApplication::exit(code); });
     }
+    if (modelPath.isEmpty() && screenshot) {
+        std::fprintf(stderr, "inferscope: --screenshot: no --model given and the bundled model was not found\n");
+        return 1;
+    }
     if (modelPath.isEmpty()) {
         engine.reportError(QObject::tr("No model given and the bundled model was not found: open a GGUF file."));
     } else {
