@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
         }
     }
     if (cli.isSet(maxTokensOpt)) chat.setMaxTokensOverride(cli.value(maxTokensOpt).toInt());
+    if (screenshot) settings.setSessionWelcomeSeen(true);
     chat.setStoreMessage(storeMessage);
 
     // Which model: the command line's, else the last one used, else the bundled one.

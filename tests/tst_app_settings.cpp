@@ -1,0 +1,45 @@
+// AppSettings' first-run flag: saved once the welcome is closed, and a session value (--screenshot)
+// never written, even when another setting is saved afterwards.
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTest>
+
+#include "app_settings.h"
+
+using namespace inferscope;
+
+class TestAppSettings : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("InferscopeSettingsTests"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_app_settings"));
+    }
+    void init() { QSettings().clear(); }
+
+    void welcomeSeenIsSaved() {
+        {
+            AppSettings s(nullptr);
+            QCOMPARE(s.welcomeSeen(), false);
+            s.setWelcomeSeen(true);
+        }
+        AppSettings again(nullptr);
+        QCOMPARE(again.welcomeSeen(), true);
+    }
+
+    void sessionValueIsNotSaved() {
+        {
+            AppSettings s(nullptr);
+            s.setSessionWelcomeSeen(true);
+            QCOMPARE(s.welcomeSeen(), true);
+            s.setInspectorTab(QStringLiteral("timeline"));  // saves the other settings
+        }
+        AppSettings again(nullptr);
+        QCOMPARE(again.welcomeSeen(), false);
+        QCOMPARE(again.inspectorTab(), QStringLiteral("timeline"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAppSettings)
+#include "tst_app_settings.moc"
