@@ -1,5 +1,5 @@
-// AppSettings' first-run flag: saved once the welcome is closed, and a session value (--screenshot)
-// never written, even when another setting is saved afterwards.
+// AppSettings' first-run flag: saved once the welcome is closed; a session value, or any value while
+// the settings are not persistent (--screenshot), never written, even when another setting is saved.
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTest>
@@ -38,6 +38,17 @@ private slots:
         AppSettings again(nullptr);
         QCOMPARE(again.welcomeSeen(), false);
         QCOMPARE(again.inspectorTab(), QStringLiteral("timeline"));
+    }
+
+    void notSavedWhenNotPersistent() {  // --screenshot: the user's settings are left alone
+        {
+            AppSettings s(nullptr);
+            s.setPersistent(false);
+            s.setWelcomeSeen(true);
+            QCOMPARE(s.welcomeSeen(), true);
+        }
+        AppSettings again(nullptr);
+        QCOMPARE(again.welcomeSeen(), false);
     }
 };
 
