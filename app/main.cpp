@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     QGuiApplication::setApplicationName(QStringLiteral("Inferscope"));
     QGuiApplication::setApplicationDisplayName(QStringLiteral("Inferscope"));
     QGuiApplication::setApplicationVersion(QStringLiteral(INFERSCOPE_VERSION));
-    QGuiApplication::setDesktopFileName(QStringLiteral("inferscope"));
+    QGuiApplication::setDesktopFileName(QStringLiteral("io.github.inferscope.Inferscope"));  // installer/: desktop file, icon
 
     QCommandLineParser cli;
     cli.setApplicationDescription(QStringLiteral("Chat with a local language model while watching inference happen."));
@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
         }
     }
     if (cli.isSet(maxTokensOpt)) chat.setMaxTokensOverride(cli.value(maxTokensOpt).toInt());
+    if (screenshot) settings.setSessionWelcomeSeen(true);
     chat.setStoreMessage(storeMessage);
 
     // Which model: the command line's, else the last one used, else the bundled one.
@@ -124,6 +125,10 @@ int main(int argc, char** argv) {
         driver = std::make_unique<ScreenshotDriver>(&engine, &chat, cli.value(shotOpt), cli.value(promptOpt));
         driver->setWindow(window);
         QObject::connect(driver.get(), &ScreenshotDriver::finished, &app, [](int code) { QCoreApplication::exit(code); });
+    }
+    if (modelPath.isEmpty() && screenshot) {
+        std::fprintf(stderr, "inferscope: --screenshot: no --model given and the bundled model was not found\n");
+        return 1;
     }
     if (modelPath.isEmpty()) {
         engine.reportError(QObject::tr("No model given and the bundled model was not found: open a GGUF file."));

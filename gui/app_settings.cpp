@@ -25,6 +25,7 @@ AppSettings::AppSettings(QObject* parent) : QObject(parent) {
     sidebar_ = s.value("ui/sidebar", sidebar_).toBool();
     inspector_ = s.value("ui/inspector", inspector_).toBool();
     inspectorTab_ = s.value("ui/inspectorTab", inspectorTab_).toString();
+    welcomeSeen_ = s.value("ui/welcomeSeen", false).toBool();
 }
 
 void AppSettings::save() {
@@ -87,6 +88,20 @@ void AppSettings::setInspectorTab(const QString& tab) {
     if (tab == inspectorTab_) return;
     inspectorTab_ = tab;
     save();
+}
+
+// Saved on its own, not by save(): a session value (--screenshot) must never be written.
+void AppSettings::setWelcomeSeen(bool seen) {
+    if (seen == welcomeSeen_) return;
+    welcomeSeen_ = seen;
+    if (persistent_) QSettings().setValue("ui/welcomeSeen", seen);
+    emit changed();
+}
+
+void AppSettings::setSessionWelcomeSeen(bool seen) {
+    if (seen == welcomeSeen_) return;
+    welcomeSeen_ = seen;
+    emit changed();
 }
 
 }  // namespace inferscope

@@ -20,6 +20,8 @@ class AppSettings : public QObject {
     Q_PROPERTY(bool sidebarVisible READ sidebarVisible WRITE setSidebarVisible NOTIFY changed)
     Q_PROPERTY(bool inspectorVisible READ inspectorVisible WRITE setInspectorVisible NOTIFY changed)
     Q_PROPERTY(QString inspectorTab READ inspectorTab WRITE setInspectorTab NOTIFY changed)
+    // The first-run welcome (qml/controls/WelcomeDialog.qml) has been closed once.
+    Q_PROPERTY(bool welcomeSeen READ welcomeSeen WRITE setWelcomeSeen NOTIFY changed)
 
 public:
     // No default constructor: with one, Qt 6.4's QML_SINGLETON would build its own instance
@@ -47,6 +49,10 @@ public:
     void setInspectorVisible(bool v);
     QString inspectorTab() const { return inspectorTab_; }
     void setInspectorTab(const QString& tab);
+    bool welcomeSeen() const { return welcomeSeen_; }
+    void setWelcomeSeen(bool seen);
+    // This run only (not saved): --screenshot shows no welcome.
+    void setSessionWelcomeSeen(bool seen);
 
 signals:
     void changed();
@@ -60,6 +66,7 @@ private:
     bool inspector_ = true;
     QString inspectorTab_ = QStringLiteral("settings");
     bool persistent_ = true;
+    bool welcomeSeen_ = false;
 };
 
 }  // namespace inferscope

@@ -38,6 +38,7 @@ ApplicationWindow {
 
     header: TopBar {
         onOpenModelRequested: modelDialog.open()
+        onWelcomeRequested: welcome.open()
     }
     footer: StatusBar {}
 
@@ -88,7 +89,10 @@ ApplicationWindow {
         }
     }
 
+    WelcomeDialog { id: welcome }
+
     Shortcut { sequence: StandardKey.Open; onActivated: modelDialog.open() }
+    Shortcut { sequence: StandardKey.HelpContents; onActivated: welcome.open() }
     Shortcut { sequence: "Esc"; enabled: ChatController.generating; onActivated: ChatController.stop() }
     Shortcut { sequence: "Ctrl+N"; onActivated: ChatController.newConversation() }
     Shortcut { sequence: "Ctrl+R"; enabled: ChatController.canRegenerate; onActivated: ChatController.regenerate() }

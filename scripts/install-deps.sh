@@ -18,6 +18,8 @@ packages=(
   qml6-module-qtqml-models qml6-module-qttest qml6-module-qt-labs-settings
   # headless windows for screenshots and GUI tests
   xvfb xauth imagemagick
+  # packages (cpack's .deb: dpkg-shlibdeps, file) and their checks (scripts/test-package.sh)
+  dpkg-dev file desktop-file-utils appstream shared-mime-info
 )
 
 missing=()

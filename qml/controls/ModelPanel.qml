@@ -27,12 +27,13 @@ ScrollView {
             model: panel.d.name === undefined ? [] : [
                 [qsTr("Architecture"), panel.d.architecture],
                 [qsTr("Parameters"), Theme.count(panel.d.parameters)],
-                [qsTr("Layers"), panel.d.layers],
+                [qsTr("Layers"), panel.d.layers, qsTr("Transformer blocks each token passes through in turn; each keeps its own KV cache.")],
                 [qsTr("Embedding"), panel.d.embedding],
                 [qsTr("Feed-forward"), panel.d.feedForward],
                 [qsTr("Heads"), qsTr("%1 query, %2 KV (%3)").arg(panel.d.heads).arg(panel.d.kvHeads)
-                                  .arg(panel.d.kvHeads === panel.d.heads ? "MHA" : panel.d.kvHeads === 1 ? "MQA" : "GQA")],
-                [qsTr("Head dim"), panel.d.headDim],
+                                  .arg(panel.d.kvHeads === panel.d.heads ? "MHA" : panel.d.kvHeads === 1 ? "MQA" : "GQA"),
+                 qsTr("Fewer key/value heads than query heads is grouped-query attention (GQA): query heads share K and V, and the KV cache shrinks by that ratio.")],
+                [qsTr("Head dim"), panel.d.headDim, qsTr("Elements in each head's query, key and value vectors.")],
                 [qsTr("Vocabulary"), Theme.count(panel.d.vocabSize) + " (" + panel.d.tokenizer + ")"],
                 [qsTr("Trained context"), Theme.count(panel.d.trainedContext)],
                 [qsTr("Context here"), Theme.count(EngineController.contextLength)],
@@ -40,9 +41,9 @@ ScrollView {
                 [qsTr("Precision"), EngineController.precision],
                 [qsTr("File"), Theme.bytes(panel.d.fileBytes)],
                 [qsTr("Weights in memory"), Theme.bytes(EngineController.weightBytes)],
-                [qsTr("Weights read per token"), Theme.bytes(panel.d.weightBytesPerToken)],
-                [qsTr("KV cache per token"), Theme.bytes(panel.d.kvBytesPerToken)],
-                [qsTr("KV cache reserved"), Theme.bytes(EngineController.kvBytesReserved)],
+                [qsTr("Weights read per token"), Theme.bytes(panel.d.weightBytesPerToken), qsTr("Every decode step reads all of these bytes, so memory bandwidth divided by this bounds decode speed.")],
+                [qsTr("KV cache per token"), Theme.bytes(panel.d.kvBytesPerToken), qsTr("2 (K and V) × layers × KV heads × head dim × bytes per element.")],
+                [qsTr("KV cache reserved"), Theme.bytes(EngineController.kvBytesReserved), qsTr("Allocated when the model loads, for every position of the context.")],
                 [qsTr("Loaded in"), Theme.ms(panel.d.loadMs)],
                 [qsTr("Engine"), EngineController.deviceDescription],
             ]
@@ -50,7 +51,7 @@ ScrollView {
                 required property var modelData
                 Layout.columnSpan: 2
                 Layout.fillWidth: true
-                Label { text: modelData[0]; color: Theme.muted; Layout.preferredWidth: 150 }
+                Label { text: modelData[0]; color: Theme.muted; Layout.preferredWidth: 150; ToolTip.visible: rowMouse.containsMouse && modelData.length > 2; ToolTip.text: modelData[2] ?? ""; MouseArea { id: rowMouse; anchors.fill: parent; hoverEnabled: true } }
                 Label { text: String(modelData[1]); Layout.fillWidth: true; Layout.preferredWidth: 100; wrapMode: Text.Wrap }
             }
         }

@@ -62,6 +62,9 @@ Rectangle {
             text: qsTr("first token %1").arg(Theme.ms(EngineController.timeToFirstTokenMs))
             font.pixelSize: Theme.fontSmall
             color: Theme.muted
+            ToolTip.visible: ttftMouse.containsMouse
+            ToolTip.text: qsTr("Time to first token: the prompt's prefill plus the first sampling step, the wait before text appears.")
+            MouseArea { id: ttftMouse; anchors.fill: parent; hoverEnabled: true }
         }
         Item { Layout.fillWidth: true }
         Label {
@@ -72,6 +75,9 @@ Rectangle {
                     .arg(Theme.bytes(EngineController.kvBytesReserved))
             font.pixelSize: Theme.fontSmall
             color: Theme.muted
+            ToolTip.visible: memoryMouse.containsMouse
+            ToolTip.text: qsTr("The model's weights plus the KV cache, which the engine reserves for the whole context when the model loads.")
+            MouseArea { id: memoryMouse; anchors.fill: parent; hoverEnabled: true }
         }
     }
 }

@@ -7,6 +7,7 @@ import Inferscope
 ToolBar {
     id: bar
     signal openModelRequested()
+    signal welcomeRequested()
 
     background: Rectangle {
         color: Theme.surface
@@ -41,6 +42,7 @@ ToolBar {
             Menu {
                 id: modelMenu
                 MenuItem { text: qsTr("Open GGUF file…  (Ctrl+O)"); onTriggered: bar.openModelRequested() }
+                MenuItem { text: qsTr("Which models work, shortcuts…  (F1)"); onTriggered: bar.welcomeRequested() }
                 MenuSeparator { visible: AppSettings.recentModels.length > 0 }
                 Repeater {
                     model: AppSettings.recentModels

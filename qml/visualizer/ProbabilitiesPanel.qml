@@ -65,13 +65,13 @@ ScrollView {
             columns: 4
             columnSpacing: Theme.spacing * 2
             rowSpacing: 2
-            Label { text: qsTr("picked"); color: Theme.muted }
+            Label { text: qsTr("picked"); color: Theme.muted; ToolTip.visible: pickMouse.containsMouse; ToolTip.text: qsTr("The token the sampler drew at this step and appended to the answer; the next step starts from it."); MouseArea { id: pickMouse; anchors.fill: parent; hoverEnabled: true } }
             Label { objectName: "pickedToken"; text: panel.cur.token ?? ""; textFormat: Text.PlainText; font.family: "monospace"; font.bold: true; color: Theme.accent }
             Label { text: qsTr("rank"); color: Theme.muted }
             Label { text: panel.cur.rank ?? ""; ToolTip.visible: rankMouse.containsMouse; ToolTip.text: qsTr("1 = the most probable token at temperature 1."); MouseArea { id: rankMouse; anchors.fill: parent; hoverEnabled: true } }
-            Label { text: qsTr("probability"); color: Theme.muted }
+            Label { text: qsTr("probability"); color: Theme.muted; ToolTip.visible: probMouse.containsMouse; ToolTip.text: qsTr("The token's probability in the model's softmax at temperature 1, before any sampler stage."); MouseArea { id: probMouse; anchors.fill: parent; hoverEnabled: true } }
             Label { text: panel.cur.pRaw !== undefined ? (panel.cur.pRaw * 100).toFixed(2) + "%" : "" }
-            Label { text: qsTr("sampled from"); color: Theme.muted }
+            Label { text: qsTr("sampled from"); color: Theme.muted; ToolTip.visible: finalMouse.containsMouse; ToolTip.text: qsTr("Its probability in the distribution actually drawn from, after the penalty, top-k, top-p, min-p and temperature."); MouseArea { id: finalMouse; anchors.fill: parent; hoverEnabled: true } }
             Label { text: panel.cur.pFinal !== undefined ? (panel.cur.pFinal * 100).toFixed(2) + "%" : "" }
             Label {
                 text: qsTr("entropy"); color: Theme.muted
@@ -80,7 +80,7 @@ ScrollView {
                 MouseArea { id: entMouse; anchors.fill: parent; hoverEnabled: true }
             }
             Label { text: panel.cur.entropyBits !== undefined ? panel.cur.entropyBits.toFixed(2) + " bits" : "" }
-            Label { text: qsTr("time"); color: Theme.muted }
+            Label { text: qsTr("time"); color: Theme.muted; ToolTip.visible: timeMouse.containsMouse; ToolTip.text: qsTr("The forward pass that produced these logits (one decode step, or the prefill for the first token), then the sampling."); MouseArea { id: timeMouse; anchors.fill: parent; hoverEnabled: true } }
             Label { Layout.fillWidth: true; Layout.preferredWidth: 10; elide: Text.ElideRight; text: panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
         }
 

@@ -40,22 +40,25 @@ ColumnLayout {
             label: qsTr("Temperature"); from: 0; to: 2; step: 0.05; decimals: 2
             value: StepInspector.replayTemperature
             onMoved: (v) => StepInspector.replayTemperature = v
-            hint: qsTr("0 = greedy.")
+            hint: qsTr("Divides the logits before the draw: below 1 sharpens the distribution, above 1 flattens it; 0 is greedy.")
         }
         ParamSlider {
             label: qsTr("Top-k"); from: 0; to: 200; step: 1; decimals: 0
             value: StepInspector.replayTopK
             onMoved: (v) => StepInspector.replayTopK = Math.round(v)
+            hint: qsTr("Keeps only the k most probable tokens (0 = off).")
         }
         ParamSlider {
             label: qsTr("Top-p"); from: 0.05; to: 1; step: 0.01; decimals: 2
             value: StepInspector.replayTopP
             onMoved: (v) => StepInspector.replayTopP = v
+            hint: qsTr("Nucleus sampling: keeps the smallest set of tokens whose probabilities add up to p (1 = off).")
         }
         ParamSlider {
             label: qsTr("Min-p"); from: 0; to: 0.5; step: 0.01; decimals: 2
             value: StepInspector.replayMinP
             onMoved: (v) => StepInspector.replayMinP = v
+            hint: qsTr("Drops tokens less probable than min-p times the most probable one (0 = off).")
         }
     }
     Label {

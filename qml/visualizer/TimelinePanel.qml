@@ -80,7 +80,7 @@ ScrollView {
             columns: 2
             columnSpacing: Theme.spacing * 2
             rowSpacing: 2
-            Label { text: qsTr("prefill"); color: Theme.prefill; font.bold: true }
+            Label { text: qsTr("prefill"); color: Theme.prefill; font.bold: true; ToolTip.visible: pfLabelMouse.containsMouse; ToolTip.text: qsTr("Prefill: the whole prompt in one forward pass, computing and caching K and V for every prompt token; limited by arithmetic."); MouseArea { id: pfLabelMouse; anchors.fill: parent; hoverEnabled: true } }
             Label {
                 objectName: "prefillSummary"
                 Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap
@@ -89,9 +89,9 @@ ScrollView {
                         .arg(Theme.rate(panel.pf.tokensPerSecond ?? 0)).arg(Number((panel.pf.gflops ?? 0).toPrecision(3)))
                       + (panel.pf.computeFraction !== undefined ? qsTr(" = %1 of the matmul peak").arg(panel.pct(panel.pf.computeFraction)) : "")
             }
-            Label { text: qsTr("first token"); color: Theme.muted }
+            Label { text: qsTr("first token"); color: Theme.muted; ToolTip.visible: ttftLabelMouse.containsMouse; ToolTip.text: qsTr("Time to first token: the prefill plus the first sampling step, the wait before text appears."); MouseArea { id: ttftLabelMouse; anchors.fill: parent; hoverEnabled: true } }
             Label { text: Theme.ms(TimelineModel.timeToFirstTokenMs) }
-            Label { text: qsTr("decode"); color: Theme.decode; font.bold: true }
+            Label { text: qsTr("decode"); color: Theme.decode; font.bold: true; ToolTip.visible: dcLabelMouse.containsMouse; ToolTip.text: qsTr("Decode: one token per forward pass, each reading every weight and the KV cache so far; limited by memory bandwidth."); MouseArea { id: dcLabelMouse; anchors.fill: parent; hoverEnabled: true } }
             Label {
                 objectName: "decodeSummary"
                 Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap
@@ -100,7 +100,7 @@ ScrollView {
                         .arg((panel.dc.medianGBps ?? 0).toFixed(2))
                       + (panel.dc.bandwidthFraction !== undefined ? qsTr(" = %1 of memory bandwidth").arg(panel.pct(panel.dc.bandwidthFraction)) : "")
             }
-            Label { text: qsTr("machine"); color: Theme.muted }
+            Label { text: qsTr("machine"); color: Theme.muted; ToolTip.visible: mcLabelMouse.containsMouse; ToolTip.text: qsTr("This machine's limits, measured here: how fast memory can be read and how fast a matrix multiply runs."); MouseArea { id: mcLabelMouse; anchors.fill: parent; hoverEnabled: true } }
             Label {
                 Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap
                 text: panel.mc.measured ? qsTr("read bandwidth %1 GB/s · matmul peak %2 GFLOP/s F32, %3 BF16 (measured here)")

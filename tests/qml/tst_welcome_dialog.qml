@@ -1,0 +1,64 @@
+import QtQuick
+import QtQuick.Window
+import QtTest
+import Inferscope
+
+// The first-run welcome: shown until closed once (AppSettings.welcomeSeen), and it says what the
+// panels show, which models work, that nothing leaves the machine, and every shortcut.
+TestCase {
+    name: "WelcomeDialog"
+    when: windowShown
+    Window { id: host; width: 900; height: 700; visible: true }
+    Component { id: dialogComponent; WelcomeDialog {} }
+
+    function allText(item) {
+        let t = item.text !== undefined ? String(item.text) : ""
+        const kids = item.contentItem && item.contentItem !== item ? [item.contentItem] : []
+        for (let i = 0; i < item.children.length; ++i) kids.push(item.children[i])
+        for (const k of kids) t += "\n" + allText(k)
+        return t
+    }
+
+    function test_opens_until_seen() {
+        AppSettings.welcomeSeen = false
+        const d = createTemporaryObject(dialogComponent, host.contentItem)
+        tryCompare(d, "opened", true)
+        mouseClick(findChild(d, "welcomeStart"))
+        tryCompare(d, "visible", false)
+        compare(AppSettings.welcomeSeen, true)
+
+        const again = createTemporaryObject(dialogComponent, host.contentItem)
+        wait(50)
+        compare(again.visible, false)
+        again.open()  // F1 or the model menu
+        tryCompare(again, "opened", true)
+        again.close()
+    }
+
+    function test_content() {
+        AppSettings.welcomeSeen = true
+        const d = createTemporaryObject(dialogComponent, host.contentItem)
+        d.open()
+        tryCompare(d, "opened", true)
+        const text = allText(d.contentItem)
+        for (const s of ["Probabilities", "Timeline", "KV cache", "Q8_0", "BF16", "SentencePiece",
+                         "Hugging Face", "leaves this machine"])
+            verify(text.indexOf(s) >= 0, "the welcome mentions " + s)
+        const keys = d.shortcuts.map(s => s[0])
+        for (const k of ["Enter", "Shift+Enter", "Esc", "Ctrl+R", "Ctrl+N", "Ctrl+O", "Ctrl+B", "Ctrl+I", "F1"])
+            verify(keys.indexOf(k) >= 0, "shortcut listed: " + k)
+        compare(findChild(d.contentItem, "shortcutTable").children.length >= 2 * keys.length, true)
+        d.close()
+    }
+
+    function test_fits_a_small_window() {
+        AppSettings.welcomeSeen = true
+        host.width = 820; host.height = 520  // the main window's minimum size
+        const d = createTemporaryObject(dialogComponent, host.contentItem)
+        d.open()
+        tryCompare(d, "opened", true)
+        verify(d.height <= host.height && d.width <= host.width, d.width + "x" + d.height)
+        d.close()
+        host.width = 900; host.height = 700
+    }
+}
