@@ -17,9 +17,13 @@ constexpr uint32_t kMaxDims = 4;
 constexpr uint64_t kMaxMetadataCount = uint64_t(1) << 20;
 constexpr uint64_t kMaxTensorCount = uint64_t(1) << 20;
 constexpr uint64_t kMaxArrayLength = uint64_t(1) << 32;
-// The smallest possible encodings, to bound reservations by what the file could hold.
-constexpr uint64_t kMinKvBytes = 13;          // key length, type, a 1-byte value
-constexpr uint64_t kMinTensorInfoBytes = 32;  // name length, n_dims, one ne, type, offset
+// A count in the header is a claim. Reserving for it is capped in bytes by what remains of the
+// file: a count the file cannot back then costs no more memory than the file's size, and entries
+// actually present grow the vectors as they are read (tests/test_fuzz_regressions.cpp, ReaderHeap).
+template <class T>
+size_t reservation(uint64_t claimed, uint64_t remainingBytes) {
+    return size_t(std::min(claimed, remainingBytes / sizeof(T)));
+}
 
 Error badFile(std::string message) { return Error{ErrorKind::BadFile, std::move(message)}; }
 
@@ -171,8 +175,7 @@ Result<GgufValue> readValue(Cursor& c, GgufType type, std::string_view key) {
                                                    *count, kMaxArrayLength)));
     v.count = *count;
     if (v.elemType == GgufType::String) {
-        // Each string needs at least its 8-byte length: reserve no more than the file could hold.
-        v.strings.reserve(size_t(std::min(v.count, c.remaining() / 8)));
+        v.strings.reserve(reservation<std::string_view>(v.count, c.remaining()));
         for (uint64_t k = 0; k < v.count; ++k) {
             auto s = c.readString(fmt::format("string {} of {}", k, key), std::numeric_limits<uint64_t>::max());
             if (!s) return std::unexpected(s.error());
@@ -305,7 +308,7 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
 
     // Reserve no more than the remaining bytes could hold; a larger count is a truncated file and
     // fails at the entry where the bytes run out.
-    g.kvs_.reserve(size_t(std::min(*nKv, c.remaining() / kMinKvBytes)));
+    g.kvs_.reserve(reservation<GgufKv>(*nKv, c.remaining()));
     for (uint64_t k = 0; k < *nKv; ++k) {
         auto key = c.readString(fmt::format("metadata key #{}", k), kMaxKeyLength);
         if (!key) return std::unexpected(key.error());
@@ -332,7 +335,7 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
         g.alignment_ = a->u;
     }
 
-    g.tensors_.reserve(size_t(std::min(*nTensors, c.remaining() / kMinTensorInfoBytes)));
+    g.tensors_.reserve(reservation<GgufTensorInfo>(*nTensors, c.remaining()));
     for (uint64_t t = 0; t < *nTensors; ++t) {
         GgufTensorInfo info;
         auto name = c.readString(fmt::format("name of tensor #{}", t), kMaxTensorNameLength);

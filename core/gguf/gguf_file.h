@@ -36,6 +36,7 @@ enum class GgufType : uint32_t {
     String = 8, Array = 9, U64 = 10, I64 = 11, F64 = 12,
 };
 std::string_view ggufTypeName(GgufType type);
+
 // Bytes of one fixed-size scalar of this type (u8 .. f64, bool); 0 for String and Array.
 uint64_t ggufScalarSize(GgufType type);
 
@@ -93,6 +94,7 @@ public:
     // tensors it may lie past fileSize() (gguf-py writes no padding there).
     uint64_t dataOffset() const { return dataOffset_; }
     uint64_t fileSize() const { return file_.size(); }
+    const MappedFile& mapping() const { return file_; }  // the bytes every view points into
 
     const std::vector<GgufKv>& metadata() const { return kvs_; }
     const GgufValue* find(std::string_view key) const;

@@ -1,0 +1,134 @@
+// The fuzz target (fuzz/model_file_target.h) in ctest: every input the fuzzer ever crashed on
+// (tests/data/fuzz/) and every real model file, replayed; and the GGUF reader's heap bound, on
+// the hostile headers that would break it. A broken property aborts this executable.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_raw_builder.h"
+#include "heap_meter.h"
+#include "model_file_target.h"
+
+using namespace inferscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<uint8_t> slurp(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Peak heap of the reader on an image, and whether it parsed.
+struct ReaderRun {
+    uint64_t peak = 0;
+    bool parsed = false;
+    std::string error;
+};
+ReaderRun readWithMeter(std::vector<uint8_t> image) {
+    fuzz::heapMeterStart();
+    auto f = GgufFile::parse(MappedFile::fromBytes(std::move(image)));
+    ReaderRun r{fuzz::heapMeterPeak(), bool(f), f ? std::string() : f.error().message};
+    return r;
+}
+
+// A key of 0..2 bytes, distinct for each i < 65793 (the shortest keys there are).
+std::string shortKey(uint32_t i) {
+    if (i == 0) return "";
+    if (i <= 256) return std::string(1, char(i - 1));
+    i -= 257;
+    return std::string{char(i & 0xff), char(i >> 8)};
+}
+
+}  // namespace
+
+TEST(FuzzRegressions, EveryKeptInputRuns) {
+    const fs::path dir = fs::path(INFERSCOPE_TEST_DATA_DIR) / "fuzz";
+    int n = 0;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        if (!entry.is_regular_file() || entry.path().extension() == ".md") continue;
+        SCOPED_TRACE(entry.path().filename().string());
+        fuzz::runModelFile(slurp(entry.path()));
+        ++n;
+    }
+    std::printf("replayed %d kept inputs\n", n);
+}
+
+TEST(FuzzRegressions, RealModelFilesRun) {
+    for (const fs::path& p : {fs::path(INFERSCOPE_RESOURCES_DIR) / "models/stories260K.gguf",
+                              fs::path(INFERSCOPE_TEST_DATA_DIR) / "ggml-vocab-llama-spm.gguf",
+                              fs::path(INFERSCOPE_TEST_DATA_DIR) / "llama-2-tiny-random.gguf"}) {
+        SCOPED_TRACE(p.filename().string());
+        fuzz::runModelFile(slurp(p));
+    }
+}
+
+// A count in the header is a claim: whatever it says, the reader reserves no more memory than the
+// bytes that remain in the file. Each image claims a huge count and fails at its first entry, so
+// what the reader holds is the reservation alone.
+TEST(ReaderHeap, ClaimedCountsReserveAtMostTheFile) {
+    ASSERT_TRUE(fuzz::heapMeterWorks());
+    constexpr uint64_t kFile = 1 << 20;
+    constexpr uint64_t kSlack = 8 * 1024;  // the error message and a hash-map node or two
+    auto claim = [](GgufRawBuilder b) {
+        b.u64(uint64_t(1) << 62);  // the next string's length: refused before anything is read
+        b.zeros(kFile - b.size());
+        return std::move(b).take();
+    };
+    GgufRawBuilder kvs, tensors, strings;
+    kvs.header(3, 0, uint64_t(1) << 20).key("a", GgufType::U8).u8(1);
+    tensors.header(3, uint64_t(1) << 20, 0).tensorInfo("a", {4}, uint32_t(GgmlType::F32), 0);
+    strings.header(3, 0, 1).key("tokenizer.ggml.tokens", GgufType::Array).array(GgufType::String, uint64_t(1) << 32);
+    for (auto [name, builder] : {std::pair{"2^20 metadata entries", &kvs}, std::pair{"2^20 tensors", &tensors},
+                                 std::pair{"2^32 strings", &strings}}) {
+        const ReaderRun r = readWithMeter(claim(*builder));
+        EXPECT_FALSE(r.parsed);
+        EXPECT_LE(r.peak, kFile + kSlack) << name << ": " << r.error;
+        std::printf("%s claimed in %llu bytes: the reader held %llu bytes (%s)\n", name, (unsigned long long)kFile,
+                    (unsigned long long)r.peak, r.error.c_str());
+    }
+}
+
+// What the reader does hold grows with the entries actually present: the worst files are packed
+// with the smallest entries the format allows. The factor is fuzz::kReaderBytesPerFileByte.
+TEST(ReaderHeap, MemoryFollowsContent) {
+    ASSERT_TRUE(fuzz::heapMeterWorks());
+    std::vector<std::pair<std::string, std::vector<uint8_t>>> images;
+    {
+        GgufRawBuilder b;  // 65,793 distinct keys of 0..2 bytes, each with a u8 value: 13..15 bytes an entry
+        const uint32_t n = 65793;
+        b.header(3, 0, n);
+        for (uint32_t i = 0; i < n; ++i) b.key(shortKey(i), GgufType::U8).u8(0);
+        images.emplace_back("tiny metadata entries", std::move(b).take());
+    }
+    {
+        GgufRawBuilder b;  // one array of 2^17 empty strings: 8 bytes each
+        const uint64_t n = uint64_t(1) << 17;
+        b.header(3, 0, 1).key("a", GgufType::Array).array(GgufType::String, n);
+        for (uint64_t i = 0; i < n; ++i) b.str("");
+        images.emplace_back("empty strings", std::move(b).take());
+    }
+    {
+        GgufRawBuilder b;  // 65,793 tensors of one F32 each, alignment 1: 38..40 bytes a tensor
+        const uint32_t n = 65793;
+        b.header(3, n, 1).key("general.alignment", GgufType::U32).u32(1);
+        for (uint32_t i = 0; i < n; ++i) b.tensorInfo(shortKey(i), {1}, uint32_t(GgmlType::F32), 4 * uint64_t(i));
+        b.zeros(4 * uint64_t(n));
+        images.emplace_back("tiny tensors", std::move(b).take());
+    }
+    for (auto& [name, image] : images) {
+        const uint64_t size = image.size();
+        const ReaderRun r = readWithMeter(std::move(image));
+        EXPECT_TRUE(r.parsed) << name << ": " << r.error;
+        EXPECT_LE(r.peak, fuzz::readerHeapBound(size)) << name;
+        std::printf("%s: %llu bytes, the reader held %llu (%.1f x the file)\n", name.c_str(), (unsigned long long)size,
+                    (unsigned long long)r.peak, double(r.peak) / double(size));
+    }
+}
+
