@@ -132,3 +132,17 @@ TEST(ReaderHeap, MemoryFollowsContent) {
     }
 }
 
+// ---- what the fuzzer found, one test each (the inputs are in tests/data/fuzz/) ---------------------
+
+// getUint/getFloat/getString/getBool named the key raw in their errors: a key holding control
+// bytes or invalid UTF-8 went into the message as it was (found asking with the file's own keys).
+TEST(FuzzFindings, GetterErrorsEscapeTheKey) {
+    GgufRawBuilder b;
+    b.header(3, 0, 1).key(std::string_view("a\0\x1b[2J\xff", 7), GgufType::U8).u8(1);
+    auto f = GgufFile::parse(MappedFile::fromBytes(std::move(b).take()));
+    ASSERT_TRUE(f) << f.error().message;
+    auto s = f->getString(f->metadata()[0].key);
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().message, "metadata key a\\x00\\x1b[2J\\xff has type u8, expected a string");
+}
+

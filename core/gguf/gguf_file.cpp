@@ -425,9 +425,9 @@ Result<std::optional<uint64_t>> GgufFile::getUint(std::string_view key) const {
     const GgufValue* v = find(key);
     if (!v) return std::optional<uint64_t>{};
     if (!v->isInteger())
-        return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected an integer", key, describeValue(*v)));
+        return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected an integer", shown(key), describeValue(*v)));
     if (v->isSigned && v->i < 0)
-        return fail(ErrorKind::BadFile, fmt::format("metadata key {} is negative ({})", key, v->i));
+        return fail(ErrorKind::BadFile, fmt::format("metadata key {} is negative ({})", shown(key), v->i));
     return std::optional<uint64_t>{v->u};
 }
 
@@ -436,14 +436,14 @@ Result<std::optional<double>> GgufFile::getFloat(std::string_view key) const {
     if (!v) return std::optional<double>{};
     if (v->isFloat()) return std::optional<double>{v->f};
     if (v->isInteger()) return std::optional<double>{v->isSigned ? double(v->i) : double(v->u)};
-    return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a number", key, describeValue(*v)));
+    return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a number", shown(key), describeValue(*v)));
 }
 
 Result<std::optional<std::string_view>> GgufFile::getString(std::string_view key) const {
     const GgufValue* v = find(key);
     if (!v) return std::optional<std::string_view>{};
     if (v->type != GgufType::String)
-        return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a string", key, describeValue(*v)));
+        return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a string", shown(key), describeValue(*v)));
     return std::optional<std::string_view>{v->str};
 }
 
@@ -452,7 +452,7 @@ Result<std::optional<bool>> GgufFile::getBool(std::string_view key) const {
     if (!v) return std::optional<bool>{};
     if (v->type == GgufType::Bool) return std::optional<bool>{v->b};
     if (v->isInteger()) return std::optional<bool>{v->isSigned ? v->i != 0 : v->u != 0};  // u is 0 when negative
-    return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a bool", key, describeValue(*v)));
+    return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a bool", shown(key), describeValue(*v)));
 }
 
 const GgufTensorInfo* GgufFile::findTensor(std::string_view name) const {

@@ -36,7 +36,6 @@ enum class GgufType : uint32_t {
     String = 8, Array = 9, U64 = 10, I64 = 11, F64 = 12,
 };
 std::string_view ggufTypeName(GgufType type);
-
 // Bytes of one fixed-size scalar of this type (u8 .. f64, bool); 0 for String and Array.
 uint64_t ggufScalarSize(GgufType type);
 
