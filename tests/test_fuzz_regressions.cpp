@@ -146,3 +146,19 @@ TEST(FuzzFindings, GetterErrorsEscapeTheKey) {
     EXPECT_EQ(s.error().message, "metadata key a\\x00\\x1b[2J\\xff has type u8, expected a string");
 }
 
+// GgufValue::intAt converted a float item to int64_t as it was: 7e31 (or NaN, or -1e30) from a file
+// is undefined behaviour (UBSan). Out-of-range floats now clamp, NaN gives 0.
+TEST(FuzzFindings, IntAtClampsFloatsOutOfRange) {
+    const float items[] = {7.3e31f, -1e30f, std::nanf(""), -3.9f, 12.5f};
+    GgufRawBuilder b;
+    b.header(3, 0, 1).key("a", GgufType::Array).array(GgufType::F32, 5);
+    for (float x : items) b.f32(x);
+    auto f = GgufFile::parse(MappedFile::fromBytes(std::move(b).take()));
+    ASSERT_TRUE(f) << f.error().message;
+    const GgufValue& v = f->metadata()[0].value;
+    EXPECT_EQ(v.intAt(0), std::numeric_limits<int64_t>::max());
+    EXPECT_EQ(v.intAt(1), std::numeric_limits<int64_t>::min());
+    EXPECT_EQ(v.intAt(2), 0);
+    EXPECT_EQ(v.intAt(3), -3);
+    EXPECT_EQ(v.intAt(4), 12);
+}

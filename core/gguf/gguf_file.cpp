@@ -1,6 +1,7 @@
 #include "gguf/gguf_file.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fmt/format.h>
 #include <limits>
@@ -248,7 +249,14 @@ double GgufValue::numberAt(uint64_t index) const {
 int64_t GgufValue::intAt(uint64_t index) const {
     GgufValue tmp;
     decodeScalar(elemType, items + index * ggufScalarSize(elemType), tmp);
-    if (elemType == GgufType::F32 || elemType == GgufType::F64) return int64_t(tmp.f);
+    if (elemType == GgufType::F32 || elemType == GgufType::F64) {
+        // Truncated toward zero and clamped: a float out of int64's range (or NaN) from a file
+        // must not reach the undefined conversion.
+        if (std::isnan(tmp.f)) return 0;
+        if (tmp.f >= 0x1p63) return std::numeric_limits<int64_t>::max();
+        if (tmp.f <= -0x1p63) return std::numeric_limits<int64_t>::min();
+        return int64_t(tmp.f);
+    }
     return tmp.isSigned ? tmp.i : int64_t(tmp.u);
 }
 

@@ -58,7 +58,8 @@ struct GgufValue {
 
     bool isInteger() const;
     bool isFloat() const { return type == GgufType::F32 || type == GgufType::F64; }
-    // Element access for numeric arrays (i < count, numeric elemType).
+    // Element access for numeric arrays (i < count, numeric elemType). intAt truncates floats
+    // toward zero, clamped to int64 (NaN gives 0).
     double numberAt(uint64_t index) const;
     int64_t intAt(uint64_t index) const;
 };
