@@ -5,6 +5,8 @@
 #include <chrono>
 #include <fmt/format.h>
 
+#include "common/memory_budget.h"
+#include "engine/load_memory.h"
 #include "engine/stop_strings.h"
 
 namespace inferscope {
@@ -27,6 +29,29 @@ void keepHighestLogits(std::span<const float> logits, size_t k, StepRecord& rec)
     std::sort(ids.begin(), ids.end(), higher);
     rec.replayLogits.resize(k);
     for (size_t i = 0; i < k; ++i) rec.replayLogits[i] = logits[size_t(ids[i])];
+}
+
+// The OutOfMemory message of a load that does not fit: the figures, and what would fit instead.
+std::string doesNotFit(const std::string& model, const MemoryNeed& need, const MemoryShortfall& shortfall,
+                       const GgufFile& file, const LlamaHParams& hp, const LoadShape& shape, const MemoryFigures& have) {
+    std::string text = fmt::format(
+        "{} does not fit in memory with a context of {} tokens: it needs {} (weights {}, KV cache {}, buffers {}) "
+        "where {} allows {}",
+        model, shape.nCtx, formatBytes(shortfall.needed), formatBytes(need.weightsMapped + need.weightsConverted),
+        formatBytes(need.kvCache), formatBytes(need.buffers), shortfall.limit, formatBytes(shortfall.allowed));
+    std::vector<std::string> tips;
+    if (const int32_t fits = largestFittingContext(file, hp, shape, have); fits > 0)
+        tips.push_back(fmt::format("a smaller context (up to {} tokens fit)", fits));
+    auto fitsWith = [&](LoadShape other) { return !findMemoryShortfall(estimateLoadMemory(file, hp, other), have); };
+    if (shape.kvType == KvType::F32 && fitsWith({shape.precision, shape.nCtx, shape.batch, KvType::F16, shape.threads}))
+        tips.push_back("an F16 KV cache");
+    for (auto [precision, name] : {std::pair{ComputePrecision::BF16, "BF16 compute"}, std::pair{ComputePrecision::Int8, "INT8 compute"}})
+        if (shape.precision != precision && fitsWith({precision, shape.nCtx, shape.batch, shape.kvType, shape.threads}))
+            tips.push_back(name);
+    if (tips.empty()) return text + "; the weights alone do not fit: choose a smaller model";
+    text += "; try ";
+    for (size_t i = 0; i < tips.size(); ++i) text += (i == 0 ? "" : i + 1 == tips.size() ? " or " : ", ") + tips[i];
+    return text;
 }
 
 }  // namespace
@@ -87,6 +112,14 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
     }
     if (options.batchSize < 1)
         return fail(ErrorKind::InvalidArgument, fmt::format("batch size must be positive, got {}", options.batchSize));
+
+    // Before any weight is converted or the cache allocated: weights + KV cache + buffers must fit
+    // in available memory and in the process's address-space and data limits.
+    const LoadShape shape{options.precision, nCtx, options.batchSize, options.kvType, engine->device_->threads()};
+    const MemoryNeed need = estimateLoadMemory(*file, hp, shape);
+    const MemoryFigures have = readMemoryFigures();
+    if (auto shortfall = findMemoryShortfall(need, have))
+        return fail(ErrorKind::OutOfMemory, doesNotFit(engine->info_.name, need, *shortfall, *file, hp, shape, have));
 
     auto model = LlamaModel::load(std::move(*file), *engine->device_, options.precision, progress);
     if (!model) return std::unexpected(model.error());
