@@ -13,6 +13,8 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_raw_builder.h"
 #include "heap_meter.h"
+#include "model/llama_hparams.h"
+#include "tokenizer/tokenizer.h"
 #include "model_file_target.h"
 
 using namespace inferscope;
@@ -161,4 +163,51 @@ TEST(FuzzFindings, IntAtClampsFloatsOutOfRange) {
     EXPECT_EQ(v.intAt(2), 0);
     EXPECT_EQ(v.intAt(3), -3);
     EXPECT_EQ(v.intAt(4), 12);
+}
+
+// SentencePiece's load errors quote the piece they refuse ("byte piece <0x\xfa> is invalid."), and
+// the tokenizer passed them on as they were; so did the messages naming the tokenizer model, the
+// architecture, the RoPE scaling type and (for invalid UTF-8) a vocabulary piece. All are escaped
+// now. The fuzzer found the first; the test holds each.
+TEST(FuzzFindings, MessagesEscapeTextFromTheFile) {
+    auto vocabFile = [](std::string_view model, std::vector<std::string> pieces, std::vector<int32_t> types) {
+        GgufRawBuilder b;
+        b.header(3, 0, 4).key("tokenizer.ggml.model", GgufType::String).str(model);
+        b.key("tokenizer.ggml.tokens", GgufType::Array).array(GgufType::String, pieces.size());
+        for (const auto& p : pieces) b.str(p);
+        b.key("tokenizer.ggml.scores", GgufType::Array).array(GgufType::F32, pieces.size());
+        for (size_t i = 0; i < pieces.size(); ++i) b.f32(0);
+        b.key("tokenizer.ggml.token_type", GgufType::Array).array(GgufType::I32, types.size());
+        for (int32_t t : types) b.i32(t);
+        auto f = GgufFile::parse(MappedFile::fromBytes(std::move(b).take()));
+        EXPECT_TRUE(f) << f.error().message;
+        return std::move(*f);
+    };
+    auto tokenizerError = [](const GgufFile& f) {
+        auto t = Tokenizer::fromGguf(f);
+        return t ? std::string("(built)") : t.error().message;
+    };
+    // 256 byte pieces, one of them spelled with invalid UTF-8.
+    std::vector<std::string> pieces = {"<unk>", "a"};
+    std::vector<int32_t> types = {2, 1};
+    for (int b = 0; b < 256; ++b) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        pieces.push_back(b == 0xfa ? std::string("<0x\xfa\x1b>") : std::string(name));
+        types.push_back(6);
+    }
+    EXPECT_EQ(tokenizerError(vocabFile("llama", pieces, types)),
+              "SentencePiece rejected the vocabulary: byte piece <0x\\xfa\\x1b> is invalid.");
+    EXPECT_EQ(tokenizerError(vocabFile("gpt2\x1b]0;owned\x07", {"a"}, {1})),
+              "tokenizer model \"gpt2\\x1b]0;owned\\x07\" is not supported: only \"llama\" (SentencePiece BPE) is");
+    EXPECT_EQ(tokenizerError(vocabFile("llama", {"<unk>", "\xff\xfe", "\xff\xfe"}, {2, 1, 1})),
+              "tokenizer.ggml.tokens: token 2 \"\\xff\\xfe\" duplicates token 1");
+
+    GgufRawBuilder arch;
+    arch.header(3, 0, 1).key("general.architecture", GgufType::String).str("gpt\xc0\x80\n");
+    auto a = GgufFile::parse(MappedFile::fromBytes(std::move(arch).take()));
+    ASSERT_TRUE(a);
+    auto hp = readLlamaHParams(*a);
+    ASSERT_FALSE(hp);
+    EXPECT_EQ(hp.error().message, "unsupported architecture 'gpt\\xc0\\x80\\x0a' (Inferscope runs llama-architecture models)");
 }

@@ -31,8 +31,7 @@ Error badFile(std::string message) { return Error{ErrorKind::BadFile, std::move(
 // A key or tensor name from the file, as shown in a message: printable ASCII and valid UTF-8 are
 // kept; control bytes, DEL, C1 controls and invalid UTF-8 become \xNN (so a message can neither
 // drive a terminal nor break a JSON encoder); past 64 bytes the name is cut and its length given.
-std::string shown(std::string_view name) {
-    constexpr size_t kShownBytes = 64;
+std::string shown(std::string_view name, size_t kShownBytes = 64) {
     const std::string_view head = name.substr(0, kShownBytes);
     std::string out;
     out.reserve(head.size());
@@ -198,6 +197,8 @@ std::string describeValue(const GgufValue& v) {
 }
 
 }  // namespace
+
+std::string shownText(std::string_view text, size_t maxBytes) { return shown(text, maxBytes); }
 
 std::string_view ggufTypeName(GgufType type) {
     switch (type) {
