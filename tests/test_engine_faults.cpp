@@ -91,6 +91,18 @@ TEST(ModelFileOnDisk, TruncatedBeforeGenerateIsAnIoError) {
     EXPECT_EQ(r.error().message, path.string() + " changed on disk while in use (600000 bytes, was 1185376); load it again");
 }
 
+// Rewritten in place with the same size (a tool writing into it): the modification time tells.
+TEST(ModelFileOnDisk, RewrittenInPlaceIsAnIoError) {
+    TempDir dir;
+    const fs::path path = copyOfStories(dir);
+    auto engine = load(path);
+    ASSERT_TRUE(engine);
+    fs::last_write_time(path, fs::last_write_time(path) + std::chrono::seconds(5));
+    auto r = engine->generate(greedy(kOnceUponATime, 8));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message, path.string() + " changed on disk while in use (it was modified); load it again");
+}
+
 // The file is cut while tokens are being generated: the next forward pass reads weights past the
 // new end, on the engine's thread and on OpenMP's workers. The SIGBUS guard turns that into zeros
 // and a flag; generate() returns the error instead of a token computed from zeros, and keeps
