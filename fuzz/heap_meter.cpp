@@ -12,7 +12,14 @@
 #endif
 
 #ifdef INFERSCOPE_HEAP_METER_ASAN
-#include <sanitizer/allocator_interface.h>
+// The sanitizer allocator's interface (compiler-rt's sanitizer/allocator_interface.h, which GCC
+// does not install; libasan has the functions).
+extern "C" {
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, size_t),
+                                              void (*free_hook)(const volatile void*));
+int __sanitizer_get_ownership(const volatile void* p);
+size_t __sanitizer_get_allocated_size(const volatile void* p);
+}
 #else
 #include <malloc.h>
 
@@ -41,8 +48,7 @@ void released(size_t size) { gLive.fetch_sub(int64_t(size), std::memory_order_re
 // The sanitizer allocator calls these for every malloc/new and free/delete of the process.
 void onMalloc(const volatile void*, size_t size) { counted(size); }
 void onFree(const volatile void* p) {
-    if (p && __sanitizer_get_ownership(const_cast<const void*>(p)))
-        released(__sanitizer_get_allocated_size(const_cast<const void*>(p)));
+    if (p && __sanitizer_get_ownership(p)) released(__sanitizer_get_allocated_size(p));
 }
 const bool gHooked = __sanitizer_install_malloc_and_free_hooks(onMalloc, onFree) != 0;
 #endif

@@ -18,6 +18,9 @@ packages=(
   qml6-module-qtqml-models qml6-module-qttest qml6-module-qt-labs-settings
   # headless windows for screenshots and GUI tests
   xvfb xauth imagemagick
+  # fuzzing (scripts/ci-fuzz.sh): clang and its libFuzzer/ASan runtimes. Clang 16, not Debian's
+  # default 14: libstdc++ 12's <expected> needs conditionally trivial special members (P0848).
+  clang-16 libclang-rt-16-dev
 )
 
 missing=()
