@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -20,6 +22,7 @@
 #include "backend/compute_device.h"
 #include "backend/memory_probe.h"
 #include "commands.h"
+#include "option_checks.h"
 #include "engine/bundled_model.h"
 #include "model/llama_model.h"
 
@@ -164,12 +167,33 @@ struct Runner {
     }
 };
 
-std::vector<int32_t> parseList(const std::string& text) {
+// "128,512": whole numbers only (std::stoi took "12abc" as 12), 1 to 2^20 each; "" runs no prefill test.
+std::optional<std::vector<int32_t>> parseList(const std::string& text) {
     std::vector<int32_t> out;
+    if (text.empty()) return out;
     std::stringstream in(text);
-    for (std::string item; std::getline(in, item, ',');)
-        if (!item.empty()) out.push_back(std::stoi(item));
+    for (std::string item; std::getline(in, item, ',');) {
+        int32_t v = 0;
+        const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 1 || v > (1 << 20)) return std::nullopt;
+        out.push_back(v);
+    }
+    if (text.back() == ',') return std::nullopt;  // getline drops a trailing empty item
     return out;
+}
+
+// Every numeric option within what the run can do: a negative probe size was a bad_alloc, an
+// infinite wait a hang, a huge depth an overflow of the context size.
+std::optional<std::string> checkArgs(const BenchArgs& a) {
+    auto outside = [](double v, double lo, double hi) { return !(v >= lo && v <= hi); };  // NaN is outside
+    if (outside(a.genTokens, 1, 1 << 20)) return fmt::format("--gen-tokens must be between 1 and {}, got {}", 1 << 20, a.genTokens);
+    if (outside(a.repeat, 1, 1000)) return fmt::format("--repeat must be between 1 and 1000, got {}", a.repeat);
+    if (outside(a.depth, 0, 1 << 24)) return fmt::format("--depth must be between 0 and {}, got {}", 1 << 24, a.depth);
+    if (outside(a.probeMib, 1, 1 << 16)) return fmt::format("--probe-mib must be between 1 and {}, got {}", 1 << 16, a.probeMib);
+    if (outside(a.peakSeconds, 0.001, 60)) return fmt::format("--peak-seconds must be between 0.001 and 60, got {}", a.peakSeconds);
+    if (outside(a.maxBusy, 0, 1)) return fmt::format("--max-busy must be between 0 and 1, got {}", a.maxBusy);
+    if (outside(a.waitQuiet, 0, 3600)) return fmt::format("--wait-quiet must be between 0 and 3600 seconds, got {}", a.waitQuiet);
+    return std::nullopt;
 }
 
 int run(const BenchArgs& a) {
@@ -177,15 +201,12 @@ int run(const BenchArgs& a) {
     if (!precision) return reportError(precision.error().message);
     auto kvType = parseKvType(a.kv);
     if (!kvType) return reportError(kvType.error().message);
-    std::vector<int32_t> pps;
-    try {
-        pps = parseList(a.promptTokens);
-    } catch (const std::exception&) {
-        return reportError("--prompt-tokens must be a comma-separated list of token counts, got '" + a.promptTokens + "'");
-    }
-    for (int32_t pp : pps)
-        if (pp < 1) return reportError("prompt token counts must be positive");
-    if (a.genTokens < 1 || a.repeat < 1) return reportError("--gen-tokens and --repeat must be at least 1");
+    auto list = parseList(a.promptTokens);
+    if (!list)
+        return reportError("--prompt-tokens must be a comma-separated list of token counts from 1 to 1048576, got '" +
+                           a.promptTokens + "'");
+    const std::vector<int32_t> pps = std::move(*list);
+    if (auto bad = checkArgs(a)) return reportError(*bad);
     std::filesystem::path path = a.model;
     if (path.empty()) {
         auto bundled = findBundledModel();
@@ -348,7 +369,7 @@ int run(const BenchArgs& a) {
 void addBenchCommand(CLI::App& app, int& exitCode) {
     auto a = std::make_shared<BenchArgs>();
     CLI::App* cmd = app.add_subcommand("bench", "Prefill/decode speed against this machine's bandwidth and matmul peak");
-    cmd->add_option("--model,-m", a->model, "GGUF model file (default: the bundled stories260K)");
+    cmd->add_option("--model,-m", a->model, "GGUF model file (default: the bundled stories260K)")->check(kNotEmpty);
     cmd->add_option("--prompt-tokens", a->promptTokens, "prefill tests: prompt lengths, comma-separated")->capture_default_str();
     cmd->add_option("--gen-tokens", a->genTokens, "decode test: tokens generated")->capture_default_str();
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();

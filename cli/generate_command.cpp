@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "engine/bundled_model.h"
 #include "engine/engine.h"
 #include "engine/stop_strings.h"
@@ -183,8 +184,9 @@ int run(GenerateArgs a) {
 void addGenerateCommand(CLI::App& app, int& exitCode) {
     auto a = std::make_shared<GenerateArgs>();
     CLI::App* cmd = app.add_subcommand("generate", "Generate text from a prompt (streams text, or JSON lines with --json)");
-    cmd->add_option("--model,-m", a->model, "GGUF model file (default: the bundled stories260K)");
-    cmd->add_option("--tokenizer", a->tokenizer, "SentencePiece tokenizer.model to use instead of the GGUF vocabulary");
+    cmd->add_option("--model,-m", a->model, "GGUF model file (default: the bundled stories260K)")->check(kNotEmpty);
+    cmd->add_option("--tokenizer", a->tokenizer, "SentencePiece tokenizer.model to use instead of the GGUF vocabulary")
+        ->check(kNotEmpty);
     cmd->add_option("--prompt,-p", a->prompt, "prompt text (default: empty, i.e. BOS only)");
     cmd->add_flag("--no-bos", a->noBos, "do not prepend the BOS token");
     cmd->add_option("--max-tokens,-n", a->maxTokens, "most tokens to generate")->capture_default_str();
@@ -194,9 +196,9 @@ void addGenerateCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--min-p", a->sampler.minP, "0 = off")->capture_default_str();
     cmd->add_option("--repeat-penalty", a->sampler.repeatPenalty, "1 = off")->capture_default_str();
     cmd->add_option("--repeat-last-n", a->sampler.repeatLastN, "tokens the penalty looks back at")->capture_default_str();
-    cmd->add_option("--seed", a->seed, "RNG seed (default: from the clock; printed with --json)");
+    cmd->add_option("--seed", a->seed, "RNG seed (default: from the clock; printed with --json)")->check(kUnsigned);
     cmd->add_option("--top-n", a->sampler.topN, "candidates reported per token")->capture_default_str();
-    cmd->add_option("--stop", a->stops, "stop when the output contains this text (repeatable)");
+    cmd->add_option("--stop", a->stops, "stop when the output contains this text (repeatable)")->check(kNotEmpty);
     cmd->add_flag("--no-kv-cache", a->noKvCache, "recompute the whole sequence at every step (to measure what the cache saves)");
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "engine/bundled_model.h"
 #include "gguf/gguf_file.h"
 #include "model/model_info.h"
@@ -71,7 +72,7 @@ int run(const InfoArgs& a) {
 void addInfoCommand(CLI::App& app, int& exitCode) {
     auto args = std::make_shared<InfoArgs>();
     CLI::App* cmd = app.add_subcommand("info", "Describe a GGUF model (architecture, shapes, tensor types, KV bytes per token)");
-    cmd->add_option("--model,-m", args->model, "GGUF file (default: the bundled stories260K)");
+    cmd->add_option("--model,-m", args->model, "GGUF file (default: the bundled stories260K)")->check(kNotEmpty);
     cmd->add_flag("--json", args->json, "one JSON object");
     cmd->final_callback([args, &exitCode] { exitCode = run(*args); });
 }

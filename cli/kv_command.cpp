@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "kv_cache/kv_calculator.h"
 
 namespace inferscope::cli {
@@ -61,13 +62,13 @@ int run(const KvArgs& a) {
 void addKvCommand(CLI::App& app, int& exitCode) {
     auto args = std::make_shared<KvArgs>();
     CLI::App* cmd = app.add_subcommand("kv", "KV-cache calculator: bytes per token and in total");
-    cmd->add_option("--layers", args->layers, "transformer layers")->required();
-    cmd->add_option("--heads", args->heads, "query heads")->required();
-    cmd->add_option("--kv-heads", args->kvHeads, "key/value heads (default: --heads, i.e. MHA)");
-    cmd->add_option("--head-dim", args->headDim, "dimension of one head")->required();
+    cmd->add_option("--layers", args->layers, "transformer layers")->required()->check(kUnsigned);
+    cmd->add_option("--heads", args->heads, "query heads")->required()->check(kUnsigned);
+    cmd->add_option("--kv-heads", args->kvHeads, "key/value heads (default: --heads, i.e. MHA)")->check(kUnsigned);
+    cmd->add_option("--head-dim", args->headDim, "dimension of one head")->required()->check(kUnsigned);
     cmd->add_option("--dtype", args->dtype, "cache element type: f32, f16, bf16, int8")->capture_default_str();
-    cmd->add_option("--tokens", args->tokens, "context length in tokens")->required();
-    cmd->add_option("--users", args->users, "concurrent sequences")->capture_default_str();
+    cmd->add_option("--tokens", args->tokens, "context length in tokens")->required()->check(kUnsigned);
+    cmd->add_option("--users", args->users, "concurrent sequences")->capture_default_str()->check(kUnsigned);
     cmd->add_flag("--json", args->json, "one JSON object");
     cmd->final_callback([args, &exitCode] { exitCode = run(*args); });
 }

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "option_checks.h"
 
 namespace inferscope::cli {
 
@@ -29,6 +30,9 @@ int main(int argc, char** argv) {
     addKvCommand(app, exitCode);
     addSynthCommand(app, exitCode);
     addBenchCommand(app, exitCode);
+    refuseEmptyValues(app, {"generate --prompt", "bench --prompt-tokens"});
+    if (argc > 1 && argv[1][0] == '-' && std::string(argv[1]) != "--help" && std::string(argv[1]) != "-h")
+        return reportError(std::string("unknown option '") + argv[1] + "' before the command (see --help)");
     if (argc > 1 && argv[1][0] != '-') {
         std::string names;
         bool known = false;

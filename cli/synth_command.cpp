@@ -1,10 +1,13 @@
 // inferscope-cli synth: write a random-weight GGUF of a named model shape, for benchmarks.
 #include <chrono>
+#include <fmt/format.h>
 #include <cstdio>
 #include <memory>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "engine/bundled_model.h"
+#include "gguf/gguf_file.h"
 #include "model/synth_model.h"
 
 namespace inferscope::cli {
@@ -36,6 +39,19 @@ int run(const SynthArgs& a) {
     if (!type) return reportError(type.error().message);
     SynthOptions o{*shape, *type, a.seed, a.vocab.empty() ? defaultVocab(*shape) : std::filesystem::path(a.vocab)};
     if (o.vocabFrom.empty()) return reportError("no vocabulary found: pass --vocab FILE.gguf");
+    // Refused before "writing ..." so that a bad --out is one line on stderr like every error.
+    const std::filesystem::path out(a.out);
+    const std::filesystem::path dir = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+        return reportError("--out: " + dir.string() + " is not a directory");
+    if (std::filesystem::is_directory(out, ec)) return reportError("--out: " + a.out + " is a directory");
+    auto vocab = GgufFile::open(o.vocabFrom);
+    if (!vocab) return reportError("--vocab: " + vocab.error().message);
+    if (const GgufValue* tokens = vocab->find("tokenizer.ggml.tokens");
+        !tokens || tokens->type != GgufType::Array || tokens->count != uint64_t(shape->nVocab))
+        return reportError(fmt::format("--vocab: {} has no vocabulary of {} tokens (tokenizer.ggml.tokens)",
+                                       o.vocabFrom.string(), shape->nVocab));
     const auto t0 = std::chrono::steady_clock::now();
     std::fprintf(stderr, "writing %s (%s, %s, %.1f MiB)\n", a.out.c_str(), std::string(shape->name).c_str(), a.dtype.c_str(),
                  double(synthModelBytes(o)) / (1 << 20));
@@ -51,11 +67,12 @@ void addSynthCommand(CLI::App& app, int& exitCode) {
     CLI::App* cmd = app.add_subcommand("synth", "Write a random-weight GGUF of a named model shape (for benchmarks)");
     cmd->add_option("--shape", a->shape, "tinyllama-1.1b, llama-110m or stories260k")->required();
     cmd->add_option("--dtype", a->dtype, "f32, f16, bf16 or q8_0 (norms stay f32)")->capture_default_str();
-    cmd->add_option("--out,-o", a->out, "output GGUF file")->required();
-    cmd->add_option("--seed", a->seed, "weights are N(0, 0.02^2) from this seed")->capture_default_str();
+    cmd->add_option("--out,-o", a->out, "output GGUF file")->required()->check(kNotEmpty);
+    cmd->add_option("--seed", a->seed, "weights are N(0, 0.02^2) from this seed")->capture_default_str()->check(kUnsigned);
     cmd->add_option("--vocab", a->vocab,
                     "GGUF whose tokenizer.* metadata to copy (default: the Llama 2 vocabulary from tests/data, or the "
-                    "bundled model's for stories260k)");
+                    "bundled model's for stories260k)")
+        ->check(kNotEmpty);
     cmd->final_callback([a, &exitCode] { exitCode = run(*a); });
 }
 

@@ -20,6 +20,9 @@ packages=(
   xvfb xauth imagemagick
   # packages (cpack's .deb: dpkg-shlibdeps, file) and their checks (scripts/test-package.sh)
   dpkg-dev file desktop-file-utils appstream shared-mime-info
+  # fuzzing (scripts/ci-fuzz.sh): clang and its libFuzzer/ASan runtimes. Clang 16, not Debian's
+  # default 14: libstdc++ 12's <expected> needs conditionally trivial special members (P0848).
+  clang-16 libclang-rt-16-dev
 )
 
 missing=()

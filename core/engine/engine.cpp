@@ -1,9 +1,12 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <fmt/format.h>
 
+#include "common/memory_budget.h"
+#include "engine/load_memory.h"
 #include "engine/stop_strings.h"
 
 namespace inferscope {
@@ -28,6 +31,29 @@ void keepHighestLogits(std::span<const float> logits, size_t k, StepRecord& rec)
     for (size_t i = 0; i < k; ++i) rec.replayLogits[i] = logits[size_t(ids[i])];
 }
 
+// The OutOfMemory message of a load that does not fit: the figures, and what would fit instead.
+std::string doesNotFit(const std::string& model, const MemoryNeed& need, const MemoryShortfall& shortfall,
+                       const GgufFile& file, const LlamaHParams& hp, const LoadShape& shape, const MemoryFigures& have) {
+    std::string text = fmt::format(
+        "{} does not fit in memory with a context of {} tokens: it needs {} (weights {}, KV cache {}, buffers {}) "
+        "where {} allows {}",
+        model, shape.nCtx, formatBytes(shortfall.needed), formatBytes(need.weightsMapped + need.weightsConverted),
+        formatBytes(need.kvCache), formatBytes(need.buffers), shortfall.limit, formatBytes(shortfall.allowed));
+    std::vector<std::string> tips;
+    if (const int32_t fits = largestFittingContext(file, hp, shape, have); fits > 0)
+        tips.push_back(fmt::format("a smaller context (up to {} tokens fit)", fits));
+    auto fitsWith = [&](LoadShape other) { return !findMemoryShortfall(estimateLoadMemory(file, hp, other), have); };
+    if (shape.kvType == KvType::F32 && fitsWith({shape.precision, shape.nCtx, shape.batch, KvType::F16, shape.threads}))
+        tips.push_back("an F16 KV cache");
+    for (auto [precision, name] : {std::pair{ComputePrecision::BF16, "BF16 compute"}, std::pair{ComputePrecision::Int8, "INT8 compute"}})
+        if (shape.precision != precision && fitsWith({precision, shape.nCtx, shape.batch, shape.kvType, shape.threads}))
+            tips.push_back(name);
+    if (tips.empty()) return text + "; the weights alone do not fit: choose a smaller model";
+    text += "; try ";
+    for (size_t i = 0; i < tips.size(); ++i) text += (i == 0 ? "" : i + 1 == tips.size() ? " or " : ", ") + tips[i];
+    return text;
+}
+
 }  // namespace
 
 std::string_view finishReasonName(FinishReason reason) {
@@ -48,18 +74,26 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
     std::unique_ptr<Engine> engine(new Engine());
     auto file = GgufFile::open(options.modelPath);
     if (!file) return std::unexpected(file.error());
+    // A file truncated while it is read makes what follows read zeros and fail for that reason
+    // ("missing tensor", "token 5 is empty"): say what really happened.
+    auto failed = [&file](const Error& e) {
+        auto ok = file->mapping().checkUnchanged();
+        return std::unexpected(ok ? e : ok.error());
+    };
     auto info = describeModel(*file, options.modelPath.stem().string());
-    if (!info) return std::unexpected(info.error());
+    if (!info) return failed(info.error());
     engine->info_ = std::move(*info);
     const LlamaHParams& hp = engine->info_.hparams;
 
     // Tokenizer: from the GGUF vocabulary, or a tokenizer.model that must match the model's vocabulary size.
     auto tokenizer = options.tokenizerPath ? Tokenizer::fromModelFile(*options.tokenizerPath) : Tokenizer::fromGguf(*file);
-    if (!tokenizer) return std::unexpected(tokenizer.error());
+    if (!tokenizer) return failed(tokenizer.error());
     if ((*tokenizer)->vocabSize() != hp.nVocab)
         return fail(ErrorKind::BadFile, fmt::format("the tokenizer has {} tokens but the model's embedding has {} rows",
                                                     (*tokenizer)->vocabSize(), hp.nVocab));
     engine->tokenizer_ = std::move(*tokenizer);
+    // The header and the vocabulary were read from the mapping: a truncation meanwhile shows now.
+    if (auto ok = file->mapping().checkUnchanged(); !ok) return std::unexpected(ok.error());
 
     auto device = ComputeDevice::create(options.device, options.threads);
     if (!device) return std::unexpected(device.error());
@@ -67,10 +101,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
     if (!engine->device_->notice().empty()) engine->notices_.push_back(engine->device_->notice());
     engine->device_->bindThreads();
 
-    auto model = LlamaModel::load(std::move(*file), *engine->device_, options.precision, progress);
-    if (!model) return std::unexpected(model.error());
-    engine->model_ = std::move(*model);
-
+    // The context: as asked, or the trained length up to kDefaultContext; never past the trained
+    // length (RoPE was not trained there), which a notice says.
     int32_t nCtx = options.contextLength;
     if (nCtx < 0) return fail(ErrorKind::InvalidArgument, fmt::format("context length must be positive, got {}", nCtx));
     if (nCtx == 0) nCtx = std::min(hp.nCtxTrain, EngineOptions::kDefaultContext);
@@ -78,12 +110,38 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
         engine->notices_.push_back(fmt::format("context length {} capped to the model's trained length {}", nCtx, hp.nCtxTrain));
         nCtx = hp.nCtxTrain;
     }
+    if (options.batchSize < 1)
+        return fail(ErrorKind::InvalidArgument, fmt::format("batch size must be positive, got {}", options.batchSize));
+
+    // Before any weight is converted or the cache allocated: weights + KV cache + buffers must fit
+    // in available memory and in the process's address-space and data limits.
+    const LoadShape shape{options.precision, nCtx, options.batchSize, options.kvType, engine->device_->threads()};
+    const MemoryNeed need = estimateLoadMemory(*file, hp, shape);
+    const MemoryFigures have = readMemoryFigures();
+    if (auto shortfall = findMemoryShortfall(need, have))
+        return fail(ErrorKind::OutOfMemory, doesNotFit(engine->info_.name, need, *shortfall, *file, hp, shape, have));
+
+    auto model = LlamaModel::load(std::move(*file), *engine->device_, options.precision, progress);
+    if (!model) return std::unexpected(model.error());
+    engine->model_ = std::move(*model);
+
     auto context = engine->model_->createContext(nCtx, options.batchSize, options.kvType);
     if (!context) return std::unexpected(context.error());
     engine->context_ = std::move(*context);
     if (options.warmUp) engine->model_->warmUp(*engine->context_);
+    // Converting the weights and the warm-up read them all: the file must still be what was mapped.
+    if (auto ok = engine->checkModelFile(); !ok) return std::unexpected(ok.error());
     engine->loadUs_ = usSince(t0);
     return engine;
+}
+
+Result<void> Engine::checkModelFile() {
+    if (broken_) return std::unexpected(*broken_);
+    if (auto ok = model_->file().mapping().checkUnchanged(); !ok) {
+        broken_ = ok.error();
+        return ok;
+    }
+    return {};
 }
 
 void Engine::truncate(int32_t nTokens) {
@@ -99,6 +157,9 @@ std::span<const float> Engine::runBatched(std::span<const int32_t> tokens, int32
         // A batch never straddles the prompt/generated boundary, so every cell keeps its origin.
         const int32_t boundary = pos < promptLength ? promptLength : n;
         const int32_t count = std::min({context_->maxBatch(), boundary - pos, n - pos});
+        // generate() never asks past the context: the cache, the RoPE table and the activations
+        // are sized for it (the sanitizer build keeps asserts, so every test checks this).
+        assert(count >= 1 && pos + count <= context_->cache().capacity());
         logits = model_->forward(*context_, tokens.subspan(size_t(pos), size_t(count)), pos,
                                  pos < promptLength ? CellOrigin::Prompt : CellOrigin::Generated);
         cachedTokens_.insert(cachedTokens_.end(), tokens.begin() + pos, tokens.begin() + pos + count);
@@ -124,9 +185,12 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
     for (int32_t id : request.prompt)
         if (id < 0 || id >= hparams().nVocab)
             return fail(ErrorKind::InvalidArgument, fmt::format("token id {} is outside the vocabulary (0 to {})", id, hparams().nVocab - 1));
+    // Policy: a prompt longer than the context is refused, never cut; what to drop (old turns, the
+    // start of a document) is the caller's choice.
     if (nPrompt > nCtx)
         return fail(ErrorKind::InvalidArgument,
                     fmt::format("the prompt is {} tokens but the context holds {}; shorten it or load with a larger context", nPrompt, nCtx));
+    if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());
     auto cancelled = [&cancel] { return cancel && cancel(); };
 
     device_->bindThreads();
@@ -154,6 +218,7 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
         }
         const int32_t count = std::min(context_->maxBatch(), nPrompt - pos);
         logits = runBatched(std::span(sequence).first(size_t(pos + count)), pos, nPrompt);
+        if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());  // the logits may be of zeros
         pos += count;
     }
     summary.prefill = PrefillStats{nPrompt, reuse, nPrompt - reuse, usSince(t0)};
@@ -220,6 +285,7 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
             logits = runBatched(sequence, 0, nPrompt);
         }
         forwardUs = usSince(t0);
+        if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());
         summary.decodeUs += forwardUs;
         summary.nDecodePasses += 1;
         if (observer) observer->onKvCache(cache.stats());

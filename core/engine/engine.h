@@ -31,7 +31,8 @@ struct EngineOptions {
     DeviceKind device = DeviceKind::Auto;
     int32_t threads = 0;                    // 0: one per core
     ComputePrecision precision = ComputePrecision::Auto;
-    int32_t contextLength = 0;              // 0: the model's trained length, at most kDefaultContext
+    int32_t contextLength = 0;              // 0: the model's trained length, at most kDefaultContext;
+                                            // more than the trained length is capped (with a notice)
     int32_t batchSize = 512;                // most tokens per prefill forward pass
     KvType kvType = KvType::F32;            // F16 halves the cache and what long-context decode reads
     bool warmUp = true;                     // one throw-away pass at load (threads, JIT, page-in)
@@ -62,7 +63,9 @@ public:
 
     // Generates from request.prompt. The longest prefix of the prompt already in the KV cache is
     // reused (so regenerate, edit-and-resend and branching prefill only what changed).
-    // Errors: invalid parameters or prompt (empty, ids out of range, longer than the context).
+    // Errors: invalid parameters or prompt (empty, ids out of range, longer than the context: a
+    // prompt is never cut, the caller decides what to drop); Io when the model file changed on disk
+    // while in use (truncated, rewritten), after which every call returns that error: load again.
     Result<GenerationSummary> generate(const GenerateRequest& request, GenerationObserver* observer, const CancelCheck& cancel);
     // The same with a flag another thread may set.
     Result<GenerationSummary> generate(const GenerateRequest& request, GenerationObserver* observer = nullptr,
@@ -78,6 +81,8 @@ private:
     Engine() = default;
     // Runs tokens[from..) at their positions through the model in batches; returns the last logits.
     std::span<const float> runBatched(std::span<const int32_t> tokens, int32_t from, int32_t promptLength);
+    // Ok while the mapped model file is as loaded; otherwise the engine is broken from now on.
+    Result<void> checkModelFile();
 
     ModelInfo info_;
     std::unique_ptr<ComputeDevice> device_;
@@ -86,6 +91,7 @@ private:
     std::unique_ptr<LlamaContext> context_;
     std::vector<int32_t> cachedTokens_;
     std::vector<std::string> notices_;
+    std::optional<Error> broken_;  // set when the model file changed under the mapping
     int64_t loadUs_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "gguf/gguf_file.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fmt/format.h>
 #include <limits>
@@ -17,17 +18,20 @@ constexpr uint32_t kMaxDims = 4;
 constexpr uint64_t kMaxMetadataCount = uint64_t(1) << 20;
 constexpr uint64_t kMaxTensorCount = uint64_t(1) << 20;
 constexpr uint64_t kMaxArrayLength = uint64_t(1) << 32;
-// The smallest possible encodings, to bound reservations by what the file could hold.
-constexpr uint64_t kMinKvBytes = 13;          // key length, type, a 1-byte value
-constexpr uint64_t kMinTensorInfoBytes = 32;  // name length, n_dims, one ne, type, offset
+// A count in the header is a claim. Reserving for it is capped in bytes by what remains of the
+// file: a count the file cannot back then costs no more memory than the file's size, and entries
+// actually present grow the vectors as they are read (tests/test_fuzz_regressions.cpp, ReaderHeap).
+template <class T>
+size_t reservation(uint64_t claimed, uint64_t remainingBytes) {
+    return size_t(std::min(claimed, remainingBytes / sizeof(T)));
+}
 
 Error badFile(std::string message) { return Error{ErrorKind::BadFile, std::move(message)}; }
 
 // A key or tensor name from the file, as shown in a message: printable ASCII and valid UTF-8 are
 // kept; control bytes, DEL, C1 controls and invalid UTF-8 become \xNN (so a message can neither
 // drive a terminal nor break a JSON encoder); past 64 bytes the name is cut and its length given.
-std::string shown(std::string_view name) {
-    constexpr size_t kShownBytes = 64;
+std::string shown(std::string_view name, size_t kShownBytes = 64) {
     const std::string_view head = name.substr(0, kShownBytes);
     std::string out;
     out.reserve(head.size());
@@ -171,8 +175,7 @@ Result<GgufValue> readValue(Cursor& c, GgufType type, std::string_view key) {
                                                    *count, kMaxArrayLength)));
     v.count = *count;
     if (v.elemType == GgufType::String) {
-        // Each string needs at least its 8-byte length: reserve no more than the file could hold.
-        v.strings.reserve(size_t(std::min(v.count, c.remaining() / 8)));
+        v.strings.reserve(reservation<std::string_view>(v.count, c.remaining()));
         for (uint64_t k = 0; k < v.count; ++k) {
             auto s = c.readString(fmt::format("string {} of {}", k, key), std::numeric_limits<uint64_t>::max());
             if (!s) return std::unexpected(s.error());
@@ -194,6 +197,8 @@ std::string describeValue(const GgufValue& v) {
 }
 
 }  // namespace
+
+std::string shownText(std::string_view text, size_t maxBytes) { return shown(text, maxBytes); }
 
 std::string_view ggufTypeName(GgufType type) {
     switch (type) {
@@ -245,7 +250,14 @@ double GgufValue::numberAt(uint64_t index) const {
 int64_t GgufValue::intAt(uint64_t index) const {
     GgufValue tmp;
     decodeScalar(elemType, items + index * ggufScalarSize(elemType), tmp);
-    if (elemType == GgufType::F32 || elemType == GgufType::F64) return int64_t(tmp.f);
+    if (elemType == GgufType::F32 || elemType == GgufType::F64) {
+        // Truncated toward zero and clamped: a float out of int64's range (or NaN) from a file
+        // must not reach the undefined conversion.
+        if (std::isnan(tmp.f)) return 0;
+        if (tmp.f >= 0x1p63) return std::numeric_limits<int64_t>::max();
+        if (tmp.f <= -0x1p63) return std::numeric_limits<int64_t>::min();
+        return int64_t(tmp.f);
+    }
     return tmp.isSigned ? tmp.i : int64_t(tmp.u);
 }
 
@@ -305,7 +317,7 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
 
     // Reserve no more than the remaining bytes could hold; a larger count is a truncated file and
     // fails at the entry where the bytes run out.
-    g.kvs_.reserve(size_t(std::min(*nKv, c.remaining() / kMinKvBytes)));
+    g.kvs_.reserve(reservation<GgufKv>(*nKv, c.remaining()));
     for (uint64_t k = 0; k < *nKv; ++k) {
         auto key = c.readString(fmt::format("metadata key #{}", k), kMaxKeyLength);
         if (!key) return std::unexpected(key.error());
@@ -332,7 +344,7 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
         g.alignment_ = a->u;
     }
 
-    g.tensors_.reserve(size_t(std::min(*nTensors, c.remaining() / kMinTensorInfoBytes)));
+    g.tensors_.reserve(reservation<GgufTensorInfo>(*nTensors, c.remaining()));
     for (uint64_t t = 0; t < *nTensors; ++t) {
         GgufTensorInfo info;
         auto name = c.readString(fmt::format("name of tensor #{}", t), kMaxTensorNameLength);
@@ -422,9 +434,9 @@ Result<std::optional<uint64_t>> GgufFile::getUint(std::string_view key) const {
     const GgufValue* v = find(key);
     if (!v) return std::optional<uint64_t>{};
     if (!v->isInteger())
-        return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected an integer", key, describeValue(*v)));
+        return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected an integer", shown(key), describeValue(*v)));
     if (v->isSigned && v->i < 0)
-        return fail(ErrorKind::BadFile, fmt::format("metadata key {} is negative ({})", key, v->i));
+        return fail(ErrorKind::BadFile, fmt::format("metadata key {} is negative ({})", shown(key), v->i));
     return std::optional<uint64_t>{v->u};
 }
 
@@ -433,14 +445,14 @@ Result<std::optional<double>> GgufFile::getFloat(std::string_view key) const {
     if (!v) return std::optional<double>{};
     if (v->isFloat()) return std::optional<double>{v->f};
     if (v->isInteger()) return std::optional<double>{v->isSigned ? double(v->i) : double(v->u)};
-    return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a number", key, describeValue(*v)));
+    return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a number", shown(key), describeValue(*v)));
 }
 
 Result<std::optional<std::string_view>> GgufFile::getString(std::string_view key) const {
     const GgufValue* v = find(key);
     if (!v) return std::optional<std::string_view>{};
     if (v->type != GgufType::String)
-        return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a string", key, describeValue(*v)));
+        return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a string", shown(key), describeValue(*v)));
     return std::optional<std::string_view>{v->str};
 }
 
@@ -449,7 +461,7 @@ Result<std::optional<bool>> GgufFile::getBool(std::string_view key) const {
     if (!v) return std::optional<bool>{};
     if (v->type == GgufType::Bool) return std::optional<bool>{v->b};
     if (v->isInteger()) return std::optional<bool>{v->isSigned ? v->i != 0 : v->u != 0};  // u is 0 when negative
-    return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a bool", key, describeValue(*v)));
+    return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a bool", shown(key), describeValue(*v)));
 }
 
 const GgufTensorInfo* GgufFile::findTensor(std::string_view name) const {

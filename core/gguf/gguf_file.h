@@ -36,6 +36,11 @@ enum class GgufType : uint32_t {
     String = 8, Array = 9, U64 = 10, I64 = 11, F64 = 12,
 };
 std::string_view ggufTypeName(GgufType type);
+// Text from a file (a key, a name, a string value, a library's message quoting one) as a message
+// shows it: printable ASCII and valid UTF-8 are kept; control bytes, DEL, C1 controls and invalid
+// UTF-8 become \xNN; past maxBytes it is cut and its length given. A message can then neither
+// drive a terminal nor break a JSON encoder, whatever the file holds.
+std::string shownText(std::string_view text, size_t maxBytes = 64);
 // Bytes of one fixed-size scalar of this type (u8 .. f64, bool); 0 for String and Array.
 uint64_t ggufScalarSize(GgufType type);
 
@@ -58,7 +63,8 @@ struct GgufValue {
 
     bool isInteger() const;
     bool isFloat() const { return type == GgufType::F32 || type == GgufType::F64; }
-    // Element access for numeric arrays (i < count, numeric elemType).
+    // Element access for numeric arrays (i < count, numeric elemType). intAt truncates floats
+    // toward zero, clamped to int64 (NaN gives 0).
     double numberAt(uint64_t index) const;
     int64_t intAt(uint64_t index) const;
 };
@@ -93,6 +99,7 @@ public:
     // tensors it may lie past fileSize() (gguf-py writes no padding there).
     uint64_t dataOffset() const { return dataOffset_; }
     uint64_t fileSize() const { return file_.size(); }
+    const MappedFile& mapping() const { return file_; }  // the bytes every view points into
 
     const std::vector<GgufKv>& metadata() const { return kvs_; }
     const GgufValue* find(std::string_view key) const;

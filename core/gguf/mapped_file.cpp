@@ -9,6 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
+#include <utility>
+
+#include "common/sigbus_guard.h"
 
 namespace inferscope {
 
@@ -31,14 +34,19 @@ Result<MappedFile> MappedFile::open(const std::filesystem::path& path) {
         return fail(ErrorKind::BadFile, fmt::format("{} is empty", path.string()));
     }
     void* addr = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    const int err = errno;
-    ::close(fd);  // the mapping keeps the file alive
-    if (addr == MAP_FAILED)
+    if (addr == MAP_FAILED) {
+        const int err = errno;
+        ::close(fd);
         return fail(ErrorKind::Io, fmt::format("cannot map {}: {}", path.string(), std::strerror(err)));
+    }
     MappedFile file;
     file.data_ = static_cast<const uint8_t*>(addr);
     file.size_ = uint64_t(st.st_size);
     file.mapped_ = true;
+    file.path_ = path.string();
+    file.fd_ = fd;
+    file.mtime_ = st.st_mtim;
+    file.guardSlot_ = sigbus::guardMapping(addr, size_t(st.st_size));
     return file;
 }
 
@@ -50,24 +58,55 @@ MappedFile MappedFile::fromBytes(std::vector<uint8_t> bytes) {
     return file;
 }
 
+Result<void> MappedFile::checkUnchanged() const {
+    if (!mapped_) return {};
+    const auto changed = [this](std::string_view how) {
+        return fail(ErrorKind::Io, fmt::format("{} changed on disk while in use ({}); load it again", path_, how));
+    };
+    if (sigbus::mappingFaulted(guardSlot_)) return changed("it was truncated: reading it faulted");
+    struct stat st{};
+    if (fd_ >= 0 && ::fstat(fd_, &st) == 0) {
+        if (uint64_t(st.st_size) != size_)
+            return changed(fmt::format("{} bytes, was {}", uint64_t(st.st_size), size_));
+        if (st.st_mtim.tv_sec != mtime_.tv_sec || st.st_mtim.tv_nsec != mtime_.tv_nsec)
+            return changed("it was modified");
+    }
+    return {};
+}
+
+void MappedFile::release() {
+    if (mapped_) {
+        sigbus::unguardMapping(guardSlot_);
+        ::munmap(const_cast<uint8_t*>(data_), size_);
+    }
+    if (fd_ >= 0) ::close(fd_);
+    data_ = nullptr;
+    size_ = 0;
+    mapped_ = false;
+    fd_ = -1;
+    guardSlot_ = -1;
+}
+
 MappedFile::MappedFile(MappedFile&& other) noexcept { *this = std::move(other); }
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     if (this == &other) return *this;
-    if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
+    release();
     owned_ = std::move(other.owned_);
     mapped_ = other.mapped_;
     size_ = other.size_;
     data_ = mapped_ ? other.data_ : owned_.data();
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+    guardSlot_ = std::exchange(other.guardSlot_, -1);
+    mtime_ = other.mtime_;
     other.data_ = nullptr;
     other.size_ = 0;
     other.mapped_ = false;
     return *this;
 }
 
-MappedFile::~MappedFile() {
-    if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
-}
+MappedFile::~MappedFile() { release(); }
 
 void MappedFile::populate(uint64_t offset, uint64_t length) const {
     if (!mapped_ || offset >= size_) return;

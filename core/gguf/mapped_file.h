@@ -1,10 +1,20 @@
 #pragma once
 // A read-only memory mapping of a whole file (or an owned byte buffer, for tests and fuzzing).
 // Move-only; unmaps on destruction.
+//
+// The file may change under the mapping. Deleting or renaming it over is harmless (the mapping
+// keeps the old inode). Truncating it makes reads past the new end fault with SIGBUS: mappings are
+// guarded (common/sigbus_guard.h), so such reads see zeros instead of killing the process, and
+// checkUnchanged() reports it. Rewriting it in place changes what the mapping reads: checkUnchanged()
+// notices a new size or modification time, from an fstat of the descriptor kept open.
+
+#include <sys/types.h>
 
 #include <cstdint>
+#include <ctime>
 #include <filesystem>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "common/error.h"
@@ -35,11 +45,23 @@ public:
     // read-only private mapping: a later read faults the file's bytes back in.
     void release(uint64_t offset, uint64_t length) const;
 
+    // Io error "<file> changed on disk while in use ..." once a read faulted past the file's end
+    // (its data is zeros from there on) or the file's size or modification time differ from when
+    // it was mapped; ok otherwise (and always for fromBytes).
+    Result<void> checkUnchanged() const;
+
 private:
+    void release();
+
     const uint8_t* data_ = nullptr;
     uint64_t size_ = 0;
     bool mapped_ = false;            // true: data_ is an mmap to munmap
     std::vector<uint8_t> owned_;     // used by fromBytes
+    // Mapped files only:
+    std::string path_;               // as given to open(), for messages
+    int fd_ = -1;                    // kept open to fstat the same inode later
+    int guardSlot_ = -1;             // sigbus::guardMapping slot, -1 when unguarded
+    timespec mtime_{};               // st_mtim when mapped
 };
 
 }  // namespace inferscope

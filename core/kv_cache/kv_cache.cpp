@@ -1,6 +1,7 @@
 #include "kv_cache/kv_cache.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <fmt/format.h>
 
@@ -34,6 +35,7 @@ Result<KvCache> KvCache::create(const KvCacheLayout& layout) {
 }
 
 void KvCache::store(int32_t layer, int32_t position0, int64_t m, const float* k, const float* v) {
+    assert(layer >= 0 && layer < layout_.nLayer && position0 >= 0 && m >= 0 && position0 + m <= layout_.nCtx);
     const int32_t hd = layout_.headDim, nh = layout_.nHeadKv;
     uint8_t* kl = keys_.data() + layerOffset(layer);
     uint8_t* vl = values_.data() + layerOffset(layer);

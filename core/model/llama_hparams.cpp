@@ -33,7 +33,7 @@ Result<LlamaHParams> readLlamaHParams(const GgufFile& f) {
     hp.architecture = std::string(**arch);
     if (hp.architecture != "llama")
         return fail(ErrorKind::Unsupported,
-                    fmt::format("unsupported architecture '{}' (Inferscope runs llama-architecture models)", hp.architecture));
+                    fmt::format("unsupported architecture '{}' (Inferscope runs llama-architecture models)", shownText(hp.architecture)));
     const std::string a = hp.architecture + ".";
 
     if (auto r = readInt(f, a + "context_length", hp.nCtxTrain, true, 1, 1 << 24); !r) return std::unexpected(r.error());
@@ -68,7 +68,7 @@ Result<LlamaHParams> readLlamaHParams(const GgufFile& f) {
     auto scalingType = f.getString(a + "rope.scaling.type");
     if (!scalingType) return std::unexpected(scalingType.error());
     if (*scalingType && **scalingType != "none" && **scalingType != "linear")
-        return fail(ErrorKind::Unsupported, fmt::format("unsupported RoPE scaling '{}' (none and linear are supported)", **scalingType));
+        return fail(ErrorKind::Unsupported, fmt::format("unsupported RoPE scaling '{}' (none and linear are supported)", shownText(**scalingType)));
     auto factor = f.getFloat(a + "rope.scaling.factor");
     if (!factor) return std::unexpected(factor.error());
     if (*factor && *scalingType && **scalingType == "linear") {

@@ -46,7 +46,11 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::load(GgufFile file, ComputeDevic
     auto hp = readLlamaHParams(model->file_);
     if (!hp) return std::unexpected(hp.error());
     model->hp_ = *hp;
-    if (auto r = model->loadWeights(precision, progress); !r) return std::unexpected(r.error());
+    if (auto r = model->loadWeights(precision, progress); !r) {
+        // A tensor that reads as zeros ("missing", wrong shape) may be the file truncated meanwhile.
+        if (auto unchanged = model->file_.mapping().checkUnchanged(); !unchanged) return std::unexpected(unchanged.error());
+        return std::unexpected(r.error());
+    }
     return model;
 }
 

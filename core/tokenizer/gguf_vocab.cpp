@@ -26,16 +26,9 @@ bool isIntegerType(GgufType t) {
     return probe.isInteger();
 }
 
-// A piece as it can be shown in a message: printable ASCII and UTF-8 kept, other bytes escaped.
-std::string quoted(std::string_view piece) {
-    std::string s = "\"";
-    for (unsigned char c : piece) {
-        if (c == '"' || c == '\\') s += fmt::format("\\{}", char(c));
-        else if (c < 0x20 || c == 0x7f) s += fmt::format("\\x{:02x}", c);
-        else s += char(c);
-    }
-    return s + "\"";
-}
+// A piece as it can be shown in a message: quoted, escaped like every name from a file (control
+// bytes and invalid UTF-8 as \xNN: a piece may hold any bytes).
+std::string quoted(std::string_view piece) { return fmt::format("\"{}\"", shownText(piece)); }
 
 // One of the three parallel arrays: present, an array of the wanted element kind, and (for
 // scores and types) as long as the token list.
@@ -71,7 +64,7 @@ Result<Vocab> readGgufVocab(const GgufFile& file) {
     if (!*model) return std::unexpected(badFile(fmt::format("no tokenizer in this GGUF file: {} is missing", kModelKey)));
     if (**model != "llama")
         return fail(ErrorKind::Unsupported,
-                    fmt::format("tokenizer model \"{}\" is not supported: only \"llama\" (SentencePiece BPE) is", **model));
+                    fmt::format("tokenizer model \"{}\" is not supported: only \"llama\" (SentencePiece BPE) is", shownText(**model)));
 
     auto tokens = findArray(file, kTokensKey, [](GgufType t) { return t == GgufType::String; }, "an array of strings");
     if (!tokens) return std::unexpected(tokens.error());

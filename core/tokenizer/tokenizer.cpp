@@ -27,10 +27,11 @@ void checkInvariant(const sentencepiece::util::Status& status, const char* what)
 }
 
 // SentencePiece reports a protobuf parse failure as the failing source line; say it plainly.
+// Its other messages may quote a piece from the file ("byte piece <0x\xfa> is invalid."): escaped.
 std::string loadErrorText(const sentencepiece::util::Status& status) {
     const std::string message = status.message();
     if (message.find("ParseFromArray") != std::string::npos) return "the data is not a serialized ModelProto";
-    return message;
+    return shownText(message, 512);
 }
 
 }  // namespace

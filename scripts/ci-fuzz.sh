@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# CI: builds the libFuzzer target (clang 16, ASan + UBSan + coverage, in build-fuzz/) and fuzzes
+# everything that reads a model file's header for FUZZ_SECONDS seconds (default 60), starting from
+# the bundled model, small generated seeds and every input kept in tests/data/fuzz/. The model
+# files of tests/data/ (32000-token vocabularies: 0.1-0.5 s an input under ASan, depending on the
+# machine's load) are run once each under the same limits rather than mutated, so that the 1 s
+# timeout measures the code and not the neighbours.
+# Fails on a crash, a sanitizer report, a broken property (fuzz/model_file_target.h), an input
+# that runs longer than 1 s, or an allocation past the limits below; the input is then in
+# build-fuzz/artifacts/: keep it in tests/data/fuzz/ and fix the defect (tests/data/fuzz/README.md).
+#
+# Limits: -max_len 2 MiB (the largest real seed is 1.75 MB). The reader's own bound (its heap
+# against the input's size) is checked per input inside the target; -malloc_limit_mb=64 (32 x the
+# largest input) and -rss_limit_mb=2048 catch any later stage trusting a size it read.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh >/dev/null
+seconds=${FUZZ_SECONDS:-60}
+# Symbolized stacks in reports when an llvm-symbolizer is installed (without one, the kept input
+# replays symbolized in the sanitizer build's ctest).
+for s in /usr/lib/llvm-16/bin/llvm-symbolizer /usr/bin/llvm-symbolizer; do
+  if [ -x "$s" ]; then export ASAN_SYMBOLIZER_PATH="$s"; break; fi
+done
+jobs=$(nproc 2>/dev/null || echo 2)
+
+cmake -S . -B build-fuzz -G Ninja -DINFERSCOPE_FUZZ=ON -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 >/dev/null
+cmake --build build-fuzz -j"$jobs"
+
+corpus=build-fuzz/corpus
+rm -rf "$corpus" build-fuzz/artifacts
+mkdir -p "$corpus" build-fuzz/artifacts
+cp resources/models/stories260K.gguf "$corpus"/
+find tests/data/fuzz -type f ! -name '*.md' -exec cp {} "$corpus"/ \;
+build-fuzz/fuzz/make_seeds "$corpus" resources/models/stories260K.gguf
+
+# A smaller ASan quarantine than the default 256 MB: recycling it in one go (a 32000-token
+# vocabulary frees ~20 MB per input) stalled an input past the 1 s timeout on a loaded machine.
+export ASAN_OPTIONS="quarantine_size_mb=32${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+limits=(-timeout=1 -max_len=2097152 -malloc_limit_mb=64 -rss_limit_mb=2048 -artifact_prefix=build-fuzz/artifacts/)
+status=0
+build-fuzz/fuzz/fuzz_model_file "${limits[@]}" -runs=1 tests/data/*.gguf >build-fuzz/replay.log 2>&1 || status=$?
+if [ "$status" -ne 0 ]; then
+  tail -n 80 build-fuzz/replay.log
+  echo "ci-fuzz: FAILED on a model file of tests/data (exit $status)" >&2
+  exit 1
+fi
+echo "ci-fuzz: fuzzing the model-file reader for ${seconds} s from $(ls "$corpus" | wc -l) inputs"
+build-fuzz/fuzz/fuzz_model_file "${limits[@]}" -max_total_time="$seconds" -dict=fuzz/gguf.dict -print_final_stats=1 \
+  "$corpus" >build-fuzz/fuzz.log 2>&1 || status=$?
+if [ "$status" -ne 0 ]; then
+  tail -n 80 build-fuzz/fuzz.log
+  echo "ci-fuzz: FAILED (exit $status); inputs: $(ls build-fuzz/artifacts)" >&2
+  exit 1
+fi
+grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" build-fuzz/fuzz.log || true
+echo "ci-fuzz: no defect found"
