@@ -44,6 +44,17 @@ int64_t utf8Length(QStringView text) {
     return n;
 }
 
+// Lone surrogates (a JavaScript string can hold them, UTF-8 cannot) become U+FFFD, as they do
+// on their way to the tokenizer: what is shown and stored is what the model was given.
+QString wellFormed(QString text) {
+    if (text.isValidUtf16()) return text;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        if (text[i].isHighSurrogate() && i + 1 < text.size() && text[i + 1].isLowSurrogate()) ++i;
+        else if (text[i].isSurrogate()) text[i] = QChar::ReplacementCharacter;
+    }
+    return text;
+}
+
 QString firstLine(const QString& text, int max) {
     QString t = text.simplified();
     if (t.size() > max) t = t.left(max - 1) + QChar(0x2026);
@@ -125,7 +136,8 @@ void ChatController::setTemplateChoice(const QString& choice) {
     emit settingsChanged();
 }
 
-void ChatController::setSystemPrompt(const QString& prompt) {
+void ChatController::setSystemPrompt(const QString& text) {
+    const QString prompt = wellFormed(text);
     if (prompt == systemPrompt_) return;
     systemPrompt_ = prompt;
     if (!model_.messages().empty()) model_.forgetTokens(0);  // the system prompt lives in the first chunk
@@ -207,7 +219,8 @@ bool ChatController::pasteAllowed() {
     return false;
 }
 
-bool ChatController::send(const QString& text) {
+bool ChatController::send(const QString& typed) {
+    const QString text = wellFormed(typed);
     if (!canSend()) return false;
     if (text.trimmed().isEmpty() && mode_ == QLatin1String("chat")) return false;
     if (const QString error = tooLongError(text); !error.isEmpty()) {
@@ -338,7 +351,8 @@ bool ChatController::showVariant(int row, int variant) {
     return true;
 }
 
-bool ChatController::editAndResend(int row, const QString& text) {
+bool ChatController::editAndResend(int row, const QString& typed) {
+    const QString text = wellFormed(typed);
     if (!canSend() || row < 0 || row >= model_.count() || model_.at(row).role != QLatin1String("user")) return false;
     if (const QString error = tooLongError(text); !error.isEmpty()) {
         setError(error);
