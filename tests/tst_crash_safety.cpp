@@ -1,5 +1,5 @@
 // Nothing lost on a crash: a process chatting with the real bundled model and a conversation
-// database on disk is killed with SIGKILL at a random moment, 20 times (seeded, about 15 s in
+// database on disk is killed with SIGKILL at a random moment, 20 times (seeded, about 7 s in
 // all). After each kill the file passes PRAGMA integrity_check, every message the process had
 // reported as committed is there unchanged, at most one message more was committed since its
 // last report, and every stored answer is whole (its text is exactly its token records' pieces;
