@@ -84,7 +84,9 @@ ChatController::ChatController(EngineController* engine, SamplingSettings* sampl
     connect(&model_, &ChatModel::countChanged, this, &ChatController::canSendChanged);
 }
 
-ChatController::~ChatController() {
+ChatController::~ChatController() { finishInterrupted(); }
+
+void ChatController::finishInterrupted() {
     if (!generating()) return;
     engine_->stop();
     const ChatMessage& m = model_.at(answerRow_);
@@ -105,7 +107,7 @@ ChatController::~ChatController() {
     }
     summary.nGenerated = int32_t(summary.tokens.size());
     summary.kv = engine_->kvStats();
-    onGenerationFinished(activeJob_, summary);
+    onGenerationFinished(activeJob_, summary);  // the job is no longer this controller's: what still comes is ignored
 }
 
 QStringList ChatController::templateNames() const {
@@ -536,7 +538,9 @@ void ChatController::saveConversationSettings() {
 }
 
 void ChatController::newConversation() {
-    if (generating()) stop();
+    // Mid-answer: the answer so far stays with its conversation. (Only stopping left the job
+    // streaming into the new, empty conversation's row 1: ChatModel::appendSteps out of bounds.)
+    finishInterrupted();
     model_.reset({});
     conversationId_ = 0;
     title_.clear();

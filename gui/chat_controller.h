@@ -94,6 +94,7 @@ public:
     Q_INVOKABLE bool branchFrom(int row, int step, int tokenId);
     // Shows another version of an answer (regenerated or branched); the next turn continues it.
     Q_INVOKABLE bool showVariant(int row, int variant);
+    // Mid-answer, the answer so far is kept in its conversation as a stopped one (as on closing).
     Q_INVOKABLE void newConversation();
     Q_INVOKABLE bool openConversation(qint64 id);
     Q_INVOKABLE bool renameConversation(qint64 id, const QString& title);
@@ -128,6 +129,9 @@ private:
     // Sends messages [0, answerRow) — plus `prefix`, the answer's first tokens when branching —
     // and streams the answer into row answerRow (appended when it is -1).
     bool startAnswer(int answerRow = -1, std::vector<StepRecord> prefix = {});
+    // Ends the active answer here as if the engine had reported it stopped: what was shown is
+    // kept and saved, and whatever the engine still sends for the job is ignored.
+    void finishInterrupted();
     void onModelChanged();
     void onPromptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens);
     void onPrefillFinished(quint64 jobId, const PrefillStats& stats);

@@ -224,6 +224,48 @@ private slots:
         QCOMPARE(app.engine->modelDetails().value("vocabSize").toInt(), 32000);
     }
 
+    // A new conversation (Ctrl+N) or deleting this one mid-answer: the answer so far is kept in the
+    // conversation it belongs to, and what the engine still sends for it is not written anywhere.
+    void aNewConversationMidAnswerKeepsIt() {
+        AppStack app(db());
+        QVERIFY(app.showWindow());
+        QVERIFY(loadAndWait(*app.engine, bundledModel()));
+        answerAtLength(*app.chat);
+        QVERIFY(app.chat->send(QStringLiteral("Once upon a time")));
+        QVERIFY(waitForSteps(*app.engine, 2));
+        const qint64 first = app.chat->conversationId();
+        const QString shown = app.chat->messages()->at(1).text;
+        app.chat->newConversation();
+        QCOMPARE(app.chat->messages()->count(), 0);
+        QVERIFY(!app.chat->generating());
+        QSignalSpy state(app.engine.get(), &EngineController::stateChanged);
+        for (int i = 0; i < 250 && app.engine->state() != EngineController::State::Ready; ++i) QTest::qWait(20);
+        QCOMPARE(app.engine->state(), EngineController::State::Ready);
+        QCOMPARE(app.chat->messages()->count(), 0);  // nothing streamed into the new conversation
+        const auto stored = app.store.messages(first);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[1].finishReason, QStringLiteral("cancelled"));
+        QCOMPARE(stored[1].content, shown);
+
+        answerBriefly(*app.chat);
+        QSignalSpy done(app.chat.get(), &ChatController::answerFinished);
+        QVERIFY(app.chat->send(QStringLiteral("The dog ran")) && done.wait(20000));
+        QVERIFY(app.chat->conversationId() != first);
+        QCOMPARE(app.store.messages(app.chat->conversationId()).size(), 2);
+
+        // Deleting the conversation being answered.
+        answerAtLength(*app.chat);
+        QVERIFY(app.chat->send(QStringLiteral(" Then")));
+        QVERIFY(waitForSteps(*app.engine, 2));
+        const qint64 second = app.chat->conversationId();
+        QVERIFY(app.chat->deleteConversation(second));
+        QCOMPARE(app.chat->messages()->count(), 0);
+        for (int i = 0; i < 250 && app.engine->state() != EngineController::State::Ready; ++i) QTest::qWait(20);
+        QCOMPARE(app.chat->messages()->count(), 0);
+        QVERIFY(!app.store.conversation(second));
+        QCOMPARE(app.store.conversations().size(), 1);
+    }
+
     // The disk fills up (max_page_count: the file may not grow) just before an answer is saved.
     void aFullDiskKeepsEverythingEarlierAndRetries() {
         AppStack app(db());
