@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
         QDir().mkpath(dir);
         const auto report = store.open(dir + QStringLiteral("/conversations.db"));
         storeMessage = report.message;
+        // Also for whoever reads the terminal or the session log: the window's banner can be dismissed.
+        if (!storeMessage.isEmpty()) std::fprintf(stderr, "inferscope: %s\n", qPrintable(storeMessage));
     }
 
     AppSettings settings(nullptr);

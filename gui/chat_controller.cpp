@@ -1,6 +1,8 @@
 #include "chat_controller.h"
 
+#include <QClipboard>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <cmath>
 #include <QJsonObject>
 
@@ -27,6 +29,30 @@ std::vector<StepRecord> decodeSteps(const QByteArray& records) {
     if (records.isEmpty()) return {};
     auto steps = decodeStepRecords(std::span(reinterpret_cast<const uint8_t*>(records.constData()), size_t(records.size())));
     return steps ? std::move(*steps) : std::vector<StepRecord>{};
+}
+
+// UTF-8 length without converting (a 10 MB paste is measured in a few milliseconds).
+int64_t utf8Length(QStringView text) {
+    int64_t n = 0;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const char16_t c = text[i].unicode();
+        if (c < 0x80) n += 1;
+        else if (c < 0x800) n += 2;
+        else if (QChar::isHighSurrogate(c) && i + 1 < text.size() && QChar::isLowSurrogate(text[i + 1].unicode())) n += 4, ++i;
+        else n += 3;  // a lone surrogate becomes U+FFFD (3 bytes)
+    }
+    return n;
+}
+
+// Lone surrogates (a JavaScript string can hold them, UTF-8 cannot) become U+FFFD, as they do
+// on their way to the tokenizer: what is shown and stored is what the model was given.
+QString wellFormed(QString text) {
+    if (text.isValidUtf16()) return text;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        if (text[i].isHighSurrogate() && i + 1 < text.size() && text[i + 1].isLowSurrogate()) ++i;
+        else if (text[i].isSurrogate()) text[i] = QChar::ReplacementCharacter;
+    }
+    return text;
 }
 
 QString firstLine(const QString& text, int max) {
@@ -58,6 +84,32 @@ ChatController::ChatController(EngineController* engine, SamplingSettings* sampl
     connect(&model_, &ChatModel::countChanged, this, &ChatController::canSendChanged);
 }
 
+ChatController::~ChatController() { finishInterrupted(); }
+
+void ChatController::finishInterrupted() {
+    if (!generating()) return;
+    engine_->stop();
+    const ChatMessage& m = model_.at(answerRow_);
+    const size_t kept = answerPrefix_.size();  // a branch's kept steps are not part of this job
+    if (m.steps.size() <= kept) {
+        // Nothing new was shown: like an answer that failed (the empty one goes, a regenerated
+        // answer shows its previous version), and the question is kept.
+        onGenerationFailed(activeJob_, QString());
+        if (model_.count() > 0 && model_.at(model_.count() - 1).storeId == 0) saveMessage(model_.count() - 1);
+        return;
+    }
+    GenerationSummary summary;
+    summary.reason = m.steps.back().endOfGeneration ? FinishReason::EndOfGeneration : FinishReason::Cancelled;
+    summary.prefill = activePrefill_;
+    for (size_t i = kept; i < m.steps.size(); ++i) {
+        summary.tokens.push_back(m.steps[i].sample.id);
+        summary.text += m.steps[i].piece;
+    }
+    summary.nGenerated = int32_t(summary.tokens.size());
+    summary.kv = engine_->kvStats();
+    onGenerationFinished(activeJob_, summary);  // the job is no longer this controller's: what still comes is ignored
+}
+
 QStringList ChatController::templateNames() const {
     return {"auto", "completion", "llama2", "mistral", "chatml", "zephyr"};
 }
@@ -86,7 +138,8 @@ void ChatController::setTemplateChoice(const QString& choice) {
     emit settingsChanged();
 }
 
-void ChatController::setSystemPrompt(const QString& prompt) {
+void ChatController::setSystemPrompt(const QString& text) {
+    const QString prompt = wellFormed(text);
     if (prompt == systemPrompt_) return;
     systemPrompt_ = prompt;
     if (!model_.messages().empty()) model_.forgetTokens(0);  // the system prompt lives in the first chunk
@@ -141,7 +194,7 @@ bool ChatController::ensureConversation(const QString& firstText) {
     c.templateName = templateChoice_ == QLatin1String("auto") ? QString() : templateChoice_;
     auto id = store_->createConversation(c);
     if (!id) {
-        setError(tr("Could not save the conversation: %1").arg(store_->lastError()));
+        setError(store_->lastError());  // "Could not create the conversation: database or disk is full"
         return false;
     }
     conversationId_ = *id;
@@ -151,11 +204,33 @@ bool ChatController::ensureConversation(const QString& firstText) {
     return true;
 }
 
-bool ChatController::send(const QString& text) {
+QString ChatController::tooLongError(const QString& text, const QString& what) const {
+    const auto& m = engine_->model();
+    if (!m) return {};
+    const int64_t atLeast = minTokensFor(utf8Length(text), m->maxTokenBytes);
+    if (atLeast <= m->contextLength) return {};
+    return tr("%1: it needs at least %2 tokens and the context holds %3. Shorten it, or load the model with a larger "
+              "context.").arg(what.isEmpty() ? tr("The message is too long") : what).arg(atLeast).arg(m->contextLength);
+}
+
+bool ChatController::pasteAllowed() {
+    if (!qobject_cast<QGuiApplication*>(QCoreApplication::instance())) return true;
+    const QString error = tooLongError(QGuiApplication::clipboard()->text(), tr("Not pasted, the text is too long"));
+    if (error.isEmpty()) return true;
+    setError(error);
+    return false;
+}
+
+bool ChatController::send(const QString& typed) {
+    const QString text = wellFormed(typed);
     if (!canSend()) return false;
     if (text.trimmed().isEmpty() && mode_ == QLatin1String("chat")) return false;
+    if (const QString error = tooLongError(text); !error.isEmpty()) {
+        setError(error);
+        return false;
+    }
     setError(QString());
-    ensureConversation(text);
+    ensureConversation(model_.count() > 0 ? model_.at(0).text : text);  // titled by its first message
     ChatMessage user;
     user.role = QStringLiteral("user");
     user.text = text;
@@ -274,12 +349,17 @@ bool ChatController::showVariant(int row, int variant) {
     if (!model_.showVariant(row, variant)) return false;
     // Later turns were made with the other version; the store replaces them and this answer at once.
     if (row + 1 < model_.count()) model_.truncate(row + 1);
-    saveMessage(row, true);
+    saveMessage(row);
     return true;
 }
 
-bool ChatController::editAndResend(int row, const QString& text) {
+bool ChatController::editAndResend(int row, const QString& typed) {
+    const QString text = wellFormed(typed);
     if (!canSend() || row < 0 || row >= model_.count() || model_.at(row).role != QLatin1String("user")) return false;
+    if (const QString error = tooLongError(text); !error.isEmpty()) {
+        setError(error);
+        return false;
+    }
     if (store_ && conversationId_) store_->truncateConversation(conversationId_, row);
     model_.truncate(row);
     ChatMessage user;
@@ -292,11 +372,16 @@ bool ChatController::editAndResend(int row, const QString& text) {
 
 void ChatController::onPromptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens) {
     if (jobId != activeJob_) return;
+    int last = -1;
     for (qsizetype c = 0; c < chunkTokens.size() && c < qsizetype(chunkRows_.size()); ++c) {
         const int row = chunkRows_[size_t(c)];
+        if (row < 0) continue;  // a branch's kept answer tokens
         if (model_.at(row).tokens.empty()) model_.setTokens(row, std::vector<int32_t>(chunkTokens[c].begin(), chunkTokens[c].end()));
-        if (model_.at(row).storeId == 0) saveMessage(row);  // the new user message is complete
+        last = std::max(last, row);
     }
+    // The new user message is complete: stored (after any earlier one a failed save left out).
+    for (int row = 0; row <= last; ++row)
+        if (model_.at(row).storeId == 0 && !saveMessage(row)) break;
 }
 
 void ChatController::onPrefillFinished(quint64 jobId, const PrefillStats& stats) {
@@ -374,7 +459,7 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
     answerRow_ = -1;
     answerPrefix_.clear();
     // A new version replaces the stored answer (and anything after it) in one transaction.
-    saveMessage(row, model_.at(row).storeId != 0 || model_.at(row).variants.size() > 1);
+    saveMessage(row);
     emit generatingChanged();
     emit canSendChanged();
     emit answerFinished(row);
@@ -400,8 +485,15 @@ void ChatController::onGenerationFailed(quint64 jobId, const QString& message) {
     emit canSendChanged();
 }
 
-void ChatController::saveMessage(int row, bool replace) {
-    if (!store_ || !store_->isOpen() || conversationId_ == 0) return;
+bool ChatController::saveMessage(int row) {
+    if (!store_ || !store_->isOpen()) return false;
+    if (conversationId_ == 0 && !ensureConversation(model_.at(0).text)) return false;
+    for (int r = 0; r < row; ++r)
+        if (model_.at(r).storeId == 0 && !saveRow(r)) return false;
+    return saveRow(row);
+}
+
+bool ChatController::saveRow(int row) {
     const ChatMessage& m = model_.at(row);
     StoredMessage s;
     s.conversationId = conversationId_;
@@ -423,12 +515,15 @@ void ChatController::saveMessage(int row, bool replace) {
                            QVector<qint32>(v.tokens.begin(), v.tokens.end()), encodeSteps(v.steps)});
         }
     }
-    auto id = replace ? store_->replaceMessagesFrom(s, others) : store_->appendMessage(s, others);
+    // Replacing from the row's position: nothing normally (the rows after it are not stored yet),
+    // a previous version of this answer, or rows an edit removed when removing them failed.
+    auto id = store_->replaceMessagesFrom(s, others);
     if (!id) {
-        setError(tr("Could not save the message: %1").arg(store_->lastError()));
-        return;
+        setError(store_->lastError());  // "Could not save the message: database or disk is full"
+        return false;
     }
     model_.setStoreId(row, *id);
+    return true;
 }
 
 void ChatController::saveConversationSettings() {
@@ -443,7 +538,9 @@ void ChatController::saveConversationSettings() {
 }
 
 void ChatController::newConversation() {
-    if (generating()) stop();
+    // Mid-answer: the answer so far stays with its conversation. (Only stopping left the job
+    // streaming into the new, empty conversation's row 1: ChatModel::appendSteps out of bounds.)
+    finishInterrupted();
     model_.reset({});
     conversationId_ = 0;
     title_.clear();

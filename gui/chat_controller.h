@@ -45,7 +45,11 @@ class ChatController : public QObject {
     Q_PROPERTY(QString storeMessage READ storeMessage WRITE setStoreMessage NOTIFY storeMessageChanged)
 
 public:
+    // engine and store (which may be null) must outlive the controller.
     ChatController(EngineController* engine, SamplingSettings* sampling, ChatStore* store, QObject* parent = nullptr);
+    // Closing the window mid-answer: the answer shown so far is kept as a stopped ("cancelled")
+    // answer and saved, as if Stop had been pressed; the engine is told to stop.
+    ~ChatController() override;
     static void setInstance(ChatController* instance);
     static ChatController* create(QQmlEngine*, QJSEngine*);
 
@@ -73,7 +77,13 @@ public:
         emit storeMessageChanged();
     }
 
+    // False (with lastError) when the answer cannot start; a message that cannot fit the context
+    // even alone is refused before it joins the conversation (tooLongError).
     Q_INVOKABLE bool send(const QString& text);
+    // Asked by the composer before it pastes: false (with lastError) when the clipboard's text
+    // could never fit the context. Laying it out would freeze the window first (the text field
+    // takes about 10 s for 10 MB), and sending it would be refused anyway.
+    Q_INVOKABLE bool pasteAllowed();
     Q_INVOKABLE void stop();
     Q_INVOKABLE bool regenerate();
     // Replaces user message `row` and everything after it, then answers again.
@@ -84,6 +94,7 @@ public:
     Q_INVOKABLE bool branchFrom(int row, int step, int tokenId);
     // Shows another version of an answer (regenerated or branched); the next turn continues it.
     Q_INVOKABLE bool showVariant(int row, int variant);
+    // Mid-answer, the answer so far is kept in its conversation as a stopped one (as on closing).
     Q_INVOKABLE void newConversation();
     Q_INVOKABLE bool openConversation(qint64 id);
     Q_INVOKABLE bool renameConversation(qint64 id, const QString& title);
@@ -100,6 +111,9 @@ public:
     // A fixed answer length (the --screenshot mode's --max-tokens); nullopt: the settings panel's.
     void setMaxTokensOverride(std::optional<int32_t> maxTokens) { maxTokensOverride_ = maxTokens; }
     ChatTemplate chatTemplate() const;
+    // "" when text could fit the loaded model's context; else why not. Decided from its length in
+    // bytes alone (LoadedModel::maxTokenBytes), so a 10 MB paste is refused at once.
+    QString tooLongError(const QString& text, const QString& what = QString()) const;
 
 signals:
     void settingsChanged();
@@ -115,6 +129,9 @@ private:
     // Sends messages [0, answerRow) — plus `prefix`, the answer's first tokens when branching —
     // and streams the answer into row answerRow (appended when it is -1).
     bool startAnswer(int answerRow = -1, std::vector<StepRecord> prefix = {});
+    // Ends the active answer here as if the engine had reported it stopped: what was shown is
+    // kept and saved, and whatever the engine still sends for the job is ignored.
+    void finishInterrupted();
     void onModelChanged();
     void onPromptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens);
     void onPrefillFinished(quint64 jobId, const PrefillStats& stats);
@@ -123,7 +140,12 @@ private:
     void onGenerationFailed(quint64 jobId, const QString& message);
     void setError(const QString& message);
     void setCacheNote(const QString& note);
-    void saveMessage(int row, bool replace = false);  // replace: the stored row at its position (and after) goes
+    // Stores row at its position (replacing anything stored there and after, such as the previous
+    // version of an answer), after any earlier row whose save failed: the stored conversation is
+    // always a prefix of the one shown, and a failed save (a full disk) is retried at the next
+    // one. False (the error shown) when something is left unsaved.
+    bool saveMessage(int row);
+    bool saveRow(int row);
     void saveConversationSettings();
     bool ensureConversation(const QString& firstText);
     std::vector<int32_t> tokenize(const std::string& text, bool addBos) const;

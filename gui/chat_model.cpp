@@ -1,6 +1,17 @@
 #include "chat_model.h"
 
 namespace inferscope {
+namespace {
+
+// Characters of text shown: kShownChars, one less when that would split a surrogate pair.
+qsizetype shownLength(const QString& text) {
+    if (text.size() <= ChatModel::kShownChars) return text.size();
+    qsizetype n = ChatModel::kShownChars;
+    if (text[n - 1].isHighSurrogate()) --n;
+    return n;
+}
+
+}  // namespace
 
 int ChatModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(messages_.size()); }
 
@@ -34,6 +45,8 @@ QVariant ChatModel::data(const QModelIndex& index, int role) const {
         }
         case VariantIndexRole: return m.activeVariant;
         case VariantCountRole: return std::max<int>(1, int(m.variants.size()));
+        case ShownTextRole: return m.text.size() <= kShownChars ? m.text : m.text.left(shownLength(m.text));
+        case HiddenCharsRole: return int(m.text.size() - shownLength(m.text));
         default: return {};
     }
 }
@@ -49,7 +62,9 @@ QHash<int, QByteArray> ChatModel::roleNames() const {
             {HeatTextRole, "heatText"},
             {TokenStartsRole, "tokenStarts"},
             {VariantIndexRole, "variantIndex"},
-            {VariantCountRole, "variantCount"}};
+            {VariantCountRole, "variantCount"},
+            {ShownTextRole, "shownText"},
+            {HiddenCharsRole, "hiddenChars"}};
 }
 
 int ChatModel::append(ChatMessage message) {
@@ -74,7 +89,7 @@ void ChatModel::appendSteps(int row, const std::vector<StepRecord>& steps) {
     m.text += QString::fromUtf8(added);
     m.heatValid = false;
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole, GeneratedCountRole, HeatTextRole, TokenStartsRole});
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, GeneratedCountRole, HeatTextRole, TokenStartsRole});
 }
 
 void ChatModel::setTokens(int row, std::vector<int32_t> tokens) {
@@ -104,14 +119,14 @@ void ChatModel::finish(int row, const QString& text, const QString& finishReason
     utf8_[size_t(row)] = Utf8Stream();
     if (!m.variants.empty()) m.variants[size_t(m.activeVariant)] = {m.text, m.finishReason, m.stats, m.tokens, m.steps};
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole, StreamingRole, FinishReasonRole, StatsRole, GeneratedCountRole, HeatTextRole,
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, StreamingRole, FinishReasonRole, StatsRole, GeneratedCountRole, HeatTextRole,
                             TokenStartsRole, VariantIndexRole, VariantCountRole});
 }
 
 void ChatModel::setText(int row, const QString& text) {
     messages_[size_t(row)].text = text;
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole});
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole});
 }
 
 void ChatModel::truncate(int rows) {
@@ -245,7 +260,7 @@ void ChatModel::replaceSteps(int row, std::vector<StepRecord> steps) {
     m.text = QString::fromUtf8(added);
     m.heatValid = false;
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole, GeneratedCountRole, HeatTextRole, TokenStartsRole});
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, GeneratedCountRole, HeatTextRole, TokenStartsRole});
 }
 
 }  // namespace inferscope

@@ -259,9 +259,20 @@ bool ChatStore::exportConversation(qint64 id, const QString& filePath, const QSt
         for (const StoredMessage& m : list)
             if (m.versionCount > 1) others.insert(m.id, versions(m.id));
     const QByteArray bytes = kind == QLatin1String("json") ? toJson(*c, list, others) : toMarkdown(*c, list).toUtf8();
+    // Unbuffered, every write checked: through its buffer, Qt 6.4's QSaveFile::commit() reports
+    // success for a file cut short by a full disk (the flush's short write goes unnoticed) and
+    // replaces the earlier file with the truncated one. Writing the rest after a short write
+    // makes the system say why ("No space left on device") instead of "Unknown error". On
+    // failure QSaveFile's destructor removes the temporary file: the target is never touched.
     QSaveFile file(filePath);
-    if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Unbuffered))
         return d->fail(tr("Could not write %1: %2").arg(filePath, file.errorString()));
+    for (qint64 done = 0; done < bytes.size();) {
+        const qint64 n = file.write(bytes.constData() + done, bytes.size() - done);
+        if (n <= 0) return d->fail(tr("Could not write %1: %2").arg(filePath, file.errorString()));
+        done += n;
+    }
+    if (!file.commit()) return d->fail(tr("Could not write %1: %2").arg(filePath, file.errorString()));
     return true;
 }
 

@@ -27,7 +27,17 @@ struct LoadedModel {
     KvCacheStats kv;                         // empty cache, capacity and bytes reserved
     std::optional<ChatTemplateKind> detectedTemplate;  // from tokenizer.chat_template
     std::shared_ptr<const Tokenizer> tokenizer;        // immutable, thread-safe
+    // The most bytes of text one token can stand for (its piece or its output bytes, whichever is
+    // longer), when the vocabulary has byte fallback so that every byte of any text is covered by
+    // some token; 0 otherwise. A text of n bytes then needs at least ceil(n / maxTokenBytes)
+    // tokens: a prompt that cannot fit the context is refused without tokenizing it.
+    int32_t maxTokenBytes = 0;
 };
+
+// The fewest tokens `utf8Bytes` bytes of text can become (0 when maxTokenBytes is 0: no bound).
+inline int64_t minTokensFor(int64_t utf8Bytes, int32_t maxTokenBytes) {
+    return maxTokenBytes > 0 ? (utf8Bytes + maxTokenBytes - 1) / maxTokenBytes : 0;
+}
 
 // A piece of the prompt: text to tokenize (special tokens parsed), or tokens known exactly.
 struct PromptChunk {

@@ -1,6 +1,7 @@
 #include "engine_worker.h"
 
 #include <QElapsedTimer>
+#include <algorithm>
 
 #include "backend/memory_probe.h"
 
@@ -33,6 +34,17 @@ private:
     QElapsedTimer clock_;
 };
 
+// See LoadedModel::maxTokenBytes.
+int32_t maxTokenBytes(const Tokenizer& tokenizer) {
+    int byteTokens = 0;
+    size_t longest = 0;
+    for (int32_t id = 0; id < tokenizer.vocabSize(); ++id) {
+        byteTokens += tokenizer.type(id) == TokenType::Byte ? 1 : 0;
+        longest = std::max({longest, tokenizer.piece(id).size(), tokenizer.tokenBytes(id).size()});
+    }
+    return byteTokens == 256 ? int32_t(std::max<size_t>(longest, 1)) : 0;
+}
+
 }  // namespace
 
 EngineWorker::EngineWorker(std::shared_ptr<std::atomic<uint64_t>> cancelThrough, QObject* parent)
@@ -40,7 +52,10 @@ EngineWorker::EngineWorker(std::shared_ptr<std::atomic<uint64_t>> cancelThrough,
 
 EngineWorker::~EngineWorker() = default;
 
+bool EngineWorker::shuttingDown() const { return cancelThrough_->load(std::memory_order_relaxed) == UINT64_MAX; }
+
 void EngineWorker::loadModel(quint64 requestId, const EngineOptions& options) {
+    if (shuttingDown()) return;  // the window closed with this load still queued: nobody waits for it
     int lastPercent = -1;
     auto progress = [&](float fraction, std::string_view stage) {
         const int percent = int(fraction * 100.0f);
@@ -72,10 +87,13 @@ void EngineWorker::loadModel(quint64 requestId, const EngineOptions& options) {
     m.kv = engine_->kvStats();
     m.detectedTemplate = detectChatTemplate(m.info.chatTemplate);
     m.tokenizer = engine_->sharedTokenizer();
+    m.maxTokenBytes = maxTokenBytes(*m.tokenizer);
+    maxTokenBytes_ = m.maxTokenBytes;
     emit modelLoaded(requestId, m);
 }
 
 void EngineWorker::generate(const GenerationJob& job) {
+    if (shuttingDown()) return;
     if (!engine_) {
         emit generationFailed(job.id, tr("No model is loaded."));
         return;
@@ -88,6 +106,16 @@ void EngineWorker::generate(const GenerationJob& job) {
         }
     }
     if (job.resetCache) engine_->reset();
+    // A prompt that cannot fit is refused before tokenizing: 10 MB of text takes SentencePiece
+    // about 15 s (during which neither stop nor closing the window could interrupt it).
+    int64_t atLeast = 0;
+    for (const PromptChunk& c : job.chunks)
+        atLeast += c.hasTokens ? int64_t(c.tokens.size()) : minTokensFor(int64_t(c.text.size()), maxTokenBytes_);
+    if (atLeast > engine_->contextLength()) {
+        emit generationFailed(job.id, tr("the prompt is at least %1 tokens but the context holds %2; shorten it or load with a larger context")
+                                          .arg(atLeast).arg(engine_->contextLength()));
+        return;
+    }
     // Tokenize the text chunks here, off the GUI thread (a long paste can take a while).
     GenerateRequest req;
     QList<QList<int>> chunkTokens;
@@ -118,7 +146,7 @@ void EngineWorker::generate(const GenerationJob& job) {
 namespace inferscope {
 
 void EngineWorker::measureMachine() {
-    if (!engine_) return;
+    if (!engine_ || shuttingDown()) return;
     ComputeDevice& device = engine_->mutableDevice();
     device.bindThreads();
     double bandwidth = 0;

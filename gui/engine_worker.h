@@ -40,7 +40,9 @@ signals:
     void machineMeasured(double bandwidthGBps, double peakGflopsF32, double peakGflopsBF16);
 
 private:
+    bool shuttingDown() const;  // EngineController is being destroyed: queued work is skipped
     std::unique_ptr<Engine> engine_;
+    int32_t maxTokenBytes_ = 0;  // of the loaded model (LoadedModel::maxTokenBytes)
     std::string modelPath_;
     std::shared_ptr<std::atomic<uint64_t>> cancelThrough_;
 };

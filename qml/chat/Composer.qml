@@ -33,6 +33,11 @@ Rectangle {
                 placeholderText: ChatController.mode === "completion"
                                  ? qsTr("Write the beginning of a text; the model continues it…")
                                  : qsTr("Message the model…")
+                // A paste that could never fit the context is refused before this field lays it
+                // out (10 MB would take it about 10 s); the error banner says why.
+                Keys.onPressed: (event) => {
+                    if (event.matches(StandardKey.Paste) && !ChatController.pasteAllowed()) event.accepted = true
+                }
                 Keys.onReturnPressed: (event) => {
                     if (event.modifiers & Qt.ShiftModifier) { event.accepted = false; return }
                     composer.submit()

@@ -10,6 +10,8 @@ Item {
     required property int index
     required property string role
     required property string text
+    required property string shownText   // at most ChatModel::kShownChars of text
+    required property int hiddenChars    // the characters of text left out of shownText
     required property bool streaming
     required property string finishReason
     required property var stats
@@ -55,7 +57,7 @@ Item {
                 anchors.fill: parent
                 anchors.margins: Theme.spacing
                 text: heat ? (root.streaming ? root.heatText.replace(/<\/div>$/, " ▍</div>") : root.heatText)
-                           : root.text + (root.streaming ? " ▍" : "")
+                           : root.shownText + (root.streaming ? " ▍" : "")
                 textFormat: heat ? TextEdit.RichText
                             : (ChatController.mode === "chat" && !root.isUser && !root.streaming) ? TextEdit.MarkdownText : TextEdit.PlainText
                 wrapMode: TextEdit.Wrap
@@ -128,6 +130,18 @@ Item {
             }
         }
 
+        Label {
+            objectName: "hiddenNote"
+            visible: root.hiddenChars > 0
+            text: qsTr("Showing the first %L1 characters; %L2 more are not shown here but were sent and are kept whole (export the conversation to read them).")
+                    .arg(root.shownText.length).arg(root.hiddenChars)
+            color: Theme.muted
+            font.pixelSize: Theme.fontSmall
+            font.italic: true
+            wrapMode: Text.Wrap
+            Layout.fillWidth: true
+        }
+
         RowLayout {
             spacing: Theme.spacing
             visible: !root.streaming
@@ -175,10 +189,14 @@ Item {
                 }
             }
             ToolButton {
+                objectName: "editButton"
                 visible: root.isUser
                 text: qsTr("Edit")
                 font.pixelSize: Theme.fontSmall
-                enabled: ChatController.canSend
+                // The editor would lay out the whole text at once (what the bubble avoids).
+                enabled: ChatController.canSend && root.hiddenChars === 0
+                ToolTip.visible: hovered && root.hiddenChars > 0
+                ToolTip.text: qsTr("Too long to edit here.")
                 onClicked: {
                     editor.text = root.text
                     root.editing = true

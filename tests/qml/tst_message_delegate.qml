@@ -24,6 +24,8 @@ TestCase {
                            decodeTokensPerSecond: 80.5, timeToFirstTokenMs: 14.2},
                    generatedCount: 12, isLast: true, heatText: "", tokenStarts: [], variantIndex: 0, variantCount: 1}
         for (const k in extra) p[k] = extra[k]
+        if (p.shownText === undefined) p.shownText = p.text
+        if (p.hiddenChars === undefined) p.hiddenChars = 0
         return p
     }
 
@@ -49,5 +51,21 @@ TestCase {
         d.editing = true
         verify(!findChild(d, "messageText").visible)
         verify(findChild(d, "editor").visible)
+    }
+
+    // A huge message: the bubble gets ChatModel's first 20,000 characters, says what it leaves
+    // out, and cannot be edited in place.
+    function test_a_huge_message_is_shown_in_part() {
+        const shown = "x".repeat(20000)
+        const d = createTemporaryObject(delegateComponent, host.contentItem,
+                                        props({role: "user", text: shown + "y".repeat(80000), shownText: shown,
+                                               hiddenChars: 80000, isLast: false}))
+        compare(findChild(d, "messageText").text, shown)
+        const note = findChild(d, "hiddenNote")
+        verify(note.visible)
+        verify(note.text.indexOf("20,000") >= 0 || note.text.indexOf("20000") >= 0, note.text)
+        verify(!findChild(d, "editButton").enabled)
+        const small = createTemporaryObject(delegateComponent, host.contentItem, props({role: "user", text: "Hi", isLast: false}))
+        verify(!findChild(small, "hiddenNote").visible)
     }
 }
