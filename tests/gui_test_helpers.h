@@ -1,5 +1,8 @@
 #pragma once
 // Shared by the GUI tests: the bundled model, waiting on signals with a clear failure.
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
@@ -8,6 +11,18 @@
 #include "engine_controller.h"
 
 namespace inferscope::testing_gui {
+
+// Settings and data in Qt's test locations (never the user's), under a test organisation.
+inline void useTestLocations() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
+}
+
+// Removes every file in the folder (a database, its -wal and -shm, exports) between test functions.
+inline void removeFilesIn(const QString& folder) {
+    const QDir dir(folder);
+    for (const QString& f : dir.entryList(QDir::Files | QDir::Hidden)) QFile::remove(dir.filePath(f));
+}
 
 inline QString bundledModel() { return QStringLiteral(INFERSCOPE_RESOURCES_DIR "/models/stories260K.gguf"); }
 

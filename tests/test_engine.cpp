@@ -4,6 +4,7 @@
 
 #include "engine/engine.h"
 #include "engine/step_record_codec.h"
+#include "engine_test_helpers.h"
 #include "model_test_helpers.h"
 
 using namespace inferscope;
@@ -12,25 +13,10 @@ using namespace inferscope::testing_model;
 namespace {
 
 std::unique_ptr<Engine> loadEngine(const std::string& path, int32_t ctx = 0, ComputePrecision precision = ComputePrecision::Auto) {
-    EngineOptions opt;
-    opt.modelPath = path;
-    opt.device = DeviceKind::Cpu;
-    opt.threads = 2;
-    opt.contextLength = ctx;
-    opt.precision = precision;
-    auto e = Engine::load(opt);
-    EXPECT_TRUE(e) << e.error().message;
-    return e ? std::move(*e) : nullptr;
+    return loadTestEngine(path, {.ctx = ctx, .precision = precision});
 }
 
-GenerateRequest greedy(std::vector<int32_t> prompt, int32_t maxTokens) {
-    GenerateRequest req;
-    req.prompt = std::move(prompt);
-    req.sampler.temperature = 0.0f;
-    req.sampler.topN = 5;
-    req.maxTokens = maxTokens;
-    return req;
-}
+GenerateRequest greedy(std::vector<int32_t> prompt, int32_t maxTokens) { return greedyRequest(std::move(prompt), maxTokens); }
 
 // Collects every event.
 struct Recorder : GenerationObserver {

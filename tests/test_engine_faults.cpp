@@ -17,6 +17,7 @@
 #include "common/sigbus_guard.h"
 #include "engine/engine.h"
 #include "gguf/mapped_file.h"
+#include "engine_test_helpers.h"
 #include "model_test_helpers.h"
 
 using namespace inferscope;
@@ -26,23 +27,11 @@ namespace fs = std::filesystem;
 namespace {
 
 std::unique_ptr<Engine> load(const fs::path& path, int32_t ctx = 0, int32_t batch = 512) {
-    EngineOptions opt;
-    opt.modelPath = path;
-    opt.device = DeviceKind::Cpu;
-    opt.threads = 2;
-    opt.contextLength = ctx;
-    opt.batchSize = batch;
-    auto e = Engine::load(opt);
-    EXPECT_TRUE(e) << e.error().message;
-    return e ? std::move(*e) : nullptr;
+    return loadTestEngine(path, {.ctx = ctx, .batch = batch});
 }
 
 GenerateRequest greedy(std::vector<int32_t> prompt, int32_t maxTokens) {
-    GenerateRequest req;
-    req.prompt = std::move(prompt);
-    req.sampler.temperature = 0.0f;
-    req.maxTokens = maxTokens;
-    return req;
+    return greedyRequest(std::move(prompt), maxTokens, SamplerParams{}.topN);
 }
 
 const std::vector<int32_t> kOnceUponATime = {1, 403, 407, 261, 378};

@@ -13,6 +13,7 @@
 #include "common/memory_budget.h"
 #include "engine/engine.h"
 #include "engine/load_memory.h"
+#include "engine_test_helpers.h"
 #include "model_test_helpers.h"
 
 using namespace inferscope;
@@ -61,14 +62,7 @@ void writeLongContextModel(const fs::path& path) {
 
 Result<std::unique_ptr<Engine>> loadWith(const fs::path& path, int32_t ctx, ComputePrecision precision = ComputePrecision::Auto,
                                          KvType kv = KvType::F32) {
-    EngineOptions opt;
-    opt.modelPath = path;
-    opt.device = DeviceKind::Cpu;
-    opt.threads = 2;
-    opt.contextLength = ctx;
-    opt.precision = precision;
-    opt.kvType = kv;
-    return Engine::load(opt);
+    return tryLoadEngine(path, {.ctx = ctx, .precision = precision, .kv = kv});
 }
 
 // inferscope-cli with a resource limit set in the child (fork, setrlimit, exec).

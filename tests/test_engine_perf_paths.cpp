@@ -7,6 +7,7 @@
 
 #include "engine/engine.h"
 #include "model/synth_model.h"
+#include "engine_test_helpers.h"
 #include "model_test_helpers.h"
 
 using namespace inferscope;
@@ -16,25 +17,10 @@ namespace {
 
 std::unique_ptr<Engine> load(const std::string& path, ComputePrecision precision = ComputePrecision::Auto,
                              KvType kv = KvType::F32) {
-    EngineOptions opt;
-    opt.modelPath = path;
-    opt.device = DeviceKind::Cpu;
-    opt.threads = 2;
-    opt.precision = precision;
-    opt.kvType = kv;
-    auto e = Engine::load(opt);
-    EXPECT_TRUE(e) << e.error().message;
-    return e ? std::move(*e) : nullptr;
+    return loadTestEngine(path, {.precision = precision, .kv = kv});
 }
 
-GenerateRequest greedy(std::vector<int32_t> prompt, int32_t maxTokens) {
-    GenerateRequest req;
-    req.prompt = std::move(prompt);
-    req.sampler.temperature = 0.0f;
-    req.sampler.topN = 5;
-    req.maxTokens = maxTokens;
-    return req;
-}
+GenerateRequest greedy(std::vector<int32_t> prompt, int32_t maxTokens) { return greedyRequest(std::move(prompt), maxTokens); }
 
 struct Steps : GenerationObserver {
     std::vector<StepRecord> steps;

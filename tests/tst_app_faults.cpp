@@ -109,13 +109,10 @@ class TestAppFaults : public QObject {
 
 private slots:
     void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
+        useTestLocations();
         QVERIFY(dir_.isValid());
     }
-    void init() {
-        for (const QString& f : QDir(dir_.path()).entryList(QDir::Files | QDir::Hidden)) QFile::remove(dir_.filePath(f));
-    }
+    void init() { removeFilesIn(dir_.path()); }
 
     void closingTheWindowMidAnswerKeepsItAsStopped() {
         QString shown;

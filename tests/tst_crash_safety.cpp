@@ -183,8 +183,7 @@ class TestCrashSafety : public QObject {
 
 private slots:
     void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
+        useTestLocations();
         QVERIFY(dir_.isValid());
     }
 
@@ -223,8 +222,7 @@ private slots:
 int main(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     if (argc == 4 && QByteArray(argv[1]) == "--chat-child") {
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
+        useTestLocations();
         ChatChild child(QString::fromLocal8Bit(argv[2]), quint32(QByteArray(argv[3]).toUInt()));
         return app.exec();
     }
