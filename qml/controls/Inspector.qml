@@ -12,6 +12,18 @@ Rectangle {
 
     readonly property var tabs: ["probabilities", "timeline", "kv", "settings", "model"]
 
+    // Each tab as wide as its title, and the room left over shared equally (equal widths cut
+    // "Probabilities" short at the inspector's usual width while "Model" had room to spare).
+    component InspectorTab: TabButton {
+        property string tip
+        leftPadding: 8
+        rightPadding: 8
+        width: implicitWidth + tabBar.spare
+        ToolTip.visible: hovered
+        ToolTip.delay: 500
+        ToolTip.text: tip
+    }
+
     ColumnLayout {
         anchors.fill: parent
         anchors.leftMargin: 1
@@ -22,11 +34,16 @@ Rectangle {
             Layout.fillWidth: true
             currentIndex: Math.max(0, inspector.tabs.indexOf(AppSettings.inspectorTab))
             onCurrentIndexChanged: AppSettings.inspectorTab = inspector.tabs[currentIndex]
-            TabButton { text: qsTr("Probabilities"); ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: qsTr("Each generated token's candidates and their probabilities, after every sampler stage.") }
-            TabButton { text: qsTr("Timeline"); ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: qsTr("Prefill and every decode step of an answer, timed against what this machine can do.") }
-            TabButton { text: qsTr("KV cache"); ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: qsTr("The keys and values kept for every past token in every layer: what they are and what they cost.") }
-            TabButton { text: qsTr("Settings"); ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: qsTr("Sampling: how the next token is chosen from the model's probabilities.") }
-            TabButton { text: qsTr("Model"); ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: qsTr("The loaded model's shape, read from its GGUF header, and its memory.") }
+            readonly property real spare: {
+                let titles = 0
+                for (let i = 0; i < count; ++i) titles += itemAt(i) ? itemAt(i).implicitWidth : 0
+                return Math.max(0, (width - titles) / Math.max(1, count))
+            }
+            InspectorTab { text: qsTr("Probabilities"); tip: qsTr("Each generated token's candidates and their probabilities, after every sampler stage.") }
+            InspectorTab { text: qsTr("Timeline"); tip: qsTr("Prefill and every decode step of an answer, timed against what this machine can do.") }
+            InspectorTab { text: qsTr("KV cache"); tip: qsTr("The keys and values kept for every past token in every layer: what they are and what they cost.") }
+            InspectorTab { text: qsTr("Settings"); tip: qsTr("Sampling: how the next token is chosen from the model's probabilities.") }
+            InspectorTab { text: qsTr("Model"); tip: qsTr("The loaded model's shape, read from its GGUF header, and its memory.") }
         }
         StackLayout {
             Layout.fillWidth: true
