@@ -18,6 +18,7 @@
 #include "engine/bundled_model.h"
 #include "engine_controller.h"
 #include "sampling_settings.h"
+#include "scene_graph_backend.h"
 #include "screenshot_driver.h"
 #include "step_inspector.h"
 #include "timeline_model.h"
@@ -51,9 +52,25 @@ int main(int argc, char** argv) {
     QCommandLineOption dataOpt(QStringLiteral("data-dir"),
                                QStringLiteral("Keep conversations in this folder (default: the user's app-data folder; --screenshot keeps none unless given)."),
                                QStringLiteral("dir"));
-    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt});
+    QCommandLineOption rendererOpt(QStringLiteral("renderer"),
+                                   QStringLiteral("auto (software rendering when OpenGL is a CPU rasterizer), software or hardware."),
+                                   QStringLiteral("how"), QStringLiteral("auto"));
+    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt});
     cli.process(app);
     const bool screenshot = cli.isSet(shotOpt);
+
+    const QString rendererName = cli.value(rendererOpt);
+    RendererChoice renderer = RendererChoice::Auto;
+    if (rendererName == QLatin1String("software"))
+        renderer = RendererChoice::Software;
+    else if (rendererName == QLatin1String("hardware"))
+        renderer = RendererChoice::Hardware;
+    else if (rendererName != QLatin1String("auto")) {
+        std::fprintf(stderr, "inferscope: --renderer must be auto, software or hardware, got \"%s\"\n", qPrintable(rendererName));
+        return 1;
+    }
+    const QString rendering = chooseSceneGraphBackend(renderer);
+    if (screenshot) std::fprintf(stderr, "inferscope: %s\n", qPrintable(rendering));
 
     QQuickStyle::setStyle(QStringLiteral("Fusion"));
 

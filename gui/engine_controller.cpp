@@ -73,7 +73,10 @@ QString EngineController::detectedTemplate() const {
     return qs(std::string(chatTemplateName(*model_->detectedTemplate)));
 }
 
-QVariantMap EngineController::modelDetails() const {
+QVariantMap EngineController::modelDetails() const { return modelDetails_; }
+
+// Built once per model: bindings and the timeline's per-step cost figures read it often.
+QVariantMap EngineController::describeModel() const {
     if (!model_) return {};
     const auto& i = model_->info;
     const auto& hp = i.hparams;
@@ -141,6 +144,7 @@ void EngineController::onModelLoaded(quint64 requestId, const LoadedModel& model
     if (requestId != pendingLoad_) return;  // superseded by a later request
     pendingLoad_ = 0;
     model_ = model;
+    modelDetails_ = describeModel();
     kv_ = model.kv;
     prefillTps_ = decodeTps_ = ttftMs_ = 0;
     loadingPath_.clear();

@@ -123,6 +123,7 @@ private:
     void setState(State s);
     void setError(const QString& message);
     void onModelLoaded(quint64 requestId, const LoadedModel& model);
+    QVariantMap describeModel() const;
     void onLoadFailed(quint64 requestId, const QString& message);
     void onPrefillFinished(quint64 jobId, const PrefillStats& stats);
     void onStepsReady(quint64 jobId, const StepBatch& batch);
@@ -135,6 +136,7 @@ private:
     std::shared_ptr<std::atomic<uint64_t>> cancelThrough_;
     State state_ = State::NoModel;
     std::optional<LoadedModel> model_;
+    QVariantMap modelDetails_;
     KvCacheStats kv_;
     quint64 nextId_ = 1;
     quint64 pendingLoad_ = 0;

@@ -8,8 +8,14 @@
 namespace inferscope {
 namespace {
 
-// Turns the engine's per-step callbacks into batches emitted at most every 16 ms (the first
-// step at once, so the first token shows without delay).
+// Turns the engine's per-step callbacks into batches emitted at most every kStepBatchMs (the first
+// step at once, so the first token shows without delay). Every batch costs the GUI thread a fixed
+// amount (the answer's text laid out again, the open panel updated, a frame painted), and on 2
+// cores whatever the GUI thread takes stalls one of the engine's two OpenMP threads. At one batch
+// a frame (16 ms) the app decoded the 110M-shape model 10-35% slower than inferscope-cli, at 100 ms
+// 5-10% (bench/gui_vs_cli.sh). Ten updates a second still reads as streaming.
+constexpr int kStepBatchMs = 100;
+
 class BatchingObserver : public GenerationObserver {
 public:
     BatchingObserver(EngineWorker* worker, quint64 jobId) : worker_(worker), jobId_(jobId) { clock_.start(); }
@@ -17,7 +23,7 @@ public:
     void onPrefill(const PrefillStats& p) override { emit worker_->prefillFinished(jobId_, p); }
     void onStep(const StepRecord& r) override {
         batch_.steps.push_back(r);
-        if (r.step == 0 || clock_.elapsed() >= 16) flush();
+        if (r.step == 0 || clock_.elapsed() >= kStepBatchMs) flush();
     }
     void onKvCache(const KvCacheStats& s) override { batch_.kv = s; }
     void flush() {

@@ -5,9 +5,11 @@
 // bytes straight from the stats, the cells' origins as runs — plus the MHA / GQA / MQA and
 // FP32 / FP16 / INT8 counterfactuals. GUI thread only.
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
 #include <QQmlEngine>
+#include <QTimer>
 #include <QVariantList>
 
 #include "engine_controller.h"
@@ -100,6 +102,10 @@ signals:
 
 private:
     void followEngine();
+    // While an answer streams, at most one update per kStreamingIntervalMs; the last batch's stats
+    // are shown when that interval ends, and the final stats at once when the answer ends.
+    void followStreaming();
+    static constexpr int kStreamingIntervalMs = 250;
 
     QPointer<EngineController> engine_;
     QList<QMetaObject::Connection> connections_;
@@ -107,6 +113,8 @@ private:
     int queryHeads_ = 0;
     int updates_ = 0;
     bool active_ = true;
+    QElapsedTimer sinceUpdate_;
+    QTimer pending_;
     KvVariantModel attentionVariants_{KvVariantModel::Axis::Attention};
     KvVariantModel elementVariants_{KvVariantModel::Axis::ElementType};
 };

@@ -4,6 +4,7 @@
 // through a generation and a second turn that reuses the cache, the counterfactual rows
 // (QAbstractItemModelTester throughout) and the grid's reading of the cells.
 #include <QAbstractItemModelTester>
+#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -181,6 +182,32 @@ private slots:
         QCOMPARE(f.view.usedCells(), p.nPrompt + second->nGenerated - 1);
         QCOMPARE(f.view.promptCells(), 5 + p.nComputed);
         verifyAgainstEngine(f.view, second->kv);
+    }
+
+    // Batches arriving back to back: the first is shown at once, the rest wait for the interval's
+    // end and are shown then as one update (the latest stats), not one update each.
+    void whileStreamingUpdatesAreAQuarterSecondApart() {
+        Fixture f;
+        QVERIFY(f.load());
+        QVERIFY(f.run(textJob("Once upon a time", 10)));
+        QTest::qWait(300);  // past the interval that ended with that answer
+        StepBatch batch;
+        batch.kv = f.engine.kvStats();
+        const int before = f.view.updates();
+        QElapsedTimer clock;
+        clock.start();
+        emit f.engine.stepsArrived(1, batch);
+        QCOMPARE(f.view.updates(), before + 1);
+        for (int i = 0; i < 9; ++i) emit f.engine.stepsArrived(1, batch);
+        QCOMPARE(f.view.updates(), before + 1);
+        QTRY_COMPARE_WITH_TIMEOUT(f.view.updates(), before + 2, 2000);
+        QVERIFY2(clock.elapsed() >= 250, qPrintable(QString::number(clock.elapsed())));
+        QTest::qWait(400);
+        QCOMPARE(f.view.updates(), before + 2);
+        // The end of an answer is shown at once.
+        emit f.engine.stepsArrived(1, batch);
+        QVERIFY(f.run(textJob("Once upon a time", 3)));
+        QCOMPARE(f.view.usedCells(), 5 + 2);
     }
 
     void aHiddenViewCatchesUpWhenShown() {
