@@ -345,11 +345,39 @@ bool ChatController::branchFrom(int row, int step, int tokenId) {
 }
 
 bool ChatController::showVariant(int row, int variant) {
-    if (generating()) return false;
+    if (generating() || row < 0 || row >= model_.count()) return false;
+    const ChatMessage& m = model_.at(row);
+    if (variant < 0 || variant >= int(m.variants.size()) || variant == m.activeVariant) return false;
+    const bool laterTurns = row + 1 < model_.count();
+    const bool stored = store_ && store_->isOpen() && conversationId_ != 0;
+    if (!laterTurns || !stored) {
+        // The last answer (or nothing kept on disk): this conversation shows the other version.
+        if (!model_.showVariant(row, variant)) return false;
+        if (laterTurns) model_.truncate(row + 1);  // in memory only: they were made with the other version
+        saveMessage(row);
+        return true;
+    }
+    // Later turns were made with the version shown: they stay in this conversation, untouched, and
+    // the other version continues in a new conversation with the turns up to this answer (and all
+    // its versions), as a branch.
+    const QString original = title_;
+    const qint64 originalId = conversationId_;
+    const QString title = tr("%1 (version %2)").arg(original).arg(variant + 1);
     if (!model_.showVariant(row, variant)) return false;
-    // Later turns were made with the other version; the store replaces them and this answer at once.
-    if (row + 1 < model_.count()) model_.truncate(row + 1);
-    saveMessage(row);
+    model_.truncate(row + 1);
+    for (int r = 0; r <= row; ++r) model_.setStoreId(r, 0);
+    conversationId_ = 0;
+    if (!ensureConversation(model_.at(0).text) || !renameConversation(conversationId_, title) || !saveMessage(row)) {
+        // A full disk, say: no half-made copy is left, and the window shows the original again.
+        const QString why = store_->lastError();
+        if (conversationId_ != 0) store_->deleteConversation(conversationId_);
+        openConversation(originalId);
+        setError(tr("Could not open that version as a new conversation: %1").arg(why));
+        return false;
+    }
+    setStoreMessage(tr("Version %1 of that answer continues here, in “%2”; the turns that followed the other version stay in “%3”.")
+                        .arg(variant + 1)
+                        .arg(title, original));
     return true;
 }
 

@@ -93,6 +93,8 @@ public:
     // The previous continuation stays as another version of the answer; later messages go.
     Q_INVOKABLE bool branchFrom(int row, int step, int tokenId);
     // Shows another version of an answer (regenerated or branched); the next turn continues it.
+    // When later turns follow the answer in a stored conversation they stay there, and the version
+    // opens in a new conversation ("Title (version n)") with the turns up to the answer.
     Q_INVOKABLE bool showVariant(int row, int variant);
     // Mid-answer, the answer so far is kept in its conversation as a stopped one (as on closing).
     Q_INVOKABLE void newConversation();

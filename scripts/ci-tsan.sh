@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ThreadSanitizer run of the engine thread protocol (CI; about 4 minutes on 2 cores, most of it
+# ThreadSanitizer run of the engine thread protocol (CI; under a minute to 4 minutes on 2 cores, most of it
 # building the core and the GUI library instrumented). test_engine_threads drives the app's own
 # EngineWorker from std::threads: load and generate on the worker, steps and results posted back
 # to the "GUI" thread, the cancel mark set from there (during decode and during prefill), the

@@ -307,6 +307,40 @@ private slots:
         QCOMPARE(app.store.messages(earlierId), earlier);
     }
 
+    // Another version of an earlier answer opens as a new conversation; with the disk full that
+    // copy cannot be made: no half-made copy is left, and the window shows the original again.
+    void aFullDiskWhenAVersionWouldOpenAsANewConversation() {
+        AppStack app(db());
+        QVERIFY(loadAndWait(*app.engine, bundledModel()));
+        answerBriefly(*app.chat);
+        QSignalSpy done(app.chat.get(), &ChatController::answerFinished);
+        QVERIFY(app.chat->send(QStringLiteral("Once upon a time")) && done.wait(20000));
+        QVERIFY(app.chat->regenerate() && done.wait(20000));
+        QVERIFY(app.chat->send(QStringLiteral(" The end.")) && done.wait(20000));
+        const qint64 id = app.chat->conversationId();
+        const auto before = app.store.messages(id);
+        QCOMPARE(before.size(), 4);
+
+        QSqlDatabase connection = storeConnection();
+        pragma(connection, QStringLiteral("PRAGMA max_page_count = %1").arg(pragma(connection, QStringLiteral("PRAGMA page_count")).toInt()));
+        QVERIFY(!app.chat->showVariant(1, 0));
+        QVERIFY2(app.chat->lastError().startsWith(QStringLiteral("Could not open that version as a new conversation: ")) &&
+                     app.chat->lastError().contains(QStringLiteral("database or disk is full")),
+                 qPrintable(app.chat->lastError()));
+        QCOMPARE(app.chat->conversationId(), id);
+        QCOMPARE(app.chat->messages()->count(), 4);
+        QCOMPARE(app.chat->messages()->at(1).activeVariant, 1);
+        QCOMPARE(app.store.conversations().size(), 1);
+        QCOMPARE(app.store.messages(id), before);
+        QCOMPARE(pragma(connection, QStringLiteral("PRAGMA integrity_check")).toString(), QStringLiteral("ok"));
+
+        pragma(connection, QStringLiteral("PRAGMA max_page_count = 1073741823"));
+        QVERIFY(app.chat->showVariant(1, 0));
+        QVERIFY(app.chat->conversationId() != id);
+        QCOMPARE(app.store.conversations().size(), 2);
+        QCOMPARE(app.store.messages(id), before);
+    }
+
     // Before a conversation even exists: its creation fails, and is done with the next save.
     void aFullDiskAtTheFirstMessage() {
         AppStack app(db());

@@ -236,6 +236,62 @@ private slots:
         QCOMPARE(f.store.messages(id)[1].content, second.text);
     }
 
+    // Switching the version of an answer that later turns followed: those turns stay where they
+    // are, and the other version goes on in a new conversation (nothing is deleted).
+    void anEarlierAnswersOtherVersionOpensAsABranch() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        SamplerParams sampled;
+        sampled.temperature = 1.0f;
+        sampled.seed = 5;
+        f.chat->setSamplerOverride(sampled);
+        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
+        const ChatMessage first = f.chat->messages()->at(1);
+        sampled.seed = 4242;
+        f.chat->setSamplerOverride(sampled);
+        QVERIFY(f.answer([&] { return f.chat->regenerate(); }));
+        const ChatMessage second = f.chat->messages()->at(1);
+        QVERIFY(first.text != second.text);
+        QVERIFY(f.answer([&] { return f.chat->send(" The end."); }));
+        const qint64 original = f.chat->conversationId();
+        const QString thirdTurn = f.chat->messages()->at(3).text;
+        QCOMPARE(f.store.messages(original).size(), 4);
+
+        QVERIFY(f.chat->showVariant(1, 0));
+        const qint64 branch = f.chat->conversationId();
+        QVERIFY(branch != original);
+        QCOMPARE(f.chat->title(), QStringLiteral("Once upon a time (version 1)"));
+        QCOMPARE(f.chat->storeMessage(), QStringLiteral("Version 1 of that answer continues here, in “Once upon a time (version 1)”; "
+                                                        "the turns that followed the other version stay in “Once upon a time”."));
+        ChatModel* m = f.chat->messages();
+        QCOMPARE(m->count(), 2);
+        sameAnswer(m->at(1), first);
+        // The original, untouched: version 2 shown, the later turns kept.
+        auto kept = f.store.messages(original);
+        QCOMPARE(kept.size(), 4);
+        QCOMPARE(kept[1].content, second.text);
+        QCOMPARE(kept[1].versionIndex, 1);
+        QCOMPARE(kept[3].content, thirdTurn);
+        // The branch: the turns up to the answer, with both versions, version 1 shown.
+        auto branched = f.store.messages(branch);
+        QCOMPARE(branched.size(), 2);
+        QCOMPARE(branched[0].content, QStringLiteral("Once upon a time"));
+        QCOMPARE(branched[1].content, first.text);
+        QCOMPARE(branched[1].versionIndex, 0);
+        QCOMPARE(f.store.versions(branched[1].id).size(), 1);
+        QCOMPARE(f.store.versions(branched[1].id)[0].content, second.text);
+        QCOMPARE(f.store.conversations().size(), 2);
+
+        // The branch goes on by itself; the original can be opened as it was.
+        QVERIFY(f.answer([&] { return f.chat->send(" Later."); }));
+        QCOMPARE(f.store.messages(branch).size(), 4);
+        QCOMPARE(f.store.messages(original).size(), 4);
+        QVERIFY(f.chat->openConversation(original));
+        QCOMPARE(m->count(), 4);
+        sameAnswer(m->at(1), second);
+        QCOMPARE(m->at(3).text, thirdTurn);
+    }
+
     void branchedVersionsSurviveReopening() {
         Fixture f;
         QVERIFY(loadAndWait(f.engine, bundledModel()));

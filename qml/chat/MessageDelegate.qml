@@ -179,7 +179,9 @@ Item {
                     font.pixelSize: Theme.fontSmall
                     color: Theme.muted
                     ToolTip.visible: variantMouse.containsMouse
-                    ToolTip.text: qsTr("Versions of this answer: regenerated or branched from another token.")
+                    ToolTip.text: root.index + 1 < ChatController.messages.count
+                                  ? qsTr("Versions of this answer: regenerated or branched from another token. Another version opens as a new conversation; the turns below stay here.")
+                                  : qsTr("Versions of this answer: regenerated or branched from another token.")
                     MouseArea { id: variantMouse; anchors.fill: parent; hoverEnabled: true }
                 }
                 ToolButton {
