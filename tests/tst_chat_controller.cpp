@@ -23,6 +23,22 @@ class TestChatController : public QObject {
 
     // The same answer: text, finish reason, context tokens, and every step's pick, piece,
     // candidates and replay logits.
+    // "Once upon a time", answered with one seed and regenerated with another: two versions.
+    static void answerTwice(ChatFixture& f, ChatMessage& first, ChatMessage& second) {
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        SamplerParams sampled;
+        sampled.temperature = 1.0f;
+        sampled.seed = 5;
+        f.chat->setSamplerOverride(sampled);
+        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
+        first = f.chat->messages()->at(1);
+        sampled.seed = 4242;
+        f.chat->setSamplerOverride(sampled);
+        QVERIFY(f.answer([&] { return f.chat->regenerate(); }));
+        second = f.chat->messages()->at(1);
+        QVERIFY(first.text != second.text);
+    }
+
     static void sameAnswer(const ChatMessage& got, const ChatMessage& want) {
         QCOMPARE(got.text, want.text);
         QCOMPARE(got.finishReason, want.finishReason);
@@ -185,18 +201,9 @@ private slots:
     // shown, and the others are there with their texts and per-token records.
     void regeneratedVersionsSurviveReopening() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
-        SamplerParams sampled;
-        sampled.temperature = 1.0f;
-        sampled.seed = 5;
-        f.chat->setSamplerOverride(sampled);
-        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
-        const ChatMessage first = f.chat->messages()->at(1);
-        sampled.seed = 4242;
-        f.chat->setSamplerOverride(sampled);
-        QVERIFY(f.answer([&] { return f.chat->regenerate(); }));
-        const ChatMessage second = f.chat->messages()->at(1);
-        QVERIFY(first.text != second.text);
+        ChatMessage first, second;
+        answerTwice(f, first, second);
+        if (QTest::currentTestFailed()) return;
         const qint64 id = f.chat->conversationId();
         auto stored = f.store.messages(id);
         QCOMPARE(stored.size(), 2);
@@ -240,18 +247,9 @@ private slots:
     // are, and the other version goes on in a new conversation (nothing is deleted).
     void anEarlierAnswersOtherVersionOpensAsABranch() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
-        SamplerParams sampled;
-        sampled.temperature = 1.0f;
-        sampled.seed = 5;
-        f.chat->setSamplerOverride(sampled);
-        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
-        const ChatMessage first = f.chat->messages()->at(1);
-        sampled.seed = 4242;
-        f.chat->setSamplerOverride(sampled);
-        QVERIFY(f.answer([&] { return f.chat->regenerate(); }));
-        const ChatMessage second = f.chat->messages()->at(1);
-        QVERIFY(first.text != second.text);
+        ChatMessage first, second;
+        answerTwice(f, first, second);
+        if (QTest::currentTestFailed()) return;
         QVERIFY(f.answer([&] { return f.chat->send(" The end."); }));
         const qint64 original = f.chat->conversationId();
         const QString thirdTurn = f.chat->messages()->at(3).text;
