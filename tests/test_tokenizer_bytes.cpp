@@ -108,7 +108,9 @@ TEST(TokenizerBytes, RandomByteStringsRoundTripUpToTheTwoNormalizations) {
             }
             streamed += stream.flush();
             ASSERT_EQ(streamed, text.empty() ? "" : " " + expected) << "round " << round;
-            if (expected == text) EXPECT_EQ(t.decode(ids), text);  // valid UTF-8 without U+2581: exact
+            if (expected == text) {
+                EXPECT_EQ(t.decode(ids), text);  // valid UTF-8 without U+2581: exact
+            }
         }
         EXPECT_GT(fallbacks, 1000);  // byte fallback was exercised, not only whole pieces
     }

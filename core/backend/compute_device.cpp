@@ -52,14 +52,6 @@ struct LinearState {
     memory gpuWeights;
 };
 
-WeightFormat storedFormat(GgmlType type) {
-    switch (type) {
-        case GgmlType::BF16: return WeightFormat::BF16;
-        case GgmlType::F16: return WeightFormat::F16;
-        default: return WeightFormat::F32;
-    }
-}
-
 size_t formatBytes(WeightFormat f) { return f == WeightFormat::F32 ? 4 : f == WeightFormat::S8 ? 1 : 2; }
 
 }  // namespace

@@ -163,7 +163,7 @@ Result<Vocab> readModelProtoPieces(std::string_view serialized) {
             uint32_t f, wt;
             if (!piece.tag(f, wt)) return std::unexpected(broken("bad field tag in a piece"));
             bool ok;
-            uint32_t bits;
+            uint32_t bits = 0;
             if (f == 1 && wt == kLength) ok = piece.bytes(text);
             else if (f == 2 && wt == kFixed32) { ok = piece.fixed32(bits); std::memcpy(&score, &bits, 4); }
             else if (f == 3 && wt == kVarint) ok = piece.varint(type);
