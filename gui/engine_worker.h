@@ -1,7 +1,7 @@
 #pragma once
 // EngineWorker: owns the engine on its own thread. The GUI talks to it only through queued
 // signals and slots carrying value types (engine_types.h); the one thing shared is the cancel
-// mark, an atomic job id. Step records are batched here, at most one batch per 100 ms (engine_worker.cpp),
+// mark, an atomic job id. Step records are batched here, about one batch per 100 ms (engine_worker.cpp),
 // so a fast model does not flood the GUI thread with events.
 
 #include <QObject>
