@@ -27,22 +27,27 @@ ColumnLayout {
         Label { text: qsTr("reserved: %1").arg(KvUnits.count(bytes.view.capacity)); color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.alignment: Qt.AlignRight }
         Repeater {
             model: [
-                {key: "total", label: qsTr("Total"), used: bytes.view.bytesUsed, reserved: bytes.view.bytesReserved,
+                {key: "total", label: qsTr("Total"),
                  tip: qsTr("Keys and values of all layers and KV heads.")},
-                {key: "layer", label: qsTr("Per layer"), used: bytes.view.bytesUsedPerLayer, reserved: bytes.view.bytesReservedPerLayer,
+                {key: "layer", label: qsTr("Per layer"),
                  tip: qsTr("One layer's keys and values: every layer caches every position.")},
-                {key: "head", label: qsTr("Per KV head"), used: bytes.view.bytesUsedPerHead, reserved: bytes.view.bytesReservedPerHead,
+                {key: "head", label: qsTr("Per KV head"),
                  tip: qsTr("One KV head of one layer: a block of positions × head dim keys, and one of values.")}
             ]
             delegate: Repeater {
                 id: cells
                 required property var modelData
+                // Live figures read here: a model holding them would be rebuilt at every update.
+                readonly property double used: modelData.key === "total" ? bytes.view.bytesUsed
+                                             : modelData.key === "layer" ? bytes.view.bytesUsedPerLayer : bytes.view.bytesUsedPerHead
+                readonly property double reserved: modelData.key === "total" ? bytes.view.bytesReserved
+                                                 : modelData.key === "layer" ? bytes.view.bytesReservedPerLayer : bytes.view.bytesReservedPerHead
                 model: 3
                 delegate: Column {
                     id: cell
                     required property int index
                     readonly property var row: cells.modelData
-                    readonly property double value: index === 1 ? row.used : row.reserved
+                    readonly property double value: index === 1 ? cells.used : cells.reserved
                     Layout.alignment: index === 0 ? Qt.AlignLeft | Qt.AlignTop : Qt.AlignRight
                     KvCacheTerm {
                         visible: cell.index === 0
@@ -90,28 +95,40 @@ ColumnLayout {
         Layout.preferredWidth: 100  // fills the row; its own width must not drive the layout
         spacing: 3
         Repeater {
-            model: [
-                {value: "2", caption: qsTr("K and V")},
-                {value: "×", caption: ""},
-                {value: String(bytes.view.layers), caption: qsTr("layers")},
-                {value: "×", caption: ""},
-                {value: String(bytes.view.kvHeads), caption: qsTr("KV heads")},
-                {value: "×", caption: ""},
-                {value: String(bytes.view.headDim), caption: qsTr("head dim")},
-                {value: "×", caption: ""},
-                {value: bytes.view.bytesPerElement + " B", caption: bytes.view.elementType},
-                {value: "=", caption: ""},
-                {value: KvUnits.exact(bytes.view.bytesPerToken), caption: qsTr("per token")}
-            ]
+            // Factors by name, their values read in the delegate: a model holding the figures would
+            // be a new array, and all these items rebuilt, at every update.
+            model: ["kv", "×", "layers", "×", "kvHeads", "×", "headDim", "×", "element", "=", "perToken"]
             delegate: Column {
                 id: factor
-                required property var modelData
-                readonly property bool isOperator: modelData.caption === ""
+                required property string modelData
+                readonly property bool isOperator: modelData === "×" || modelData === "="
+                readonly property string value: {
+                    switch (modelData) {
+                    case "kv": return "2"
+                    case "layers": return String(bytes.view.layers)
+                    case "kvHeads": return String(bytes.view.kvHeads)
+                    case "headDim": return String(bytes.view.headDim)
+                    case "element": return bytes.view.bytesPerElement + " B"
+                    case "perToken": return KvUnits.exact(bytes.view.bytesPerToken)
+                    default: return modelData
+                    }
+                }
+                readonly property string caption: {
+                    switch (modelData) {
+                    case "kv": return qsTr("K and V")
+                    case "layers": return qsTr("layers")
+                    case "kvHeads": return qsTr("KV heads")
+                    case "headDim": return qsTr("head dim")
+                    case "element": return bytes.view.elementType
+                    case "perToken": return qsTr("per token")
+                    default: return ""
+                    }
+                }
                 leftPadding: isOperator ? 2 : 0
                 rightPadding: leftPadding
                 Label {
                     anchors.horizontalCenter: parent.horizontalCenter
-                    text: factor.modelData.value
+                    text: factor.value
                     font.family: "monospace"
                     font.pixelSize: Theme.fontNormal
                     font.bold: !factor.isOperator
@@ -119,7 +136,7 @@ ColumnLayout {
                 }
                 Label {
                     anchors.horizontalCenter: parent.horizontalCenter
-                    text: factor.modelData.caption
+                    text: factor.caption
                     font.pixelSize: Theme.fontSmall - 1
                     color: Theme.muted
                 }
@@ -127,14 +144,14 @@ ColumnLayout {
         }
     }
     Repeater {
-        model: [
-            {name: "formulaUsed", text: qsTr("× %1 used").arg(KvUnits.count(bytes.view.usedCells)), bytes: bytes.view.bytesUsed},
-            {name: "formulaReserved", text: qsTr("× %1 reserved").arg(KvUnits.count(bytes.view.capacity)), bytes: bytes.view.bytesReserved}
-        ]
+        model: ["formulaUsed", "formulaReserved"]
         delegate: Label {
-            required property var modelData
-            objectName: modelData.name
-            text: modelData.text + " = " + KvUnits.exact(modelData.bytes) + " (" + KvUnits.binary(modelData.bytes) + ")"
+            required property string modelData
+            readonly property bool used: modelData === "formulaUsed"
+            readonly property double total: used ? bytes.view.bytesUsed : bytes.view.bytesReserved
+            objectName: modelData
+            text: (used ? qsTr("× %1 used").arg(KvUnits.count(bytes.view.usedCells)) : qsTr("× %1 reserved").arg(KvUnits.count(bytes.view.capacity)))
+                  + " = " + KvUnits.exact(total) + " (" + KvUnits.binary(total) + ")"
             font.family: "monospace"
             font.pixelSize: Theme.fontSmall + 1
             Layout.fillWidth: true

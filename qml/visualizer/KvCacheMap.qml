@@ -18,21 +18,25 @@ ColumnLayout {
         spacing: Theme.spacing
         Repeater {
             model: [
-                {name: "prompt", color: Theme.prefill, count: map.view.promptCells, text: qsTr("prompt"),
+                {name: "prompt", color: Theme.prefill, text: qsTr("prompt"),
                  tip: qsTr("Prompt cells are written all at once by prefill, one batched forward pass over the prompt.")},
-                {name: "generated", color: Theme.decode, count: map.view.generatedCells, text: qsTr("generated"),
+                {name: "generated", color: Theme.decode, text: qsTr("generated"),
                  tip: qsTr("Generated cells are written one per decode step: each new token adds one column to every layer.")},
-                {name: "empty", color: Theme.surfaceAlt, count: map.view.capacity - map.view.usedCells, text: qsTr("empty"),
+                {name: "empty", color: Theme.surfaceAlt, text: qsTr("empty"),
                  tip: qsTr("The engine allocates the whole context up front, so these positions are reserved memory before any token is cached.")}
             ]
             delegate: RowLayout {
                 id: entry
                 required property var modelData
+                // Read here, not in the model: a model holding live counts is rebuilt at every update.
+                readonly property int count: modelData.name === "prompt" ? map.view.promptCells
+                                           : modelData.name === "generated" ? map.view.generatedCells
+                                           : map.view.capacity - map.view.usedCells
                 spacing: 4
                 Rectangle { width: 10; height: 10; radius: 2; color: entry.modelData.color; border.color: Theme.border }
                 KvCacheTerm {
                     objectName: "legend_" + entry.modelData.name
-                    text: KvUnits.count(entry.modelData.count) + " " + entry.modelData.text
+                    text: KvUnits.count(entry.count) + " " + entry.modelData.text
                     font.pixelSize: Theme.fontSmall
                     explanation: entry.modelData.tip
                 }

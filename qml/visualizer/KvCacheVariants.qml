@@ -22,21 +22,24 @@ ColumnLayout {
     })
 
     Repeater {
+        // The models of these Repeaters hold no live figure: a new array at every update would
+        // rebuild all their items (four times a second while an answer streams).
         model: [
-            {title: qsTr("Attention layout, at %1").arg(variants.view.elementType), rows: variants.view.attentionVariants, name: "attention",
-             tip: qsTr("How many key/value heads the query heads share decides how many vectors each token stores per layer.")},
-            {title: qsTr("Element type, at %1 KV heads").arg(variants.view.kvHeads), rows: variants.view.elementVariants, name: "element",
-             tip: qsTr("Storing keys and values in 2 bytes (FP16) or 1 byte (INT8) instead of 4 halves or quarters the cache.")}
+            {name: "attention", tip: qsTr("How many key/value heads the query heads share decides how many vectors each token stores per layer.")},
+            {name: "element", tip: qsTr("Storing keys and values in 2 bytes (FP16) or 1 byte (INT8) instead of 4 halves or quarters the cache.")}
         ]
         delegate: ColumnLayout {
             id: table
             required property var modelData
+            readonly property bool attention: modelData.name === "attention"
+            readonly property string title: attention ? qsTr("Attention layout, at %1").arg(variants.view.elementType)
+                                                      : qsTr("Element type, at %1 KV heads").arg(variants.view.kvHeads)
             Layout.fillWidth: true
             spacing: 2
 
             RowLayout {
                 Layout.fillWidth: true
-                KvCacheTerm { text: table.modelData.title; font.bold: true; explanation: table.modelData.tip; Layout.fillWidth: true }
+                KvCacheTerm { text: table.title; font.bold: true; explanation: table.modelData.tip; Layout.fillWidth: true }
             }
             RowLayout {  // column heads
                 Layout.fillWidth: true
@@ -44,11 +47,12 @@ ColumnLayout {
                 Layout.rightMargin: 3
                 Item { Layout.fillWidth: true }
                 Repeater {
-                    model: [qsTr("per token"), qsTr("%1 now").arg(KvUnits.count(variants.view.usedCells)),
-                            qsTr("at %1").arg(KvUnits.count(variants.view.capacity))]
+                    model: ["perToken", "now", "capacity"]
                     delegate: Label {
                         required property string modelData
-                        text: modelData
+                        text: modelData === "perToken" ? qsTr("per token")
+                            : modelData === "now" ? qsTr("%1 now").arg(KvUnits.count(variants.view.usedCells))
+                            : qsTr("at %1").arg(KvUnits.count(variants.view.capacity))
                         color: Theme.muted
                         font.pixelSize: Theme.fontSmall - 1
                         Layout.preferredWidth: variants.figureWidth
@@ -57,7 +61,7 @@ ColumnLayout {
                 }
             }
             Repeater {
-                model: table.modelData.rows
+                model: table.attention ? variants.view.attentionVariants : variants.view.elementVariants
                 delegate: Rectangle {
                     id: row
                     required property string name
@@ -88,15 +92,12 @@ ColumnLayout {
                                 Layout.fillWidth: true
                             }
                             Repeater {
-                                model: [
-                                    {name: "perToken", text: KvUnits.exact(row.bytesPerToken)},
-                                    {name: "atUsed", text: KvUnits.binary(row.bytesAtUsed)},
-                                    {name: "atCapacity", text: KvUnits.binary(row.bytesAtCapacity)}
-                                ]
+                                model: ["perToken", "atUsed", "atCapacity"]
                                 delegate: Label {
-                                    required property var modelData
-                                    objectName: modelData.name
-                                    text: modelData.text
+                                    required property string modelData
+                                    objectName: modelData
+                                    text: modelData === "perToken" ? KvUnits.exact(row.bytesPerToken)
+                                        : modelData === "atUsed" ? KvUnits.binary(row.bytesAtUsed) : KvUnits.binary(row.bytesAtCapacity)
                                     font.family: "monospace"
                                     font.pixelSize: Theme.fontSmall
                                     font.bold: row.loaded
