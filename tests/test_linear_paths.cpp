@@ -11,34 +11,14 @@
 #include <fmt/format.h>
 
 #include "backend/compute_device.h"
+#include "backend_test_helpers.h"
 #include "backend/gemv.h"
 #include "backend/kernels.h"
 
 using namespace inferscope;
+using namespace inferscope::testing_backend;
 
 namespace {
-
-std::vector<float> randomVector(size_t n, uint32_t seed, float scale = 1.0f) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> dist(0.0f, scale);
-    std::vector<float> v(n);
-    for (auto& x : v) x = dist(rng);
-    return v;
-}
-
-std::unique_ptr<ComputeDevice> cpu() {
-    auto dev = ComputeDevice::create(DeviceKind::Cpu, 2);
-    EXPECT_TRUE(dev) << dev.error().message;
-    (*dev)->bindThreads();
-    return std::move(*dev);
-}
-
-// Max |a - b| / max(1, |b|).
-float maxRelError(const std::vector<float>& a, const std::vector<float>& b) {
-    float worst = 0;
-    for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]) / std::max(1.0f, std::fabs(b[i])));
-    return worst;
-}
 
 // How the weights are given to makeLinear and computed.
 enum class Path { F32, F16InPlace, Bf16InPlace, F32ToBf16, Int8FromF32, Int8FromBf16 };

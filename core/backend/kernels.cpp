@@ -70,6 +70,23 @@ void swiGlu(const float* gate, const float* up, int64_t count, float* out) {
 
 namespace {
 
+// Attention scores to exp(score - max) in place; returns their sum (the softmax's denominator).
+inline float softmaxUnnormalized(float* sc, int32_t n) {
+    float maxScore = -INFINITY;
+#pragma omp simd reduction(max : maxScore)
+    for (int32_t j = 0; j < n; ++j) maxScore = std::max(maxScore, sc[j]);
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int32_t j = 0; j < n; ++j) {
+        sc[j] = float(expNonPositive(double(sc[j] - maxScore)));
+        sum += sc[j];
+    }
+    return sum;
+}
+
+// One head group's attention for one query row (attendGroupVec, attendGroup).
+using AttendFn = void (*)(const float*, const void*, const void*, int64_t, int32_t, int, int, int, int32_t, float, float*, float*);
+
 // One KV head's row `j` as f32: the cache row itself, or widened from half into `buf`.
 inline const float* kvRow(const void* base, bool half, size_t index, int headDim, float* buf) {
     if (!half) return static_cast<const float*>(base) + index * size_t(headDim);
@@ -134,16 +151,7 @@ void attendGroupVec(const float* q, const void* k, const void* v, int64_t r, int
             _mm_storeu_ps(sc + j, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
         }
         for (; j < nKeys; ++j) sc[j] = hsum16(dot(j));
-        float maxScore = -INFINITY;
-#pragma omp simd reduction(max : maxScore)
-        for (int32_t i = 0; i < nKeys; ++i) maxScore = std::max(maxScore, sc[i]);
-        // softmax over the keys
-        float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-        for (int32_t j = 0; j < nKeys; ++j) {
-            sc[j] = float(expNonPositive(double(sc[j] - maxScore)));
-            sum += sc[j];
-        }
+        const float sum = softmaxUnnormalized(sc, nKeys);
         // out = Σ_j p_j · v_j / Σ_j p_j
         __m512 o[C];
         for (int c = 0; c < C; ++c) o[c] = _mm512_setzero_ps();
@@ -157,7 +165,6 @@ void attendGroupVec(const float* q, const void* k, const void* v, int64_t r, int
     }
 }
 
-using AttendFn = void (*)(const float*, const void*, const void*, int64_t, int32_t, int, int, int, int32_t, float, float*, float*);
 AttendFn vectorKernel(bool half, int headDim) {
     switch (headDim) {
         case 32: return half ? attendGroupVec<true, 2> : attendGroupVec<false, 2>;
@@ -169,12 +176,11 @@ AttendFn vectorKernel(bool half, int headDim) {
     }
 }
 #else
-using AttendFn = void (*)(const float*, const void*, const void*, int64_t, int32_t, int, int, int, int32_t, float, float*, float*);
 AttendFn vectorKernel(bool, int) { return nullptr; }
 #endif
 
-// Any head dimension: query row r's heads that read KV head kvh, one key (value) row at a time.
-// Query row r's heads h0 .. h0 + group - 1, all reading KV head kvh.
+// Any head dimension: query row r's heads h0 .. h0 + group - 1, all reading KV head kvh, one key
+// (value) row at a time.
 void attendGroup(const float* q, const void* k, const void* v, bool half, int64_t r, int32_t nKeys, int kvh, int group,
                  int nHead, int headDim, int32_t nCtx, float scale, float* out, float* scratch) {
     const size_t stride = size_t(nCtx) + 16;
@@ -197,15 +203,7 @@ void attendGroup(const float* q, const void* k, const void* v, bool half, int64_
     // softmax over the keys, per head
     for (int g = 0; g < group; ++g) {
         float* sc = scratch + size_t(g) * stride;
-        float maxScore = -INFINITY;
-#pragma omp simd reduction(max : maxScore)
-        for (int32_t j = 0; j < nKeys; ++j) maxScore = std::max(maxScore, sc[j]);
-        float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-        for (int32_t j = 0; j < nKeys; ++j) {
-            sc[j] = float(expNonPositive(double(sc[j] - maxScore)));
-            sum += sc[j];
-        }
+        const float sum = softmaxUnnormalized(sc, nKeys);
         const float inv = 1.0f / sum;
 #pragma omp simd
         for (int32_t j = 0; j < nKeys; ++j) sc[j] *= inv;
