@@ -345,26 +345,20 @@ bool ChatController::branchFrom(int row, int step, int tokenId) {
 }
 
 bool ChatController::showVariant(int row, int variant) {
-    if (generating() || row < 0 || row >= model_.count()) return false;
-    const ChatMessage& m = model_.at(row);
-    if (variant < 0 || variant >= int(m.variants.size()) || variant == m.activeVariant) return false;
+    if (generating()) return false;
+    const QString original = title_;
+    const qint64 originalId = conversationId_;
+    if (!model_.showVariant(row, variant)) return false;  // refuses a row or version that is not there
     const bool laterTurns = row + 1 < model_.count();
-    const bool stored = store_ && store_->isOpen() && conversationId_ != 0;
-    if (!laterTurns || !stored) {
-        // The last answer (or nothing kept on disk): this conversation shows the other version.
-        if (!model_.showVariant(row, variant)) return false;
-        if (laterTurns) model_.truncate(row + 1);  // in memory only: they were made with the other version
-        saveMessage(row);
+    if (laterTurns) model_.truncate(row + 1);  // they were made with the other version
+    if (!laterTurns || !store_ || !store_->isOpen() || originalId == 0) {
+        saveMessage(row);  // the last answer (or nothing on disk yet): this conversation shows the version
         return true;
     }
     // Later turns were made with the version shown: they stay in this conversation, untouched, and
     // the other version continues in a new conversation with the turns up to this answer (and all
     // its versions), as a branch.
-    const QString original = title_;
-    const qint64 originalId = conversationId_;
     const QString title = tr("%1 (version %2)").arg(original).arg(variant + 1);
-    if (!model_.showVariant(row, variant)) return false;
-    model_.truncate(row + 1);
     for (int r = 0; r <= row; ++r) model_.setStoreId(r, 0);
     conversationId_ = 0;
     if (!ensureConversation(model_.at(0).text) || !renameConversation(conversationId_, title) || !saveMessage(row)) {

@@ -30,25 +30,24 @@ QString probeGlRenderer() {
 }
 
 QString chooseSceneGraphBackend(RendererChoice choice) {
-    if (choice == RendererChoice::Auto) {
-        if (qEnvironmentVariableIsSet("QT_QUICK_BACKEND") || qEnvironmentVariableIsSet("QSG_RHI_BACKEND"))
-            return QStringLiteral("rendering as the environment says (QT_QUICK_BACKEND / QSG_RHI_BACKEND)");
-        const QString renderer = probeGlRenderer();
-        if (renderer.isEmpty()) {
-            QQuickWindow::setGraphicsApi(QSGRendererInterface::Software);
-            return QStringLiteral("software rendering: no OpenGL context could be created");
-        }
-        if (isSoftwareGlRenderer(renderer)) {
-            QQuickWindow::setGraphicsApi(QSGRendererInterface::Software);
-            return QStringLiteral("software rendering: OpenGL here is a CPU rasterizer (%1)").arg(renderer);
-        }
-        return QStringLiteral("hardware rendering: %1").arg(renderer);
-    }
+    QString software;  // why Qt's software backend, or empty to keep Qt's default
+    QString said;
     if (choice == RendererChoice::Software) {
-        QQuickWindow::setGraphicsApi(QSGRendererInterface::Software);
-        return QStringLiteral("software rendering");
+        software = QStringLiteral("software rendering");
+    } else if (choice == RendererChoice::Hardware) {
+        said = QStringLiteral("Qt's default rendering");
+    } else if (qEnvironmentVariableIsSet("QT_QUICK_BACKEND") || qEnvironmentVariableIsSet("QSG_RHI_BACKEND")) {
+        said = QStringLiteral("rendering as the environment says (QT_QUICK_BACKEND / QSG_RHI_BACKEND)");
+    } else if (const QString renderer = probeGlRenderer(); renderer.isEmpty()) {
+        software = QStringLiteral("software rendering: no OpenGL context could be created");
+    } else if (isSoftwareGlRenderer(renderer)) {
+        software = QStringLiteral("software rendering: OpenGL here is a CPU rasterizer (%1)").arg(renderer);
+    } else {
+        said = QStringLiteral("hardware rendering: %1").arg(renderer);
     }
-    return QStringLiteral("Qt's default rendering");
+    if (software.isEmpty()) return said;
+    QQuickWindow::setGraphicsApi(QSGRendererInterface::Software);
+    return software;
 }
 
 }  // namespace inferscope
