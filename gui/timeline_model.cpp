@@ -51,26 +51,36 @@ TimelineModel::TimelineModel(ChatController* chat, StepInspector* inspector, QOb
 
 // ---- the model's cost per pass, from its shape ------------------------------------------------------
 
-double TimelineModel::decodeBytes(int position) const {
-    const QVariantMap d = engine_->modelDetails();
-    // every weight once, plus the K and V of all cached positions up to and including this one
-    return d.value("weightBytesPerToken").toDouble() + d.value("kvBytesPerToken").toDouble() * (position + 1);
-}
+namespace {
 
-double TimelineModel::decodeFlops(int position) const {
-    const QVariantMap d = engine_->modelDetails();
-    const double attention = 4.0 * d.value("headDim").toDouble() * d.value("heads").toDouble() * d.value("layers").toDouble() * (position + 1);
-    return 2.0 * d.value("matmulMacsPerToken").toDouble() + attention;
-}
+// A forward pass's bytes read and FLOPs, from the loaded model's details (read once, not per step).
+struct PassCost {
+    double weightBytes, kvBytesPerToken, macsPerToken, lmHeadMacs, attentionFlopsPerKey;
 
+    explicit PassCost(const QVariantMap& d)
+        : weightBytes(d.value("weightBytesPerToken").toDouble()),
+          kvBytesPerToken(d.value("kvBytesPerToken").toDouble()),
+          macsPerToken(d.value("matmulMacsPerToken").toDouble()),
+          lmHeadMacs(d.value("vocabSize").toDouble() * d.value("embedding").toDouble()),
+          attentionFlopsPerKey(4.0 * d.value("headDim").toDouble() * d.value("heads").toDouble() * d.value("layers").toDouble()) {}
+
+    // Every weight once, plus the K and V of all cached positions up to and including this one.
+    double decodeBytes(int position) const { return weightBytes + kvBytesPerToken * (position + 1); }
+    double decodeFlops(int position) const { return 2.0 * macsPerToken + attentionFlopsPerKey * (position + 1); }
+    double prefillFlops(int tokens, int reused) const {
+        const double perToken = macsPerToken - lmHeadMacs;  // the LM head runs for the last token only
+        double keys = 0;  // Σ over the new positions of the keys each attends to
+        for (int i = 0; i < tokens; ++i) keys += reused + i + 1;
+        return 2.0 * perToken * tokens + 2.0 * lmHeadMacs + attentionFlopsPerKey * keys;
+    }
+};
+
+}  // namespace
+
+double TimelineModel::decodeBytes(int position) const { return PassCost(engine_->modelDetails()).decodeBytes(position); }
+double TimelineModel::decodeFlops(int position) const { return PassCost(engine_->modelDetails()).decodeFlops(position); }
 double TimelineModel::prefillFlops(int tokens, int reused) const {
-    const QVariantMap d = engine_->modelDetails();
-    const double lmHead = d.value("vocabSize").toDouble() * d.value("embedding").toDouble();
-    const double perToken = d.value("matmulMacsPerToken").toDouble() - lmHead;  // the LM head runs for the last token only
-    double keys = 0;  // Σ over the new positions of the keys each attends to
-    for (int i = 0; i < tokens; ++i) keys += reused + i + 1;
-    const double attention = 4.0 * d.value("headDim").toDouble() * d.value("heads").toDouble() * d.value("layers").toDouble() * keys;
-    return 2.0 * perToken * tokens + 2.0 * lmHead + attention;
+    return PassCost(engine_->modelDetails()).prefillFlops(tokens, reused);
 }
 
 // ---- the shown answer -------------------------------------------------------------------------------
@@ -88,7 +98,8 @@ void TimelineModel::recompute() {
         const QVariantMap st = a.stats;
         const int computed = st.value("prefilledTokens").toInt(), reused = st.value("reusedTokens").toInt();
         const double ms = st.value("prefillMs").toDouble();
-        const double flops = prefillFlops(computed, reused);
+        const PassCost cost(engine_->modelDetails());
+        const double flops = cost.prefillFlops(computed, reused);
         prefill_ = {{"tokens", computed}, {"reused", reused}, {"ms", ms}, {"tokensPerSecond", st.value("prefillTokensPerSecond")},
                     {"gflops", ms > 0 ? flops / (ms * 1e6) : 0.0}};
         ttftMs_ = st.value("timeToFirstTokenMs").toDouble();
@@ -98,8 +109,8 @@ void TimelineModel::recompute() {
             if (s.forwardUs <= 0) continue;
             decodeMs_.append(double(s.forwardUs) / 1000.0);
             // the pass ran the previous token, at position s.position - 1
-            decodeGBps_.append(decodeBytes(s.position - 1) / (double(s.forwardUs) * 1e3));
-            totalFlops += decodeFlops(s.position - 1);
+            decodeGBps_.append(cost.decodeBytes(s.position - 1) / (double(s.forwardUs) * 1e3));
+            totalFlops += cost.decodeFlops(s.position - 1);
             totalUs += double(s.forwardUs);
         }
         const double medMs = median(decodeMs_);
