@@ -10,12 +10,16 @@ packages=(
   # engine: oneDNN (its CMake config needs OpenCL's), SentencePiece, formatting, JSON, CLI parsing, tests
   libdnnl-dev ocl-icd-opencl-dev libsentencepiece-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev
+  # byte-level BPE pre-tokenizer regexes (Unicode properties)
+  libpcre2-dev
   # desktop app: Qt 6 Quick and the QML modules it loads at run time, SQLite driver
   qt6-declarative-dev qt6-svg-dev libqt6sql6-sqlite
   qml6-module-qtquick qml6-module-qtquick-window qml6-module-qtquick-controls
   qml6-module-qtquick-templates qml6-module-qtquick-layouts qml6-module-qtquick-shapes
   qml6-module-qtquick-dialogs qml6-module-qtqml-workerscript qml6-module-qtqml
   qml6-module-qtqml-models qml6-module-qttest qml6-module-qt-labs-settings
+  # Qt 6.4's non-native FileDialog (every file dialog of the app) loads Qt.labs.folderlistmodel
+  qml6-module-qt-labs-folderlistmodel
   # headless windows for screenshots and GUI tests
   xvfb xauth imagemagick
   # packages (cpack's .deb: dpkg-shlibdeps, file) and their checks (scripts/test-package.sh)
