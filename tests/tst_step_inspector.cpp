@@ -62,6 +62,12 @@ private slots:
         // The heat text has one span per tinted token and the same characters as the answer.
         const QString html = m->data(m->index(1), ChatModel::HeatTextRole).toString();
         QVERIFY(html.contains("<span style=\"background-color:rgba("));
+
+        // The next answer is followed again: the panel shows its newest token, not the one clicked.
+        QVERIFY(f.answer([&] { return f.chat->send(" The end."); }));
+        QTest::qWait(150);
+        QVERIFY(f.inspector->following());
+        QCOMPARE(f.inspector->row(), 3);
     }
 
     void branchingEqualsAFreshRunAndKeepsTheOldVersion() {
