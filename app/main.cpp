@@ -17,6 +17,7 @@
 #include "chat_store.h"
 #include "engine/bundled_model.h"
 #include "engine_controller.h"
+#include "file_dialogs.h"
 #include "sampling_settings.h"
 #include "scene_graph_backend.h"
 #include "screenshot_driver.h"
@@ -122,6 +123,7 @@ int main(int argc, char** argv) {
     const QString bundledPath = bundled ? QString::fromStdString(bundled->string()) : QString();
     if (modelPath.isEmpty() && !screenshot && QFileInfo::exists(settings.lastModel())) modelPath = settings.lastModel();
     if (modelPath.isEmpty()) modelPath = bundledPath;
+    settings.setBundledModel(bundledPath);
     if (!screenshot) {
         QObject::connect(&engine, &EngineController::modelChanged, &settings, [&] {
             if (engine.modelPath() != bundledPath) settings.noteModelLoaded(engine.modelPath());
@@ -130,6 +132,12 @@ int main(int argc, char** argv) {
 
     QQmlApplicationEngine qml;
     qml.addImportPath(QStringLiteral("qrc:/"));  // the Inferscope module's qmldir is at qrc:/Inferscope/
+    // Before the window exists: without a module the file dialogs load when opened, the window
+    // makes none and says what to install instead of crashing.
+    if (const QString problem = missingFileDialogModules(qml); !problem.isEmpty()) {
+        settings.setFileDialogProblem(problem);
+        std::fprintf(stderr, "inferscope: %s\n", qPrintable(problem));
+    }
     qml.load(QUrl(QStringLiteral("qrc:/Inferscope/Main.qml")));
     if (qml.rootObjects().isEmpty()) {
         std::fprintf(stderr, "inferscope: the user interface failed to load\n");

@@ -1,5 +1,7 @@
 #include "app_settings.h"
 
+#include "file_dialogs.h"
+
 #include <QSettings>
 
 namespace inferscope {
@@ -102,6 +104,10 @@ void AppSettings::setSessionWelcomeSeen(bool seen) {
     if (seen == welcomeSeen_) return;
     welcomeSeen_ = seen;
     emit changed();
+}
+
+QString AppSettings::suggestedSavePath(const QString& title, const QString& suffix) const {
+    return inferscope::suggestedSavePath(title, suffix);
 }
 
 }  // namespace inferscope

@@ -16,12 +16,18 @@ class AppSettings : public QObject {
     Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)  // "light" | "dark"
     Q_PROPERTY(QString lastModel READ lastModel NOTIFY changed)
     Q_PROPERTY(QStringList recentModels READ recentModels NOTIFY changed)
+    // The model bundled with the app ("" when absent), and the model menu's list: the recent
+    // models, then the bundled one (always offered, though never recorded as recent).
+    Q_PROPERTY(QString bundledModel READ bundledModel NOTIFY changed)
+    Q_PROPERTY(QStringList modelChoices READ modelChoices NOTIFY changed)
     Q_PROPERTY(QRect windowGeometry READ windowGeometry WRITE setWindowGeometry NOTIFY changed)
     Q_PROPERTY(bool sidebarVisible READ sidebarVisible WRITE setSidebarVisible NOTIFY changed)
     Q_PROPERTY(bool inspectorVisible READ inspectorVisible WRITE setInspectorVisible NOTIFY changed)
     Q_PROPERTY(QString inspectorTab READ inspectorTab WRITE setInspectorTab NOTIFY changed)
     // The first-run welcome (qml/controls/WelcomeDialog.qml) has been closed once.
     Q_PROPERTY(bool welcomeSeen READ welcomeSeen WRITE setWelcomeSeen NOTIFY changed)
+    // Why the file dialogs cannot open on this machine (a missing QML module), or "" (file_dialogs.h).
+    Q_PROPERTY(QString fileDialogProblem READ fileDialogProblem NOTIFY changed)
 
 public:
     // No default constructor: with one, Qt 6.4's QML_SINGLETON would build its own instance
@@ -41,6 +47,16 @@ public:
     // Puts a successfully loaded model first in the recent list (at most 8 entries).
     Q_INVOKABLE void noteModelLoaded(const QString& path);
     Q_INVOKABLE void forgetModel(const QString& path);
+    QString bundledModel() const { return bundledModel_; }
+    void setBundledModel(const QString& path) {
+        bundledModel_ = path;
+        emit changed();
+    }
+    QStringList modelChoices() const {
+        QStringList all = recent_;
+        if (!bundledModel_.isEmpty() && !all.contains(bundledModel_)) all << bundledModel_;
+        return all;
+    }
     QRect windowGeometry() const { return geometry_; }
     void setWindowGeometry(const QRect& r);
     bool sidebarVisible() const { return sidebar_; }
@@ -53,6 +69,13 @@ public:
     void setWelcomeSeen(bool seen);
     // This run only (not saved): --screenshot shows no welcome.
     void setSessionWelcomeSeen(bool seen);
+    QString fileDialogProblem() const { return fileDialogProblem_; }
+    void setFileDialogProblem(const QString& problem) {
+        fileDialogProblem_ = problem;
+        emit changed();
+    }
+    // "Save as" starts here: suggestedSavePath() of file_dialogs.h.
+    Q_INVOKABLE QString suggestedSavePath(const QString& title, const QString& suffix) const;
 
 signals:
     void changed();
@@ -67,6 +90,8 @@ private:
     QString inspectorTab_ = QStringLiteral("settings");
     bool persistent_ = true;
     bool welcomeSeen_ = false;
+    QString fileDialogProblem_;
+    QString bundledModel_;
 };
 
 }  // namespace inferscope

@@ -333,10 +333,17 @@ bool ChatController::branchFrom(int row, int step, int tokenId) {
     alt.sample.rank = rank;
     if (alt.endOfGeneration) return false;  // nothing would follow: not a branch worth running
 
-    // Later messages belong to the old continuation.
+    // Later turns followed the old continuation: they stay in the stored conversation, and the
+    // branch goes on in a new one (as switching to another version does).
     if (row + 1 < model_.count()) {
-        if (store_ && conversationId_) store_->truncateConversation(conversationId_, row + 1);
-        model_.truncate(row + 1);
+        const int version = std::max<int>(1, int(answer.variants.size())) + 1;
+        const QString original = title_;
+        const QString title = tr("%1 (version %2)").arg(original).arg(version);
+        if (!continueInNewConversation(row + 1, title, tr("Could not open the branch as a new conversation: %1"))) return false;
+        if (conversationId_ != 0)
+            setStoreMessage(tr("Version %1 of that answer continues here, in “%2”; the turns that followed the other version stay in “%3”.")
+                                .arg(version)
+                                .arg(title, original));
     }
     model_.addVariant(row);
     model_.replaceSteps(row, prefix);
@@ -350,8 +357,8 @@ bool ChatController::showVariant(int row, int variant) {
     const qint64 originalId = conversationId_;
     if (!model_.showVariant(row, variant)) return false;  // refuses a row or version that is not there
     const bool laterTurns = row + 1 < model_.count();
-    if (laterTurns) model_.truncate(row + 1);  // they were made with the other version
     if (!laterTurns || !store_ || !store_->isOpen() || originalId == 0) {
+        if (laterTurns) model_.truncate(row + 1);  // they were made with the other version (and are not stored)
         saveMessage(row);  // the last answer (or nothing on disk yet): this conversation shows the version
         return true;
     }
@@ -359,16 +366,7 @@ bool ChatController::showVariant(int row, int variant) {
     // the other version continues in a new conversation with the turns up to this answer (and all
     // its versions), as a branch.
     const QString title = tr("%1 (version %2)").arg(original).arg(variant + 1);
-    for (int r = 0; r <= row; ++r) model_.setStoreId(r, 0);
-    conversationId_ = 0;
-    if (!ensureConversation(model_.at(0).text) || !renameConversation(conversationId_, title) || !saveMessage(row)) {
-        // A full disk, say: no half-made copy is left, and the window shows the original again.
-        const QString why = store_->lastError();
-        if (conversationId_ != 0) store_->deleteConversation(conversationId_);
-        openConversation(originalId);
-        setError(tr("Could not open that version as a new conversation: %1").arg(why));
-        return false;
-    }
+    if (!continueInNewConversation(row + 1, title, tr("Could not open that version as a new conversation: %1"))) return false;
     setStoreMessage(tr("Version %1 of that answer continues here, in “%2”; the turns that followed the other version stay in “%3”.")
                         .arg(variant + 1)
                         .arg(title, original));
@@ -382,7 +380,15 @@ bool ChatController::editAndResend(int row, const QString& typed) {
         setError(error);
         return false;
     }
-    if (store_ && conversationId_) store_->truncateConversation(conversationId_, row);
+    // What followed the question (its answer, their versions, later turns) stays in the stored
+    // conversation; the edit goes on in a new one holding the turns before it.
+    if (row + 1 < model_.count() && store_ && store_->isOpen() && conversationId_ != 0) {
+        const QString original = title_;
+        const QString title = tr("%1 (edited)").arg(original);
+        if (!continueInNewConversation(row, title, tr("Could not open the edit as a new conversation: %1"), text)) return false;
+        setStoreMessage(tr("The edited question continues here, in “%1”; the turns that followed the original stay in “%2”.")
+                            .arg(title, original));
+    }
     model_.truncate(row);
     ChatMessage user;
     user.role = QStringLiteral("user");
@@ -473,6 +479,7 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
                       {"topP", activeSampler_.topP},
                       {"minP", activeSampler_.minP},
                       {"repeatPenalty", activeSampler_.repeatPenalty},
+                      {"repeatLastN", activeSampler_.repeatLastN},
                       {"seed", QString::number(activeSampler_.seed)}};
     if (!answerPrefix_.empty()) stats.insert("branchedAt", int(answerPrefix_.size()) - 1);
     model_.setTokens(row, std::move(tokens));
@@ -505,6 +512,28 @@ void ChatController::onGenerationFailed(quint64 jobId, const QString& message) {
     setError(message);
     emit generatingChanged();
     emit canSendChanged();
+}
+
+bool ChatController::continueInNewConversation(int keep, const QString& title, const QString& failure, const QString& firstText) {
+    if (!store_ || !store_->isOpen() || conversationId_ == 0) {
+        model_.truncate(keep);  // nothing stored to keep
+        return true;
+    }
+    const qint64 originalId = conversationId_;
+    model_.truncate(keep);
+    for (int r = 0; r < keep; ++r) model_.setStoreId(r, 0);
+    conversationId_ = 0;
+    const bool made = ensureConversation(keep > 0 ? model_.at(0).text : firstText) && renameConversation(conversationId_, title) &&
+                      (keep == 0 || saveMessage(keep - 1));
+    if (!made) {
+        // A full disk, say: no half-made copy is left, and the window shows the original again.
+        const QString why = store_->lastError();
+        if (conversationId_ != 0) store_->deleteConversation(conversationId_);
+        openConversation(originalId);
+        setError(failure.arg(why));
+        return false;
+    }
+    return true;
 }
 
 bool ChatController::saveMessage(int row) {
@@ -568,7 +597,9 @@ void ChatController::newConversation() {
     title_.clear();
     setCacheNote(QString());
     setError(QString());
-    onModelChanged();  // the model's own mode for a fresh conversation
+    // The mode, template and system prompt the user set stay (Ctrl+N forgot them); the model's
+    // own mode is taken when a model is loaded.
+    emit canSendChanged();
     emit conversationChanged();
 }
 

@@ -86,11 +86,13 @@ public:
     Q_INVOKABLE bool pasteAllowed();
     Q_INVOKABLE void stop();
     Q_INVOKABLE bool regenerate();
-    // Replaces user message `row` and everything after it, then answers again.
+    // Sends `text` in place of user message `row`. What followed it stays in the stored
+    // conversation; the edit continues in a new one, "Title (edited)", with the turns before it.
     Q_INVOKABLE bool editAndResend(int row, const QString& text);
     // Continues answer `row` from step `step` with `tokenId` instead of the token picked there: the
     // KV cache is truncated to that position and decoding resumes (no new prefill of the prompt).
-    // The previous continuation stays as another version of the answer; later messages go.
+    // The previous continuation stays as another version of the answer; when later turns follow it,
+    // they stay in the stored conversation and the branch continues in "Title (version n)".
     Q_INVOKABLE bool branchFrom(int row, int step, int tokenId);
     // Shows another version of an answer (regenerated or branched); the next turn continues it.
     // When later turns follow the answer in a stored conversation they stay there, and the version
@@ -147,6 +149,11 @@ private:
     // always a prefix of the one shown, and a failed save (a full disk) is retried at the next
     // one. False (the error shown) when something is left unsaved.
     bool saveMessage(int row);
+    // The stored conversation stays as it is; the window goes on in a new stored conversation named
+    // `title` holding rows [0, keep) with all their versions (firstText names it when keep is 0).
+    // Rows from `keep` on leave the window only. False (the original reopened, `failure` with the
+    // reason shown) when the copy could not be made; nothing half-made is left.
+    bool continueInNewConversation(int keep, const QString& title, const QString& failure, const QString& firstText = QString());
     bool saveRow(int row);
     void saveConversationSettings();
     bool ensureConversation(const QString& firstText);

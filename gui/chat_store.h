@@ -154,7 +154,8 @@ public:
     // versions given in `versions`, by message id, likewise). Written atomically with QSaveFile.
     // Formats are described in chat_store_export.cpp; records that fail to decode become a
     // "token_records_error" field.
-    static QString toMarkdown(const StoredConversation& conversation, const QList<StoredMessage>& messages);
+    static QString toMarkdown(const StoredConversation& conversation, const QList<StoredMessage>& messages,
+                              const QHash<qint64, QList<StoredVersion>>& versions = {});
     static QByteArray toJson(const StoredConversation& conversation, const QList<StoredMessage>& messages,
                              const QHash<qint64, QList<StoredVersion>>& versions = {});
     bool exportConversation(qint64 id, const QString& filePath, const QString& format);  // "markdown" | "json"

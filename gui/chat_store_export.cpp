@@ -9,9 +9,12 @@
 //
 //   ## User | ## Assistant | ## System       one per message, its text verbatim; an answer with
 //                                            several versions: "## Assistant (version 2 of 3)"
-//                                            (the version shown; the others are in the JSON)
+//                                            (the version shown)
 //
-//   `finish: eos · decode_tps: 41.2 · …`     assistant: finish reason and stats (nested keys dotted)
+//   `finish: eos · decode_tps: 41.2 · …`     assistant: finish reason and stats (nested keys dotted,
+//                                            whole numbers whole)
+//   ### Version 1 of 3                       then each other version of that answer, by index,
+//                                            its text and stats line
 //
 // JSON ("format": "inferscope.conversation", "format_version": 1): the conversation's fields and
 // every message's (snake_case keys, times UTC ISO-8601 with milliseconds), plus for a message
@@ -52,7 +55,13 @@ QJsonValue jsonFloat(float value) {
 }
 
 QString statValue(const QJsonValue& value) {
-    if (value.isDouble()) return QString::number(value.toDouble(), 'g', 6);
+    if (value.isDouble()) {
+        // Whole numbers whole (byte and token counts), large ones without an exponent.
+        const double v = value.toDouble();
+        if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 1e15) return QString::number(qint64(v));
+        if (std::abs(v) >= 1e5) return QString::number(v, 'f', 1);
+        return QString::number(v, 'g', 6);
+    }
     if (value.isString()) return value.toString();
     if (value.isBool()) return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
     if (value.isArray()) return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Compact));
@@ -142,7 +151,8 @@ QJsonArray tokensJson(const QVector<qint32>& tokens) {
 
 }  // namespace
 
-QString ChatStore::toMarkdown(const StoredConversation& c, const QList<StoredMessage>& messages) {
+QString ChatStore::toMarkdown(const StoredConversation& c, const QList<StoredMessage>& messages,
+                              const QHash<qint64, QList<StoredVersion>>& versions) {
     QString md = QStringLiteral("# ") + (c.title.trimmed().isEmpty() ? QStringLiteral("Untitled conversation") : c.title.trimmed()) +
                  QStringLiteral("\n\n");
     QStringList facts;
@@ -160,17 +170,23 @@ QString ChatStore::toMarkdown(const StoredConversation& c, const QList<StoredMes
         for (qsizetype i = 1; i < lines.size(); ++i) md += QStringLiteral("> ") + lines[i] + QLatin1Char('\n');
         md += QLatin1Char('\n');
     }
+    const auto textAndStats = [&md](QString content, const QString& finishReason, const QJsonObject& statsObject) {
+        while (content.endsWith(QLatin1Char('\n'))) content.chop(1);
+        md += content + QStringLiteral("\n\n");
+        QStringList stats;
+        if (!finishReason.isEmpty()) stats << QStringLiteral("finish: ") + finishReason;
+        flattenStats(statsObject, {}, stats);
+        if (!stats.isEmpty()) md += QLatin1Char('`') + stats.join(QStringLiteral(" · ")) + QStringLiteral("`\n\n");
+    };
     for (const StoredMessage& m : messages) {
         md += QStringLiteral("## ") + roleHeading(m.role);
         if (m.versionCount > 1) md += QStringLiteral(" (version %1 of %2)").arg(m.versionIndex + 1).arg(m.versionCount);
         md += QStringLiteral("\n\n");
-        QString content = m.content;
-        while (content.endsWith(QLatin1Char('\n'))) content.chop(1);
-        md += content + QStringLiteral("\n\n");
-        QStringList stats;
-        if (!m.finishReason.isEmpty()) stats << QStringLiteral("finish: ") + m.finishReason;
-        flattenStats(m.stats, {}, stats);
-        if (!stats.isEmpty()) md += QLatin1Char('`') + stats.join(QStringLiteral(" · ")) + QStringLiteral("`\n\n");
+        textAndStats(m.content, m.finishReason, m.stats);
+        for (const StoredVersion& v : versions.value(m.id)) {
+            md += QStringLiteral("### Version %1 of %2\n\n").arg(v.index + 1).arg(m.versionCount);
+            textAndStats(v.content, v.finishReason, v.stats);
+        }
     }
     md.chop(1);  // one newline at the end
     return md;
@@ -244,7 +260,7 @@ QByteArray ChatStore::toJson(const StoredConversation& c, const QList<StoredMess
         {QStringLiteral("conversation"), conversation},
         {QStringLiteral("messages"), list},
     };
-    return QJsonDocument(root).toJson(QJsonDocument::Indented);
+    return QJsonDocument(root).toJson(QJsonDocument::Compact);  // token records are most of it: no indentation
 }
 
 bool ChatStore::exportConversation(qint64 id, const QString& filePath, const QString& format) {
@@ -255,10 +271,9 @@ bool ChatStore::exportConversation(qint64 id, const QString& filePath, const QSt
     if (!c) return false;  // lastError says why
     const QList<StoredMessage> list = messages(id);
     QHash<qint64, QList<StoredVersion>> others;
-    if (kind == QLatin1String("json"))
-        for (const StoredMessage& m : list)
-            if (m.versionCount > 1) others.insert(m.id, versions(m.id));
-    const QByteArray bytes = kind == QLatin1String("json") ? toJson(*c, list, others) : toMarkdown(*c, list).toUtf8();
+    for (const StoredMessage& m : list)
+        if (m.versionCount > 1) others.insert(m.id, versions(m.id));
+    const QByteArray bytes = kind == QLatin1String("json") ? toJson(*c, list, others) : toMarkdown(*c, list, others).toUtf8();
     // Unbuffered, every write checked: through its buffer, Qt 6.4's QSaveFile::commit() reports
     // success for a file cut short by a full disk (the flush's short write goes unnoticed) and
     // replaces the earlier file with the truncated one. Writing the rest after a short write

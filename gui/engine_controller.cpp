@@ -52,6 +52,11 @@ EngineController::EngineController(QObject* parent)
     connect(worker_, &EngineWorker::stepsReady, this, &EngineController::onStepsReady, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::generationFinished, this, &EngineController::onGenerationFinished, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::generationFailed, this, &EngineController::onGenerationFailed, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::deviceChanged, this, [this](const QString& description) {
+        if (!model_) return;
+        model_->device = description.toStdString();
+        emit deviceChanged();
+    }, Qt::QueuedConnection);
     thread_.setObjectName("inferscope-engine");
     thread_.start();
 }
@@ -159,6 +164,7 @@ void EngineController::onModelLoaded(quint64 requestId, const LoadedModel& model
         emit requestMachineMeasurement();
     setState(State::Ready);
     emit modelChanged();
+    emit deviceChanged();
     emit statsChanged();
 }
 
@@ -191,6 +197,13 @@ quint64 EngineController::startGeneration(GenerationJob job) {
     if (!model_ || state_ != State::Ready) return 0;
     job.id = nextId_++;
     currentJob_ = job.id;
+    measuring_ = job.measurement;
+    if (measuring_) {
+        clearError();
+        setState(State::Prefilling);
+        emit requestGenerate(job);
+        return job.id;
+    }
     decodeSteps_ = 0;
     decodeStartUs_ = 0;
     decodeTps_ = 0;
@@ -208,8 +221,10 @@ void EngineController::stop() {
 
 void EngineController::onPrefillFinished(quint64 jobId, const PrefillStats& stats) {
     if (jobId != currentJob_) return;
-    prefillTps_ = stats.tokensPerSecond();
-    ttftMs_ = double(stats.us) / 1000.0;
+    if (!measuring_) {
+        prefillTps_ = stats.tokensPerSecond();
+        ttftMs_ = double(stats.us) / 1000.0;
+    }
     if (state_ == State::Prefilling) setState(State::Decoding);
     emit statsChanged();
     emit prefillFinished(jobId, stats);
@@ -217,6 +232,10 @@ void EngineController::onPrefillFinished(quint64 jobId, const PrefillStats& stat
 
 void EngineController::onStepsReady(quint64 jobId, const StepBatch& batch) {
     if (jobId != currentJob_) return;
+    if (measuring_) {
+        emit stepsArrived(jobId, batch);
+        return;
+    }
     // Live decode rate from the engine's own timings of each decode pass.
     for (const auto& s : batch.steps)
         if (s.step > 0) {
@@ -231,10 +250,12 @@ void EngineController::onStepsReady(quint64 jobId, const StepBatch& batch) {
 
 void EngineController::onGenerationFinished(quint64 jobId, const GenerationSummary& summary) {
     if (jobId != currentJob_) return;
-    kv_ = summary.kv;
-    prefillTps_ = summary.prefill.tokensPerSecond();
-    decodeTps_ = summary.decodeTokensPerSecond();
-    ttftMs_ = double(summary.timeToFirstTokenUs) / 1000.0;
+    if (!measuring_) {
+        kv_ = summary.kv;
+        prefillTps_ = summary.prefill.tokensPerSecond();
+        decodeTps_ = summary.decodeTokensPerSecond();
+        ttftMs_ = double(summary.timeToFirstTokenUs) / 1000.0;
+    }
     currentJob_ = 0;
     setState(pendingLoad_ ? State::Loading : State::Ready);
     emit statsChanged();

@@ -27,7 +27,7 @@ class EngineController : public QObject {
     Q_PROPERTY(bool hasModel READ hasModel NOTIFY modelChanged)
     Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
     Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelChanged)
-    Q_PROPERTY(QString deviceDescription READ deviceDescription NOTIFY modelChanged)
+    Q_PROPERTY(QString deviceDescription READ deviceDescription NOTIFY deviceChanged)
     Q_PROPERTY(QString precision READ precision NOTIFY modelChanged)
     Q_PROPERTY(QVariantMap modelDetails READ modelDetails NOTIFY modelChanged)
     Q_PROPERTY(QString detectedTemplate READ detectedTemplate NOTIFY modelChanged)
@@ -90,7 +90,7 @@ public:
     // Stops the running generation within one step (the answer so far is kept).
     Q_INVOKABLE void stop();
     Q_INVOKABLE void clearError();
-    void reportError(const QString& message) { setError(message); }
+    Q_INVOKABLE void reportError(const QString& message) { setError(message); }
 
     // Measures the machine's limits on the worker (bandwidth, matmul peak); the result is kept in
     // the settings per CPU and thread count, and measured again only on request.
@@ -102,6 +102,7 @@ public:
 signals:
     void stateChanged();
     void modelChanged();
+    void deviceChanged();  // the device description (its thread count), also on every load
     void statsChanged();
     void loadProgressChanged();
     void errorMessageChanged();
@@ -141,6 +142,7 @@ private:
     quint64 nextId_ = 1;
     quint64 pendingLoad_ = 0;
     quint64 currentJob_ = 0;
+    bool measuring_ = false;  // the current job is a GenerationJob::measurement
     double prefillTps_ = 0, decodeTps_ = 0, ttftMs_ = 0;
     qint64 decodeStartUs_ = 0;
     int decodeSteps_ = 0;

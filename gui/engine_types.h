@@ -54,9 +54,14 @@ struct GenerationJob {
     int32_t maxTokens = 256;
     std::vector<std::string> stopStrings;
     bool useKvCache = true;
-    int32_t threads = 0;  // 0: keep the current setting
+    // The Settings' thread count (0: one per core), applied before the job; nullopt keeps the
+    // current count (measurements run with whatever the answers ran with).
+    std::optional<int32_t> threads;
     int32_t replayWidth = 0;  // raw logits kept per step for replay (GenerateRequest::replayWidth)
     bool resetCache = false;  // start from an empty KV cache (measurements: nothing reused)
+    // A Timeline measurement (no-cache rerun, prefill sweep): the status bar and KV panel keep
+    // describing the conversation, not the measurement's throw-away cache.
+    bool measurement = false;
 };
 
 // Steps and the latest KV-cache state since the previous batch (coalesced to frame rate).

@@ -112,11 +112,13 @@ void EngineWorker::generate(const GenerationJob& job) {
         return;
     }
     auto cancelled = [this, id = job.id] { return cancelThrough_->load(std::memory_order_relaxed) >= id; };
-    if (job.threads > 0) {
-        if (auto ok = engine_->setThreads(job.threads); !ok) {
+    if (job.threads) {
+        const std::string before = engine_->device().description();
+        if (auto ok = engine_->setThreads(*job.threads); !ok) {
             emit generationFailed(job.id, QString::fromStdString(ok.error().message));
             return;
         }
+        if (engine_->device().description() != before) emit deviceChanged(QString::fromStdString(engine_->device().description()));
     }
     if (job.resetCache) engine_->reset();
     // A prompt that cannot fit is refused before tokenizing: 10 MB of text takes SentencePiece

@@ -48,6 +48,11 @@ StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(pa
     connect(m, &QAbstractItemModel::dataChanged, this, [this] {
         if (!followTimer_.isActive()) followTimer_.start();
     });
+    // A new answer is what the user waits for: the panel follows it again, even after a click on
+    // an older token turned following off (Probabilities said "No token yet" while tokens streamed).
+    connect(chat_, &ChatController::generatingChanged, this, [this] {
+        if (chat_->generating()) setFollowing(true);
+    });
     connect(chat_, &ChatController::answerFinished, this, [this](int row) {
         if (row == row_) {
             resetReplayToAnswer();
@@ -241,6 +246,8 @@ void StepInspector::resetReplayToAnswer() {
             replay_.topP = stats.value("topP").toFloat();
             replay_.minP = stats.value("minP").toFloat();
             replay_.repeatPenalty = stats.value("repeatPenalty").toFloat();
+            // The answer's own penalty window (answers stored before it was recorded: the default).
+            replay_.repeatLastN = stats.value("repeatLastN", SamplerParams{}.repeatLastN).toInt();
             replay_.seed = stats.value("seed").toString().toULongLong();
         }
     }

@@ -156,11 +156,13 @@ bool TimelineModel::runWithoutCache() {
     job.sampler.topP = a.stats.value("topP").toFloat();
     job.sampler.minP = a.stats.value("minP").toFloat();
     job.sampler.repeatPenalty = a.stats.value("repeatPenalty").toFloat();
+    job.sampler.repeatLastN = a.stats.value("repeatLastN", SamplerParams{}.repeatLastN).toInt();
     job.sampler.seed = a.stats.value("seed").toString().toULongLong();
     job.sampler.topN = 0;
     job.maxTokens = int32_t(a.steps.size());
     job.useKvCache = false;
     job.resetCache = true;
+    job.measurement = true;
     job_ = engine_->startGeneration(job);
     if (job_ == 0) return false;
     experiment_ = Experiment::NoCache;
@@ -198,6 +200,7 @@ bool TimelineModel::startSweepJob() {
     job.sampler.topN = 0;
     job.maxTokens = 1;
     job.resetCache = true;
+    job.measurement = true;
     job_ = engine_->startGeneration(job);
     if (job_ == 0) {
         experiment_ = Experiment::None;

@@ -72,10 +72,17 @@ HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool
             case HeatMode::Replay: style = k < changed.size() && changed[k] ? tint(1.0, dark) : QString(); break;
             case HeatMode::Off: break;
         }
-        if (style.isEmpty())
+        if (style.isEmpty()) {
             out.html += escape(chunk);
-        else
-            out.html += QStringLiteral("<span style=\"%1\">%2</span>").arg(style, escape(chunk));
+            continue;
+        }
+        // Line breaks outside the spans: Qt's rich text carries a span's background across a
+        // break into the whole next paragraph.
+        const QStringList lines = chunk.split(QLatin1Char('\n'));
+        for (qsizetype l = 0; l < lines.size(); ++l) {
+            if (l > 0) out.html += QLatin1Char('\n');
+            if (!lines[l].isEmpty()) out.html += QStringLiteral("<span style=\"%1\">%2</span>").arg(style, escape(lines[l]));
+        }
     }
     const QString rest = QString::fromUtf8(utf8.flush());
     out.plain += rest;

@@ -13,7 +13,8 @@ ApplicationWindow {
     minimumWidth: 820
     minimumHeight: 520
     visible: true
-    title: EngineController.hasModel ? "Inferscope — " + EngineController.modelName : "Inferscope"
+    // The platform appends " — Inferscope" (the application's display name) on its own.
+    title: EngineController.hasModel ? EngineController.modelName : "Inferscope"
     color: Theme.background
 
     palette {
@@ -37,7 +38,7 @@ ApplicationWindow {
     Binding { target: ChatController.messages; property: "darkTheme"; value: Theme.dark }
 
     header: TopBar {
-        onOpenModelRequested: modelDialog.open()
+        onOpenModelRequested: window.openModelDialog()
         onWelcomeRequested: welcome.open()
     }
     footer: StatusBar {}
@@ -54,28 +55,43 @@ ApplicationWindow {
             Layout.fillHeight: true
             orientation: Qt.Horizontal
 
+            // The three fit the smallest window (820): 164 + 300 + 340 and the handles. Fixed
+            // preferred widths (250 + 360 + 380) pushed the inspector's last tabs off the right edge.
+            id: split
             ConversationSidebar {
                 visible: AppSettings.sidebarVisible
-                SplitView.preferredWidth: 250
-                SplitView.minimumWidth: 180
+                SplitView.preferredWidth: Math.max(160, Math.min(250, split.width * 0.2))
+                SplitView.minimumWidth: 160
             }
             ChatView {
                 SplitView.fillWidth: true
-                SplitView.minimumWidth: 360
+                SplitView.minimumWidth: 300
             }
             Inspector {
                 visible: AppSettings.inspectorVisible
-                SplitView.preferredWidth: 380
-                SplitView.minimumWidth: 300
+                SplitView.preferredWidth: Math.max(340, Math.min(380, split.width * 0.3))
+                SplitView.minimumWidth: 340
             }
         }
     }
 
-    FileDialog {
-        id: modelDialog
-        title: qsTr("Open a GGUF model")
-        nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
-        onAccepted: EngineController.loadModel(selectedFile)
+    // Qt 6.4's FileDialog crashes on open when a QML module it needs is missing: then it is never
+    // made, and opening it says what to install (AppSettings.fileDialogProblem, set at start-up).
+    function openModelDialog() {
+        if (AppSettings.fileDialogProblem !== "")
+            EngineController.reportError(AppSettings.fileDialogProblem)
+        else
+            modelDialogLoader.item.open()
+    }
+    Loader {
+        id: modelDialogLoader
+        active: AppSettings.fileDialogProblem === ""
+        sourceComponent: FileDialog {
+            objectName: "modelDialog"
+            title: qsTr("Open a GGUF model")
+            nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
+            onAccepted: EngineController.loadModel(selectedFile)
+        }
     }
 
     DropArea {
@@ -91,7 +107,7 @@ ApplicationWindow {
 
     WelcomeDialog { id: welcome }
 
-    Shortcut { sequence: StandardKey.Open; onActivated: modelDialog.open() }
+    Shortcut { sequence: StandardKey.Open; onActivated: window.openModelDialog() }
     Shortcut { sequence: StandardKey.HelpContents; onActivated: welcome.open() }
     Shortcut { sequence: "Esc"; enabled: ChatController.generating; onActivated: ChatController.stop() }
     Shortcut { sequence: "Ctrl+N"; onActivated: ChatController.newConversation() }

@@ -39,4 +39,6 @@ QtObject {
     function rate(r) { return r > 0 ? (r >= 100 ? r.toFixed(0) : r.toFixed(1)) : "–" }
     function ms(m) { return m > 0 ? (m >= 100 ? m.toFixed(0) : m.toFixed(1)) + " ms" : "–" }
     function count(n) { return n === undefined ? "–" : Number(n).toLocaleString(Qt.locale("en_US"), "f", 0) }
+    // "1 token", "2 tokens", "1,024 tokens"
+    function tokens(n) { return Number(n) === 1 ? qsTr("1 token") : qsTr("%1 tokens").arg(count(n)) }
 }

@@ -8,4 +8,5 @@ scripts/install-deps.sh
 scripts/build.sh
 export QT_QPA_PLATFORM=offscreen
 (cd build && ctest --output-on-failure -j"$(nproc 2>/dev/null || echo 2)")
+echo "test: the acceptance suite's screenshots of every step are in build/acceptance-screens/"
 scripts/test-package.sh

@@ -17,6 +17,7 @@
 #include "common/sigbus_guard.h"
 #include "engine/engine.h"
 #include "gguf/mapped_file.h"
+#include "model/synth_model.h"
 #include "engine_test_helpers.h"
 #include "model_test_helpers.h"
 
@@ -268,4 +269,42 @@ TEST(EngineEdges, ContextExactlyFullAtEveryBatchBoundary) {
     auto over = engine->generate(greedy(std::vector<int32_t>(kCtx + 1, 1), 1));
     ASSERT_FALSE(over);
     EXPECT_EQ(over.error().message, "the prompt is 17 tokens but the context holds 16; shorten it or load with a larger context");
+}
+
+// The Threads setting raised past the core count after load (the app allows up to 1024): every
+// kernel follows the new count and attention's per-thread scratch grows with it. From about
+// position 1024 on, a stories260K-shaped model's attention is worth running in parallel, so each
+// of the many threads writes its own slice; a scratch sized at load for 2 threads was a heap
+// overflow here (caught by ASan in scripts/ci-sanitize.sh). Back to 0 means one per core again.
+TEST(EngineThreads, RaisedPastTheCoresAfterLoadAndDecodingPastPosition1024) {
+    TempDir dir;
+    const fs::path path = dir / "stories260k-2k.gguf";
+    SynthOptions synth;
+    synth.shape = {"stories260k-2k", 64, 5, 8, 4, 172, 512, 2048};
+    synth.vocabFrom = kStories;
+    ASSERT_TRUE(writeSynthModel(synth, path));
+    auto engine = loadTestEngine(path, {.ctx = 2048, .batch = 512});
+    ASSERT_TRUE(engine);
+    ASSERT_EQ(engine->contextLength(), 2048);
+
+    const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    const int many = cores * 4 + 3;
+    ASSERT_TRUE(engine->setThreads(many));
+    EXPECT_EQ(engine->device().threads(), many);
+    EXPECT_NE(engine->device().description().find(std::to_string(many) + " threads"), std::string::npos)
+        << engine->device().description();
+
+    std::vector<int32_t> prompt;
+    for (int i = 0; i < 1100; ++i) prompt.push_back(3 + (i * 37) % 500);  // ordinary pieces, no control tokens
+    auto req = greedyRequest(prompt, 8);
+    auto summary = engine->generate(req, nullptr, {});
+    ASSERT_TRUE(summary) << summary.error().message;
+    EXPECT_EQ(summary->prefill.nComputed, 1100);
+    EXPECT_GE(summary->nGenerated, 1);
+
+    // 0: one per core, restored (it used to mean "keep the current count" in the app).
+    ASSERT_TRUE(engine->setThreads(0));
+    EXPECT_EQ(engine->device().threads(), cores);
+    auto again = engine->generate(req, nullptr, {});
+    ASSERT_TRUE(again) << again.error().message;
 }

@@ -28,6 +28,16 @@ private slots:
         QCOMPARE(again.welcomeSeen(), true);
     }
 
+    // The bundled model is always in the model menu's list (after the recent ones), never twice.
+    void bundledModelIsAlwaysAChoice() {
+        AppSettings s(nullptr);
+        s.setPersistent(false);
+        s.setBundledModel(QStringLiteral("/opt/inferscope/models/stories260K.gguf"));
+        QCOMPARE(s.modelChoices(), QStringList{QStringLiteral("/opt/inferscope/models/stories260K.gguf")});
+        s.noteModelLoaded(QStringLiteral("/m/tiny.gguf"));
+        QCOMPARE(s.modelChoices(), (QStringList{QStringLiteral("/m/tiny.gguf"), QStringLiteral("/opt/inferscope/models/stories260K.gguf")}));
+    }
+
     void sessionValueIsNotSaved() {
         {
             AppSettings s(nullptr);

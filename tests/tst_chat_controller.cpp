@@ -7,6 +7,7 @@
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTest>
+#include <thread>
 
 #include "chat_controller.h"
 #include "chat_store.h"
@@ -290,6 +291,84 @@ private slots:
         QCOMPARE(m->at(3).text, thirdTurn);
     }
 
+    // Branching from an earlier answer keeps the turns that followed it, as switching its version
+    // does: they stay in the stored conversation, and the branch continues in a new one.
+    void branchingFromAnEarlierAnswerKeepsTheLaterTurns() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(f.answer("Once upon a time"));
+        QVERIFY(f.answer(" The end."));
+        const qint64 original = f.chat->conversationId();
+        const ChatMessage firstAnswer = f.chat->messages()->at(1);
+        const QString thirdTurn = f.chat->messages()->at(3).text;
+        QCOMPARE(f.store.messages(original).size(), 4);
+
+        const int k = 4;
+        const int alternative = firstAnswer.steps[k].sample.top[1].id;
+        QVERIFY(f.answer([&] { return f.chat->branchFrom(1, k, alternative); }));
+        const qint64 branch = f.chat->conversationId();
+        QVERIFY(branch != original);
+        QCOMPARE(f.chat->title(), QStringLiteral("Once upon a time (version 2)"));
+        QCOMPARE(f.chat->storeMessage(), QStringLiteral("Version 2 of that answer continues here, in “Once upon a time (version 2)”; "
+                                                        "the turns that followed the other version stay in “Once upon a time”."));
+        ChatModel* m = f.chat->messages();
+        QCOMPARE(m->count(), 2);
+        QCOMPARE(m->at(1).steps[size_t(k)].sample.id, alternative);
+        // The original conversation, untouched in the database: all four turns, one version.
+        const auto kept = f.store.messages(original);
+        QCOMPARE(kept.size(), 4);
+        QCOMPARE(kept[1].content, firstAnswer.text);
+        QCOMPARE(kept[1].versionCount, 1);
+        QCOMPARE(kept[2].content, QStringLiteral(" The end."));
+        QCOMPARE(kept[3].content, thirdTurn);
+        // The branch: the question, and the answer with both versions (the branch shown).
+        const auto branched = f.store.messages(branch);
+        QCOMPARE(branched.size(), 2);
+        QCOMPARE(branched[1].content, m->at(1).text);
+        QCOMPARE(branched[1].versionIndex, 1);
+        QCOMPARE(f.store.versions(branched[1].id).size(), 1);
+        QCOMPARE(f.store.versions(branched[1].id)[0].content, firstAnswer.text);
+        QCOMPARE(f.store.conversations().size(), 2);
+        // Reopened, the original shows all four turns again.
+        QVERIFY(f.chat->openConversation(original));
+        QCOMPARE(m->count(), 4);
+        QCOMPARE(m->at(3).text, thirdTurn);
+    }
+
+    // Editing an earlier question keeps what followed it (later answers and their versions) in the
+    // stored conversation; the edit continues in a new conversation with the turns before it.
+    void editingAnEarlierQuestionKeepsTheLaterTurns() {
+        Fixture f;
+        ChatMessage first, second;
+        answerTwice(f, first, second);
+        if (QTest::currentTestFailed()) return;
+        QVERIFY(f.answer(" The end."));
+        const qint64 original = f.chat->conversationId();
+        const QString thirdTurn = f.chat->messages()->at(3).text;
+
+        QVERIFY(f.answer([&] { return f.chat->editAndResend(2, " Then a dog came."); }));
+        const qint64 edited = f.chat->conversationId();
+        QVERIFY(edited != original);
+        QCOMPARE(f.chat->title(), QStringLiteral("Once upon a time (edited)"));
+        QCOMPARE(f.chat->storeMessage(), QStringLiteral("The edited question continues here, in “Once upon a time (edited)”; "
+                                                        "the turns that followed the original stay in “Once upon a time”."));
+        // The original: four turns, the first answer's two versions.
+        const auto kept = f.store.messages(original);
+        QCOMPARE(kept.size(), 4);
+        QCOMPARE(kept[1].versionCount, 2);
+        QCOMPARE(f.store.versions(kept[1].id).size(), 1);
+        QCOMPARE(kept[2].content, QStringLiteral(" The end."));
+        QCOMPARE(kept[3].content, thirdTurn);
+        // The edit: the first turn (with both versions), the edited question and its answer.
+        const auto copy = f.store.messages(edited);
+        QCOMPARE(copy.size(), 4);
+        QCOMPARE(copy[1].content, second.text);
+        QCOMPARE(copy[1].versionCount, 2);
+        QCOMPARE(copy[2].content, QStringLiteral(" Then a dog came."));
+        QCOMPARE(copy[3].content, f.chat->messages()->at(3).text);
+        QCOMPARE(f.store.conversations().size(), 2);
+    }
+
     void branchedVersionsSurviveReopening() {
         Fixture f;
         QVERIFY(loadAndWait(f.engine, bundledModel()));
@@ -318,6 +397,38 @@ private slots:
         QCOMPARE(f.store.versions(answerId).size(), 1);
         QVERIFY(f.chat->deleteConversation(id));
         QVERIFY(f.store.versions(answerId).isEmpty());
+    }
+
+    // The Settings' thread count reaches the engine with every answer and the labels follow it:
+    // 1 says "1 thread", and 0 ("all cores") is restored rather than meaning "keep".
+    void threadCountReachesTheEngineAndItsLabel() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+        QSignalSpy labels(&f.engine, &EngineController::deviceChanged);
+        f.sampling.setThreads(1);
+        QVERIFY(f.answer("Once upon a time"));
+        QTRY_VERIFY(f.engine.deviceDescription().endsWith(QStringLiteral(", 1 thread")));
+        QVERIFY(labels.count() >= 1);
+        f.sampling.setThreads(0);
+        QVERIFY(f.answer(" The end."));
+        QTRY_VERIFY2(f.engine.deviceDescription().endsWith(QStringLiteral(", %1 thread%2").arg(cores).arg(cores == 1 ? "" : "s")),
+                     qPrintable(f.engine.deviceDescription()));
+    }
+
+    // Ctrl+N: a new conversation keeps the mode, template and system prompt the user set.
+    void newConversationKeepsModeAndSystemPrompt() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        f.chat->setMode(QStringLiteral("chat"));
+        f.chat->setTemplateChoice(QStringLiteral("chatml"));
+        f.chat->setSystemPrompt(QStringLiteral("Answer briefly."));
+        QVERIFY(f.answer("Hello"));
+        f.chat->newConversation();
+        QCOMPARE(f.chat->messages()->count(), 0);
+        QCOMPARE(f.chat->mode(), QStringLiteral("chat"));
+        QCOMPARE(f.chat->templateChoice(), QStringLiteral("chatml"));
+        QCOMPARE(f.chat->systemPrompt(), QStringLiteral("Answer briefly."));
     }
 
     void invalidSettingsBlockSending() {

@@ -360,7 +360,7 @@ private slots:
         QFile f(json);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QByteArray bytes = f.readAll();
-        QVERIFY(bytes.contains("\"piece_bytes\": \"e2\""));
+        QVERIFY(bytes.contains("\"piece_bytes\":\"e2\""));
         QVERIFY(bytes.contains("\\u0000"));
         const QJsonObject answerJson = QJsonDocument::fromJson(bytes).object()[QStringLiteral("messages")].toArray()[1].toObject();
         QCOMPARE(answerJson[QStringLiteral("content")].toString(), withNul.text);

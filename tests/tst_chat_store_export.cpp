@@ -68,6 +68,7 @@ private slots:
     void markdownNamesTheVersionShown();
     void jsonListsTheOtherVersions();
     void exportIncludesStoredVersions();
+    void markdownPrintsWholeNumbersWhole();
 
 private:
     QTemporaryDir dir_;
@@ -176,7 +177,7 @@ void TestChatStoreExport::jsonHasEveryFieldAndDecodedRecords() {
     QCOMPARE(partial[QStringLiteral("piece_bytes")].toString(), QStringLiteral("e2 80"));
     QVERIFY(!records[1].toObject().contains(QStringLiteral("piece_bytes")));
     // Short numbers, not float noise (0.75f, not 0.75000000000000000).
-    QVERIFY(bytes.contains("\"p_final\": 0.75,"));
+    QVERIFY(bytes.contains("\"p_final\":0.75,"));  // compact JSON
 }
 
 void TestChatStoreExport::jsonReportsDamagedRecords() {
@@ -320,14 +321,28 @@ void TestChatStoreExport::exportIncludesStoredVersions() {
     const QString md = dir_.filePath(QStringLiteral("versions.md"));
     QVERIFY(store.exportConversation(id, md, QStringLiteral("markdown")));
     QVERIFY(readAll(md).contains("## Assistant (version 1 of 2)\n\nGrass and hay."));
+    // The other versions follow the one shown, each with its own heading.
+    QVERIFY2(readAll(md).contains("### Version 2 of 2\n\nHay, mostly.\n"), readAll(md).constData());
     const QString json = dir_.filePath(QStringLiteral("versions.json"));
     QVERIFY(store.exportConversation(id, json, QStringLiteral("json")));
+    // Compact: token records are most of the file (indented, 854 tokens took 10.9 MB).
+    QVERIFY(!readAll(json).contains('\n'));
     const QJsonObject answer = QJsonDocument::fromJson(readAll(json)).object()[QStringLiteral("messages")].toArray()[1].toObject();
     QCOMPARE(answer[QStringLiteral("version_count")].toInt(), 2);
     const QJsonObject other = answer[QStringLiteral("versions")].toArray()[0].toObject();
     QCOMPARE(other[QStringLiteral("content")].toString(), QStringLiteral("Hay, mostly."));
     QCOMPARE(other[QStringLiteral("token_records")].toArray()[0].toObject()[QStringLiteral("piece")].toString(),
              QStringLiteral("Hay"));
+}
+
+// Byte counts and token counts are whole numbers: "1112320", not "1.11232e+06".
+void TestChatStoreExport::markdownPrintsWholeNumbersWhole() {
+    QList<StoredMessage> messages = exchange();
+    messages[1].stats = QJsonObject{{QStringLiteral("kvBytesUsed"), 1112320.0},
+                                    {QStringLiteral("ratio"), 0.123456789},
+                                    {QStringLiteral("rate"), 1234567.891}};
+    const QString md = ChatStore::toMarkdown(llamas(), messages);
+    QVERIFY2(md.contains(QStringLiteral("`finish: eos · kvBytesUsed: 1112320 · rate: 1234567.9 · ratio: 0.123457`")), qPrintable(md));
 }
 
 QTEST_GUILESS_MAIN(TestChatStoreExport)

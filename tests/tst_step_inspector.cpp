@@ -6,11 +6,13 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include "chat_controller.h"
+#include "token_heatmap.h"
 #include "chat_store.h"
 #include "chat_fixture.h"
 #include "gui_test_helpers.h"
@@ -29,6 +31,21 @@ class TestStepInspector : public QObject {
 
 private slots:
     void initTestCase() { isolateSettings(); }
+
+    // A newline token's tint stays on the token: Qt's rich text made a tinted span around a line
+    // break tint the whole next paragraph. Newlines are written outside the spans.
+    void aNewlineDoesNotCarryItsTintIntoTheNextParagraph() {
+        std::vector<StepRecord> steps(3);
+        steps[0].piece = "A";
+        steps[1].piece = "\nB";
+        steps[2].piece = "C";
+        for (StepRecord& s : steps) s.sample.pRaw = 0.1f;  // all tinted
+        const HeatText heat = buildHeatText(steps, HeatMode::Probability, false, false, {});
+        QCOMPARE(heat.plain, QStringLiteral("A\nBC"));
+        QCOMPARE(heat.tokenStarts, (QList<int>{0, 1, 3}));
+        QVERIFY2(!heat.html.contains(QRegularExpression(QStringLiteral("<span[^>]*>[^<]*\n"))), qPrintable(heat.html));
+        QCOMPARE(heat.html.count(QStringLiteral("<span")), 3);  // A, B and C; nothing around the newline
+    }
 
     void followsTheNewestStepAndSelectsFromText() {
         Fixture f;
@@ -62,6 +79,12 @@ private slots:
         // The heat text has one span per tinted token and the same characters as the answer.
         const QString html = m->data(m->index(1), ChatModel::HeatTextRole).toString();
         QVERIFY(html.contains("<span style=\"background-color:rgba("));
+
+        // The next answer is followed again: the panel shows its newest token, not the one clicked.
+        QVERIFY(f.answer([&] { return f.chat->send(" The end."); }));
+        QTest::qWait(150);
+        QVERIFY(f.inspector->following());
+        QCOMPARE(f.inspector->row(), 3);
     }
 
     void branchingEqualsAFreshRunAndKeepsTheOldVersion() {

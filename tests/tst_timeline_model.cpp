@@ -55,6 +55,9 @@ private slots:
         QVERIFY(loadAndWait(f.engine, bundledModel()));
         QVERIFY(f.answer("Once upon a time"));
         QTest::qWait(150);
+        const int contextUsed = f.engine.contextUsed();
+        const double kvBytesUsed = f.engine.kvBytesUsed();
+        const double decodeRate = f.engine.decodeTokensPerSecond();
         QVERIFY(f.timeline->runWithoutCache());
         QVERIFY(f.timeline->busy());
         QVERIFY(f.waitIdle());
@@ -67,13 +70,21 @@ private slots:
         QVERIFY(c.value("uncachedScores").toDouble() > c.value("cachedScores").toDouble());
         QCOMPARE(f.timeline->noCacheMs().size(), 29);
         QCOMPARE(c.value("kvVectorsPerPosition").toDouble(), 5.0 * 4.0);  // layers × KV heads
+        // A measurement: the status bar and KV panel keep the conversation's figures.
+        QCOMPARE(f.engine.contextUsed(), contextUsed);
+        QCOMPARE(f.engine.kvBytesUsed(), kvBytesUsed);
+        QCOMPARE(f.engine.decodeTokensPerSecond(), decodeRate);
     }
 
     void prefillSweepDoublesTheLength() {
         Fixture f;
         QVERIFY(loadAndWait(f.engine, bundledModel(), 256));
+        QVERIFY(f.answer("Once upon a time"));
+        const int contextUsed = f.engine.contextUsed();
+        QVERIFY(contextUsed > 0);
         QVERIFY(f.timeline->runPrefillSweep());
         QVERIFY(f.waitIdle());
+        QCOMPARE(f.engine.contextUsed(), contextUsed);  // not the sweep's 256 of 256
         const QVariantList sweep = f.timeline->sweep();
         QCOMPARE(sweep.size(), 6);  // 8 .. 256
         int expected = 8;

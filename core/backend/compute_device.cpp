@@ -59,7 +59,8 @@ size_t formatBytes(WeightFormat f) { return f == WeightFormat::F32 ? 4 : f == We
 struct ComputeDevice::Impl {
     dnnl::engine engine;
     dnnl::stream stream;
-    int nThreads = 1;
+    const int* threadCount = nullptr;  // ComputeDevice::nThreads_: the one count, also after setThreads
+    int nThreads() const { return *threadCount; }
     // Shared by every Linear of a shape: a model has a handful of shapes.
     std::map<std::tuple<int64_t, int64_t, int64_t>, Matmul> f32Fixed;      // (K, N, M): brgemm, "ba" weights
     std::map<std::tuple<int64_t, int64_t, int64_t>, dnnl::matmul> f32Rt;   // (K, nb, ldDst): runtime M
@@ -132,7 +133,7 @@ struct ComputeDevice::Impl {
             const int64_t nb = std::min(kWidenRows, n - n0);
             const uint16_t* src = static_cast<const uint16_t*>(w) + n0 * k;
             float* wide = widened.data();
-#pragma omp parallel for schedule(static) num_threads(nThreads)
+#pragma omp parallel for schedule(static) num_threads(nThreads())
             for (int64_t r = 0; r < nb; ++r) dequantizeRow(type, src + r * k, wide + r * k, size_t(k));
             // Fixed-M brgemm wants a contiguous destination (a strided one falls back to gemm:jit,
             // measured 15-25% slower): each chunk lands in blockOut, then in its columns of y.
@@ -150,7 +151,7 @@ struct ComputeDevice::Impl {
         if (srcS8.size() < size_t(m * k)) srcS8.allocate(size_t(m * k));
         if (srcScales.size() < size_t(m)) srcScales.allocate(size_t(m));
         // Per token: s = max|x| / 127, q = round(x / s).
-#pragma omp parallel for schedule(static) num_threads(nThreads) if (m * k > 65536)
+#pragma omp parallel for schedule(static) num_threads(nThreads()) if (m * k > 65536)
         for (int64_t r = 0; r < m; ++r) {
             const float* xr = x + r * k;
             float amax = 0.0f;
@@ -168,7 +169,7 @@ struct ComputeDevice::Impl {
             for (; m - r >= chunk; r += chunk) run(s8Fixed_(k, n, chunk), srcS8.data() + r * k, wei, y + r * n);
         // y = acc · s_x[r] · s_w[n]
         const float* sw = st.scales.data();
-#pragma omp parallel for schedule(static) num_threads(nThreads) if (m * n > 65536)
+#pragma omp parallel for schedule(static) num_threads(nThreads()) if (m * n > 65536)
         for (int64_t i = 0; i < m; ++i) {
             const float sx = srcScales[size_t(i)];
             float* yr = y + i * n;
@@ -200,7 +201,7 @@ Result<std::unique_ptr<ComputeDevice>> ComputeDevice::create(DeviceKind requeste
     std::unique_ptr<ComputeDevice> dev(new ComputeDevice());
     dev->impl_ = std::make_unique<Impl>();
     dev->nThreads_ = nThreads > 0 ? nThreads : int(std::max(1u, std::thread::hardware_concurrency()));
-    dev->impl_->nThreads = dev->nThreads_;
+    dev->impl_->threadCount = &dev->nThreads_;
     dev->isa_ = cpuIsaName(dnnl::get_effective_cpu_isa());
 
     size_t gpus = 0;

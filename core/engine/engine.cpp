@@ -168,6 +168,11 @@ std::span<const float> Engine::runBatched(std::span<const int32_t> tokens, int32
     return logits;
 }
 
+Result<void> Engine::setThreads(int32_t threads) {
+    if (auto ok = device_->setThreads(threads); !ok) return ok;
+    return model_->fitThreads(*context_);  // attention's scratch has a slice per thread
+}
+
 Result<GenerationSummary> Engine::generate(const GenerateRequest& request, GenerationObserver* observer,
                                            const std::atomic<bool>* cancel) {
     if (!cancel) return generate(request, observer, CancelCheck{});

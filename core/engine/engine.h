@@ -56,7 +56,8 @@ public:
     const LlamaModel& model() const { return *model_; }
     const ComputeDevice& device() const { return *device_; }
     ComputeDevice& mutableDevice() { return *device_; }  // probes (the same thread as generation)
-    Result<void> setThreads(int32_t threads) { return device_->setThreads(threads); }
+    // The device's thread count (0: one per core), the one count every kernel and buffer follows.
+    Result<void> setThreads(int32_t threads);
     const std::vector<std::string>& notices() const { return notices_; }  // e.g. a CPU fallback, a capped context
     int32_t contextLength() const { return context_->cache().capacity(); }
     int64_t loadUs() const { return loadUs_; }

@@ -1,6 +1,7 @@
 #include "model/llama_model.h"
 
 #include <omp.h>
+#include <cassert>
 
 #include <fmt/format.h>
 
@@ -189,12 +190,29 @@ Result<std::unique_ptr<LlamaContext>> LlamaModel::createContext(int32_t nCtx, in
         ctx->gate.allocate(M * hp_.nFf);
         ctx->up.allocate(M * hp_.nFf);
         ctx->logits.allocate(size_t(hp_.nVocab));
-        ctx->scores.allocate(attentionScratchFloats(std::max(omp_get_max_threads(), device_.threads()), hp_.nHead, hp_.nHeadKv,
-                                                    hp_.headDim, nCtx));
     } catch (const std::bad_alloc&) {
         return fail(ErrorKind::OutOfMemory, fmt::format("out of memory allocating buffers for a batch of {}", maxBatch));
     }
+    if (auto ok = fitThreads(*ctx); !ok) return std::unexpected(ok.error());
     return ctx;
+}
+
+size_t LlamaModel::scratchFloatsFor(const LlamaContext& ctx) const {
+    // Attention indexes its scratch by omp_get_thread_num(): room for the device's count and for
+    // the calling thread's OpenMP team, whichever is larger.
+    const int threads = std::max(omp_get_max_threads(), device_.threads());
+    return attentionScratchFloats(threads, hp_.nHead, hp_.nHeadKv, hp_.headDim, ctx.cache_.capacity());
+}
+
+Result<void> LlamaModel::fitThreads(LlamaContext& ctx) const {
+    const size_t need = scratchFloatsFor(ctx);
+    if (ctx.scores.size() >= need) return {};
+    try {
+        ctx.scores.allocate(need);
+    } catch (const std::bad_alloc&) {
+        return fail(ErrorKind::OutOfMemory, fmt::format("out of memory allocating attention scratch for {} threads", device_.threads()));
+    }
+    return {};
 }
 
 std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const int32_t> tokens, int32_t position0,
@@ -223,6 +241,7 @@ std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const in
         ropeInPlace(ctx.k.data(), m, hp.nHeadKv, hp.headDim, hp.nRot, position0, ctx.ropeTable.data());
         // the new positions' K and V join the cache; attention reads all positions up to each query
         cache.store(l, position0, m, ctx.k.data(), ctx.v.data());
+        assert(ctx.scores.size() >= scratchFloatsFor(ctx) && "thread count raised without fitThreads()");
         attention(ctx.q.data(), cache.layerKeysData(l), cache.layerValuesData(l), cache.type() == KvType::F16, m, position0,
                   hp.nHead, hp.nHeadKv, hp.headDim, cache.capacity(), ctx.att.data(), ctx.scores.data());
         // output projection and residual

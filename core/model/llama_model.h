@@ -83,6 +83,10 @@ public:
     // Context with a cache of nCtx positions and room for maxBatch tokens per forward pass.
     Result<std::unique_ptr<LlamaContext>> createContext(int32_t nCtx, int32_t maxBatch, KvType kvType = KvType::F32) const;
 
+    // Grows ctx's per-thread scratch (attention) to the device's current thread count: call after
+    // ComputeDevice::setThreads raises it (Engine::setThreads does).
+    Result<void> fitThreads(LlamaContext& ctx) const;
+
     // Runs one decode pass and one short batch through ctx and forgets them (the cache is left
     // empty, its counters reset): OpenMP's threads start and every code path is touched before the
     // first real prefill is timed. Call on the thread that will compute.
@@ -97,6 +101,7 @@ public:
 private:
     LlamaModel(GgufFile file, ComputeDevice& device) : file_(std::move(file)), device_(device) {}
     Result<void> loadWeights(ComputePrecision precision, const LoadProgress& progress);
+    size_t scratchFloatsFor(const LlamaContext& ctx) const;
 
     GgufFile file_;
     ComputeDevice& device_;

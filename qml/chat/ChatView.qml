@@ -66,7 +66,9 @@ Rectangle {
                 horizontalAlignment: Text.AlignHCenter
                 wrapMode: Text.Wrap
                 color: Theme.muted
-                text: !EngineController.hasModel
+                text: EngineController.loadingPath !== ""
+                      ? qsTr("Loading %1…").arg(EngineController.loadingPath.split("/").pop())
+                      : !EngineController.hasModel
                       ? qsTr("Open a GGUF model to begin (Ctrl+O, or drop a .gguf file here).")
                       : ChatController.mode === "completion"
                         ? qsTr("Completion mode: write the beginning of a text and %1 continues it. Each token's probabilities, the KV cache and the timings show in the inspector.").arg(EngineController.modelName)

@@ -43,6 +43,11 @@ Rectangle {
                     composer.submit()
                 }
                 Keys.onEnterPressed: (event) => composer.submit()
+                // Tab moves on (the sidebar, top bar and inspector are reachable from the keyboard);
+                // a tab character is rarely wanted in a prompt.
+                Keys.onTabPressed: (event) => input.nextItemInFocusChain(true).forceActiveFocus(Qt.TabFocusReason)
+                Keys.onBacktabPressed: (event) => input.nextItemInFocusChain(false).forceActiveFocus(Qt.BacktabFocusReason)
+                Accessible.name: qsTr("Message")
             }
         }
         Button {

@@ -33,7 +33,9 @@ Item {
         spacing: 4
 
         Label {
-            text: root.isUser ? qsTr("You") : (EngineController.modelName || qsTr("Model"))
+            objectName: "authorLabel"
+            // A stored answer names the model that wrote it, not the one loaded now.
+            text: root.isUser ? qsTr("You") : ((root.stats && root.stats.model) || EngineController.modelName || qsTr("Model"))
             color: Theme.muted
             font.pixelSize: Theme.fontSmall
             font.bold: true
@@ -41,7 +43,8 @@ Item {
 
         Rectangle {
             Layout.fillWidth: true
-            implicitHeight: body.implicitHeight + 2 * Theme.spacing
+            // The editor (with its buttons) is taller than the text it replaces: the bubble grows with it.
+            implicitHeight: (root.editing ? editColumn.implicitHeight : body.implicitHeight) + 2 * Theme.spacing
             radius: Theme.radius
             color: root.isUser ? Theme.userBubble : Theme.surface
             border.color: Theme.border
@@ -97,6 +100,7 @@ Item {
             }
 
             ColumnLayout {
+                id: editColumn
                 visible: root.editing
                 anchors.fill: parent
                 anchors.margins: Theme.spacing
@@ -109,11 +113,14 @@ Item {
                 }
                 RowLayout {
                     Label {
-                        text: qsTr("Later messages are replaced; the KV cache is truncated here and only the new text is prefilled.")
+                        text: root.index + 1 < ChatController.messages.count
+                              ? qsTr("The turns below stay in this conversation; the edit continues in a new one. Only the new text is prefilled.")
+                              : qsTr("Only the new text is prefilled; the KV cache keeps everything before it.")
                         color: Theme.muted
                         font.pixelSize: Theme.fontSmall
                         wrapMode: Text.Wrap
                         Layout.fillWidth: true
+                        Layout.preferredWidth: 100  // wraps in the room left; its unwrapped width must not drive the row
                     }
                     Button { text: qsTr("Cancel"); onClicked: root.editing = false }
                     Button {
@@ -148,8 +155,8 @@ Item {
             Label {
                 visible: !root.isUser && root.stats !== undefined && root.stats.generatedTokens !== undefined
                 text: !root.stats || root.stats.generatedTokens === undefined ? "" :
-                      qsTr("%1 tokens · prefill %2 tok/s (%3 reused, %4 new) · decode %5 tok/s · first token %6 · %7")
-                        .arg(root.stats.generatedTokens)
+                      qsTr("%1 · prefill %2 tok/s (%3 reused, %4 new) · decode %5 tok/s · first token %6 · %7")
+                        .arg(Theme.tokens(root.stats.generatedTokens))
                         .arg(Theme.rate(root.stats.prefillTokensPerSecond))
                         .arg(root.stats.reusedTokens).arg(root.stats.prefilledTokens)
                         .arg(Theme.rate(root.stats.decodeTokensPerSecond))

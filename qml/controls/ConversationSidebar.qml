@@ -1,7 +1,6 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import QtQuick.Dialogs
 import Inferscope
 
 // Saved conversations: full-text search over every message, open, rename, export, delete.
@@ -75,8 +74,11 @@ Rectangle {
                 highlighted: conversationId === ChatController.conversationId
                 onClicked: if (!renaming) ChatController.openConversation(conversationId)
 
-                contentItem: ColumnLayout {
+                contentItem: RowLayout {
+                  spacing: 2
+                  ColumnLayout {
                     spacing: 2
+                    Layout.fillWidth: true
                     Label {
                         visible: !row.renaming
                         text: row.title !== "" ? row.title : qsTr("(untitled)")
@@ -104,10 +106,24 @@ Rectangle {
                         Layout.preferredWidth: 100
                     }
                     Label {
-                        text: qsTr("%1 messages · %2").arg(row.messageCount).arg(Qt.formatDateTime(row.updatedAt, "yyyy-MM-dd hh:mm"))
+                        text: (row.messageCount === 1 ? qsTr("1 message") : qsTr("%1 messages").arg(row.messageCount))
+                              + " · " + Qt.formatDateTime(row.updatedAt, "yyyy-MM-dd hh:mm")
                         color: row.highlighted ? palette.highlightedText : Theme.muted
                         font.pixelSize: Theme.fontSmall
                     }
+                  }
+                  // Rename, export and delete without a right-click (and from the keyboard).
+                  ToolButton {
+                      id: actions
+                      objectName: "conversationActions"
+                      text: "⋯"
+                      Accessible.name: qsTr("Actions for %1").arg(row.title)
+                      ToolTip.text: qsTr("Rename, export or delete")
+                      ToolTip.visible: hovered
+                      ToolTip.delay: 500
+                      Layout.alignment: Qt.AlignTop
+                      onClicked: menu.popup(actions, 0, actions.height)
+                  }
                 }
 
                 TapHandler {
@@ -116,14 +132,15 @@ Rectangle {
                 }
                 Menu {
                     id: menu
+                    objectName: "conversationMenu"
                     MenuItem { text: qsTr("Rename"); onTriggered: { row.renaming = true; renameField.forceActiveFocus() } }
                     MenuItem {
                         text: qsTr("Export as Markdown…")
-                        onTriggered: { sidebar.exportId = row.conversationId; sidebar.exportFormat = "markdown"; exportDialog.open() }
+                        onTriggered: { sidebar.exportId = row.conversationId; sidebar.exportFormat = "markdown"; exportDialog.suggestedName = row.title; exportDialog.open() }
                     }
                     MenuItem {
                         text: qsTr("Export as JSON (with token probabilities)…")
-                        onTriggered: { sidebar.exportId = row.conversationId; sidebar.exportFormat = "json"; exportDialog.open() }
+                        onTriggered: { sidebar.exportId = row.conversationId; sidebar.exportFormat = "json"; exportDialog.suggestedName = row.title; exportDialog.open() }
                     }
                     MenuSeparator {}
                     MenuItem {
@@ -135,13 +152,12 @@ Rectangle {
         }
     }
 
-    FileDialog {
+    SaveAsDialog {
         id: exportDialog
-        fileMode: FileDialog.SaveFile
+        objectName: "exportDialog"
         title: qsTr("Export conversation")
-        nameFilters: sidebar.exportFormat === "json" ? [qsTr("JSON (*.json)")] : [qsTr("Markdown (*.md)")]
-        defaultSuffix: sidebar.exportFormat === "json" ? "json" : "md"
-        onAccepted: ChatController.exportConversation(sidebar.exportId, selectedFile, sidebar.exportFormat)
+        suffix: sidebar.exportFormat === "json" ? "json" : "md"
+        onChosen: (path, fileUrl) => ChatController.exportConversation(sidebar.exportId, fileUrl, sidebar.exportFormat)
     }
     Dialog {
         id: deleteDialog

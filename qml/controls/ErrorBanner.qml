@@ -10,9 +10,11 @@ Rectangle {
     readonly property string message: EngineController.errorMessage !== "" ? EngineController.errorMessage
                                       : ChatController.lastError !== "" ? ChatController.lastError
                                       : ChatController.storeMessage
+    // The database notices (a version continuing elsewhere, a recovered file) inform; errors alarm.
+    readonly property bool isError: EngineController.errorMessage !== "" || ChatController.lastError !== ""
     visible: message !== ""
     implicitHeight: visible ? row.implicitHeight + 2 * Theme.spacing : 0
-    color: Theme.dangerSoft
+    color: isError ? Theme.dangerSoft : Theme.accentSoft
 
     RowLayout {
         id: row
@@ -21,7 +23,7 @@ Rectangle {
         Label {
             objectName: "errorText"
             text: banner.message
-            color: Theme.danger
+            color: banner.isError ? Theme.danger : Theme.text
             wrapMode: Text.Wrap
             Layout.fillWidth: true
         }

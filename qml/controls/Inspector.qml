@@ -14,10 +14,12 @@ Rectangle {
 
     // Each tab as wide as its title, and the room left over shared equally (equal widths cut
     // "Probabilities" short at the inspector's usual width while "Model" had room to spare).
+    // Narrow (the smallest window): less padding, so that all five titles fit and none is cut off.
+    readonly property bool narrow: width < 400
     component InspectorTab: TabButton {
         property string tip
-        leftPadding: 8
-        rightPadding: 8
+        leftPadding: inspector.narrow ? 4 : 8
+        rightPadding: inspector.narrow ? 4 : 8
         width: implicitWidth + tabBar.spare
         ToolTip.visible: hovered
         ToolTip.delay: 500
@@ -32,12 +34,17 @@ Rectangle {
         TabBar {
             id: tabBar
             Layout.fillWidth: true
+            // The tabs' widths follow the bar's width (spare): were the bar's implicit width (their
+            // sum) to feed back into the layout, it would never settle ("Polish loop detected").
+            Layout.preferredWidth: 0
             currentIndex: Math.max(0, inspector.tabs.indexOf(AppSettings.inspectorTab))
             onCurrentIndexChanged: AppSettings.inspectorTab = inspector.tabs[currentIndex]
             readonly property real spare: {
                 let titles = 0
                 for (let i = 0; i < count; ++i) titles += itemAt(i) ? itemAt(i).implicitWidth : 0
-                return Math.max(0, (width - titles) / Math.max(1, count))
+                // From the inspector's width (set by the split view), not the bar's: the bar's is set
+                // by this column's layout, which the tabs' widths would then change again.
+                return Math.max(0, (inspector.width - 1 - titles) / Math.max(1, count))
             }
             InspectorTab { text: qsTr("Probabilities"); tip: qsTr("Each generated token's candidates and their probabilities, after every sampler stage.") }
             InspectorTab { text: qsTr("Timeline"); tip: qsTr("Prefill and every decode step of an answer, timed against what this machine can do.") }
@@ -48,6 +55,10 @@ Rectangle {
         StackLayout {
             Layout.fillWidth: true
             Layout.fillHeight: true
+            // The panels' implicit sizes follow their width (text wraps, scroll views): the column
+            // must not size itself by them in turn.
+            Layout.preferredWidth: 0
+            Layout.preferredHeight: 0
             currentIndex: tabBar.currentIndex
             ProbabilitiesPanel {}
             TimelinePanel {}

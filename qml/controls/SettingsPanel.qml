@@ -12,6 +12,15 @@ ScrollView {
     ScrollBar.vertical.policy: ScrollBar.AlwaysOn
     ScrollBar.horizontal.policy: ScrollBar.AlwaysOff
 
+    // A field's name that explains the field on hover, as the sliders' names do.
+    component HintLabel: Label {
+        property string hint
+        ToolTip.visible: hintHover.hovered
+        ToolTip.delay: 500
+        ToolTip.text: hint
+        HoverHandler { id: hintHover }
+    }
+
     ColumnLayout {
         width: panel.availableWidth
         spacing: Theme.spacing
@@ -78,10 +87,20 @@ ScrollView {
                 hint: qsTr("Makes tokens seen in the last tokens less likely (1 = off).")
             }
 
-            Label { text: qsTr("Penalty window") }
-            SpinBox { from: -1; to: 4096; editable: true; value: SamplingSettings.repeatLastN; onValueModified: SamplingSettings.repeatLastN = value }
-            Label { text: qsTr("Seed") }
+            HintLabel { text: qsTr("Penalty window"); hint: penaltyWindow.hint }
             SpinBox {
+                id: penaltyWindow
+                readonly property string hint: qsTr("How many of the last tokens the repetition penalty looks at (-1 = the whole context, 0 = none).")
+                from: -1; to: 4096; editable: true; value: SamplingSettings.repeatLastN; onValueModified: SamplingSettings.repeatLastN = value
+                ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: hint
+                Accessible.name: qsTr("Penalty window")
+            }
+            HintLabel { text: qsTr("Seed"); hint: seedBox.hint }
+            SpinBox {
+                id: seedBox
+                readonly property string hint: qsTr("Starts the random draw: the same seed and settings give the same answer (random = a new seed each time).")
+                ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: hint
+                Accessible.name: qsTr("Seed")
                 objectName: "seed"
                 from: -1; to: 2147483647; editable: true
                 value: SamplingSettings.seed
@@ -89,18 +108,35 @@ ScrollView {
                 textFromValue: (v) => v < 0 ? qsTr("random") : String(v)
                 valueFromText: (t) => t === qsTr("random") ? -1 : parseInt(t)
             }
-            Label { text: qsTr("Max tokens") }
-            SpinBox { objectName: "maxTokens"; from: 1; to: 32768; editable: true; value: SamplingSettings.maxTokens; onValueModified: SamplingSettings.maxTokens = value }
-            Label { text: qsTr("Threads") }
+            HintLabel { text: qsTr("Max tokens"); hint: maxTokensBox.hint }
             SpinBox {
+                id: maxTokensBox
+                readonly property string hint: qsTr("The longest answer, in tokens; it may end sooner (the model's end token, a stop string, a full context).")
+                ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: hint
+                Accessible.name: qsTr("Max tokens")
+                objectName: "maxTokens"; from: 1; to: 32768; editable: true; value: SamplingSettings.maxTokens; onValueModified: SamplingSettings.maxTokens = value
+            }
+            HintLabel { text: qsTr("Threads"); hint: threadsBox.hint }
+            SpinBox {
+                id: threadsBox
+                objectName: "threads"
+                readonly property string hint: qsTr("CPU threads the model computes on, from the next answer on (all cores = one per core; more than the cores only slows it down).")
+                ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: hint
+                Accessible.name: qsTr("Threads")
                 from: 0; to: 256; editable: true
                 value: SamplingSettings.threads
                 onValueModified: SamplingSettings.threads = value
                 textFromValue: (v) => v === 0 ? qsTr("all cores") : String(v)
                 valueFromText: (t) => t === qsTr("all cores") ? 0 : parseInt(t)
             }
-            Label { text: qsTr("Candidates kept") }
-            SpinBox { from: 0; to: 256; editable: true; value: SamplingSettings.topN; onValueModified: SamplingSettings.topN = value }
+            HintLabel { text: qsTr("Candidates kept"); hint: topNBox.hint }
+            SpinBox {
+                id: topNBox
+                readonly property string hint: qsTr("How many of each token's most probable candidates are recorded for the Probabilities tab (sampling itself is unchanged).")
+                ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: hint
+                Accessible.name: qsTr("Candidates kept")
+                from: 0; to: 256; editable: true; value: SamplingSettings.topN; onValueModified: SamplingSettings.topN = value
+            }
 
             Label {
                 objectName: "validationError"

@@ -43,12 +43,13 @@ ToolBar {
                 id: modelMenu
                 MenuItem { text: qsTr("Open GGUF file…  (Ctrl+O)"); onTriggered: bar.openModelRequested() }
                 MenuItem { text: qsTr("Which models work, shortcuts…  (F1)"); onTriggered: bar.welcomeRequested() }
-                MenuSeparator { visible: AppSettings.recentModels.length > 0 }
+                MenuSeparator { visible: AppSettings.modelChoices.length > 0 }
                 Repeater {
-                    model: AppSettings.recentModels
+                    model: AppSettings.modelChoices
                     delegate: MenuItem {
                         required property string modelData
-                        text: modelData.split("/").pop()
+                        text: modelData === AppSettings.bundledModel ? qsTr("%1 (bundled)").arg(modelData.split("/").pop())
+                                                                     : modelData.split("/").pop()
                         onTriggered: EngineController.loadModel(modelData)
                     }
                 }

@@ -31,14 +31,16 @@ GridLayout {
         delegate: Label {
             required property string modelData
             required property int index
-            text: modelData + "\n" + (grid.survivors.length > index ? grid.survivors[index] : "")
+            // Columns are narrow: "temperature" ran into "min-p". The full name is in the tooltip.
+            text: (modelData === "temperature" ? qsTr("temp.") : modelData) + "\n" + (grid.survivors.length > index ? grid.survivors[index] : "")
             horizontalAlignment: Text.AlignHCenter
+            clip: true  // not elide: eliding two lines changes the height with the width (a polish loop)
             font.pixelSize: Theme.fontSmall - 1
             color: Theme.muted
             Layout.fillWidth: true
             Layout.preferredWidth: 10
             ToolTip.visible: stageMouse.containsMouse
-            ToolTip.text: (grid.hints[modelData] ?? "") + "\n" + qsTr("%1 candidates left.").arg(grid.survivors.length > index ? grid.survivors[index] : "?")
+            ToolTip.text: modelData + ": " + (grid.hints[modelData] ?? "") + "\n" + qsTr("%1 candidates left.").arg(grid.survivors.length > index ? grid.survivors[index] : "?")
             MouseArea { id: stageMouse; anchors.fill: parent; hoverEnabled: true }
         }
     }

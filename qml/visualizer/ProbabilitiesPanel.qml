@@ -1,7 +1,6 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import QtQuick.Dialogs
 import Inferscope
 
 // One generation step of an answer: the top candidates and what each sampler stage did to them,
@@ -21,7 +20,10 @@ ScrollView {
     ColumnLayout {
         id: content
         objectName: "probabilitiesContent"
-        width: panel.availableWidth - 2 * Theme.spacing - 10  // clear of the scroll bar
+        // Clear of the scroll bar; never below what its widest fixed row needs: while the tab is
+        // hidden the view has no width, and wrapping labels at a negative width never settled
+        // (QML's "Polish loop detected").
+        width: Math.max(240, panel.availableWidth - 2 * Theme.spacing - 10)
         x: Theme.spacing
         spacing: Theme.spacing
 
@@ -72,7 +74,11 @@ ScrollView {
             Label { text: qsTr("probability"); color: Theme.muted; ToolTip.visible: probMouse.containsMouse; ToolTip.text: qsTr("The token's probability in the model's softmax at temperature 1, before any sampler stage."); MouseArea { id: probMouse; anchors.fill: parent; hoverEnabled: true } }
             Label { text: panel.cur.pRaw !== undefined ? (panel.cur.pRaw * 100).toFixed(2) + "%" : "" }
             Label { text: qsTr("sampled from"); color: Theme.muted; ToolTip.visible: finalMouse.containsMouse; ToolTip.text: qsTr("Its probability in the distribution actually drawn from, after the penalty, top-k, top-p, min-p and temperature."); MouseArea { id: finalMouse; anchors.fill: parent; hoverEnabled: true } }
-            Label { text: panel.cur.pFinal !== undefined ? (panel.cur.pFinal * 100).toFixed(2) + "%" : "" }
+            // A branch's token was chosen by the user, not drawn: there is no "sampled from".
+            Label {
+                text: panel.cur.pFinal === undefined ? ""
+                      : panel.cur.pFinal > 0 ? (panel.cur.pFinal * 100).toFixed(2) + "%" : qsTr("not drawn: chosen for a branch")
+            }
             Label {
                 text: qsTr("entropy"); color: Theme.muted
                 ToolTip.visible: entMouse.containsMouse
@@ -98,6 +104,7 @@ ScrollView {
             model: StepInspector.candidateModel
             delegate: ItemDelegate {
                 id: bar
+                objectName: "candidate_" + index
                 required property int tokenId
                 required property string token
                 required property real pRaw
@@ -181,17 +188,18 @@ ScrollView {
         }
     }
 
-    FileDialog {
+    SaveAsDialog {
         id: exportDialog
+        objectName: "tokenExportDialog"
         property string format: "json"
-        fileMode: FileDialog.SaveFile
-        defaultSuffix: format
-        nameFilters: [format.toUpperCase() + " (*." + format + ")"]
-        onAccepted: {
+        title: qsTr("Export this answer's tokens")
+        suffix: format
+        suggestedName: ChatController.title !== "" ? ChatController.title + " tokens" : "tokens"
+        onChosen: (path, fileUrl) => {
             if (format === "png")
-                content.grabToImage((result) => result.saveToFile(String(selectedFile).replace("file://", "")))
+                content.grabToImage((result) => result.saveToFile(path))
             else
-                StepInspector.exportRecords(selectedFile, format)
+                StepInspector.exportRecords(fileUrl, format)
         }
     }
 }

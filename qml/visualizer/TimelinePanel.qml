@@ -84,8 +84,8 @@ ScrollView {
             Label {
                 objectName: "prefillSummary"
                 Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap
-                text: qsTr("%1 tokens (%2 reused) in %3 · %4 tok/s · %5 GFLOP/s")
-                        .arg(panel.pf.tokens ?? 0).arg(panel.pf.reused ?? 0).arg(Theme.ms(panel.pf.ms ?? 0))
+                text: qsTr("%1 (%2 reused) in %3 · %4 tok/s · %5 GFLOP/s")
+                        .arg(Theme.tokens(panel.pf.tokens ?? 0)).arg(panel.pf.reused ?? 0).arg(Theme.ms(panel.pf.ms ?? 0))
                         .arg(Theme.rate(panel.pf.tokensPerSecond ?? 0)).arg(Number((panel.pf.gflops ?? 0).toPrecision(3)))
                       + (panel.pf.computeFraction !== undefined ? qsTr(" = %1 of the matmul peak").arg(panel.pct(panel.pf.computeFraction)) : "")
             }

@@ -1,0 +1,432 @@
+// Acceptance: the app as a person uses it. The real object graph (tests/app_stack.h, as
+// app/main.cpp builds it), Main.qml in a real window (offscreen in ctest), driven by QTest mouse
+// and keyboard events on that window, one scenario per user task. Each asserts on what is on
+// screen (item text, visibility, geometry inside the window) and in the conversation database.
+// Every step leaves a screenshot in build/acceptance-screens/; any QML warning fails the test.
+#include <QGuiApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QQuickItem>
+#include <QQuickStyle>
+#include <QQuickWindow>
+#include <QTemporaryDir>
+#include <QTest>
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
+#include "app_stack.h"
+#include "gui_test_helpers.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_app;
+using namespace inferscope::testing_gui;
+
+namespace {
+
+// The signal came, during the wait or already before it (a short answer may finish while the key
+// that sent it is still being processed).
+bool arrived(QSignalSpy& spy, int ms) { return !spy.isEmpty() || spy.wait(ms); }
+
+// QML's warnings (bindings, type errors, layout loops) collected while a scenario runs.
+QStringList gQmlWarnings;
+QtMessageHandler gPrevious = nullptr;
+
+void collectQmlWarnings(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+    const bool fromQml = QByteArray(context.category ? context.category : "").startsWith("qml") ||
+                         QByteArray(context.category ? context.category : "").startsWith("js") || message.contains(QLatin1String(".qml:")) ||
+                         message.contains(QLatin1String("Polish loop")) || message.contains(QLatin1String("Binding loop"));
+    if (type != QtDebugMsg && type != QtInfoMsg && fromQml) gQmlWarnings << message;
+    if (gPrevious) gPrevious(type, context, message);
+}
+
+}  // namespace
+
+class TestAcceptance : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    std::unique_ptr<AppStack> app_;
+    int shotNumber_ = 0;
+
+    QQuickWindow* window() const { return app_->window(); }
+
+    // The app with its window at w×h, the welcome already seen, answers greedy and short.
+    bool start(int w, int h) {
+        app_ = std::make_unique<AppStack>(dir_.filePath(QStringLiteral("conversations.db")));
+        app_->settings->setSessionWelcomeSeen(true);
+        app_->sampling->setMaxTokens(16);
+        SamplerParams greedy;
+        greedy.temperature = 0.0f;
+        app_->chat->setSamplerOverride(greedy);
+        if (!app_->showWindow()) return false;
+        window()->resize(w, h);
+        window()->show();
+        window()->requestActivate();
+        return QTest::qWaitForWindowExposed(window()) && QTest::qWaitForWindowActive(window());
+    }
+    bool loadModel() { return loadAndWait(*app_->engine, bundledModel()); }
+
+    void shot(const QString& step) {
+        QTest::qWait(50);  // let bindings and the scene graph settle
+        const QString folder = QStringLiteral(INFERSCOPE_ACCEPTANCE_SCREENS);
+        QDir().mkpath(folder);
+        const QString name = QStringLiteral("%1-%2-%3.png")
+                                 .arg(++shotNumber_, 2, 10, QLatin1Char('0'))
+                                 .arg(QString::fromLatin1(QTest::currentTestFunction()), step);
+        window()->grabWindow().save(QDir(folder).filePath(name));
+    }
+
+    QQuickItem* item(const QString& objectName) const { return app_->find<QQuickItem>(objectName); }
+    // Every visible item of the visual tree (popups included) whose objectName or text matches.
+    QList<QQuickItem*> visibleItems(const std::function<bool(QQuickItem*)>& match) const {
+        QList<QQuickItem*> found;
+        std::function<void(QQuickItem*)> walk = [&](QQuickItem* i) {
+            if (!i->isVisible()) return;
+            if (match(i)) found << i;
+            for (QQuickItem* c : i->childItems()) walk(c);
+        };
+        walk(window()->contentItem());
+        return found;
+    }
+    QQuickItem* visibleNamed(const QString& objectName) const {
+        const auto all = visibleItems([&](QQuickItem* i) { return i->objectName() == objectName; });
+        return all.isEmpty() ? nullptr : all.last();
+    }
+    QQuickItem* visibleWithText(const QString& text) const {
+        const auto all = visibleItems([&](QQuickItem* i) { return i->property("text").toString() == text; });
+        return all.isEmpty() ? nullptr : all.last();
+    }
+    // A conversation's row in the sidebar, by its title.
+    QQuickItem* sidebarRow(const QString& title) const {
+        QQuickItem* list = item(QStringLiteral("conversationList"));
+        if (!list) return nullptr;
+        const auto all = visibleItems([&](QQuickItem* i) {
+            if (i->property("text").toString() != title) return false;
+            for (QQuickItem* p = i->parentItem(); p; p = p->parentItem())
+                if (p == list) return true;
+            return false;
+        });
+        return all.isEmpty() ? nullptr : all.first();
+    }
+    // The item lies wholly inside the window (not cut off by its edges).
+    bool insideWindow(QQuickItem* i) const {
+        const QRectF r = i->mapRectToScene(QRectF(0, 0, i->width(), i->height()));
+        return r.width() > 0 && r.height() > 0 && r.left() >= -0.5 && r.top() >= -0.5 && r.right() <= window()->width() + 0.5 &&
+               r.bottom() <= window()->height() + 0.5;
+    }
+    void click(QQuickItem* i) {
+        QVERIFY(i);
+        QVERIFY2(insideWindow(i), qPrintable(i->objectName()));
+        QTest::mouseClick(window(), Qt::LeftButton, {}, i->mapToScene(QPointF(i->width() / 2, i->height() / 2)).toPoint());
+    }
+    // Key by key, as typed (QTest::keyClicks takes widgets only).
+    void typeText(const QString& text) {
+        for (const QChar c : text) QTest::keyClick(window(), c.toLatin1());
+    }
+    // Types a message into the composer and presses Enter; waits for the answer to finish.
+    bool sendByKeyboard(const QString& text) {
+        QQuickItem* input = item(QStringLiteral("composerInput"));
+        if (!input) return false;
+        input->forceActiveFocus();
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        typeText(text);
+        const QString typed = input->property("text").toString();
+        QTest::keyClick(window(), Qt::Key_Return);
+        if (arrived(done, 20000)) return true;
+        std::fprintf(stderr, "not sent: typed \"%s\", composer \"%s\", messages %d, focus %d, error \"%s\", canSend %d\n",
+                     qPrintable(typed), qPrintable(input->property("text").toString()), app_->chat->messages()->count(), int(input->hasActiveFocus()),
+                     qPrintable(app_->chat->lastError()), int(app_->chat->canSend()));
+        return false;
+    }
+    // The last message as the reader sees it (its heat map is rich text: the characters only).
+    QString lastMessageText() const {
+        const auto texts = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); });
+        if (texts.isEmpty()) return {};
+        QString plain;
+        QMetaObject::invokeMethod(texts.last(), "getText", Q_RETURN_ARG(QString, plain), Q_ARG(int, 0),
+                                  Q_ARG(int, texts.last()->property("length").toInt()));
+        return plain;
+    }
+
+private slots:
+    void initTestCase() {
+        useTestLocations();
+        QVERIFY(dir_.isValid());
+        QQuickStyle::setStyle(QStringLiteral("Fusion"));
+        gPrevious = qInstallMessageHandler(collectQmlWarnings);
+    }
+    void init() {
+        gQmlWarnings.clear();
+        shotNumber_ = 0;
+    }
+    void cleanup() {
+        app_.reset();
+        removeFilesIn(dir_.path());
+        QVERIFY2(gQmlWarnings.isEmpty(), qPrintable(gQmlWarnings.join(QLatin1Char('\n'))));
+    }
+
+    // Ctrl+O opens the file dialog (it crashed on Qt 6.4 without Qt.labs.folderlistmodel); the
+    // chosen model loads and its name shows in the title and the top bar.
+    void openAModelThroughTheDialog() {
+        QVERIFY(start(1400, 900));
+        QCOMPARE(app_->settings->fileDialogProblem(), QString());
+        shot(QStringLiteral("start"));
+        QObject* dialog = window()->findChild<QObject*>(QStringLiteral("modelDialog"));
+        QVERIFY(dialog);
+        // The folder the user would have browsed to: the bundled model's.
+        dialog->setProperty("currentFolder", QUrl::fromLocalFile(QFileInfo(bundledModel()).absolutePath()));
+        window()->requestActivate();
+        QTest::keyClick(window(), Qt::Key_O, Qt::ControlModifier);
+        QTRY_VERIFY(dialog->property("visible").toBool());
+        QQuickItem* file = nullptr;
+        QTRY_VERIFY((file = visibleWithText(QStringLiteral("stories260K.gguf"))));
+        shot(QStringLiteral("dialog"));
+        click(file);
+        QSignalSpy loaded(app_->engine.get(), &EngineController::modelChanged);
+        click(visibleWithText(QStringLiteral("Open")));
+        QVERIFY(arrived(loaded, 10000));
+        QCOMPARE(app_->engine->modelName(), QStringLiteral("stories260K"));
+        QCOMPARE(window()->title(), QStringLiteral("stories260K"));  // the platform adds " — Inferscope"
+        QVERIFY(visibleWithText(QStringLiteral("stories260K")) || item(QStringLiteral("modelButton"))->property("text").toString().contains("stories260K"));
+        shot(QStringLiteral("loaded"));
+    }
+
+    // Send with Enter, stop with Esc, regenerate with Ctrl+R: the answers show, the versions
+    // label says 2 / 2, and the database holds both versions.
+    void sendStopAndRegenerate() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        shot(QStringLiteral("answered"));
+        const ChatModel* m = app_->chat->messages();
+        QCOMPARE(m->count(), 2);
+        QVERIFY2(lastMessageText().contains(QStringLiteral("there was a little girl")), qPrintable(lastMessageText()));
+
+        // A long answer, stopped with Esc.
+        app_->sampling->setMaxTokens(400);
+        QQuickItem* input = item(QStringLiteral("composerInput"));
+        input->forceActiveFocus();
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        typeText(QStringLiteral(" The end."));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY(app_->chat->generating());
+        QTest::keyClick(window(), Qt::Key_Escape);
+        QVERIFY(arrived(done, 20000));
+        QCOMPARE(m->at(3).finishReason, QStringLiteral("cancelled"));
+        shot(QStringLiteral("stopped"));
+        QTRY_VERIFY(!visibleItems([](QQuickItem* i) { return i->property("text").toString().endsWith(QStringLiteral("· stopped")); }).isEmpty());
+
+        app_->sampling->setMaxTokens(16);
+        QSignalSpy again(app_->chat.get(), &ChatController::answerFinished);
+        QTest::keyClick(window(), Qt::Key_R, Qt::ControlModifier);
+        QVERIFY(arrived(again, 20000));
+        QQuickItem* versions = visibleNamed(QStringLiteral("variantLabel"));
+        QVERIFY(versions);
+        QCOMPARE(versions->property("text").toString(), QStringLiteral("2 / 2"));
+        const auto stored = app_->store.messages(app_->chat->conversationId());
+        QCOMPARE(stored.size(), 4);
+        QCOMPARE(stored[3].versionCount, 2);
+        shot(QStringLiteral("regenerated"));
+    }
+
+    // Edit an earlier question and resend: the later turns stay in the database, the edit
+    // continues in a new conversation shown in the sidebar.
+    void editAnEarlierQuestion() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        QVERIFY(sendByKeyboard(QStringLiteral(" The end.")));
+        const qint64 original = app_->chat->conversationId();
+        const auto edits = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("editButton"); });
+        QVERIFY(edits.size() >= 2);
+        click(edits[1]);  // the second question's
+        QQuickItem* editor = visibleNamed(QStringLiteral("editor"));
+        QVERIFY(editor);
+        QVERIFY(insideWindow(editor));
+        editor->forceActiveFocus();
+        QTest::keyClick(window(), Qt::Key_A, Qt::ControlModifier);
+        typeText(QStringLiteral(" Then a dog came."));
+        shot(QStringLiteral("editing"));
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        click(visibleNamed(QStringLiteral("resendButton")));
+        QVERIFY(arrived(done, 20000));
+        shot(QStringLiteral("resent"));
+        QVERIFY(app_->chat->conversationId() != original);
+        QCOMPARE(app_->store.messages(original).size(), 4);
+        QCOMPARE(app_->store.messages(original)[2].content, QStringLiteral(" The end."));
+        const auto edited = app_->store.messages(app_->chat->conversationId());
+        QCOMPARE(edited.size(), 4);
+        QCOMPARE(edited[2].content, QStringLiteral(" Then a dog came."));
+        QVERIFY(sidebarRow(QStringLiteral("Once upon a time (edited)")));
+    }
+
+    // Branch from a candidate token of an earlier answer (the Probabilities tab): nothing is lost.
+    void branchFromAnEarlierAnswer() {
+        QVERIFY(start(1400, 900));
+        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        QVERIFY(sendByKeyboard(QStringLiteral(" The end.")));
+        const qint64 original = app_->chat->conversationId();
+        app_->inspector->select(1, 4);  // as a click on the answer's fifth token does
+        QTRY_VERIFY(visibleNamed(QStringLiteral("candidate_1")));
+        shot(QStringLiteral("candidates"));
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        QQuickItem* other = nullptr;  // the most probable candidate that was not picked
+        for (int c = 0; c < 5 && !other; ++c)
+            if (QQuickItem* bar = visibleNamed(QStringLiteral("candidate_%1").arg(c)); bar && bar->isEnabled()) other = bar;
+        QVERIFY(other);
+        click(other);
+        QVERIFY(arrived(done, 20000));
+        shot(QStringLiteral("branched"));
+        QVERIFY(app_->chat->conversationId() != original);
+        QCOMPARE(app_->store.messages(original).size(), 4);  // the later question and answer stay
+        QCOMPARE(app_->store.messages(app_->chat->conversationId()).size(), 2);
+        QCOMPARE(app_->chat->title(), QStringLiteral("Once upon a time (version 2)"));
+        QCOMPARE(visibleNamed(QStringLiteral("variantLabel"))->property("text").toString(), QStringLiteral("2 / 2"));
+        QVERIFY(sidebarRow(QStringLiteral("Once upon a time (version 2)")));
+
+        // Back to the original: all four turns on screen again.
+        click(sidebarRow(QStringLiteral("Once upon a time")));
+        QTRY_COMPARE(app_->chat->conversationId(), original);
+        QTRY_COMPARE(visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); }).size(), 4);
+        shot(QStringLiteral("original"));
+    }
+
+    // Export both formats from the conversation's ⋯ button (no right-click), through "Save as"
+    // with the suggested name, then read the files back.
+    void exportBothFormats() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        const QString answer = app_->chat->messages()->at(1).text;
+        for (const QString format : {QStringLiteral("md"), QStringLiteral("json")}) {
+            click(visibleNamed(QStringLiteral("conversationActions")));
+            QQuickItem* entry = nullptr;
+            QTRY_VERIFY((entry = visibleWithText(format == QLatin1String("md") ? QStringLiteral("Export as Markdown…")
+                                                                                 : QStringLiteral("Export as JSON (with token probabilities)…"))));
+            click(entry);
+            QQuickItem* field = nullptr;
+            QTRY_VERIFY((field = visibleNamed(QStringLiteral("savePathField"))));
+            QTRY_VERIFY(field->hasActiveFocus());
+            QVERIFY(insideWindow(field));
+            QVERIFY2(field->property("text").toString().endsWith(QStringLiteral("/Once upon a time.") + format),
+                     qPrintable(field->property("text").toString()));
+            shot(QStringLiteral("save-as-") + format);
+            // Typing replaces the selected name: a new file in another folder.
+            QTest::keyClick(window(), Qt::Key_A, Qt::ControlModifier);
+            const QString path = dir_.filePath(QStringLiteral("export #1.") + format);
+            typeText(path);
+            QTest::keyClick(window(), Qt::Key_Return);
+            QTRY_VERIFY(QFile::exists(path));
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray bytes = f.readAll();
+            if (format == QLatin1String("md")) {
+                QVERIFY(bytes.contains("Once upon a time"));
+                QVERIFY(bytes.contains(answer.toUtf8()));
+            } else {
+                const QJsonObject doc = QJsonDocument::fromJson(bytes).object();
+                QCOMPARE(doc.value(QStringLiteral("messages")).toArray().size(), 2);
+                QCOMPARE(doc.value(QStringLiteral("messages")).toArray()[1].toObject().value(QStringLiteral("content")).toString(), answer);
+            }
+        }
+        QCOMPARE(app_->chat->lastError(), QString());
+    }
+
+    // Keyboard only: Tab leaves the composer without typing a tab; Ctrl+B / Ctrl+I hide and show
+    // the side panels; Ctrl+N starts afresh keeping the mode and system prompt.
+    void keyboardOnly() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        QQuickItem* input = item(QStringLiteral("composerInput"));
+        input->forceActiveFocus();
+        typeText(QStringLiteral("Hello"));
+        QTest::keyClick(window(), Qt::Key_Tab);
+        QCOMPARE(input->property("text").toString(), QStringLiteral("Hello"));
+        QVERIFY(!input->hasActiveFocus());
+        QVERIFY(window()->activeFocusItem());
+        shot(QStringLiteral("tabbed"));
+        QTest::keyClick(window(), Qt::Key_Backtab, Qt::ShiftModifier);
+        QTRY_VERIFY(input->hasActiveFocus());
+
+        app_->chat->setMode(QStringLiteral("chat"));
+        app_->chat->setSystemPrompt(QStringLiteral("Be brief."));
+        QTest::keyClick(window(), Qt::Key_N, Qt::ControlModifier);
+        QCOMPARE(app_->chat->mode(), QStringLiteral("chat"));
+        QCOMPARE(app_->chat->systemPrompt(), QStringLiteral("Be brief."));
+        QTest::keyClick(window(), Qt::Key_I, Qt::ControlModifier);
+        QTRY_VERIFY(!app_->settings->inspectorVisible());
+        QTest::keyClick(window(), Qt::Key_I, Qt::ControlModifier);
+        QTRY_VERIFY(app_->settings->inspectorVisible());
+        shot(QStringLiteral("done"));
+    }
+
+    // A stored answer names the model that wrote it, not the model loaded now.
+    void storedAnswersNameTheirOwnModel() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        StoredConversation c;
+        c.title = QStringLiteral("Older chat");
+        c.modelName = QStringLiteral("/models/TinyLlama.gguf");
+        const qint64 id = *app_->store.createConversation(c);
+        StoredMessage question;
+        question.conversationId = id;
+        question.role = QStringLiteral("user");
+        question.content = QStringLiteral("Hi");
+        QVERIFY(app_->store.appendMessage(question));
+        StoredMessage answer;
+        answer.conversationId = id;
+        answer.position = 1;
+        answer.role = QStringLiteral("assistant");
+        answer.content = QStringLiteral("Hello!");
+        answer.finishReason = QStringLiteral("eos");
+        answer.stats = QJsonObject{{QStringLiteral("model"), QStringLiteral("TinyLlama")}, {QStringLiteral("generatedTokens"), 1}};
+        QVERIFY(app_->store.appendMessage(answer));
+        QTRY_VERIFY(sidebarRow(QStringLiteral("Older chat")));
+        click(sidebarRow(QStringLiteral("Older chat")));
+        QTRY_COMPARE(app_->chat->conversationId(), id);
+        auto authors = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("authorLabel"); });
+        std::sort(authors.begin(), authors.end(), [](QQuickItem* a, QQuickItem* b) { return a->mapToScene({0, 0}).y() < b->mapToScene({0, 0}).y(); });
+        QCOMPARE(authors.size(), 2);
+        QCOMPARE(authors[1]->property("text").toString(), QStringLiteral("TinyLlama"));
+        shot(QStringLiteral("older"));
+        // "1 token", not "1 tokens"
+        QTRY_COMPARE(visibleItems([](QQuickItem* i) { return i->property("text").toString().startsWith(QStringLiteral("1 token ·")); }).size(), 1);
+        shot(QStringLiteral("older"));
+    }
+
+    // The smallest window (820×600): the composer and every inspector tab are inside the window,
+    // and each tab opens its panel.
+    void smallestWindow() {
+        QVERIFY(start(820, 600));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        QVERIFY(insideWindow(item(QStringLiteral("composerInput"))));
+        QVERIFY(insideWindow(item(QStringLiteral("sendButton"))));
+        const QStringList tabs = {QStringLiteral("Probabilities"), QStringLiteral("Timeline"), QStringLiteral("KV cache"),
+                                  QStringLiteral("Settings"), QStringLiteral("Model")};
+        const QStringList keys = {QStringLiteral("probabilities"), QStringLiteral("timeline"), QStringLiteral("kv"),
+                                  QStringLiteral("settings"), QStringLiteral("model")};
+        for (int t = 0; t < tabs.size(); ++t) {
+            QQuickItem* tab = visibleWithText(tabs[t]);
+            QVERIFY2(tab, qPrintable(tabs[t]));
+            QVERIFY2(insideWindow(tab), qPrintable(tabs[t]));
+            click(tab);
+            QTRY_COMPARE(app_->settings->inspectorTab(), keys[t]);
+            shot(keys[t]);
+        }
+    }
+};
+
+int main(int argc, char** argv) {
+    QGuiApplication app(argc, argv);  // as app/main.cpp
+    TestAcceptance test;
+    return QTest::qExec(&test, argc, argv);
+}
+#include "tst_acceptance.moc"
