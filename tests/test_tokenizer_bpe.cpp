@@ -4,6 +4,7 @@
 // invalid UTF-8. The vocabularies are read from ../shared/models/tokenizer (skipped without it).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -100,5 +101,154 @@ INSTANTIATE_TEST_SUITE_P(AllVocabularies, LlamaCppVectors,
                              for (char& c : n) if (c == '-') c = '_';
                              return n;
                          });
+
+// ---- what llama.cpp derives from each file (vocab-info.json, llama_cpp_effective) ----------------
+
+class DerivedValues : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DerivedValues, SpecialIdsFlagsAndEndOfGeneration) {
+    VOCAB_OR_SKIP(tok, GetParam());
+    const auto info = nlohmann::json::parse(
+        readFile(testing_shared::sharedDir().string() + "/models/tokenizer/vocab-info.json"))[GetParam()]["llama_cpp_effective"];
+    EXPECT_EQ(tok.vocabSize(), info["n_tokens"].get<int>());
+    EXPECT_EQ(tok.bosId(), info["bos"].get<int>());
+    EXPECT_EQ(tok.eosId(), info["eos"].get<int>());
+    EXPECT_EQ(tok.eotId(), info["eot"].get<int>());
+    EXPECT_EQ(tok.padId(), info["pad"].get<int>());
+    EXPECT_EQ(tok.addBosByDefault(), info["add_bos"].get<bool>());
+    EXPECT_EQ(tok.addEosByDefault(), info["add_eos"].get<bool>());
+    const auto eog = info["eog_ids"].get<std::vector<int32_t>>();
+    EXPECT_EQ(Ids(tok.endOfGenerationIds().begin(), tok.endOfGenerationIds().end()), eog);
+    for (int32_t id : eog) EXPECT_TRUE(tok.isEndOfGeneration(id)) << id;
+    EXPECT_FALSE(tok.isEndOfGeneration(tok.encode("Hello", false)[0]));
+    EXPECT_EQ(tok.familyName(), info["vocab_type"] == "BPE" ? "bpe" : "sentencepiece");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVocabularies, DerivedValues,
+                         ::testing::Values("llama-bpe", "qwen2", "gpt-2", "phi-3", "llama-spm"),
+                         [](const auto& info) {
+                             std::string n = info.param;
+                             for (char& c : n) if (c == '-') c = '_';
+                             return n;
+                         });
+
+TEST(PreTokenizerName, AsTheFileNamesIt) {
+    VOCAB_OR_SKIP(llama3, "llama-bpe");
+    VOCAB_OR_SKIP(qwen, "qwen2");
+    EXPECT_EQ(llama3.preTokenizerName(), "llama-bpe");
+    EXPECT_EQ(qwen.preTokenizerName(), "qwen2");
+}
+
+// ---- special tokens split before pre-tokenization ------------------------------------------
+
+Ids concat(std::initializer_list<Ids> parts) {
+    Ids all;
+    for (const Ids& p : parts) all.insert(all.end(), p.begin(), p.end());
+    return all;
+}
+
+TEST(SpecialTokens, Llama3HeaderParsedOnlyWhenAsked) {
+    VOCAB_OR_SKIP(tok, "llama-bpe");
+    const std::string text = "<|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|>";
+    // The fragments between special tokens are tokenized on their own: the regex never crosses them.
+    EXPECT_EQ(tok.encode(text, false, true),
+              concat({{128006}, tok.encode("user", false), {128007}, tok.encode("\n\nHi there", false), {128009}}));
+    const Ids plain = tok.encode(text, false, false);
+    for (int32_t id : {128006, 128007, 128009}) EXPECT_EQ(std::count(plain.begin(), plain.end(), id), 0) << id;
+    EXPECT_EQ(tok.decode(plain), text);
+}
+
+TEST(SpecialTokens, QwenUserDefinedAlwaysSplitControlOnlyWhenParsed) {
+    VOCAB_OR_SKIP(tok, "qwen2");
+    // <think> 151667 and </think> 151668 are USER_DEFINED: matched even without parse_special.
+    EXPECT_EQ(tok.encode("<think>hmm</think>ok", false, false),
+              concat({{151667}, tok.encode("hmm", false), {151668}, tok.encode("ok", false)}));
+    // <|im_start|> 151644 and <|im_end|> 151645 are CONTROL: text unless special tokens are parsed.
+    EXPECT_EQ(tok.encode("<|im_start|>user\nHi<|im_end|>\n", false, true),
+              concat({{151644}, tok.encode("user\nHi", false), {151645}, tok.encode("\n", false)}));
+    const Ids plain = tok.encode("<|im_start|>", false, false);
+    EXPECT_GT(plain.size(), 1u);
+    EXPECT_EQ(tok.decode(plain), "<|im_start|>");
+    // The FIM tokens are CONTROL in llama.cpp (HF would always match them).
+    EXPECT_GT(tok.encode("<|fim_prefix|>", false, false).size(), 1u);
+    EXPECT_EQ(tok.encode("<|fim_prefix|>", false, true), Ids{151659});
+}
+
+TEST(SpecialTokens, Phi3NameRuleEatsTheNewlineAfterSpecials) {
+    VOCAB_OR_SKIP(tok, "phi-3");
+    // README 3.4: llama.cpp gives [32010, 6324, 32007, 32001]: the newlines are eaten and "Hi"
+    // gets SentencePiece's prefix space.
+    EXPECT_EQ(tok.encode("<|user|>\nHi<|end|>\n<|assistant|>\n", false, true), (Ids{32010, 6324, 32007, 32001}));
+    // <|endoftext|> keeps what follows.
+    EXPECT_EQ(tok.encode("<|endoftext|>\nHi", false, true), concat({{32000}, tok.encode("\nHi", false)}));
+}
+
+// ---- BOS / EOS as the file says -------------------------------------------------------------
+
+TEST(BosEos, AddedPerTheFilesFlags) {
+    VOCAB_OR_SKIP(llama3, "llama-bpe");
+    VOCAB_OR_SKIP(qwen, "qwen2");
+    VOCAB_OR_SKIP(gpt2, "gpt-2");
+    EXPECT_EQ(llama3.encode("", llama3.addBosByDefault()), Ids{128000});
+    EXPECT_EQ(qwen.encode("", qwen.addBosByDefault()), Ids{});
+    EXPECT_EQ(gpt2.encode("", gpt2.addBosByDefault()), Ids{});
+    EXPECT_EQ(llama3.encode("Hi", true, false, true), concat({{128000}, llama3.encode("Hi", false), {128001}}));
+    // llama.cpp does not deduplicate a BOS written in the text.
+    EXPECT_EQ(llama3.encode("<|begin_of_text|>Hi", true, true), concat({{128000, 128000}, llama3.encode("Hi", false)}));
+}
+
+// ---- detokenization -------------------------------------------------------------------------
+
+TEST(Detokenize, ByteLevelRoundTripsEveryVector) {
+    VOCAB_OR_SKIP(tok, "qwen2");  // clean_spaces off: decode gives back the exact text
+    for (const auto& v : readVectors("qwen2")) EXPECT_EQ(tok.decode(v.ids), v.text);
+}
+
+TEST(Detokenize, CleanSpacesWhereLlamaCppAppliesIt) {
+    VOCAB_OR_SKIP(llama3, "llama-bpe");
+    VOCAB_OR_SKIP(qwen, "qwen2");
+    // README 3.4 (cases code_cpp and punct_runs).
+    EXPECT_EQ(llama3.decode(llama3.encode("v[0] != 0", false)), "v[0]!= 0");
+    EXPECT_EQ(llama3.decode(llama3.encode("??? ...", false)), "???...");
+    EXPECT_EQ(llama3.decode(llama3.encode("it ' s he 's I 'm we 're they 've don 't", false)),
+              "it's he's I'm we're they've don 't");
+    EXPECT_EQ(qwen.decode(qwen.encode("??? ...", false)), "??? ...");
+}
+
+TEST(Detokenize, TokenBytesAreTheDecodedAlphabet) {
+    VOCAB_OR_SKIP(tok, "llama-bpe");
+    const Ids ids = tok.encode(" hello\n", false);
+    ASSERT_EQ(ids.size(), 2u);
+    EXPECT_EQ(tok.tokenBytes(ids[0]), " hello");
+    EXPECT_EQ(tok.piece(ids[0]), "\xC4\xA0hello");  // Ġhello
+    EXPECT_EQ(tok.tokenBytes(ids[1]), "\n");
+    EXPECT_EQ(tok.tokenBytes(128009), "");           // control: nothing visible
+    EXPECT_EQ(tok.tokenBytes(-1), "");
+}
+
+// ---- invalid UTF-8 as llama.cpp's BPE handles it --------------------------------------------
+
+TEST(InvalidUtf8, ReplacementCharacterPerBadByteOverlongReadSurrogatesKept) {
+    VOCAB_OR_SKIP(tok, "qwen2");
+    const std::string fffd = "\xEF\xBF\xBD";
+    EXPECT_EQ(tok.encode("a\xFF" "b", false), tok.encode("a" + fffd + "b", false));
+    EXPECT_EQ(tok.encode("\xE2\x82", false), tok.encode(fffd + fffd, false));  // truncated: one per byte
+    EXPECT_EQ(tok.encode("\xC0\xAF", false), tok.encode("/", false));         // overlong accepted
+    // Above U+10FFFF llama.cpp aborts; here it is one U+FFFD.
+    EXPECT_EQ(tok.encode("x\xF4\x90\x80\x80", false), tok.encode("x" + fffd, false));
+    // A surrogate passes through as its three bytes.
+    EXPECT_EQ(tok.decode(tok.encode("a\xED\xA0\x80 b", false)), "a\xED\xA0\x80 b");
+}
+
+TEST(LongText, LongRunsOfOneClass) {
+    VOCAB_OR_SKIP(tok, "llama-bpe");
+    // One pre-token of 256 KiB (letters), and 256 KiB of spaces: PCRE2 and the merge queue cope.
+    const std::string letters(1 << 18, 'a');
+    const Ids ids = tok.encode(letters, false);
+    EXPECT_FALSE(ids.empty());
+    EXPECT_EQ(tok.decode(ids), letters);
+    const std::string spaces(1 << 18, ' ');
+    EXPECT_EQ(tok.decode(tok.encode(spaces + "x", false)), spaces + "x");
+}
 
 }  // namespace

@@ -178,6 +178,9 @@ Result<Vocab> readGgufVocab(const GgufFile& file) {
     if (!addSpace) return std::unexpected(addSpace.error());
     vocab.addSpacePrefix = addSpace->value_or(!bpe);
     deriveEndOfGeneration(vocab, fim);
+    auto name = file.getString("general.name");
+    if (!name) return std::unexpected(name.error());
+    applyNameRules(vocab, name->value_or(""));
     return vocab;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <string>
 #include <span>
 #include <string_view>
 
@@ -67,6 +69,19 @@ void deriveEndOfGeneration(Vocab& vocab, FimIds fim) {
     std::sort(eog.begin(), eog.end());
     eog.erase(std::unique(eog.begin(), eog.end()), eog.end());
     vocab.eogIds = std::move(eog);
+}
+
+void applyNameRules(Vocab& vocab, std::string_view generalName) {
+    std::string name(generalName);
+    for (char& c : name) c = char(std::tolower(uint8_t(c)));
+    if (name.find("phi3") == std::string::npos && name.find("phi-3") == std::string::npos) return;
+    vocab.rstrip.assign(size_t(vocab.size()), false);
+    for (int32_t id = 0; id < vocab.size(); ++id) {
+        const TokenType t = vocab.types[id];
+        const std::string_view text = vocab.pieces[id];
+        if (t == TokenType::Control || t == TokenType::UserDefined || t == TokenType::Unknown || text == "</s>")
+            vocab.rstrip[id] = text != "<unk>" && text != "<s>" && text != "<|endoftext|>";
+    }
 }
 
 }  // namespace inferscope

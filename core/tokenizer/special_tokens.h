@@ -3,6 +3,7 @@
 // ids and, since converters rarely write them, from token texts.
 
 #include <cstdint>
+#include <string_view>
 
 #include "tokenizer/vocab.h"
 
@@ -16,5 +17,10 @@ struct FimIds {
 // Fills vocab.eotId and eomId when the file had none, and vocab.eogIds; every token found by its
 // text is made Control (llama.cpp does the same, so it is never produced from plain text).
 void deriveEndOfGeneration(Vocab& vocab, FimIds fim);
+
+// llama.cpp's name rule: when general.name contains "phi3" or "phi-3" (any case), every control,
+// user-defined and unknown piece and </s> eat the whitespace after them, except <unk>, <s> and
+// <|endoftext|>: "<|user|>\nHi<|end|>" tokenizes as <|user|> "Hi" <|end|>.
+void applyNameRules(Vocab& vocab, std::string_view generalName);
 
 }  // namespace inferscope

@@ -1,6 +1,7 @@
 #include "tokenizer/tokenizer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -190,6 +191,8 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool addBos, bool 
         encodeFragment(text.substr(fragmentStart, pos - fragmentStart), out);
         out.push_back(id);
         pos += vocab_.pieces[id].size();
+        if (!vocab_.rstrip.empty() && vocab_.rstrip[id])
+            while (pos < text.size() && std::isspace(uint8_t(text[pos]))) ++pos;
         fragmentStart = pos;
     }
     encodeFragment(text.substr(fragmentStart), out);

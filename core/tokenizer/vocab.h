@@ -41,6 +41,9 @@ struct Vocab {
     bool addBos = true;               // tokenizer.ggml.add_bos_token (BPE default: by pre-tokenizer)
     bool addEos = false;              // tokenizer.ggml.add_eos_token
     bool addSpacePrefix = true;       // tokenizer.ggml.add_space_prefix = SentencePiece add_dummy_prefix
+    // [nVocab] or empty: special pieces that eat the ASCII whitespace after them when matched in text
+    // (llama.cpp's RSTRIP, which it gives by model name only: Phi-3's special tokens).
+    std::vector<bool> rstrip;
     // Byte-level BPE only:
     std::string preTokenizerName;     // tokenizer.ggml.pre as written ("" when absent)
     PreTokenizerSpec preTokenizer{PreTokenizerKind::Default, false, std::nullopt, true};
