@@ -6,12 +6,17 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <random>
+
 #include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
 #include "shared_data.h"
+#include "tiny_bpe_vocab.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace inferscope;
@@ -249,6 +254,166 @@ TEST(LongText, LongRunsOfOneClass) {
     EXPECT_EQ(tok.decode(ids), letters);
     const std::string spaces(1 << 18, ' ');
     EXPECT_EQ(tok.decode(tok.encode(spaces + "x", false)), spaces + "x");
+}
+
+// ---- a tiny vocabulary whose every id can be worked out by hand (fuzz/tiny_bpe_vocab.h) ---------
+
+Result<std::unique_ptr<Tokenizer>> buildFrom(const GgufWriter& w) {
+    auto bytes = w.toBytes();
+    if (!bytes) return std::unexpected(bytes.error());
+    auto file = GgufFile::parse(MappedFile::fromBytes(std::move(*bytes)));
+    if (!file) return std::unexpected(file.error());
+    return Tokenizer::fromGguf(*file);
+}
+
+std::unique_ptr<Tokenizer> tinyBpe(const std::string& pre) {
+    GgufWriter w;
+    tiny_bpe::addVocabulary(w, pre);
+    auto tok = buildFrom(w);
+    EXPECT_TRUE(tok) << tok.error().message;
+    return tok ? std::move(*tok) : nullptr;
+}
+
+using namespace tiny_bpe;
+
+TEST(TinyBpe, MergesByRankLeftmostOnTies) {
+    auto tok = tinyBpe("gpt-2");
+    ASSERT_TRUE(tok);
+    EXPECT_EQ(tok->encode("the", false), (Ids{'t', kHe}));     // "h e" merges, "t he" is no merge
+    EXPECT_EQ(tok->encode(" the", false), (Ids{kSpaceThe}));   // h+e (rank 0), Ġ+t (1), Ġt+he (2)
+    EXPECT_EQ(tok->encode("aaa", false), (Ids{kAa, 'a'}));     // two equal pairs: the left one
+    EXPECT_EQ(tok->encode("zz", false), (Ids{'z', 'z'}));
+    EXPECT_EQ(tok->encode(" ", false), (Ids{' '}));            // the byte 0x20 is the token "Ġ", id 32
+}
+
+TEST(TinyBpe, DigitsPerPreTokenizer) {
+    auto gpt2 = tinyBpe("gpt-2"), llama3 = tinyBpe("llama-bpe"), qwen2 = tinyBpe("qwen2");
+    ASSERT_TRUE(gpt2 && llama3 && qwen2);
+    // GPT-2: one run of digits, merged: 1+2 at 0 and at 5 (rank 4) before 12+3 (rank 5).
+    EXPECT_EQ(gpt2->encode("1234512", false), (Ids{k123, '4', '5', k12}));
+    // Llama 3: digits in threes from the left: 123 | 451 | 2.
+    EXPECT_EQ(llama3->encode("1234512", false), (Ids{k123, '4', '5', '1', '2'}));
+    // Qwen2: one by one.
+    EXPECT_EQ(qwen2->encode("1234512", false), (Ids{'1', '2', '3', '4', '5', '1', '2'}));
+}
+
+TEST(TinyBpe, IgnoreMergesOnlyForLlama3) {
+    auto gpt2 = tinyBpe("gpt-2"), llama3 = tinyBpe("llama-bpe");
+    ASSERT_TRUE(gpt2 && llama3);
+    EXPECT_EQ(llama3->encode(" xyz", false), (Ids{kSpaceXyz}));
+    EXPECT_EQ(gpt2->encode(" xyz", false), (Ids{' ', 'x', 'y', 'z'}));
+}
+
+TEST(TinyBpe, ContractionsCaseByPreTokenizer) {
+    auto gpt2 = tinyBpe("gpt-2"), llama3 = tinyBpe("llama-bpe"), qwen2 = tinyBpe("qwen2");
+    ASSERT_TRUE(gpt2 && llama3 && qwen2);
+    // Llama 3 and Qwen2: "'M" is a contraction (any case), one piece, merged by "' M".
+    EXPECT_EQ(llama3->encode("I'M", false), (Ids{'I', kQuoteM}));
+    EXPECT_EQ(qwen2->encode("I'M", false), (Ids{'I', kQuoteM}));
+    // GPT-2: lowercase contractions only, so ' and M are separate pieces and cannot merge.
+    EXPECT_EQ(gpt2->encode("I'M", false), (Ids{'I', '\'', 'M'}));
+}
+
+TEST(TinyBpe, SpecialTokensFlagsAndEndOfGeneration) {
+    auto tok = tinyBpe("qwen2");
+    ASSERT_TRUE(tok);
+    EXPECT_EQ(tok->encode("<think>x<|im_end|>", false, true), (Ids{kThink, 'x', kImEnd}));
+    const Ids plain = tok->encode("<think>x<|im_end|>", false, false);  // user-defined still split
+    ASSERT_GE(plain.size(), 3u);
+    EXPECT_EQ(plain[0], kThink);
+    EXPECT_EQ(std::count(plain.begin(), plain.end(), kImEnd), 0);
+    EXPECT_EQ(tok->decode(plain), "<think>x<|im_end|>");
+    EXPECT_EQ(tok->eotId(), kImEnd);  // <|im_end|> is preferred over <|endoftext|>
+    EXPECT_EQ(Ids(tok->endOfGenerationIds().begin(), tok->endOfGenerationIds().end()), (Ids{kEndOfText, kImEnd}));
+    EXPECT_FALSE(tok->addBosByDefault());
+    EXPECT_TRUE(tinyBpe("llama-bpe")->addBosByDefault());  // llama.cpp's default for Llama 3
+    EXPECT_FALSE(tinyBpe("gpt-2")->addBosByDefault());
+    EXPECT_EQ(tinyBpe("")->preTokenizerName(), "");
+}
+
+TEST(TinyBpe, CharacterOutsideTheAlphabetDecodesAsLlamaCppSaysIt) {
+    GgufWriter w;
+    const std::vector<std::string> tokens = {"a", "\xE2\x82\xAC"};  // "€" is no GPT-2 alphabet character
+    const std::vector<std::string> merges;
+    w.add("tokenizer.ggml.model", GgufMetaValue::string("gpt2"));
+    w.add("tokenizer.ggml.tokens", GgufMetaValue::stringArray(std::span<const std::string>(tokens)));
+    w.add("tokenizer.ggml.merges", GgufMetaValue::stringArray(std::span<const std::string>(merges)));
+    auto tok = buildFrom(w);
+    ASSERT_TRUE(tok) << tok.error().message;
+    EXPECT_EQ((*tok)->tokenBytes(1), "[UNK_BYTE_0xe282ac\xE2\x82\xAC]");
+    EXPECT_EQ((*tok)->encode("ab", false), (Ids{0}));  // "b" is no token: dropped, as llama.cpp does
+}
+
+TEST(TinyBpe, RefusedWithAReason) {
+    auto expectError = [](const std::function<void(GgufWriter&)>& edit, ErrorKind kind, const std::string& message) {
+        GgufWriter w;
+        edit(w);
+        auto tok = buildFrom(w);
+        ASSERT_FALSE(tok) << message;
+        EXPECT_EQ(tok.error().kind, kind);
+        EXPECT_EQ(tok.error().message, message);
+    };
+    expectError([](GgufWriter& w) { addVocabulary(w, "tekken"); }, ErrorKind::Unsupported,
+                "pre-tokenizer \"tekken\" (tokenizer.ggml.pre) is not supported: llama-bpe/llama3, qwen2, gpt-2 and their aliases are");
+    expectError(
+        [](GgufWriter& w) {
+            const std::vector<std::string> tokens = {"a"};
+            w.add("tokenizer.ggml.model", GgufMetaValue::string("gpt2"));
+            w.add("tokenizer.ggml.tokens", GgufMetaValue::stringArray(std::span<const std::string>(tokens)));
+        },
+        ErrorKind::BadFile, "metadata key tokenizer.ggml.merges is missing");
+    expectError(
+        [](GgufWriter& w) {
+            const std::vector<std::string> tokens = {"a"};
+            w.add("tokenizer.ggml.model", GgufMetaValue::string("gpt2"));
+            w.add("tokenizer.ggml.tokens", GgufMetaValue::stringArray(std::span<const std::string>(tokens)));
+            w.add("tokenizer.ggml.merges", GgufMetaValue::u32(3));
+        },
+        ErrorKind::BadFile, "metadata key tokenizer.ggml.merges has type u32, expected an array of strings");
+}
+
+// Random vocabularies (random byte strings as tokens and merges, random types and pre-tokenizer)
+// and random text: each vocabulary builds or is refused with a message, encoding gives ids of the
+// vocabulary, nothing crashes (run under ASan/UBSan in scripts/ci-sanitize.sh).
+TEST(TinyBpe, RandomVocabulariesAndTextNeverCrash) {
+    std::mt19937 rng(7);
+    auto randomBytes = [&](size_t maxLen) {
+        std::string s(1 + rng() % maxLen, '\0');
+        for (char& c : s) c = char(rng() % 4 == 0 ? rng() % 256 : "ab \n1'<|>"[rng() % 10]);
+        return s;
+    };
+    const char* pres[] = {"llama-bpe", "qwen2", "gpt-2", "default", "", "nonsense"};
+    int built = 0;
+    for (int round = 0; round < 200; ++round) {
+        std::vector<std::string> tokens, merges;
+        const int n = 1 + int(rng() % 30);
+        for (int i = 0; i < n; ++i) tokens.push_back(i < 12 && rng() % 2 ? tiny_bpe::alphabetChar(rng() % 256) : randomBytes(6));
+        for (int i = int(rng() % 20); i > 0; --i) merges.push_back(randomBytes(5));
+        std::vector<int32_t> types;
+        for (int i = 0; i < n; ++i) types.push_back(int32_t(1 + rng() % 6));
+        GgufWriter w;
+        w.add("tokenizer.ggml.model", GgufMetaValue::string("gpt2"));
+        if (const char* pre = pres[rng() % 6]; *pre) w.add("tokenizer.ggml.pre", GgufMetaValue::string(pre));
+        w.add("tokenizer.ggml.tokens", GgufMetaValue::stringArray(std::span<const std::string>(tokens)));
+        w.add("tokenizer.ggml.token_type", GgufMetaValue::array(std::span<const int32_t>(types)));
+        w.add("tokenizer.ggml.merges", GgufMetaValue::stringArray(std::span<const std::string>(merges)));
+        w.add("tokenizer.ggml.eos_token_id", GgufMetaValue::u32(rng() % (n + 2)));
+        auto tok = buildFrom(w);
+        if (!tok) {
+            EXPECT_FALSE(tok.error().message.empty());
+            continue;
+        }
+        ++built;
+        for (int k = 0; k < 5; ++k) {
+            const std::string text = randomBytes(40);
+            for (bool special : {false, true}) {
+                const Ids ids = (*tok)->encode(text, true, special, true);
+                for (int32_t id : ids) ASSERT_TRUE(id >= 0 && id < n) << id;
+                (void)(*tok)->decode(ids);
+            }
+        }
+    }
+    EXPECT_GT(built, 50);
 }
 
 }  // namespace
