@@ -4,6 +4,7 @@
 //   kv        the KV-cache calculator
 //   synth     write a random-weight model of a named shape
 //   bench     prefill/decode speed against the machine's bandwidth and matmul peak
+//   tokenize / detokenize   a vocabulary's ids for a text and back
 #include <cstdio>
 #include <iostream>
 
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
     addKvCommand(app, exitCode);
     addSynthCommand(app, exitCode);
     addBenchCommand(app, exitCode);
-    refuseEmptyValues(app, {"generate --prompt", "bench --prompt-tokens"});
+    addTokenizeCommands(app, exitCode);
+    refuseEmptyValues(app, {"generate --prompt", "bench --prompt-tokens", "tokenize --text"});
     if (argc > 1 && argv[1][0] == '-' && std::string(argv[1]) != "--help" && std::string(argv[1]) != "-h")
         return reportError(std::string("unknown option '") + argv[1] + "' before the command (see --help)");
     if (argc > 1 && argv[1][0] != '-') {

@@ -16,6 +16,7 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_raw_builder.h"
 #include "gguf/gguf_writer.h"
+#include "tiny_bpe_vocab.h"
 
 using namespace inferscope;
 
@@ -37,7 +38,7 @@ bool save(const std::string& path, const GgufWriter& w) {
 }
 
 // A 1-layer llama header: embedding 8, 2 heads, feed-forward 8, context 16; token_embd [8, nVocab] F32.
-void tinyModel(GgufWriter& w, size_t nVocab) {
+void tinyModel(GgufWriter& w, size_t nVocab, bool sentencePiece = true) {
     w.add("general.architecture", GgufMetaValue::string("llama"));
     w.add("llama.context_length", GgufMetaValue::u32(16));
     w.add("llama.embedding_length", GgufMetaValue::u32(8));
@@ -46,7 +47,7 @@ void tinyModel(GgufWriter& w, size_t nVocab) {
     w.add("llama.attention.head_count", GgufMetaValue::u32(2));
     w.add("llama.attention.head_count_kv", GgufMetaValue::u32(1));
     w.add("llama.attention.layer_norm_rms_epsilon", GgufMetaValue::f32(1e-5f));
-    w.add("tokenizer.ggml.model", GgufMetaValue::string("llama"));
+    if (sentencePiece) w.add("tokenizer.ggml.model", GgufMetaValue::string("llama"));
     w.addTensor("token_embd.weight", {8, nVocab}, GgmlType::F32, std::vector<uint8_t>(8 * nVocab * 4, 0));
 }
 
@@ -111,6 +112,16 @@ int main(int argc, char** argv) {
         tinyModel(w, tiny.size());
         vocabulary(w, tiny, {2, 3, 3, 1, 1, 1});
         ok &= save(dir + "/tiny-nobytes.gguf", w);
+    }
+
+    // Byte-level BPE (tokenizer.ggml.model = gpt2), one per pre-tokenizer, and Llama 3's
+    // chat template: merges, pre-tokenizer regexes, special tokens and EOG by text to mutate.
+    for (const char* pre : {"llama-bpe", "qwen2", "gpt-2", ""}) {
+        GgufWriter w;
+        tinyModel(w, tiny_bpe::kCount, false);
+        tiny_bpe::addVocabulary(w, pre);
+        w.add("tokenizer.chat_template", GgufMetaValue::string("{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>' }}"));
+        ok &= save(dir + "/tiny-bpe-" + (*pre ? pre : "default") + ".gguf", w);
     }
 
     // ---- one defect each ----

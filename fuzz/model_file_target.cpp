@@ -1,5 +1,6 @@
 #include "model_file_target.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -118,16 +119,26 @@ void exerciseTokenizer(const GgufFile& file, std::span<const uint8_t> bytes) {
     const Tokenizer& t = **tok;
     const int32_t n = t.vocabSize();
     require(n > 0, "a built tokenizer has tokens");
-    for (int32_t id : {t.bosId(), t.eosId(), t.unkId(), t.padId(), t.eotId()})
+    for (int32_t id : {t.bosId(), t.eosId(), t.unkId(), t.padId(), t.eotId(), t.eomId()})
         require(id >= -1 && id < n, "special ids are -1 or in the vocabulary");
+    const auto eog = t.endOfGenerationIds();
+    require(std::is_sorted(eog.begin(), eog.end()) && std::adjacent_find(eog.begin(), eog.end()) == eog.end(),
+            "the end-of-generation set is sorted, without duplicates");
+    for (int32_t id : eog) require(id >= 0 && id < n && t.isEndOfGeneration(id), "end-of-generation ids are in the vocabulary");
+    for (int32_t id : {t.eosId(), t.eotId(), t.eomId()})
+        require(id < 0 || t.isEndOfGeneration(id), "EOS, EOT and EOM end generation");
+    require(t.familyName() == (t.family() == TokenizerFamily::BytePair ? "bpe" : "sentencepiece"), "family name");
     // Text chosen to reach every path: ASCII, multi-byte UTF-8, invalid bytes, control pieces,
     // runs of spaces, a chat turn; then the input's own last bytes (what the fuzzer mutates freely).
     const std::string tail(reinterpret_cast<const char*>(bytes.data() + bytes.size() - std::min<size_t>(bytes.size(), 64)),
                            std::min<size_t>(bytes.size(), 64));
     const std::string chat = ChatTemplate{ChatTemplateKind::ChatML}.userTurn("Hi", "Be brief", true);
-    for (const std::string& text : {std::string("Once upon a time, 🦙  \xff\xc0 <s>[INST]</s> <unk>\t\n"), chat, tail}) {
+    // BPE's pre-tokenizers: contractions in both cases, digit runs, whitespace runs before text and
+    // newlines, a surrogate, an overlong form and a code point above U+10FFFF (llama.cpp aborts there).
+    const std::string bpeText = "I'M don't 1234567 \xC2\xBD\xE2\x85\xAB   x \r\n\n\t \xED\xA0\x80\xC0\xAF\xF4\x90\x80\x80<think>";
+    for (const std::string& text : {std::string("Once upon a time, 🦙  \xff\xc0 <s>[INST]</s> <unk>\t\n"), chat, bpeText, tail}) {
         for (bool special : {false, true}) {
-            const std::vector<int32_t> ids = t.encode(text, true, special);
+            const std::vector<int32_t> ids = t.encode(text, true, special, special);
             Utf8Stream stream;
             for (int32_t id : ids) {
                 require(id >= 0 && id < n, "encode() gives ids of the vocabulary");

@@ -106,7 +106,9 @@ QVariantMap EngineController::describeModel() const {
             {"kvBytesPerToken", double(model_->kv.bytesPerToken)},
             {"kvBytesPerElement", model_->kv.bytesPerElement},
             {"loadMs", double(model_->loadUs) / 1000.0},
-            {"tokenizer", qs(i.tokenizerModel)}};
+            // "sentencepiece" or "bpe", and the BPE pre-tokenizer as the file names it ("llama-bpe", "qwen2")
+            {"tokenizer", qs(model_->tokenizer ? std::string(model_->tokenizer->familyName()) : i.tokenizerModel)},
+            {"preTokenizer", qs(model_->tokenizer ? std::string(model_->tokenizer->preTokenizerName()) : std::string())}};
 }
 
 QStringList EngineController::notices() const {

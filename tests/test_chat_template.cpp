@@ -4,6 +4,7 @@
 
 #include "engine/chat_template.h"
 #include "gguf/gguf_file.h"
+#include "shared_data.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace inferscope;
@@ -69,4 +70,99 @@ TEST(ChatTemplate, Llama2TokensWithTheRealVocabulary) {
     EXPECT_EQ((*tok)->decode(std::span(ids).subspan(1)), "[INST] Hi [/INST]");
     const auto end = (*tok)->encode(t.assistantSuffix(), false, true);
     EXPECT_EQ(end.back(), 2);  // </s>
+}
+
+// ---- today's families: Llama 3, ChatML (Qwen), Gemma, Phi-3 ---------------------------------
+
+TEST(ChatTemplate, Llama3Text) {
+    ChatTemplate t{ChatTemplateKind::Llama3};
+    EXPECT_EQ(t.userTurn(" Hi \n", "Be brief.", true) + t.assistantPrefix(),
+              "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
+              "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"  // content | trim, as the template
+              "<|start_header_id|>assistant<|end_header_id|>\n\n");
+    EXPECT_EQ(t.userTurn("More", "Be brief.", false), "<|start_header_id|>user<|end_header_id|>\n\nMore<|eot_id|>");
+    EXPECT_EQ(t.assistantTurn("Hello"), "<|start_header_id|>assistant<|end_header_id|>\n\nHello<|eot_id|>");
+    EXPECT_TRUE(t.tokenizerAddsBos());  // <|begin_of_text|> is the file's BOS, added by the tokenizer
+}
+
+TEST(ChatTemplate, GemmaText) {
+    ChatTemplate t{ChatTemplateKind::Gemma};
+    EXPECT_EQ(t.userTurn("Hi", "Be brief.", true) + t.assistantPrefix(),
+              "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n");
+    EXPECT_EQ(t.userTurn("More", "Be brief.", false), "<start_of_turn>user\nMore<end_of_turn>\n");
+    EXPECT_EQ(t.assistantSuffix(), "<end_of_turn>\n");
+    EXPECT_TRUE(t.tokenizerAddsBos());
+}
+
+TEST(ChatTemplate, Phi3Text) {
+    ChatTemplate t{ChatTemplateKind::Phi3};
+    EXPECT_EQ(t.userTurn("Hi", "", true) + t.assistantPrefix(), "<|user|>\nHi<|end|>\n<|assistant|>\n");
+    EXPECT_EQ(t.userTurn("Hi", "S", true), "<|system|>\nS<|end|>\n<|user|>\nHi<|end|>\n");
+    EXPECT_EQ(t.assistantTurn("Hello"), "<|assistant|>\nHello<|end|>\n");
+}
+
+TEST(ChatTemplate, DetectionOfTodaysFamilies) {
+    EXPECT_EQ(detectChatTemplate("{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' }}"), ChatTemplateKind::Llama3);
+    EXPECT_EQ(detectChatTemplate("{{ '<start_of_turn>' + role + '\\n' + message['content'] | trim + '<end_of_turn>\\n' }}"),
+              ChatTemplateKind::Gemma);
+    EXPECT_EQ(detectChatTemplate("{{'<|user|>' + '\\n' + message['content'] + '<|end|>' + '\\n' + '<|assistant|>' + '\\n'}}"),
+              ChatTemplateKind::Phi3);
+    for (auto k : {ChatTemplateKind::Llama3, ChatTemplateKind::Gemma, ChatTemplateKind::Phi3})
+        EXPECT_EQ(chatTemplateFromName(chatTemplateName(k)), k);
+}
+
+// The real templates carried by the architecture models (../shared; Gemma's files carry none).
+TEST(ChatTemplate, DetectedFromRealFiles) {
+    const std::pair<const char*, std::optional<ChatTemplateKind>> cases[] = {
+        {"llama3-tiny.gguf", ChatTemplateKind::Llama3}, {"qwen2-tiny.gguf", ChatTemplateKind::ChatML},
+        {"qwen3-tiny.gguf", ChatTemplateKind::ChatML},  {"phi3-tiny.gguf", ChatTemplateKind::Phi3},
+        {"gemma2-tiny.gguf", std::nullopt},             {"gemma3-tiny.gguf", std::nullopt}};
+    int n = 0;
+    for (const auto& [name, expected] : cases) {
+        const auto path = testing_shared::sharedFile(std::string("models/arch/") + name);
+        if (!path) continue;
+        auto file = GgufFile::open(*path);
+        ASSERT_TRUE(file) << file.error().message;
+        auto jinja = file->getString("tokenizer.chat_template");
+        ASSERT_TRUE(jinja);
+        EXPECT_EQ(detectChatTemplate(jinja->value_or("")), expected) << name;
+        ++n;
+    }
+    if (n == 0) GTEST_SKIP() << "../shared/models/arch not found";
+}
+
+namespace {
+std::unique_ptr<Tokenizer> sharedVocab(const std::string& name) {
+    const auto path = testing_shared::sharedFile("models/tokenizer/ggml-vocab-" + name + ".gguf");
+    if (!path) return nullptr;
+    auto file = GgufFile::open(*path);
+    if (!file) return nullptr;
+    auto tok = Tokenizer::fromGguf(*file);
+    return tok ? std::move(*tok) : nullptr;
+}
+std::vector<int32_t> concat(std::initializer_list<std::vector<int32_t>> parts) {
+    std::vector<int32_t> all;
+    for (const auto& p : parts) all.insert(all.end(), p.begin(), p.end());
+    return all;
+}
+}  // namespace
+
+// Rendered prompts are tokenized with parseSpecial: every marker is its one special token.
+TEST(ChatTemplate, SpecialTokensOfRenderedPrompts) {
+    auto llama3 = sharedVocab("llama-bpe");
+    auto qwen = sharedVocab("qwen2");
+    auto phi3 = sharedVocab("phi-3");
+    if (!llama3 || !qwen || !phi3) GTEST_SKIP() << "../shared/models/tokenizer not found";
+    ChatTemplate l{ChatTemplateKind::Llama3};
+    auto enc = [](const Tokenizer& t, const char* s) { return t.encode(s, false); };
+    EXPECT_EQ(llama3->encode(l.userTurn("Hi", "", true) + l.assistantPrefix(), true, true),
+              concat({{128000, 128006}, enc(*llama3, "user"), {128007}, enc(*llama3, "\n\nHi"), {128009, 128006},
+                      enc(*llama3, "assistant"), {128007}, enc(*llama3, "\n\n")}));
+    ChatTemplate c{ChatTemplateKind::ChatML};
+    EXPECT_EQ(qwen->encode(c.userTurn("Hi", "Be brief.", true) + c.assistantPrefix(), qwen->addBosByDefault(), true),
+              concat({{151644}, enc(*qwen, "system\nBe brief."), {151645}, enc(*qwen, "\n"), {151644}, enc(*qwen, "user\nHi"),
+                      {151645}, enc(*qwen, "\n"), {151644}, enc(*qwen, "assistant\n")}));
+    // Phi-3: llama.cpp's ids for this exact prompt (README of the vocabularies, 3.4).
+    ChatTemplate p{ChatTemplateKind::Phi3};
+    EXPECT_EQ(phi3->encode(p.userTurn("Hi", "", true) + p.assistantPrefix(), false, true), (std::vector<int32_t>{32010, 6324, 32007, 32001}));
 }

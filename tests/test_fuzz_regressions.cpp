@@ -16,6 +16,7 @@
 #include "model/llama_hparams.h"
 #include "tokenizer/tokenizer.h"
 #include "model_file_target.h"
+#include "shared_data.h"
 
 using namespace inferscope;
 namespace fs = std::filesystem;
@@ -69,6 +70,20 @@ TEST(FuzzRegressions, RealModelFilesRun) {
         SCOPED_TRACE(p.filename().string());
         fuzz::runModelFile(slurp(p));
     }
+}
+
+// The vocabularies of today's models (../shared, skipped without it): byte-level BPE with 50k to
+// 152k tokens and Phi-3's SentencePiece, through the whole target.
+TEST(FuzzRegressions, SharedVocabulariesRun) {
+    int n = 0;
+    for (const char* name : {"llama-bpe", "qwen2", "gpt-2", "phi-3"}) {
+        const auto path = testing_shared::sharedFile(std::string("models/tokenizer/ggml-vocab-") + name + ".gguf");
+        if (!path) continue;
+        SCOPED_TRACE(name);
+        fuzz::runModelFile(slurp(*path));
+        ++n;
+    }
+    if (n == 0) GTEST_SKIP() << "../shared/models/tokenizer not found";
 }
 
 // A count in the header is a claim: whatever it says, the reader reserves no more memory than the
@@ -199,7 +214,7 @@ TEST(FuzzFindings, MessagesEscapeTextFromTheFile) {
     EXPECT_EQ(tokenizerError(vocabFile("llama", pieces, types)),
               "SentencePiece rejected the vocabulary: byte piece <0x\\xfa\\x1b> is invalid.");
     EXPECT_EQ(tokenizerError(vocabFile("gpt2\x1b]0;owned\x07", {"a"}, {1})),
-              "tokenizer model \"gpt2\\x1b]0;owned\\x07\" is not supported: only \"llama\" (SentencePiece BPE) is");
+              "tokenizer model \"gpt2\\x1b]0;owned\\x07\" is not supported: only \"llama\" (SentencePiece) and \"gpt2\" (byte-level BPE) are");
     EXPECT_EQ(tokenizerError(vocabFile("llama", {"<unk>", "\xff\xfe", "\xff\xfe"}, {2, 1, 1})),
               "tokenizer.ggml.tokens: token 2 \"\\xff\\xfe\" duplicates token 1");
 

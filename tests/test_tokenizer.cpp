@@ -379,12 +379,12 @@ private:
     uint64_t nKv_ = 0;
 };
 
-// An 11-token vocabulary: special pieces first, then BPE pieces whose scores order the merges.
+// A 12-token vocabulary: special pieces first, then BPE pieces whose scores order the merges.
 // No byte tokens, so no byte fallback: "c" is unknown.
 struct TinyVocab {
     std::optional<std::string> model = "llama";
     std::optional<std::vector<std::string>> tokens = std::vector<std::string>{
-        "<unk>", "<s>", "</s>", "<|im", "<|im_end|>", "<|eot|>", "<unused0>", "▁", "a", "b", "▁a", "▁b"};
+        "<unk>", "<s>", "</s>", "<|im", "<|im_sep|>", "<|eot|>", "<unused0>", "▁", "a", "b", "▁a", "▁b"};
     std::optional<std::vector<float>> scores = std::vector<float>{0, 0, 0, 0, 0, 0, 0, -3, -4, -5, -1, -2};
     std::optional<std::vector<int32_t>> types = std::vector<int32_t>{2, 3, 3, 4, 4, 3, 5, 1, 1, 1, 1, 1};
     std::function<void(GgufImage&)> extra = [](GgufImage& g) {
@@ -406,7 +406,7 @@ struct TinyVocab {
     }
 };
 
-enum Tiny : int32_t { kUnk, kBos, kEos, kIm, kImEnd, kEot, kUnused, kSpace, kA, kB, kSpaceA, kSpaceB };
+enum Tiny : int32_t { kUnk, kBos, kEos, kIm, kImSep, kEot, kUnused, kSpace, kA, kB, kSpaceA, kSpaceB };
 
 TEST(TinyVocab, EncodesWithTheFilesIds) {
     auto tok = TinyVocab{}.build();
@@ -421,7 +421,7 @@ TEST(TinyVocab, EncodesWithTheFilesIds) {
     EXPECT_EQ(t.decode(Ids{kSpaceA, kUnk}), "a ⁇ ");       // SentencePiece's unknown surface
     EXPECT_EQ(t.type(kUnused), TokenType::Unused);
     EXPECT_EQ(t.tokenBytes(kUnused), "");
-    EXPECT_EQ(t.tokenBytes(kImEnd), "<|im_end|>");          // user-defined pieces are visible
+    EXPECT_EQ(t.tokenBytes(kImSep), "<|im_sep|>");          // user-defined pieces are visible
     EXPECT_TRUE(t.isEndOfGeneration(kEos));
     EXPECT_TRUE(t.isEndOfGeneration(kEot));
     EXPECT_FALSE(t.isEndOfGeneration(kBos));
@@ -432,17 +432,35 @@ TEST(TinyVocab, SpecialPiecesLongestMatchAndDummyPrefix) {
     ASSERT_TRUE(tok) << tok.error().message;
     const Tokenizer& t = **tok;
     // User-defined pieces split the text even without parseSpecial (llama.cpp does the same), the
-    // longer "<|im_end|>" wins over "<|im", and "b" gets the dummy-prefix space again.
-    EXPECT_EQ(t.encode("a<|im_end|>b", false), (Ids{kSpaceA, kImEnd, kSpaceB}));
-    EXPECT_EQ(t.encode("<|im<|im_end|>", false), (Ids{kIm, kImEnd}));
-    EXPECT_EQ(t.decode(Ids{kSpaceA, kImEnd, kSpaceB}), "a<|im_end|> b");
+    // longer "<|im_sep|>" wins over "<|im", and "b" gets the dummy-prefix space again.
+    EXPECT_EQ(t.encode("a<|im_sep|>b", false), (Ids{kSpaceA, kImSep, kSpaceB}));
+    EXPECT_EQ(t.encode("<|im<|im_sep|>", false), (Ids{kIm, kImSep}));
+    EXPECT_EQ(t.decode(Ids{kSpaceA, kImSep, kSpaceB}), "a<|im_sep|> b");
     // Control pieces only with parseSpecial.
     EXPECT_EQ(t.encode("a<|eot|>", false, true), (Ids{kSpaceA, kEot}));
     EXPECT_NE(t.encode("a<|eot|>", false, false), (Ids{kSpaceA, kEot}));
     EXPECT_EQ(t.encode("<s>a</s>", true, true), (Ids{kBos, kBos, kSpaceA, kEos}));
-    EXPECT_EQ(t.findSpecial("<|im_end|>"), kImEnd);
+    EXPECT_EQ(t.findSpecial("<|im_sep|>"), kImSep);
     EXPECT_EQ(t.findSpecial("<|eot|>"), kEot);
     EXPECT_EQ(t.findSpecial("▁a"), std::nullopt);
+}
+
+// llama.cpp finds end-of-turn tokens by their text when the file names none, makes them CONTROL
+// (so plain text never produces them) and ends generation on every one of them.
+TEST(TinyVocab, EndOfTurnFoundByText) {
+    TinyVocab v;
+    (*v.tokens)[4] = "<|im_end|>";  // user-defined in the file
+    (*v.tokens)[6] = "<end_of_turn>";
+    v.extra = [](GgufImage& g) { g.u32("tokenizer.ggml.unknown_token_id", 0).u32("tokenizer.ggml.eos_token_id", 2); };
+    auto tok = v.build();
+    ASSERT_TRUE(tok) << tok.error().message;
+    const Tokenizer& t = **tok;
+    EXPECT_EQ(t.eotId(), kImSep);  // <|im_end|> before <end_of_turn> in llama.cpp's list
+    EXPECT_EQ(Ids(t.endOfGenerationIds().begin(), t.endOfGenerationIds().end()), (Ids{kEos, kImSep, kUnused}));
+    EXPECT_EQ(t.type(kImSep), TokenType::Control);
+    EXPECT_EQ(t.tokenBytes(kImSep), "");
+    EXPECT_EQ(t.encode("<|im_end|>", false, true), Ids{kImSep});
+    EXPECT_NE(t.encode("<|im_end|>", false, false), Ids{kImSep});
 }
 
 TEST(TinyVocab, FlagsAndAbsentIds) {
@@ -460,7 +478,7 @@ TEST(TinyVocab, FlagsAndAbsentIds) {
     EXPECT_EQ(t.eotId(), -1);
     EXPECT_FALSE(t.isEndOfGeneration(2));
     EXPECT_EQ(t.encode("a b", true), (Ids{kA, kSpaceB}));  // no BOS to add, no dummy prefix
-    EXPECT_EQ(t.encode("a<|im_end|>b", false), (Ids{kA, kImEnd, kB}));
+    EXPECT_EQ(t.encode("a<|im_sep|>b", false), (Ids{kA, kImSep, kB}));
 }
 
 // ---- hostile vocabularies: one clear error each ----------------------------------------------
@@ -476,8 +494,11 @@ TEST(HostileVocab, TokenizerModel) {
     TinyVocab v;
     v.model.reset();
     expectError(v, ErrorKind::BadFile, "no tokenizer in this GGUF file: tokenizer.ggml.model is missing");
-    v.model = "gpt2";
-    expectError(v, ErrorKind::Unsupported, "tokenizer model \"gpt2\" is not supported: only \"llama\" (SentencePiece BPE) is");
+    v.model = "bert";
+    expectError(v, ErrorKind::Unsupported,
+                "tokenizer model \"bert\" is not supported: only \"llama\" (SentencePiece) and \"gpt2\" (byte-level BPE) are");
+    v.model = "gpt2";  // byte-level BPE needs its merges
+    expectError(v, ErrorKind::BadFile, "metadata key tokenizer.ggml.merges is missing");
     v.model.reset();
     v.extra = [](GgufImage& g) { g.u32("tokenizer.ggml.model", 1); };
     expectError(v, ErrorKind::BadFile, "metadata key tokenizer.ggml.model has type u32, expected a string");
@@ -570,11 +591,19 @@ TEST(HostileVocab, SpecialIds) {
 // What only SentencePiece checks reaches the user as its own words.
 TEST(HostileVocab, SentencePieceRejects) {
     TinyVocab v;
+    v.extra = nullptr;  // no unknown_token_id: the pieces' types alone say which is unknown
     (*v.types)[0] = 1;  // no UNKNOWN piece
     expectError(v, ErrorKind::BadFile, "SentencePiece rejected the vocabulary: unk is not defined.");
     (*v.types)[0] = 2;
     (*v.types)[6] = 2;  // two of them
     expectError(v, ErrorKind::BadFile, "SentencePiece rejected the vocabulary: unk is already defined.");
+    // With an unknown_token_id the file's word decides (Phi-3 marks <unk> CONTROL and its padding
+    // pieces UNKNOWN): that piece is SentencePiece's unknown, the others are never produced.
+    v.extra = [](GgufImage& g) { g.u32("tokenizer.ggml.unknown_token_id", 0); };
+    (*v.types)[0] = 3;
+    auto tok = v.build();
+    ASSERT_TRUE(tok) << tok.error().message;
+    EXPECT_EQ((*tok)->encode("c", false), (Ids{kSpace, kUnk}));
     v = TinyVocab{};
     (*v.tokens)[9] = "<0x62>";
     (*v.types)[9] = 6;  // one byte token: byte fallback needs all 256

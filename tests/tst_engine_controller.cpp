@@ -159,6 +159,8 @@ private slots:
         QVERIFY(loaded.wait(10000));
         QCOMPARE(finished.count(), 1);  // the generation ended (cancelled) before the new model came
         QCOMPARE(engine.modelDetails().value("vocabSize").toInt(), 32000);
+        QCOMPARE(engine.modelDetails().value("tokenizer").toString(), QString("sentencepiece"));
+        QCOMPARE(engine.modelDetails().value("preTokenizer").toString(), QString());
         QCOMPARE(engine.state(), EngineController::State::Ready);
     }
 

@@ -1,6 +1,21 @@
 #include "engine/chat_template.h"
 
 namespace inferscope {
+namespace {
+
+constexpr ChatTemplateKind kAllKinds[] = {ChatTemplateKind::Completion, ChatTemplateKind::Llama2, ChatTemplateKind::Mistral,
+                                          ChatTemplateKind::ChatML,     ChatTemplateKind::Zephyr, ChatTemplateKind::Llama3,
+                                          ChatTemplateKind::Gemma,      ChatTemplateKind::Phi3};
+
+// Jinja's `| trim` (Python's str.strip()), which the Llama 3 and Gemma templates apply to content.
+std::string trimmed(std::string_view s) {
+    constexpr std::string_view kSpace = " \t\n\r\f\v";
+    const size_t begin = s.find_first_not_of(kSpace);
+    if (begin == std::string_view::npos) return {};
+    return std::string(s.substr(begin, s.find_last_not_of(kSpace) - begin + 1));
+}
+
+}  // namespace
 
 std::string_view chatTemplateName(ChatTemplateKind kind) {
     switch (kind) {
@@ -9,13 +24,15 @@ std::string_view chatTemplateName(ChatTemplateKind kind) {
         case ChatTemplateKind::Mistral: return "mistral";
         case ChatTemplateKind::ChatML: return "chatml";
         case ChatTemplateKind::Zephyr: return "zephyr";
+        case ChatTemplateKind::Llama3: return "llama3";
+        case ChatTemplateKind::Gemma: return "gemma";
+        case ChatTemplateKind::Phi3: return "phi3";
     }
     return "completion";
 }
 
 std::optional<ChatTemplateKind> chatTemplateFromName(std::string_view name) {
-    for (auto k : {ChatTemplateKind::Completion, ChatTemplateKind::Llama2, ChatTemplateKind::Mistral,
-                   ChatTemplateKind::ChatML, ChatTemplateKind::Zephyr})
+    for (auto k : kAllKinds)
         if (chatTemplateName(k) == name) return k;
     return std::nullopt;
 }
@@ -23,7 +40,10 @@ std::optional<ChatTemplateKind> chatTemplateFromName(std::string_view name) {
 std::optional<ChatTemplateKind> detectChatTemplate(std::string_view jinja) {
     auto has = [jinja](std::string_view s) { return jinja.find(s) != std::string_view::npos; };
     if (has("<|im_start|>")) return ChatTemplateKind::ChatML;
-    if (has("<|user|>") && has("<|assistant|>")) return ChatTemplateKind::Zephyr;
+    if (has("<|start_header_id|>")) return ChatTemplateKind::Llama3;
+    if (has("<start_of_turn>")) return ChatTemplateKind::Gemma;
+    // Phi-3 and Zephyr share <|user|> / <|assistant|>; Phi-3 ends turns with <|end|>, Zephyr with </s>.
+    if (has("<|user|>") && has("<|assistant|>")) return has("<|end|>") ? ChatTemplateKind::Phi3 : ChatTemplateKind::Zephyr;
     if (has("[INST]")) return has("<<SYS>>") ? ChatTemplateKind::Llama2 : ChatTemplateKind::Mistral;
     return std::nullopt;
 }
@@ -49,6 +69,18 @@ std::string ChatTemplate::userTurn(std::string_view content, std::string_view sy
             if (first && !sys.empty()) out += "<|system|>\n" + sys + "</s>\n";
             return out + "<|user|>\n" + c + "</s>\n";
         }
+        case ChatTemplateKind::Llama3: {
+            std::string out;
+            if (first && !sys.empty()) out += "<|start_header_id|>system<|end_header_id|>\n\n" + trimmed(sys) + "<|eot_id|>";
+            return out + "<|start_header_id|>user<|end_header_id|>\n\n" + trimmed(c) + "<|eot_id|>";
+        }
+        case ChatTemplateKind::Gemma:  // no system role: Gemma's template puts it before the first message
+            return "<start_of_turn>user\n" + trimmed(first && !sys.empty() ? sys + "\n\n" + c : c) + "<end_of_turn>\n";
+        case ChatTemplateKind::Phi3: {
+            std::string out;
+            if (first && !sys.empty()) out += "<|system|>\n" + sys + "<|end|>\n";
+            return out + "<|user|>\n" + c + "<|end|>\n";
+        }
     }
     return c;
 }
@@ -57,6 +89,9 @@ std::string ChatTemplate::assistantPrefix() const {
     switch (kind) {
         case ChatTemplateKind::ChatML: return "<|im_start|>assistant\n";
         case ChatTemplateKind::Zephyr: return "<|assistant|>\n";
+        case ChatTemplateKind::Llama3: return "<|start_header_id|>assistant<|end_header_id|>\n\n";
+        case ChatTemplateKind::Gemma: return "<start_of_turn>model\n";
+        case ChatTemplateKind::Phi3: return "<|assistant|>\n";
         default: return "";
     }
 }
@@ -67,6 +102,9 @@ std::string ChatTemplate::assistantSuffix() const {
         case ChatTemplateKind::Mistral: return "</s>";
         case ChatTemplateKind::ChatML: return "<|im_end|>\n";
         case ChatTemplateKind::Zephyr: return "</s>\n";
+        case ChatTemplateKind::Llama3: return "<|eot_id|>";
+        case ChatTemplateKind::Gemma: return "<end_of_turn>\n";
+        case ChatTemplateKind::Phi3: return "<|end|>\n";
         default: return "";
     }
 }
@@ -77,6 +115,9 @@ std::vector<std::string> ChatTemplate::stopStrings() const {
         case ChatTemplateKind::Mistral: return {"[INST]"};
         case ChatTemplateKind::ChatML: return {"<|im_end|>", "<|im_start|>"};
         case ChatTemplateKind::Zephyr: return {"<|user|>", "<|system|>"};
+        case ChatTemplateKind::Llama3: return {"<|eot_id|>", "<|start_header_id|>"};
+        case ChatTemplateKind::Gemma: return {"<end_of_turn>", "<start_of_turn>"};
+        case ChatTemplateKind::Phi3: return {"<|end|>", "<|user|>", "<|system|>"};
         default: return {};
     }
 }

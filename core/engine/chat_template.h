@@ -19,9 +19,13 @@ enum class ChatTemplateKind {
     Mistral,     // <s>[INST] {system}\n\n{user} [/INST]{answer}</s>
     ChatML,      // <|im_start|>{role}\n{content}<|im_end|>\n ... <|im_start|>assistant\n
     Zephyr,      // <|system|>\n{system}</s>\n<|user|>\n{user}</s>\n<|assistant|>\n (TinyLlama chat)
+    Llama3,      // <|start_header_id|>{role}<|end_header_id|>\n\n{content}<|eot_id|> ... (Llama 3.x)
+    Gemma,       // <start_of_turn>user\n{system}\n\n{user}<end_of_turn>\n<start_of_turn>model\n (Gemma 2/3)
+    Phi3,        // <|system|>\n{system}<|end|>\n<|user|>\n{user}<|end|>\n<|assistant|>\n (Phi-3)
 };
 
-std::string_view chatTemplateName(ChatTemplateKind kind);  // "completion", "llama2", "mistral", "chatml", "zephyr"
+// "completion", "llama2", "mistral", "chatml", "zephyr", "llama3", "gemma", "phi3"
+std::string_view chatTemplateName(ChatTemplateKind kind);
 std::optional<ChatTemplateKind> chatTemplateFromName(std::string_view name);
 // Recognises the family of a GGUF tokenizer.chat_template (a Jinja string) by its markers;
 // nullopt when none is recognised.

@@ -5,6 +5,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include "tokenizer/special_tokens.h"
+
 namespace inferscope {
 namespace {
 
@@ -12,6 +14,11 @@ constexpr std::string_view kModelKey = "tokenizer.ggml.model";
 constexpr std::string_view kTokensKey = "tokenizer.ggml.tokens";
 constexpr std::string_view kScoresKey = "tokenizer.ggml.scores";
 constexpr std::string_view kTypesKey = "tokenizer.ggml.token_type";
+constexpr std::string_view kMergesKey = "tokenizer.ggml.merges";
+constexpr std::string_view kPreKey = "tokenizer.ggml.pre";
+// Real merge lists have 50,000 (GPT-2) to 280,147 (Llama 3) entries; the bound only keeps a
+// hostile count from driving allocations.
+constexpr uint64_t kMaxMerges = uint64_t(1) << 23;
 
 Error badFile(std::string message) { return Error{ErrorKind::BadFile, std::move(message)}; }
 
@@ -56,15 +63,40 @@ Result<int32_t> readSpecialId(const GgufFile& file, std::string_view key, uint64
     return int32_t(v->u);
 }
 
+// tokenizer.ggml.pre (which regexes, ignore_merges, the add_bos default) and the merges.
+Result<void> readBpeFields(const GgufFile& file, Vocab& vocab) {
+    auto pre = file.getString(kPreKey);
+    if (!pre) return std::unexpected(pre.error());
+    vocab.preTokenizerName = std::string(pre->value_or(""));
+    const auto spec = findPreTokenizer(vocab.preTokenizerName);
+    if (!spec)
+        return fail(ErrorKind::Unsupported,
+                    fmt::format("pre-tokenizer \"{}\" ({}) is not supported: llama-bpe/llama3, qwen2, gpt-2 and their "
+                                "aliases are", shownText(vocab.preTokenizerName), kPreKey));
+    vocab.preTokenizer = *spec;
+    auto merges = findArray(file, kMergesKey, [](GgufType t) { return t == GgufType::String; }, "an array of strings");
+    if (!merges) return std::unexpected(merges.error());
+    if ((*merges)->count > kMaxMerges)
+        return fail(ErrorKind::BadFile, fmt::format("{} has {} entries, more than the {} accepted", kMergesKey, (*merges)->count, kMaxMerges));
+    vocab.merges.assign((*merges)->strings.begin(), (*merges)->strings.end());
+    return {};
+}
+
 }  // namespace
 
 Result<Vocab> readGgufVocab(const GgufFile& file) {
     auto model = file.getString(kModelKey);
     if (!model) return std::unexpected(model.error());
     if (!*model) return std::unexpected(badFile(fmt::format("no tokenizer in this GGUF file: {} is missing", kModelKey)));
-    if (**model != "llama")
+    Vocab vocab;
+    if (**model == "gpt2") {
+        vocab.family = TokenizerFamily::BytePair;
+    } else if (**model != "llama") {
         return fail(ErrorKind::Unsupported,
-                    fmt::format("tokenizer model \"{}\" is not supported: only \"llama\" (SentencePiece BPE) is", shownText(**model)));
+                    fmt::format("tokenizer model \"{}\" is not supported: only \"llama\" (SentencePiece) and \"gpt2\" "
+                                "(byte-level BPE) are", shownText(**model)));
+    }
+    const bool bpe = vocab.family == TokenizerFamily::BytePair;
 
     auto tokens = findArray(file, kTokensKey, [](GgufType t) { return t == GgufType::String; }, "an array of strings");
     if (!tokens) return std::unexpected(tokens.error());
@@ -73,17 +105,25 @@ Result<Vocab> readGgufVocab(const GgufFile& file) {
     if (n > kMaxVocabSize)
         return std::unexpected(badFile(fmt::format("{} has {} tokens, more than the {} a vocabulary may have", kTokensKey, n, kMaxVocabSize)));
 
-    auto scores = findArray(file, kScoresKey, [](GgufType t) { return t == GgufType::F32 || t == GgufType::F64; },
-                            "an array of f32");
-    if (!scores) return std::unexpected(scores.error());
-    auto types = findArray(file, kTypesKey, isIntegerType, "an array of i32");
-    if (!types) return std::unexpected(types.error());
-    for (const auto& [key, array] : {std::pair{kScoresKey, *scores}, std::pair{kTypesKey, *types}})
-        if (array->count != n)
+    // SentencePiece needs scores and types; a BPE file may omit both (0 and Normal, as llama.cpp).
+    const GgufValue* scores = nullptr;
+    const GgufValue* types = nullptr;
+    if (!bpe || file.find(kScoresKey)) {
+        auto found = findArray(file, kScoresKey, [](GgufType t) { return t == GgufType::F32 || t == GgufType::F64; },
+                               "an array of f32");
+        if (!found) return std::unexpected(found.error());
+        scores = *found;
+    }
+    if (!bpe || file.find(kTypesKey)) {
+        auto found = findArray(file, kTypesKey, isIntegerType, "an array of i32");
+        if (!found) return std::unexpected(found.error());
+        types = *found;
+    }
+    for (const auto& [key, array] : {std::pair{kScoresKey, scores}, std::pair{kTypesKey, types}})
+        if (array && array->count != n)
             return std::unexpected(badFile(fmt::format("{} has {} entries but {} has {}: the vocabulary arrays disagree",
                                                        key, array->count, kTokensKey, n)));
 
-    Vocab vocab;
     vocab.pieces.reserve(n);
     vocab.scores.reserve(n);
     vocab.types.reserve(n);
@@ -95,12 +135,12 @@ Result<Vocab> readGgufVocab(const GgufFile& file) {
         auto [it, inserted] = firstId.emplace(piece, id);
         if (!inserted)
             return std::unexpected(badFile(fmt::format("{}: token {} {} duplicates token {}", kTokensKey, id, quoted(piece), it->second)));
-        const double score = (*scores)->numberAt(id);
+        const double score = scores ? scores->numberAt(id) : 0.0;
         if (std::isnan(score)) return std::unexpected(badFile(fmt::format("{}: token {} has score NaN", kScoresKey, id)));
-        const int64_t type = (*types)->intAt(id);
+        const int64_t type = types ? types->intAt(id) : int64_t(TokenType::Normal);
         if (type < 1 || type > 6)
             return std::unexpected(badFile(fmt::format("{}: token {} {} has type {} (valid types are 1 to 6)", kTypesKey, id, quoted(piece), type)));
-        if (type == int64_t(TokenType::Control) && isOneCharacter(piece))
+        if (!bpe && type == int64_t(TokenType::Control) && isOneCharacter(piece))
             return std::unexpected(badFile(fmt::format(
                 "{}: token {} {} is a control token of a single character, which SentencePiece cannot encode around",
                 kTypesKey, id, quoted(piece))));
@@ -109,22 +149,38 @@ Result<Vocab> readGgufVocab(const GgufFile& file) {
         vocab.types.push_back(TokenType(type));
     }
 
+    FimIds fim;
     struct Special { std::string_view key; int32_t* id; };
     for (const Special& s : {Special{"tokenizer.ggml.bos_token_id", &vocab.bosId},
                              Special{"tokenizer.ggml.eos_token_id", &vocab.eosId},
                              Special{"tokenizer.ggml.unknown_token_id", &vocab.unkId},
                              Special{"tokenizer.ggml.padding_token_id", &vocab.padId},
-                             Special{"tokenizer.ggml.eot_token_id", &vocab.eotId}}) {
+                             Special{"tokenizer.ggml.eot_token_id", &vocab.eotId},
+                             Special{"tokenizer.ggml.eom_token_id", &vocab.eomId},
+                             Special{"tokenizer.ggml.fim_pad_token_id", &fim.pad},
+                             Special{"tokenizer.ggml.fim_rep_token_id", &fim.rep},
+                             Special{"tokenizer.ggml.fim_sep_token_id", &fim.sep}}) {
         auto id = readSpecialId(file, s.key, n);
         if (!id) return std::unexpected(id.error());
         *s.id = *id;
     }
+    if (bpe) {
+        auto pre = readBpeFields(file, vocab);
+        if (!pre) return std::unexpected(pre.error());
+    }
     auto addBos = file.getBool("tokenizer.ggml.add_bos_token");
     if (!addBos) return std::unexpected(addBos.error());
-    vocab.addBos = addBos->value_or(true);
+    vocab.addBos = addBos->value_or(bpe ? vocab.preTokenizer.addBos.value_or(false) : true);
+    auto addEos = file.getBool("tokenizer.ggml.add_eos_token");
+    if (!addEos) return std::unexpected(addEos.error());
+    vocab.addEos = addEos->value_or(false);
     auto addSpace = file.getBool("tokenizer.ggml.add_space_prefix");
     if (!addSpace) return std::unexpected(addSpace.error());
-    vocab.addSpacePrefix = addSpace->value_or(true);
+    vocab.addSpacePrefix = addSpace->value_or(!bpe);
+    deriveEndOfGeneration(vocab, fim);
+    auto name = file.getString("general.name");
+    if (!name) return std::unexpected(name.error());
+    applyNameRules(vocab, name->value_or(""));
     return vocab;
 }
 

@@ -9,7 +9,8 @@
 
 namespace inferscope {
 
-// tokenizer.ggml.model must be "llama" (SentencePiece BPE); anything else is Unsupported.
+// tokenizer.ggml.model must be "llama" (SentencePiece) or "gpt2" (byte-level BPE, with its merges and
+// a tokenizer.ggml.pre we implement); anything else is Unsupported. Derives the end-of-generation set.
 Result<Vocab> readGgufVocab(const GgufFile& file);
 
 }  // namespace inferscope

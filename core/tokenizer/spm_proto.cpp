@@ -106,7 +106,15 @@ std::string writeModelProto(const Vocab& vocab) {
         ProtoWriter piece;
         piece.bytesField(1, vocab.pieces[id]);
         piece.floatField(2, vocab.scores[id]);
-        piece.varintField(3, uint64_t(vocab.types[id]));
+        // SentencePiece has exactly one UNKNOWN piece, the unk id's. Phi-3's file marks <unk> CONTROL
+        // and its 53 padding pieces UNKNOWN: the unk id is written UNKNOWN, other UNKNOWN pieces
+        // UNUSED (never produced by encoding, as in llama.cpp).
+        TokenType type = vocab.types[id];
+        if (vocab.unkId >= 0) {
+            if (id == vocab.unkId) type = TokenType::Unknown;
+            else if (type == TokenType::Unknown) type = TokenType::Unused;
+        }
+        piece.varintField(3, uint64_t(type));
         model.bytesField(1, piece.take());
     }
 

@@ -1,6 +1,7 @@
 #include "tokenizer/tokenizer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,9 @@
 #include <sentencepiece_processor.h>
 
 #include "gguf/gguf_file.h"
+#include "tokenizer/bpe_model.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/special_tokens.h"
 #include "tokenizer/gguf_vocab.h"
 #include "tokenizer/spm_proto.h"
 
@@ -34,10 +38,41 @@ std::string loadErrorText(const sentencepiece::util::Status& status) {
     return shownText(message, 512);
 }
 
+// llama_detokenize's clean_spaces, three passes as llama.cpp makes them: drop the space before
+// ? ! . ,; " ' " -> "'"; drop the space before 's 'm 're 've (not 't 'd 'll).
+std::string cleanTokenizationSpaces(std::string_view in) {
+    std::string a;
+    for (size_t i = 0; i < in.size(); ++i) {
+        const char x = in[i];
+        if (i > 0 && in[i - 1] == ' ' && (x == '?' || x == '!' || x == '.' || x == ',')) a.pop_back();
+        a.push_back(x);
+    }
+    std::string b;  // llama.cpp marks the skipped space after " ' " with a NUL: "x ' ' y" -> "x'' y"
+    for (size_t i = 0; i < a.size(); ++i) {
+        const char x = a[i];
+        if (i > 0 && x == '\'' && i + 1 < a.size() && a[i - 1] == ' ' && a[i + 1] == ' ') {
+            b.pop_back();  // the space before
+            a[++i] = '\0';  // and the one after
+        }
+        b.push_back(x);
+    }
+    std::string c;
+    for (size_t i = 0; i < b.size(); ++i) {
+        const char x = b[i];
+        if (i > 0 && b[i - 1] == ' ' && x == '\'' && i + 1 < b.size()) {
+            const char x1 = b[i + 1];
+            const char x2 = i + 2 < b.size() ? b[i + 2] : '\0';
+            if (x1 == 's' || x1 == 'm' || (x1 == 'r' && x2 == 'e') || (x1 == 'v' && x2 == 'e')) c.pop_back();
+        }
+        c.push_back(x);
+    }
+    return c;
+}
+
 }  // namespace
 
-Tokenizer::Tokenizer(Vocab vocab, std::unique_ptr<sentencepiece::SentencePieceProcessor> sp)
-    : vocab_(std::move(vocab)), sp_(std::move(sp)), specialsByFirstByte_(256) {
+Tokenizer::Tokenizer(Vocab vocab, std::unique_ptr<sentencepiece::SentencePieceProcessor> sp, std::unique_ptr<BpeModel> bpe)
+    : vocab_(std::move(vocab)), sp_(std::move(sp)), bpe_(std::move(bpe)), specialsByFirstByte_(256) {
     for (int32_t id = 0; id < vocab_.size(); ++id) {
         const TokenType t = vocab_.types[id];
         if (t == TokenType::Control || t == TokenType::UserDefined || t == TokenType::Unknown)
@@ -53,11 +88,16 @@ Tokenizer::~Tokenizer() = default;
 Result<std::unique_ptr<Tokenizer>> Tokenizer::fromGguf(const GgufFile& file) {
     auto vocab = readGgufVocab(file);
     if (!vocab) return std::unexpected(vocab.error());
+    if (vocab->family == TokenizerFamily::BytePair) {
+        auto bpe = BpeModel::create(*vocab);
+        if (!bpe) return std::unexpected(bpe.error());
+        return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(*vocab), nullptr, std::make_unique<BpeModel>(std::move(*bpe))));
+    }
     auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
     const auto status = sp->LoadFromSerializedProto(writeModelProto(*vocab));
     if (!status.ok())
         return fail(ErrorKind::BadFile, fmt::format("SentencePiece rejected the vocabulary: {}", loadErrorText(status)));
-    return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(*vocab), std::move(sp)));
+    return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(*vocab), std::move(sp), nullptr));
 }
 
 Result<std::unique_ptr<Tokenizer>> Tokenizer::fromModelFile(const std::filesystem::path& path) {
@@ -89,7 +129,8 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::fromModelFile(const std::filesyste
     vocab->eosId = sp->eos_id();
     vocab->unkId = sp->unk_id();
     vocab->padId = sp->pad_id();
-    return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(*vocab), std::move(sp)));
+    deriveEndOfGeneration(*vocab, FimIds{});
+    return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(*vocab), std::move(sp), nullptr));
 }
 
 int32_t Tokenizer::vocabSize() const { return vocab_.size(); }
@@ -98,10 +139,16 @@ int32_t Tokenizer::eosId() const { return vocab_.eosId; }
 int32_t Tokenizer::unkId() const { return vocab_.unkId; }
 int32_t Tokenizer::padId() const { return vocab_.padId; }
 int32_t Tokenizer::eotId() const { return vocab_.eotId; }
+int32_t Tokenizer::eomId() const { return vocab_.eomId; }
 bool Tokenizer::addBosByDefault() const { return vocab_.addBos; }
+bool Tokenizer::addEosByDefault() const { return vocab_.addEos; }
 
 bool Tokenizer::isEndOfGeneration(int32_t id) const {
-    return id >= 0 && (id == vocab_.eosId || id == vocab_.eotId);
+    return std::binary_search(vocab_.eogIds.begin(), vocab_.eogIds.end(), id);
+}
+
+std::string_view Tokenizer::familyName() const {
+    return vocab_.family == TokenizerFamily::BytePair ? "bpe" : "sentencepiece";
 }
 
 std::optional<int32_t> Tokenizer::findSpecial(std::string_view piece) const {
@@ -123,6 +170,7 @@ int32_t Tokenizer::matchSpecial(std::string_view text, size_t pos, bool parseSpe
 
 void Tokenizer::encodeFragment(std::string_view text, std::vector<int32_t>& out) const {
     if (text.empty()) return;
+    if (bpe_) return bpe_->encode(text, out);
     std::vector<int> ids;
     checkInvariant(sp_->Encode(text, &ids), "Encode");
     out.insert(out.end(), ids.begin(), ids.end());
@@ -130,7 +178,7 @@ void Tokenizer::encodeFragment(std::string_view text, std::vector<int32_t>& out)
 
 // Text between special pieces is encoded on its own, so SentencePiece adds the dummy-prefix space
 // to each fragment - what llama.cpp's SPM path does after every special token.
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool addBos, bool parseSpecial) const {
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool addBos, bool parseSpecial, bool addEos) const {
     std::vector<int32_t> out;
     if (addBos && vocab_.bosId >= 0) out.push_back(vocab_.bosId);
     size_t fragmentStart = 0;
@@ -143,13 +191,21 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool addBos, bool 
         encodeFragment(text.substr(fragmentStart, pos - fragmentStart), out);
         out.push_back(id);
         pos += vocab_.pieces[id].size();
+        if (!vocab_.rstrip.empty() && vocab_.rstrip[id])
+            while (pos < text.size() && std::isspace(uint8_t(text[pos]))) ++pos;
         fragmentStart = pos;
     }
     encodeFragment(text.substr(fragmentStart), out);
+    if (addEos && vocab_.eosId >= 0) out.push_back(vocab_.eosId);
     return out;
 }
 
 std::string Tokenizer::decode(std::span<const int32_t> ids) const {
+    if (bpe_) {
+        std::string text;
+        for (int32_t id : ids) text += tokenBytes(id);
+        return vocab_.preTokenizer.cleanSpaces ? cleanTokenizationSpaces(text) : text;
+    }
     std::vector<int> known;
     known.reserve(ids.size());
     for (int32_t id : ids)
@@ -168,6 +224,11 @@ TokenType Tokenizer::type(int32_t id) const { return valid(id) ? vocab_.types[id
 std::string Tokenizer::tokenBytes(int32_t id) const {
     if (!valid(id)) return {};
     const std::string& p = vocab_.pieces[id];
+    if (bpe_) {  // as llama.cpp's token_to_piece without special text
+        if (vocab_.types[id] == TokenType::Normal) return byte_level::decodeText(p);
+        if (vocab_.types[id] == TokenType::UserDefined) return p;
+        return {};
+    }
     switch (vocab_.types[id]) {
         case TokenType::Normal:
         case TokenType::UserDefined: {  // SentencePiece's decode unescapes both

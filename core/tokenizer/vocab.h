@@ -1,11 +1,14 @@
 #pragma once
-// A SentencePiece vocabulary as plain data: what the tokenizer keys of a GGUF file (or the pieces
-// of a tokenizer.model) say. Validated before a Vocab exists; the Tokenizer owns one.
+// A vocabulary as plain data: what the tokenizer keys of a GGUF file (or the pieces of a
+// tokenizer.model) say, SentencePiece or byte-level BPE. Validated before a Vocab exists; the
+// Tokenizer owns one.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "tokenizer/pre_tokenizer.h"
 
 namespace inferscope {
 
@@ -16,18 +19,35 @@ inline constexpr uint64_t kMaxVocabSize = uint64_t(1) << 20;
 // Same values as GGUF tokenizer.ggml.token_type and SentencePiece's ModelProto piece type.
 enum class TokenType : int32_t { Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
 
+// tokenizer.ggml.model: "llama" is SentencePiece (scores), "gpt2" byte-level BPE (merges).
+enum class TokenizerFamily { SentencePiece, BytePair };
+
 struct Vocab {
-    std::vector<std::string> pieces;  // [nVocab] as stored: "▁there", "<0x0A>", "<s>"
-    std::vector<float> scores;        // [nVocab] BPE merge priority: the higher-scored merge wins
+    TokenizerFamily family = TokenizerFamily::SentencePiece;
+    std::vector<std::string> pieces;  // [nVocab] as stored: "▁there", "<0x0A>", "<s>"; BPE: "Ġthere", "Ċ"
+    std::vector<float> scores;        // [nVocab] SentencePiece merge priority: the higher-scored merge wins
+                                      // (BPE files need none: 0)
     std::vector<TokenType> types;     // [nVocab]
     // Special ids, -1 when the file names none (never guessed).
     int32_t bosId = -1;
     int32_t eosId = -1;
     int32_t unkId = -1;
     int32_t padId = -1;
-    int32_t eotId = -1;               // end of turn (chat models); also ends generation
-    bool addBos = true;               // tokenizer.ggml.add_bos_token
+    int32_t eotId = -1;               // end of turn (chat models): the key, else found by text as llama.cpp does
+    int32_t eomId = -1;               // end of message (Llama 3.1 <|eom_id|>)
+    // Every id that ends generation, as llama.cpp builds the set: EOS, EOT, EOM, FIM pad/repo/sep and
+    // every token named <|eot_id|>, <|im_end|>, <|end|>, <end_of_turn>, <|endoftext|>, <|eom_id|>, <EOT>.
+    std::vector<int32_t> eogIds;      // sorted
+    bool addBos = true;               // tokenizer.ggml.add_bos_token (BPE default: by pre-tokenizer)
+    bool addEos = false;              // tokenizer.ggml.add_eos_token
     bool addSpacePrefix = true;       // tokenizer.ggml.add_space_prefix = SentencePiece add_dummy_prefix
+    // [nVocab] or empty: special pieces that eat the ASCII whitespace after them when matched in text
+    // (llama.cpp's RSTRIP, which it gives by model name only: Phi-3's special tokens).
+    std::vector<bool> rstrip;
+    // Byte-level BPE only:
+    std::string preTokenizerName;     // tokenizer.ggml.pre as written ("" when absent)
+    PreTokenizerSpec preTokenizer{PreTokenizerKind::Default, false, std::nullopt, true};
+    std::vector<std::string> merges;  // [nMerges] "left right", rank = index
 
     int32_t size() const { return int32_t(pieces.size()); }
     bool hasByteTokens() const {

@@ -34,7 +34,11 @@ ScrollView {
                                   .arg(panel.d.kvHeads === panel.d.heads ? "MHA" : panel.d.kvHeads === 1 ? "MQA" : "GQA"),
                  qsTr("Fewer key/value heads than query heads is grouped-query attention (GQA): query heads share K and V, and the KV cache shrinks by that ratio.")],
                 [qsTr("Head dim"), panel.d.headDim, qsTr("Elements in each head's query, key and value vectors.")],
-                [qsTr("Vocabulary"), Theme.count(panel.d.vocabSize) + " (" + panel.d.tokenizer + ")"],
+                [qsTr("Vocabulary"), Theme.count(panel.d.vocabSize) + qsTr(" tokens")],
+                [qsTr("Tokenizer"), panel.d.tokenizer === "bpe"
+                                    ? qsTr("byte-level BPE, pre-tokenizer %1").arg(panel.d.preTokenizer || "default")
+                                    : qsTr("SentencePiece"),
+                 qsTr("How text becomes tokens: SentencePiece (Llama 2, Mistral, Phi-3, Gemma) or byte-level BPE (Llama 3, Qwen, GPT-2), whose pre-tokenizer first splits the text into words, numbers and punctuation.")],
                 [qsTr("Trained context"), Theme.count(panel.d.trainedContext)],
                 [qsTr("Context here"), Theme.count(EngineController.contextLength)],
                 [qsTr("RoPE base"), panel.d.ropeFreqBase],
