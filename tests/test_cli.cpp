@@ -6,6 +6,7 @@
 
 #include "model_test_helpers.h"
 #include "process_runner.h"
+#include "shared_data.h"
 
 using namespace inferscope;
 using namespace inferscope::testing_model;
@@ -157,6 +158,37 @@ TEST(CliInfo, DescribesStories260K) {
     EXPECT_EQ(j["tensor_types"]["F32"], 48);
     EXPECT_EQ(j["kv_bytes_per_token_f32"], 1280);
     EXPECT_EQ(j["kv_bytes_per_token_f16"], 640);
+}
+
+// Gemma 3's departures from Llama as `info` states them: head_dim from key_length, the 5:1
+// local/global pattern with the local layers' own RoPE, and the cache kept whole.
+TEST(CliInfo, DescribesGemma3Architecture) {
+    INFERSCOPE_SHARED_FILE_OR_SKIP(model, "models/arch/gemma3-tiny.gguf");
+    auto r = cli({"info", "--model", model, "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["architecture"], "gemma3");
+    EXPECT_EQ(j["head_dim"], 64);  // key_length, not 128 / 4
+    EXPECT_EQ(j["rope_mode"], "neox");
+    EXPECT_EQ(j["sliding_window"], 32);
+    EXPECT_EQ(j["sliding_layers"], 7);
+    EXPECT_EQ(j["rope_freq_base"], 1e6);
+    EXPECT_EQ(j["rope_freq_scale"], 0.125);
+    EXPECT_EQ(j["rope_freq_base_sliding"], 10000.0);
+    EXPECT_EQ(j["kv_bytes_per_token_f32"], 2 * 8 * 2 * 64 * 4);
+    auto text = cli({"info", "--model", model});
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_NE(text.out.find("sliding window   32 positions on 7 of 8 layers (0-4, 6-7)\n"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("its layers' RoPE: base 10000, positions x 1\n"), std::string::npos) << text.out;
+}
+
+TEST(CliInfo, UnknownArchitectureIsNamed) {
+    TempDir dir;
+    GgufWriter w;
+    w.add("general.architecture", GgufMetaValue::string("mamba"));
+    ASSERT_TRUE(w.writeFile(dir / "mamba.gguf"));
+    expectOneLineError(cli({"info", "--model", (dir / "mamba.gguf").string()}),
+                       "unsupported architecture 'mamba' (Inferscope runs llama, qwen2, qwen3, gemma2, gemma3 and phi3)");
 }
 
 TEST(CliInfo, MalformedFilesExitOneWithTheReason) {
