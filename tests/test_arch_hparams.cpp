@@ -6,6 +6,7 @@
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "kv_cache/kv_cache.h"
 #include "model/arch_options.h"
 #include "model/llama_hparams.h"
 #include "shared_data.h"
@@ -132,4 +133,21 @@ TEST(ArchHParams, DifferentValueLengthIsRefused) {
     auto hp = readLlamaHParams(*file);
     ASSERT_FALSE(hp);
     EXPECT_EQ(hp.error().message, "qwen3.attention.value_length = 16 differs from the key length 32");
+}
+
+// The cache of a sliding-window model: every layer allocates every position (the bytes reported
+// are the bytes held), and the work counters say how many pairs the window lets each layer score.
+TEST(ArchKvCache, SlidingLayersCountTheirWindowAndAllocateEverything) {
+    const KvCacheLayout layout{8, 2, 64, 100, KvType::F16, 32, 7};
+    auto cache = KvCache::create(layout);
+    ASSERT_TRUE(cache) << cache.error().message;
+    std::vector<float> k(size_t(71) * 2 * 64, 0.5f);
+    for (int32_t l = 0; l < 8; ++l) cache->store(l, 0, 71, k.data(), k.data());
+    cache->commit(0, 71, CellOrigin::Prompt);
+    const KvCacheStats s = cache->stats();
+    EXPECT_EQ(s.bytesReserved, 2ull * 8 * 2 * 64 * 2 * 100);  // K and V, all layers, all 100 positions
+    EXPECT_EQ(s.bytesPerToken, 2ull * 8 * 2 * 64 * 2);
+    EXPECT_EQ(s.layout.nSlidingLayers, 7);
+    EXPECT_EQ(s.attentionScores, 71ull * 72 / 2);               // Σ (p + 1)
+    EXPECT_EQ(s.attentionScoresSliding, 32ull * 33 / 2 + 39 * 32);  // Σ min(p + 1, 32)
 }

@@ -209,7 +209,9 @@ Result<std::unique_ptr<LlamaContext>> LlamaModel::createContext(int32_t nCtx, in
     if (nCtx < 1) return fail(ErrorKind::InvalidArgument, fmt::format("context length must be positive, got {}", nCtx));
     if (maxBatch < 1) return fail(ErrorKind::InvalidArgument, fmt::format("batch size must be positive, got {}", maxBatch));
     maxBatch = std::min(maxBatch, nCtx);
-    auto cache = KvCache::create({hp_.nLayer, hp_.nHeadKv, hp_.headDim, nCtx, kvType});
+    int32_t nSliding = 0;
+    for (int32_t l = 0; l < hp_.nLayer; ++l) nSliding += hp_.isSlidingLayer(l);
+    auto cache = KvCache::create({hp_.nLayer, hp_.nHeadKv, hp_.headDim, nCtx, kvType, nSliding ? hp_.slidingWindow : 0, nSliding});
     if (!cache) return std::unexpected(cache.error());
     auto ctx = std::make_unique<LlamaContext>();
     ctx->cache_ = std::move(*cache);
