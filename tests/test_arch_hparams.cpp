@@ -151,3 +151,42 @@ TEST(ArchKvCache, SlidingLayersCountTheirWindowAndAllocateEverything) {
     EXPECT_EQ(s.attentionScores, 71ull * 72 / 2);               // Σ (p + 1)
     EXPECT_EQ(s.attentionScoresSliding, 32ull * 33 / 2 + 39 * 32);  // Σ min(p + 1, 32)
 }
+
+namespace {
+
+// A gemma header of `layers` layers: embedding 64, 4 heads, head_dim (key_length) 32 ≠ 64 / 4.
+Result<LlamaHParams> gemmaHeader(const std::string& arch, uint32_t layers) {
+    GgufWriter w;
+    w.add("general.architecture", GgufMetaValue::string(arch));
+    for (auto [key, value] : {std::pair{"context_length", 128u}, {"embedding_length", 64u}, {"block_count", layers},
+                              {"feed_forward_length", 128u}, {"attention.head_count", 4u}, {"attention.head_count_kv", 2u},
+                              {"attention.key_length", 32u}, {"attention.value_length", 32u}})
+        w.add(arch + "." + key, GgufMetaValue::u32(value));
+    w.add(arch + ".attention.layer_norm_rms_epsilon", GgufMetaValue::f32(1e-6f));
+    w.addTensor("token_embd.weight", {64, 4}, GgmlType::F32, std::vector<uint8_t>(64 * 4 * 4, 0));
+    auto image = w.toBytes();
+    if (!image) return std::unexpected(image.error());
+    auto file = GgufFile::parse(MappedFile::fromBytes(std::move(*image)));
+    if (!file) return std::unexpected(file.error());
+    return readLlamaHParams(*file);
+}
+
+}  // namespace
+
+// Gemma 2/3 27B scale queries by 1/√(n_embd / n_head), every other size by 1/√head_dim (0 here).
+TEST(ArchHParams, Gemma27BAttentionScale) {
+    for (auto [arch, layers, scale] : {std::tuple{"gemma2", 46u, 0.25f}, {"gemma2", 26u, 0.0f}, {"gemma3", 62u, 0.25f},
+                                       {"gemma3", 34u, 0.0f}, {"llama", 46u, 0.0f}}) {
+        auto hp = gemmaHeader(arch, layers);
+        ASSERT_TRUE(hp) << hp.error().message;
+        EXPECT_EQ(hp->attentionScale, scale) << arch << " " << layers;
+        EXPECT_EQ(hp->headDim, 32);
+    }
+    // gemma2's defaults when the file gives neither soft-cap nor window: 50, 30 and 4096 (llama.cpp's)
+    auto g2 = gemmaHeader("gemma2", 26);
+    EXPECT_EQ(g2->attnSoftCap, 50.0f);
+    EXPECT_EQ(g2->finalSoftCap, 30.0f);
+    EXPECT_EQ(g2->slidingWindow, 4096);
+    // gemma3 without a window key attends globally
+    EXPECT_EQ(gemmaHeader("gemma3", 26)->slidingWindow, 0);
+}

@@ -33,6 +33,7 @@ struct WindowCase {
     int32_t window;
     float softCap;
     bool half;
+    float scale = 0.0f;  // 0: 1/sqrt(headDim)
 };
 
 }  // namespace
@@ -42,7 +43,7 @@ class WindowedAttention : public ::testing::TestWithParam<WindowCase> {};
 // Key j is visible from the query at position p iff 0 <= p - j < window (llama.cpp's SWA mask);
 // scores become cap · tanh(score / cap) before the softmax.
 TEST_P(WindowedAttention, MatchesReference) {
-    const auto [hd, nHead, nHeadKv, m, p0, window, softCap, half] = GetParam();
+    const auto [hd, nHead, nHeadKv, m, p0, window, softCap, half, scale] = GetParam();
     const int32_t nCtx = p0 + int32_t(m) + 3;
     auto q = randomVector(size_t(m * nHead * hd), 11, 1.5f);
     auto k = randomVector(size_t(nHeadKv) * nCtx * hd, 12, 1.5f);
@@ -56,7 +57,7 @@ TEST_P(WindowedAttention, MatchesReference) {
     }
     std::vector<float> out(q.size(), NAN), scratch(attentionScratchFloats(omp_get_max_threads(), nHead, nHeadKv, hd, nCtx));
     attention(q.data(), half ? static_cast<const void*>(k16.data()) : k.data(), half ? static_cast<const void*>(v16.data()) : v.data(),
-              half, m, p0, nHead, nHeadKv, hd, nCtx, out.data(), scratch.data(), AttentionOptions{window, softCap});
+              half, m, p0, nHead, nHeadKv, hd, nCtx, out.data(), scratch.data(), AttentionOptions{window, softCap, scale});
     const int group = nHead / nHeadKv;
     for (int64_t r = 0; r < m; ++r)
         for (int h = 0; h < nHead; ++h) {
@@ -69,7 +70,7 @@ TEST_P(WindowedAttention, MatchesReference) {
                 if (window > 0 && p - j >= window) continue;  // outside the window: weight 0
                 double d = 0;
                 for (int i = 0; i < hd; ++i) d += double(qh[i]) * k[base + size_t(j) * hd + i];
-                d /= std::sqrt(double(hd));
+                d = scale > 0 ? d * scale : d / std::sqrt(double(hd));
                 if (softCap > 0) d = softCap * std::tanh(d / softCap);
                 s[size_t(j)] = d;
                 mx = std::max(mx, d);
@@ -91,11 +92,13 @@ INSTANTIATE_TEST_SUITE_P(Paths, WindowedAttention,
                                            WindowCase{24, 6, 3, 1, 20, 1, 0, true},     // window 1: itself only
                                            WindowCase{64, 4, 2, 5, 12, 0, 2.0f, false}, // soft-cap alone
                                            WindowCase{32, 4, 4, 7, 30, 8, 1.5f, true},  // both, vector path
-                                           WindowCase{24, 4, 2, 3, 7, 100, 3.0f, false}),  // window wider than the context
+                                           WindowCase{24, 4, 2, 3, 7, 100, 3.0f, false},   // window wider than the context
+                                           WindowCase{64, 4, 2, 4, 9, 0, 0, false, 0.25f}),  // Gemma 27B's own scale
                          [](const auto& info) {
                              const WindowCase& c = info.param;
-                             return fmt::format("hd{}h{}kv{}m{}p{}w{}cap{}{}", c.headDim, c.nHead, c.nHeadKv, c.m, c.position0,
-                                                c.window, int(c.softCap * 10), c.half ? "f16" : "f32");
+                             return fmt::format("hd{}h{}kv{}m{}p{}w{}cap{}scale{}{}", c.headDim, c.nHead, c.nHeadKv, c.m,
+                                                c.position0, c.window, int(c.softCap * 10), int(c.scale * 100),
+                                                c.half ? "f16" : "f32");
                          });
 
 // NEOX pairs (i, i + nRot/2) rotate by pos · base^(-2i/nRot) · scale / factor[i]; dims past nRot stay.

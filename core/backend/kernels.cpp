@@ -281,7 +281,7 @@ void attendGroup(const float* q, const void* k, const void* v, bool half, int64_
 void attention(const float* q, const void* k, const void* v, bool kvHalf, int64_t m, int32_t position0, int nHead,
                int nHeadKv, int headDim, int32_t nCtx, float* out, float* scratch, const AttentionOptions& options) {
     const int group = nHead / nHeadKv;
-    const float scale = 1.0f / std::sqrt(float(headDim));
+    const float scale = options.scale > 0.0f ? options.scale : 1.0f / std::sqrt(float(headDim));
     const size_t perThread = size_t(group) * (size_t(nCtx) + 16) + size_t(headDim) * 2;
     // Work in multiply-adds: below ~64k one thread is done before a fork/join would pay off.
     const int64_t work = m * int64_t(nHead) * int64_t(position0 + m) * headDim;

@@ -54,6 +54,7 @@ void scaleInPlace(float* x, int64_t count, float factor);
 struct AttentionOptions {
     int32_t window = 0;    // > 0: query at position p sees keys p - window + 1 .. p only (sliding window)
     float softCap = 0.0f;  // > 0: scores → softCap · tanh(scores / softCap) before the softmax (Gemma 2)
+    float scale = 0.0f;    // > 0: scores = q·k · scale instead of q·k / sqrt(headDim) (Gemma 27B)
 };
 
 // Causal grouped-query attention over the KV cache of one layer.

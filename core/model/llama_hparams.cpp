@@ -95,6 +95,10 @@ Result<LlamaHParams> readLlamaHParams(const GgufFile& f) {
         if (auto r = readInt(f, a + "attention.sliding_window", hp.slidingWindow, false, 1, 1 << 24); !r)
             return std::unexpected(r.error());
     }
+    // Gemma 2 27B (46 layers) and Gemma 3 27B (62 layers) scale queries by 1/√(n_embd / n_head)
+    // (their query_pre_attn_scalar), not 1/√head_dim; llama.cpp tells them by the layer count too.
+    if ((hp.architecture == "gemma2" && hp.nLayer == 46) || (hp.architecture == "gemma3" && hp.nLayer == 62))
+        hp.attentionScale = 1.0f / std::sqrt(float(hp.nEmbd / hp.nHead));
     if (hp.arch.softCapKeys) {
         // Gemma 2 always soft-caps; the keys carry the values (50 and 30 in every released Gemma 2).
         hp.attnSoftCap = 50.0f;

@@ -33,6 +33,7 @@ struct LlamaHParams {
     int32_t slidingWindow = 0;    // {arch}.attention.sliding_window: key j visible from query i iff i - j < window; 0 = none
     float attnSoftCap = 0;        // {arch}.attn_logit_softcapping: scores → cap·tanh(scores / cap); 0 = off
     float finalSoftCap = 0;       // {arch}.final_logit_softcapping: logits → cap·tanh(logits / cap); 0 = off
+    float attentionScale = 0;     // scores = q·k · this; 0 = 1/√head_dim. Gemma 2/3 27B: 1/√(n_embd / n_head)
 
     int32_t qDim() const { return nHead * headDim; }
     int32_t kvDim() const { return nHeadKv * headDim; }

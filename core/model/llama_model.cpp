@@ -190,7 +190,7 @@ Result<void> LlamaModel::loadWeights(ComputePrecision precision, const LoadProgr
             }
             const bool sliding = hp.isSlidingLayer(l);
             L.ropeTable = sliding && ropeTableSpecs_.size() > 1 ? 1 : 0;
-            L.attention = AttentionOptions{sliding ? hp.slidingWindow : 0, hp.attnSoftCap};
+            L.attention = AttentionOptions{sliding ? hp.slidingWindow : 0, hp.attnSoftCap, hp.attentionScale};
         }
     } catch (const std::bad_alloc&) {
         return fail(ErrorKind::OutOfMemory, "out of memory while preparing the weights");
