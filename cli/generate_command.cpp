@@ -164,7 +164,8 @@ int run(GenerateArgs a) {
                                       {"time_to_first_token_ms", ms(s.timeToFirstTokenUs)}, {"kv_cache", !a.noKvCache},
                                       {"kv_bytes_used", s.kv.bytesUsed}, {"kv_bytes_reserved", s.kv.bytesReserved},
                                       {"kv_bytes_per_token", s.kv.bytesPerToken}, {"kv_computed", s.kv.kvComputed},
-                                      {"attention_scores", s.kv.attentionScores}, {"seed", a.sampler.seed},
+                                      {"attention_scores", s.kv.attentionScores},
+                                      {"attention_scores_sliding", s.kv.attentionScoresSliding}, {"seed", a.sampler.seed},
                                       {"text", s.text}, {"device", e.device().description()}})
                                 .c_str());
     } else {

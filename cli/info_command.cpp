@@ -1,8 +1,12 @@
 // inferscope-cli info: what a GGUF model is, from its header (no weights are loaded).
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "option_checks.h"
@@ -12,6 +16,41 @@
 
 namespace inferscope::cli {
 namespace {
+
+// The architecture's departures from the plain Llama pass, in words ("q/k/v biases, NEOX RoPE").
+std::string archFeatures(const LlamaHParams& hp) {
+    const ArchOptions& o = hp.arch;
+    std::vector<std::string> parts;
+    if (o.fusedQkv) parts.push_back("fused QKV");
+    if (o.qkvBias) parts.push_back("q/k/v biases");
+    if (o.qkNorm) parts.push_back("per-head q/k RMSNorm");
+    parts.push_back(o.rope == RopeMode::Neox ? "NEOX RoPE" : "normal RoPE");
+    if (o.embedScale) parts.push_back("embedding x sqrt(n_embd)");
+    if (o.postNorms) parts.push_back("post-attention/post-FFN norms");
+    parts.push_back(o.ffnActivation == FfnActivation::GeluTanh ? "GELU(tanh)-gated FFN" : "SwiGLU FFN");
+    if (o.fusedGateUp) parts.push_back("fused gate|up");
+    std::string s;
+    for (const auto& p : parts) s += (s.empty() ? "" : ", ") + p;
+    return s;
+}
+
+// Which layers attend through the sliding window, e.g. "0-4, 6-7" (empty: none).
+std::string slidingLayers(const LlamaHParams& hp) {
+    std::string s;
+    for (int32_t l = 0; l < hp.nLayer; ++l) {
+        if (!hp.isSlidingLayer(l) || (l > 0 && hp.isSlidingLayer(l - 1))) continue;
+        int32_t last = l;
+        while (last + 1 < hp.nLayer && hp.isSlidingLayer(last + 1)) ++last;
+        s += (s.empty() ? "" : ", ") + (last == l ? std::to_string(l) : std::to_string(l) + "-" + std::to_string(last));
+    }
+    return s;
+}
+
+int countSlidingLayers(const LlamaHParams& hp) {
+    int n = 0;
+    for (int32_t l = 0; l < hp.nLayer; ++l) n += hp.isSlidingLayer(l);
+    return n;
+}
 
 struct InfoArgs {
     std::string model;
@@ -41,7 +80,16 @@ int run(const InfoArgs& a) {
                             {"vocab_size", hp.nVocab}, {"rope_dimensions", hp.nRot}, {"rope_freq_base", hp.ropeFreqBase},
                             {"rms_eps", hp.rmsEps}, {"tied_output", info->tiedOutput},
                             {"tokenizer", info->tokenizerModel}, {"kv_bytes_per_token_f32", info->kvBytesPerTokenF32},
-                            {"kv_bytes_per_token_f16", info->kvBytesPerTokenF16}};
+                            {"kv_bytes_per_token_f16", info->kvBytesPerTokenF16},
+                            {"rope_mode", hp.arch.rope == RopeMode::Neox ? "neox" : "normal"},
+                            {"rope_freq_scale", hp.ropeFreqScale},
+                            {"sliding_window", hp.slidingWindow},
+                            {"sliding_layers", countSlidingLayers(hp)},
+                            {"rope_freq_base_sliding", hp.ropeFreqBaseSliding},
+                            {"rope_freq_scale_sliding", hp.ropeFreqScaleSliding},
+                            {"attn_logit_softcap", hp.attnSoftCap},
+                            {"final_logit_softcap", hp.finalSoftCap},
+                            {"features", archFeatures(hp)}};
         std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
         return 0;
     }
@@ -59,11 +107,24 @@ int run(const InfoArgs& a) {
                 hp.headDim);
     std::printf("context length   %d (trained)\n", hp.nCtxTrain);
     std::printf("vocab size       %d (%s tokenizer)\n", hp.nVocab, info->tokenizerModel.empty() ? "no" : info->tokenizerModel.c_str());
-    std::printf("RoPE             %d dims, base %g\n", hp.nRot, hp.ropeFreqBase);
+    std::printf("forward pass     %s\n", archFeatures(hp).c_str());
+    std::printf("RoPE             %s, %d dims, base %g%s\n", hp.arch.rope == RopeMode::Neox ? "NEOX" : "normal", hp.nRot,
+                hp.ropeFreqBase, hp.ropeFreqScale != 1.0 ? (", positions x " + fmt::format("{:g}", hp.ropeFreqScale)).c_str() : "");
+    if (hp.slidingWindow > 0) {
+        std::printf("sliding window   %d positions on %d of %d layers (%s)\n", hp.slidingWindow, countSlidingLayers(hp), hp.nLayer,
+                    slidingLayers(hp).c_str());
+        if (hp.ropeFreqBaseSliding != hp.ropeFreqBase || hp.ropeFreqScaleSliding != hp.ropeFreqScale)
+            std::printf("                 its layers' RoPE: base %g, positions x %g\n", hp.ropeFreqBaseSliding, hp.ropeFreqScaleSliding);
+    }
+    if (hp.attnSoftCap > 0 || hp.finalSoftCap > 0)
+        std::printf("soft-caps        attention %g, final logits %g (cap x tanh(x / cap))\n", hp.attnSoftCap, hp.finalSoftCap);
     std::printf("LM head          %s\n", info->tiedOutput ? "tied to the token embedding" : "separate output.weight");
     std::printf("KV bytes/token   %llu in F32, %llu in F16 (2 x %d layers x %d KV heads x %d head dim x bytes)\n",
                 (unsigned long long)info->kvBytesPerTokenF32, (unsigned long long)info->kvBytesPerTokenF16, hp.nLayer,
                 hp.nHeadKv, hp.headDim);
+    if (hp.slidingWindow > 0)  // the truth about what is allocated (kv_cache.h keeps every position)
+        std::printf("                 every layer caches every position; sliding-window layers read only the last %d\n",
+                    hp.slidingWindow);
     return 0;
 }
 

@@ -5,6 +5,7 @@
 //   tiny-bytes.gguf       a 262-token vocabulary with all 256 byte tokens (byte fallback), a ChatML
 //                         template and a control token, 1-layer hyperparameters
 //   tiny-nobytes.gguf     6 tokens, no byte tokens (unknown-token path), GGUF v2
+//   tiny-gemma3/gemma2.gguf  the newer architectures' keys (key_length, sliding window, soft-caps)
 //   hostile-*.gguf        one defect each: a string array claiming 2^32 items, 2^20 metadata
 //                         entries claimed, a tensor past the end, absurd hyperparameters
 // usage: make_seeds OUT_DIR STORIES_GGUF
@@ -122,6 +123,31 @@ int main(int argc, char** argv) {
         tiny_bpe::addVocabulary(w, pre);
         w.add("tokenizer.chat_template", GgufMetaValue::string("{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>' }}"));
         ok &= save(dir + "/tiny-bpe-" + (*pre ? pre : "default") + ".gguf", w);
+    }
+
+    // The newer architectures' keys: a 1-layer gemma3 header (head_dim from key_length ≠
+    // embedding / heads, sliding window, linear RoPE scaling) and a gemma2 one with soft-caps.
+    for (const char* arch : {"gemma3", "gemma2"}) {
+        GgufWriter w;
+        const std::string a = arch;
+        w.add("general.architecture", GgufMetaValue::string(a));
+        for (auto [key, value] : {std::pair{"context_length", 16u}, {"embedding_length", 8u}, {"block_count", 1u},
+                                  {"feed_forward_length", 8u}, {"attention.head_count", 2u}, {"attention.head_count_kv", 1u},
+                                  {"attention.key_length", 16u}, {"attention.value_length", 16u}, {"attention.sliding_window", 4u}})
+            w.add(a + "." + key, GgufMetaValue::u32(value));
+        w.add(a + ".attention.layer_norm_rms_epsilon", GgufMetaValue::f32(1e-6f));
+        if (a == "gemma3") {
+            w.add(a + ".rope.freq_base", GgufMetaValue::f32(1e6f));
+            w.add(a + ".rope.scaling.type", GgufMetaValue::string("linear"));
+            w.add(a + ".rope.scaling.factor", GgufMetaValue::f32(8.0f));
+        } else {
+            w.add(a + ".attn_logit_softcapping", GgufMetaValue::f32(50.0f));
+            w.add(a + ".final_logit_softcapping", GgufMetaValue::f32(30.0f));
+        }
+        w.add("tokenizer.ggml.model", GgufMetaValue::string("llama"));
+        vocabulary(w, tiny, {2, 3, 3, 1, 1, 1});
+        w.addTensor("token_embd.weight", {8, tiny.size()}, GgmlType::F32, std::vector<uint8_t>(8 * tiny.size() * 4, 0));
+        ok &= save(dir + "/tiny-" + a + ".gguf", w);
     }
 
     // ---- one defect each ----

@@ -103,7 +103,11 @@ void exerciseModel(const GgufFile& file) {
     }
     const LlamaHParams& hp = info->hparams;
     require(hp.nHead > 0 && hp.nHeadKv > 0 && hp.nHead % hp.nHeadKv == 0, "heads divide");
-    require(hp.headDim > 0 && hp.headDim * hp.nHead == hp.nEmbd, "head dim = embedding / heads");
+    // head_dim is key_length when given (Qwen 3, Gemma), else embedding / heads
+    require(hp.headDim > 0 && (hp.headDim * hp.nHead == hp.nEmbd || file.find(hp.architecture + ".attention.key_length")),
+            "head dim = key length or embedding / heads");
+    require(hp.slidingWindow >= 0 && hp.attnSoftCap >= 0 && hp.finalSoftCap >= 0, "window and soft-caps not negative");
+    require(hp.ropeFreqBaseSliding > 1 && hp.ropeFreqScaleSliding > 0, "sliding layers' RoPE");
     require(hp.nRot >= 2 && hp.nRot <= hp.headDim && hp.nRot % 2 == 0, "RoPE dimensions");
     require(hp.nVocab > 0 && hp.nCtxTrain > 0 && hp.nLayer > 0 && hp.nFf > 0, "positive sizes");
     require(info->kvBytesPerTokenF32 == 2 * info->kvBytesPerTokenF16, "KV bytes per token");

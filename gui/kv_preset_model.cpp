@@ -14,6 +14,16 @@ std::vector<KvPreset> KvPresetModel::publishedModels() {
         {QStringLiteral("Llama 2 7B"), 32, 32, 32, 128, QStringLiteral("f16"), 4096, 4096, false},
         {QStringLiteral("Mistral 7B"), 32, 32, 8, 128, QStringLiteral("f16"), 4096, 32768, false},
         {QStringLiteral("TinyLlama 1.1B"), 22, 32, 4, 64, QStringLiteral("f16"), 2048, 2048, false},
+        // Shapes from each model's config.json (head_dim given where it is not hidden / heads).
+        {QStringLiteral("Llama 3.2 1B"), 16, 32, 8, 64, QStringLiteral("f16"), 4096, 131072, false},
+        {QStringLiteral("Llama 3.2 3B"), 28, 24, 8, 128, QStringLiteral("f16"), 4096, 131072, false},
+        {QStringLiteral("Qwen 2.5 0.5B"), 24, 14, 2, 64, QStringLiteral("f16"), 4096, 32768, false},
+        {QStringLiteral("Qwen 2.5 7B"), 28, 28, 4, 128, QStringLiteral("f16"), 4096, 32768, false},
+        // Gemma 3: head_dim 256 ≠ hidden / heads; 5 of every 6 layers attend to a 512 (1B) or 1024
+        // (4B) window, but the figures here, like Inferscope's cache, keep every position per layer.
+        {QStringLiteral("Gemma 3 1B"), 26, 4, 1, 256, QStringLiteral("f16"), 4096, 32768, false},
+        {QStringLiteral("Gemma 3 4B"), 34, 8, 4, 256, QStringLiteral("f16"), 4096, 131072, false},
+        {QStringLiteral("Phi-3 mini 4k"), 32, 32, 32, 96, QStringLiteral("f16"), 4096, 4096, false},
     };
 }
 

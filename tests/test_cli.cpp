@@ -6,6 +6,7 @@
 
 #include "model_test_helpers.h"
 #include "process_runner.h"
+#include "shared_data.h"
 
 using namespace inferscope;
 using namespace inferscope::testing_model;
@@ -157,6 +158,71 @@ TEST(CliInfo, DescribesStories260K) {
     EXPECT_EQ(j["tensor_types"]["F32"], 48);
     EXPECT_EQ(j["kv_bytes_per_token_f32"], 1280);
     EXPECT_EQ(j["kv_bytes_per_token_f16"], 640);
+}
+
+// Gemma 3's departures from Llama as `info` states them: head_dim from key_length, the 5:1
+// local/global pattern with the local layers' own RoPE, and the cache kept whole.
+TEST(CliInfo, DescribesGemma3Architecture) {
+    INFERSCOPE_SHARED_FILE_OR_SKIP(model, "models/arch/gemma3-tiny.gguf");
+    auto r = cli({"info", "--model", model, "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["architecture"], "gemma3");
+    EXPECT_EQ(j["head_dim"], 64);  // key_length, not 128 / 4
+    EXPECT_EQ(j["rope_mode"], "neox");
+    EXPECT_EQ(j["sliding_window"], 32);
+    EXPECT_EQ(j["sliding_layers"], 7);
+    EXPECT_EQ(j["rope_freq_base"], 1e6);
+    EXPECT_EQ(j["rope_freq_scale"], 0.125);
+    EXPECT_EQ(j["rope_freq_base_sliding"], 10000.0);
+    EXPECT_EQ(j["kv_bytes_per_token_f32"], 2 * 8 * 2 * 64 * 4);
+    auto text = cli({"info", "--model", model});
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_NE(text.out.find("sliding window   32 positions on 7 of 8 layers (0-4, 6-7)\n"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("its layers' RoPE: base 10000, positions x 1\n"), std::string::npos) << text.out;
+}
+
+// The Gemma tiny models carry a SentencePiece vocabulary, so the whole engine runs them today: the
+// CLI's greedy ids for the reference prompt are llama.cpp's (gemma2) / the float64 pass's (gemma3).
+TEST(CliGenerate, GemmaModelsMatchTheirGreedyReferences) {
+    for (const char* arch : {"gemma2", "gemma3"}) {
+        SCOPED_TRACE(arch);
+        INFERSCOPE_SHARED_FILE_OR_SKIP(model, std::string("models/arch/") + arch + "-tiny.gguf");
+        INFERSCOPE_SHARED_FILE_OR_SKIP(ref, std::string("reference/arch/") + arch + "-tiny-greedy-1.json");
+        std::ifstream in(ref, std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        for (char& c : bytes)  // pieces may be half a UTF-8 character: only ids are read
+            if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+        const auto j = nlohmann::json::parse(bytes);
+        std::vector<int> expected;
+        for (const auto& s : j["steps"]) expected.push_back(s["id"]);
+
+        auto r = cli({"generate", "--model", model, "--prompt", j["prompt"], "--temperature", "0", "--max-tokens",
+                      std::to_string(expected.size()), "--json"});
+        ASSERT_EQ(r.exitCode, 0) << r.err;
+        std::vector<int> ids;
+        nlohmann::json done;
+        for (const auto& line : jsonLines(r.out)) {
+            if (line["event"] == "prefill") EXPECT_EQ(line["prompt_tokens"], j["prompt_ids"].size());
+            if (line["event"] == "token") ids.push_back(line["id"]);
+            if (line["event"] == "done") done = line;
+        }
+        EXPECT_EQ(ids, expected);
+        // Sliding-window layers (window 32) score min(p + 1, 32) keys per query, the others p + 1.
+        uint64_t global = 0, sliding = 0;
+        for (uint64_t p = 0; p < j["prompt_ids"].size() + expected.size() - 1; ++p) global += p + 1, sliding += std::min<uint64_t>(p + 1, 32);
+        EXPECT_EQ(done["attention_scores"], global);
+        EXPECT_EQ(done["attention_scores_sliding"], sliding);
+    }
+}
+
+TEST(CliInfo, UnknownArchitectureIsNamed) {
+    TempDir dir;
+    GgufWriter w;
+    w.add("general.architecture", GgufMetaValue::string("mamba"));
+    ASSERT_TRUE(w.writeFile(dir / "mamba.gguf"));
+    expectOneLineError(cli({"info", "--model", (dir / "mamba.gguf").string()}),
+                       "unsupported architecture 'mamba' (Inferscope runs llama, qwen2, qwen3, gemma2, gemma3 and phi3)");
 }
 
 TEST(CliInfo, MalformedFilesExitOneWithTheReason) {

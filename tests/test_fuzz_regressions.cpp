@@ -224,5 +224,5 @@ TEST(FuzzFindings, MessagesEscapeTextFromTheFile) {
     ASSERT_TRUE(a);
     auto hp = readLlamaHParams(*a);
     ASSERT_FALSE(hp);
-    EXPECT_EQ(hp.error().message, "unsupported architecture 'gpt\\xc0\\x80\\x0a' (Inferscope runs llama-architecture models)");
+    EXPECT_EQ(hp.error().message, "unsupported architecture 'gpt\\xc0\\x80\\x0a' (Inferscope runs llama, qwen2, qwen3, gemma2, gemma3 and phi3)");
 }

@@ -67,10 +67,15 @@ private slots:
         KvCalculatorModel calc;
         KvPresetModel& presets = *calc.presets();
         QAbstractItemModelTester tester(&presets, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QCOMPARE(presets.count(), 4);
+        QCOMPARE(presets.count(), 11);
         struct Expected { const char* name; uint64_t bytesPerToken; const char* attention; };
+        // FP16: 2 × layers × KV heads × head dim × 2 bytes
         for (const Expected& e : {Expected{"Llama 3.1-8B", 131072, "GQA"}, Expected{"Llama 2 7B", 524288, "MHA"},
-                                  Expected{"Mistral 7B", 131072, "GQA"}, Expected{"TinyLlama 1.1B", 22528, "GQA"}}) {
+                                  Expected{"Mistral 7B", 131072, "GQA"}, Expected{"TinyLlama 1.1B", 22528, "GQA"},
+                                  Expected{"Llama 3.2 1B", 32768, "GQA"}, Expected{"Llama 3.2 3B", 114688, "GQA"},
+                                  Expected{"Qwen 2.5 0.5B", 12288, "GQA"}, Expected{"Qwen 2.5 7B", 57344, "GQA"},
+                                  Expected{"Gemma 3 1B", 26624, "MQA"}, Expected{"Gemma 3 4B", 139264, "GQA"},
+                                  Expected{"Phi-3 mini 4k", 393216, "MHA"}}) {
             const int row = presetRow(presets, e.name);
             QVERIFY2(row >= 0, e.name);
             calc.applyPreset(row);
@@ -154,10 +159,10 @@ private slots:
         KvCalculatorModel calc;
         QAbstractItemModelTester tester(calc.presets(), QAbstractItemModelTester::FailureReportingMode::QtTest);
         calc.setEngine(&engine);
-        QCOMPARE(calc.presets()->count(), 4);  // no model yet
+        QCOMPARE(calc.presets()->count(), 11);  // no model yet
         QVERIFY(loadAndWait(engine, bundledModel()));
-        QCOMPARE(calc.presets()->count(), 5);
-        const int row = 4;
+        QCOMPARE(calc.presets()->count(), 12);
+        const int row = 11;
         const KvPreset& loaded = calc.presets()->preset(row);
         QVERIFY(loaded.loaded);
         QCOMPARE(calc.presets()->data(calc.presets()->index(row), KvPresetModel::NameRole).toString(), QStringLiteral("stories260K (loaded)"));
@@ -173,12 +178,12 @@ private slots:
         QCOMPARE(calc.bytesPerUser(), engine.kvBytesReserved());
         // Another model replaces the row; the calculator follows it while it shows the loaded model.
         QVERIFY(loadAndWait(engine, QStringLiteral(INFERSCOPE_TEST_DATA_DIR "/llama-2-tiny-random.gguf")));
-        QCOMPARE(calc.presets()->count(), 5);
+        QCOMPARE(calc.presets()->count(), 12);
         QCOMPARE(calc.presetIndex(), row);
         QCOMPARE(calc.layers(), engine.modelDetails().value("layers").toInt());
         QCOMPARE(calc.bytesPerUser(), engine.kvBytesReserved());
         calc.setEngine(nullptr);
-        QCOMPARE(calc.presets()->count(), 4);
+        QCOMPARE(calc.presets()->count(), 11);
         QCOMPARE(calc.presetIndex(), -1);  // the shape stays, as a custom one
         QCOMPARE(calc.bytesPerUser(), engine.kvBytesReserved());
     }

@@ -68,9 +68,59 @@ void swiGlu(const float* gate, const float* up, int64_t count, float* out) {
     }
 }
 
+void geluTanhGate(const float* gate, const float* up, int64_t count, float* out) {
+    // gelu(g) = g/2 · (1 + tanh(√(2/π) · (g + 0.044715 g³))), in double like tanhValue.
+    constexpr double kSqrt2OverPi = 0.7978845608028654;
+#pragma omp parallel for simd schedule(static) if (count > 65536)
+    for (int64_t i = 0; i < count; ++i) {
+        const double g = gate[i];
+        out[i] = float(0.5 * g * (1.0 + tanhValue(kSqrt2OverPi * (g + 0.044715 * g * g * g))) * double(up[i]));
+    }
+}
+
+void ropeNeoxInPlace(float* x, int64_t m, int nHeads, int headDim, int nRot, int32_t position0, const float* table) {
+    const int half = nRot / 2;
+#pragma omp parallel for collapse(2) schedule(static) if (m > 1)
+    for (int64_t r = 0; r < m; ++r) {
+        for (int h = 0; h < nHeads; ++h) {
+            float* v = x + (r * nHeads + h) * headDim;
+            const float* cs = table + size_t(position0 + r) * half * 2;
+            for (int i = 0; i < half; ++i) {
+                const float c = cs[2 * i], s = cs[2 * i + 1];
+                const float a = v[i], b = v[i + half];
+                v[i] = a * c - b * s;
+                v[i + half] = a * s + b * c;
+            }
+        }
+    }
+}
+
+void softCapInPlace(float* x, int64_t count, float cap) {
+#pragma omp parallel for simd schedule(static) if (count > 65536)
+    for (int64_t i = 0; i < count; ++i) x[i] = softCapValue(x[i], cap);
+}
+
+void addBias(float* x, const float* bias, int64_t m, int64_t n) {
+    for (int64_t r = 0; r < m; ++r) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) x[r * n + i] += bias[i];
+    }
+}
+
+void scaleInPlace(float* x, int64_t count, float factor) {
+#pragma omp parallel for simd schedule(static) if (count > 65536)
+    for (int64_t i = 0; i < count; ++i) x[i] *= factor;
+}
+
 namespace {
 
 // Attention scores to exp(score - max) in place; returns their sum (the softmax's denominator).
+// Gemma 2's attention soft-cap on the scaled scores: cap · tanh(score / cap) (softCap 0: off).
+inline void softCapScores(float* sc, int32_t n, float softCap) {
+    if (softCap <= 0.0f) return;
+    for (int32_t j = 0; j < n; ++j) sc[j] = softCapValue(sc[j], softCap);
+}
+
 inline float softmaxUnnormalized(float* sc, int32_t n) {
     float maxScore = -INFINITY;
 #pragma omp simd reduction(max : maxScore)
@@ -85,7 +135,9 @@ inline float softmaxUnnormalized(float* sc, int32_t n) {
 }
 
 // One head group's attention for one query row (attendGroupVec, attendGroup).
-using AttendFn = void (*)(const float*, const void*, const void*, int64_t, int32_t, int, int, int, int32_t, float, float*, float*);
+// Keys firstKey .. firstKey + nKeys - 1 are attended (a sliding window starts past 0).
+using AttendFn = void (*)(const float*, const void*, const void*, int64_t, int32_t, int32_t, int, int, int, int32_t, float,
+                          float, float*, float*);
 
 // One KV head's row `j` as f32: the cache row itself, or widened from half into `buf`.
 inline const float* kvRow(const void* base, bool half, size_t index, int headDim, float* buf) {
@@ -116,11 +168,11 @@ inline float hsum16(__m512 v) {
 constexpr int32_t kPrefetchRows = 16;  // rows ahead (2 KiB at head dim 64 in f16)
 
 template <bool Half, int C>
-void attendGroupVec(const float* q, const void* k, const void* v, int64_t r, int32_t nKeys, int kvh, int group, int nHead,
-                    int32_t nCtx, float scale, float* out, float* scratch) {
+void attendGroupVec(const float* q, const void* k, const void* v, int64_t r, int32_t firstKey, int32_t nKeys, int kvh, int group,
+                    int nHead, int32_t nCtx, float scale, float softCap, float* out, float* scratch) {
     constexpr int hd = 16 * C;
     const size_t stride = size_t(nCtx) + 16;
-    const size_t row0 = size_t(kvh) * size_t(nCtx) * hd;
+    const size_t row0 = (size_t(kvh) * size_t(nCtx) + size_t(firstKey)) * hd;
     const float* qg = q + (size_t(r) * nHead + size_t(kvh) * group) * hd;
     float* og = out + (size_t(r) * nHead + size_t(kvh) * group) * hd;
     for (int g = 0; g < group; ++g) {
@@ -151,6 +203,7 @@ void attendGroupVec(const float* q, const void* k, const void* v, int64_t r, int
             _mm_storeu_ps(sc + j, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
         }
         for (; j < nKeys; ++j) sc[j] = hsum16(dot(j));
+        softCapScores(sc, nKeys, softCap);
         const float sum = softmaxUnnormalized(sc, nKeys);
         // out = Σ_j p_j · v_j / Σ_j p_j
         __m512 o[C];
@@ -181,12 +234,12 @@ AttendFn vectorKernel(bool, int) { return nullptr; }
 
 // Any head dimension: query row r's heads h0 .. h0 + group - 1, all reading KV head kvh, one key
 // (value) row at a time.
-void attendGroup(const float* q, const void* k, const void* v, bool half, int64_t r, int32_t nKeys, int kvh, int group,
-                 int nHead, int headDim, int32_t nCtx, float scale, float* out, float* scratch) {
+void attendGroup(const float* q, const void* k, const void* v, bool half, int64_t r, int32_t firstKey, int32_t nKeys, int kvh,
+                 int group, int nHead, int headDim, int32_t nCtx, float scale, float softCap, float* out, float* scratch) {
     const size_t stride = size_t(nCtx) + 16;
     float* kbuf = scratch + size_t(group) * stride;
     float* vbuf = kbuf + headDim;
-    const size_t head0 = size_t(kvh) * size_t(nCtx);
+    const size_t head0 = size_t(kvh) * size_t(nCtx) + size_t(firstKey);
     const float* qg = q + (size_t(r) * nHead + size_t(kvh) * group) * headDim;
     float* og = out + (size_t(r) * nHead + size_t(kvh) * group) * headDim;
     // scores[g][j] = q_g · k_j / sqrt(d): each key row read once for the whole group
@@ -203,6 +256,7 @@ void attendGroup(const float* q, const void* k, const void* v, bool half, int64_
     // softmax over the keys, per head
     for (int g = 0; g < group; ++g) {
         float* sc = scratch + size_t(g) * stride;
+        softCapScores(sc, nKeys, softCap);
         const float sum = softmaxUnnormalized(sc, nKeys);
         const float inv = 1.0f / sum;
 #pragma omp simd
@@ -225,9 +279,9 @@ void attendGroup(const float* q, const void* k, const void* v, bool half, int64_
 }  // namespace
 
 void attention(const float* q, const void* k, const void* v, bool kvHalf, int64_t m, int32_t position0, int nHead,
-               int nHeadKv, int headDim, int32_t nCtx, float* out, float* scratch) {
+               int nHeadKv, int headDim, int32_t nCtx, float* out, float* scratch, const AttentionOptions& options) {
     const int group = nHead / nHeadKv;
-    const float scale = 1.0f / std::sqrt(float(headDim));
+    const float scale = options.scale > 0.0f ? options.scale : 1.0f / std::sqrt(float(headDim));
     const size_t perThread = size_t(group) * (size_t(nCtx) + 16) + size_t(headDim) * 2;
     // Work in multiply-adds: below ~64k one thread is done before a fork/join would pay off.
     const int64_t work = m * int64_t(nHead) * int64_t(position0 + m) * headDim;
@@ -236,10 +290,14 @@ void attention(const float* q, const void* k, const void* v, bool kvHalf, int64_
     for (int64_t r = 0; r < m; ++r)
         for (int kvh = 0; kvh < nHeadKv; ++kvh) {
             float* threadScratch = scratch + size_t(omp_get_thread_num()) * perThread;
+            // query at position p sees keys 0..p, or p - window + 1 .. p through a sliding window
+            const int32_t pos = position0 + int32_t(r);
+            const int32_t firstKey = options.window > 0 ? std::max(0, pos - options.window + 1) : 0;
+            const int32_t nKeys = pos + 1 - firstKey;
             if (fast)
-                fast(q, k, v, r, position0 + int32_t(r) + 1, kvh, group, nHead, nCtx, scale, out, threadScratch);
+                fast(q, k, v, r, firstKey, nKeys, kvh, group, nHead, nCtx, scale, options.softCap, out, threadScratch);
             else
-                attendGroup(q, k, v, kvHalf, r, position0 + int32_t(r) + 1, kvh, group, nHead, headDim, nCtx, scale, out,
+                attendGroup(q, k, v, kvHalf, r, firstKey, nKeys, kvh, group, nHead, headDim, nCtx, scale, options.softCap, out,
                             threadScratch);
         }
 }

@@ -41,9 +41,12 @@ MemoryNeed estimateLoadMemory(const GgufFile& file, const LlamaHParams& hp, cons
 
     const uint64_t m = uint64_t(std::clamp(shape.batch, 1, std::max(shape.nCtx, 1)));
     const uint64_t E = uint64_t(hp.nEmbd), Q = uint64_t(hp.qDim()), KV = uint64_t(hp.kvDim()), F = uint64_t(hp.nFf);
+    // gemma3's sliding layers have their own RoPE base and scale: a second table
+    const uint64_t ropeTables = hp.ropeFreqBaseSliding != hp.ropeFreqBase || hp.ropeFreqScaleSliding != hp.ropeFreqScale ? 2 : 1;
     const uint64_t floats = m * (3 * E + 2 * Q + 2 * KV + 2 * F)  // x, xn, tmp, q, att, k, v, gate, up
                             + uint64_t(hp.nVocab)                  // logits
-                            + uint64_t(shape.nCtx) * uint64_t(hp.nRot)  // RoPE table
+                            + uint64_t(shape.nCtx) * uint64_t(hp.nRot) * ropeTables  // RoPE tables
+                            + (hp.arch.fusedQkv || hp.arch.fusedGateUp ? m * std::max(Q + 2 * KV, 2 * F) : 0)  // fused outputs
                             + attentionScratchFloats(std::max(shape.threads, 1), hp.nHead, hp.nHeadKv, hp.headDim, shape.nCtx);
     need.buffers = floats * 4 + largestTemporary;
     return need;

@@ -60,7 +60,10 @@ void KvCache::commit(int32_t position0, int32_t m, CellOrigin origin) {
     used_ = position0 + m;
     kvComputed_ += uint64_t(m);
     // Query at position p scores keys 0..p: Σ (p + 1) over the new positions.
-    for (int32_t p = position0; p < position0 + m; ++p) attentionScores_ += uint64_t(p) + 1;
+    for (int32_t p = position0; p < position0 + m; ++p) {
+        attentionScores_ += uint64_t(p) + 1;
+        if (layout_.slidingWindow > 0) attentionScoresSliding_ += uint64_t(std::min(p + 1, layout_.slidingWindow));
+    }
 }
 
 void KvCache::truncate(int32_t n) {
@@ -82,6 +85,7 @@ KvCacheStats KvCache::stats() const {
     s.bytesUsedPerHead = s.bytesUsedPerLayer / uint64_t(layout_.nHeadKv);
     s.kvComputed = kvComputed_;
     s.attentionScores = attentionScores_;
+    s.attentionScoresSliding = attentionScoresSliding_;
     s.bytesReservedPerLayer = s.bytesReserved / uint64_t(layout_.nLayer);
     s.bytesReservedPerHead = s.bytesReservedPerLayer / uint64_t(layout_.nHeadKv);
     for (int32_t p = 0; p < used_; ++p) {
@@ -95,6 +99,7 @@ KvCacheStats KvCache::stats() const {
 void KvCache::resetCounters() {
     kvComputed_ = 0;
     attentionScores_ = 0;
+    attentionScoresSliding_ = 0;
 }
 
 }  // namespace inferscope

@@ -30,6 +30,10 @@ struct KvCacheLayout {
     int32_t headDim = 0;
     int32_t nCtx = 0;
     KvType type = KvType::F32;
+    // Layers that attend only to the last slidingWindow positions (Gemma, Phi-3). Their cache
+    // still holds every position: what is allocated is the same for every layer.
+    int32_t slidingWindow = 0;
+    int32_t nSlidingLayers = 0;
 };
 
 enum class CellOrigin : uint8_t { Empty = 0, Prompt = 1, Generated = 2 };
@@ -49,7 +53,8 @@ struct KvCacheStats {
     // Work counters since the last resetCounters(), in token units (multiply by layers × KV heads
     // for single K/V vectors, by layers × query heads for single dot products):
     uint64_t kvComputed = 0;         // positions whose K and V were computed
-    uint64_t attentionScores = 0;    // (query position, key position) pairs scored
+    uint64_t attentionScores = 0;    // (query position, key position) pairs scored (on a global layer)
+    uint64_t attentionScoresSliding = 0;  // the same on a sliding-window layer: min(p + 1, window) per query
     // Origins of the used cells in position order, run-length encoded as {count, origin}: after a
     // second chat turn {5, Prompt}, {19, Generated}, {8, Prompt}, {30, Generated}. Σ count = nUsed.
     std::vector<std::pair<int32_t, CellOrigin>> originRuns;
@@ -99,6 +104,7 @@ private:
     int32_t used_ = 0;
     uint64_t kvComputed_ = 0;
     uint64_t attentionScores_ = 0;
+    uint64_t attentionScoresSliding_ = 0;
 };
 
 }  // namespace inferscope

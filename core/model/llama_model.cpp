@@ -3,6 +3,10 @@
 #include <omp.h>
 #include <cassert>
 
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+
 #include <fmt/format.h>
 
 #include "backend/gemv.h"
@@ -24,6 +28,17 @@ Result<const GgufTensorInfo*> findChecked(const GgufFile& f, const std::string& 
         return fail(ErrorKind::Unsupported, fmt::format("unsupported tensor type {} in {} (F32, F16, BF16 and Q8_0 are supported)",
                                                         ggmlTypeName(t->typeId), name));
     return t;
+}
+
+// Copies columns [col0, col0 + n) of each row of src [m, srcCols] into dst [m, n]: a fused
+// matrix's output split into its parts (an activation copy, not a weight copy).
+struct ColumnRange {
+    float* dst;
+    int64_t col0, n;
+};
+void splitColumns(const float* src, int64_t m, int64_t srcCols, std::initializer_list<ColumnRange> parts) {
+    for (int64_t r = 0; r < m; ++r)
+        for (const ColumnRange& p : parts) std::memcpy(p.dst + r * p.n, src + r * srcCols + p.col0, size_t(p.n) * sizeof(float));
 }
 
 void addInPlace(float* x, const float* y, int64_t n) {
@@ -57,7 +72,7 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::load(GgufFile file, ComputeDevic
 
 Result<void> LlamaModel::loadWeights(ComputePrecision precision, const LoadProgress& progress) {
     const auto& hp = hp_;
-    const uint64_t E = hp.nEmbd, Q = hp.qDim(), KV = hp.kvDim(), F = hp.nFf, V = hp.nVocab;
+    const uint64_t E = hp.nEmbd, Q = hp.qDim(), KV = hp.kvDim(), F = hp.nFf, V = hp.nVocab, D = hp.headDim;
 
     uint64_t totalBytes = 0, doneBytes = 0;
     for (const auto& t : file_.tensors()) totalBytes += t.nBytes;
@@ -93,17 +108,19 @@ Result<void> LlamaModel::loadWeights(ComputePrecision precision, const LoadProgr
         report(*t, name);
         return std::move(*w);
     };
-    auto norm = [&](const std::string& name) -> Result<const float*> {
-        auto t = findChecked(file_, name, E, 0);
+    // A vector (norm weights, biases) of n floats, used in place when stored as aligned F32.
+    auto vector = [&](const std::string& name, uint64_t n = 0) -> Result<const float*> {
+        if (n == 0) n = E;
+        auto t = findChecked(file_, name, n, 0);
         if (!t) return std::unexpected(t.error());
         auto data = file_.tensorData(**t);
-        weightBytesPerToken_ += E * 4;
-        weightBytesResident_ += E * 4;
+        weightBytesPerToken_ += n * 4;
+        weightBytesResident_ += n * 4;
         report(*t, name);
         if ((*t)->type() == GgmlType::F32 && reinterpret_cast<uintptr_t>(data.data()) % alignof(float) == 0)
             return reinterpret_cast<const float*>(data.data());
-        ownedNorms_.emplace_back(E);
-        dequantizeRow((*t)->type(), data.data(), ownedNorms_.back().data(), E);
+        ownedNorms_.emplace_back(n);
+        dequantizeRow((*t)->type(), data.data(), ownedNorms_.back().data(), n);
         return ownedNorms_.back().data();
     };
 
@@ -120,11 +137,19 @@ Result<void> LlamaModel::loadWeights(ComputePrecision precision, const LoadProgr
         ropeFreqFactors_.allocate(rf->ne[0]);
         dequantizeRow(GgmlType::F32, file_.tensorData(*rf).data(), ropeFreqFactors_.data(), rf->ne[0]);
     }
+    for (const char* longRope : {"rope_factors_long.weight", "rope_factors_short.weight"})
+        if (file_.findTensor(longRope))
+            return fail(ErrorKind::Unsupported, fmt::format("tensor {}: LongRoPE scaling (Phi-3 128k) is not supported", longRope));
+
+    // One RoPE table per distinct (base, scale); gemma3's local layers have their own.
+    ropeTableSpecs_ = {{hp.ropeFreqBase, hp.ropeFreqScale}};
+    const std::pair<double, double> slidingSpec{hp.ropeFreqBaseSliding, hp.ropeFreqScaleSliding};
+    if (slidingSpec != ropeTableSpecs_[0]) ropeTableSpecs_.push_back(slidingSpec);
 
     try {
         // The LM head first: the largest matrix, so its conversion's transient memory (source
         // pages, the plain copy before packing) comes before the rest is resident, not on top of it.
-        auto on = norm("output_norm.weight");
+        auto on = vector("output_norm.weight");
         if (!on) return std::unexpected(on.error());
         outputNorm_ = *on;
         // A missing output.weight means the LM head is tied to the token embedding.
@@ -134,24 +159,39 @@ Result<void> LlamaModel::loadWeights(ComputePrecision precision, const LoadProgr
         output_ = std::move(*out);
         if (tiedOutput_) weightBytesResident_ -= output_.mapped() ? output_.bytes() : 0;  // same bytes as the embedding
 
+        const ArchOptions& arch = hp.arch;
         layers_.resize(size_t(hp.nLayer));
         for (int32_t l = 0; l < hp.nLayer; ++l) {
             LayerWeights& L = layers_[size_t(l)];
             const std::string p = fmt::format("blk.{}.", l);
-            auto an = norm(p + "attn_norm.weight");
-            if (!an) return std::unexpected(an.error());
-            L.attnNorm = *an;
-            for (auto [dst, name, rows, cols] : {std::tuple{&L.wq, "attn_q.weight", Q, E}, std::tuple{&L.wk, "attn_k.weight", KV, E},
-                                                 std::tuple{&L.wv, "attn_v.weight", KV, E}, std::tuple{&L.wo, "attn_output.weight", E, Q},
-                                                 std::tuple{&L.gate, "ffn_gate.weight", F, E}, std::tuple{&L.up, "ffn_up.weight", F, E},
-                                                 std::tuple{&L.down, "ffn_down.weight", E, F}}) {
+            // Matrices and vectors this architecture has, in file order of a converted model.
+            std::vector<std::tuple<Linear*, std::string, uint64_t, uint64_t>> matrices;
+            std::vector<std::tuple<const float**, std::string, uint64_t>> vectors = {{&L.attnNorm, "attn_norm.weight", E}};
+            if (arch.fusedQkv) matrices.emplace_back(&L.wqkv, "attn_qkv.weight", Q + 2 * KV, E);
+            else matrices.insert(matrices.end(), {{&L.wq, "attn_q.weight", Q, E}, {&L.wk, "attn_k.weight", KV, E}, {&L.wv, "attn_v.weight", KV, E}});
+            if (arch.qkvBias) vectors.insert(vectors.end(), {{&L.bq, "attn_q.bias", Q}, {&L.bk, "attn_k.bias", KV}, {&L.bv, "attn_v.bias", KV}});
+            if (arch.qkNorm) vectors.insert(vectors.end(), {{&L.qNorm, "attn_q_norm.weight", D}, {&L.kNorm, "attn_k_norm.weight", D}});
+            matrices.emplace_back(&L.wo, "attn_output.weight", E, Q);
+            if (arch.postNorms) vectors.emplace_back(&L.postAttnNorm, "post_attention_norm.weight", E);
+            vectors.emplace_back(&L.ffnNorm, "ffn_norm.weight", E);
+            if (arch.fusedGateUp) matrices.emplace_back(&L.gateUp, "ffn_up.weight", 2 * F, E);
+            else matrices.insert(matrices.end(), {{&L.gate, "ffn_gate.weight", F, E}, {&L.up, "ffn_up.weight", F, E}});
+            matrices.emplace_back(&L.down, "ffn_down.weight", E, F);
+            if (arch.postNorms) vectors.emplace_back(&L.postFfnNorm, "post_ffw_norm.weight", E);
+
+            for (auto& [dst, name, n] : vectors) {
+                auto v = vector(p + name, n);
+                if (!v) return std::unexpected(v.error());
+                *dst = *v;
+            }
+            for (auto& [dst, name, rows, cols] : matrices) {
                 auto w = linear(p + name, rows, cols);
                 if (!w) return std::unexpected(w.error());
                 *dst = std::move(*w);
             }
-            auto fn = norm(p + "ffn_norm.weight");
-            if (!fn) return std::unexpected(fn.error());
-            L.ffnNorm = *fn;
+            const bool sliding = hp.isSlidingLayer(l);
+            L.ropeTable = sliding && ropeTableSpecs_.size() > 1 ? 1 : 0;
+            L.attention = AttentionOptions{sliding ? hp.slidingWindow : 0, hp.attnSoftCap, hp.attentionScale};
         }
     } catch (const std::bad_alloc&) {
         return fail(ErrorKind::OutOfMemory, "out of memory while preparing the weights");
@@ -170,16 +210,21 @@ Result<std::unique_ptr<LlamaContext>> LlamaModel::createContext(int32_t nCtx, in
     if (nCtx < 1) return fail(ErrorKind::InvalidArgument, fmt::format("context length must be positive, got {}", nCtx));
     if (maxBatch < 1) return fail(ErrorKind::InvalidArgument, fmt::format("batch size must be positive, got {}", maxBatch));
     maxBatch = std::min(maxBatch, nCtx);
-    auto cache = KvCache::create({hp_.nLayer, hp_.nHeadKv, hp_.headDim, nCtx, kvType});
+    int32_t nSliding = 0;
+    for (int32_t l = 0; l < hp_.nLayer; ++l) nSliding += hp_.isSlidingLayer(l);
+    auto cache = KvCache::create({hp_.nLayer, hp_.nHeadKv, hp_.headDim, nCtx, kvType, nSliding ? hp_.slidingWindow : 0, nSliding});
     if (!cache) return std::unexpected(cache.error());
     auto ctx = std::make_unique<LlamaContext>();
     ctx->cache_ = std::move(*cache);
     ctx->maxBatch_ = maxBatch;
     const size_t M = size_t(maxBatch);
     try {
-        ctx->ropeTable.allocate(size_t(nCtx) * size_t(hp_.nRot));
-        makeRopeTable(ctx->ropeTable.data(), nCtx, hp_.nRot, hp_.ropeFreqBase, hp_.ropeFreqScale,
-                      ropeFreqFactors_.size() ? ropeFreqFactors_.data() : nullptr);
+        for (const auto& [base, scale] : ropeTableSpecs_) {
+            auto& table = ctx->ropeTables.emplace_back(size_t(nCtx) * size_t(hp_.nRot));
+            makeRopeTable(table.data(), nCtx, hp_.nRot, base, scale, ropeFreqFactors_.size() ? ropeFreqFactors_.data() : nullptr);
+        }
+        if (hp_.arch.fusedQkv || hp_.arch.fusedGateUp)
+            ctx->fused.allocate(M * std::max<size_t>(size_t(hp_.qDim() + 2 * hp_.kvDim()), 2 * size_t(hp_.nFf)));
         ctx->x.allocate(M * hp_.nEmbd);
         ctx->xn.allocate(M * hp_.nEmbd);
         ctx->tmp.allocate(M * hp_.nEmbd);
@@ -229,31 +274,65 @@ std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const in
     for (int64_t r = 0; r < m; ++r)
         dequantizeRow(tokenEmbd_->type(), embd + size_t(tokens[r]) * rowBytes, ctx.x.data() + r * E, size_t(E));
 
+    // [gemma: embeddings × √n_embd]
+    if (hp.arch.embedScale) scaleInPlace(ctx.x.data(), m * E, std::sqrt(float(E)));
+
+    const int64_t Q = hp.qDim(), KV = hp.kvDim(), F = hp.nFf;
+    const auto rope = hp.arch.rope == RopeMode::Neox ? ropeNeoxInPlace : ropeInPlace;
+    const auto ffnActivation = hp.arch.ffnActivation == FfnActivation::GeluTanh ? geluTanhGate : swiGlu;
     for (int32_t l = 0; l < hp.nLayer; ++l) {
         const LayerWeights& L = layers_[size_t(l)];
-        // attention rmsnorm, then the Q, K, V projections (one fused pass over the three matrices)
+        // attention rmsnorm, then the Q, K, V projections (one fused pass over the three matrices,
+        // or [phi3] one matrix whose output rows Q | K | V are split into q, k, v)
         rmsNorm(ctx.x.data(), L.attnNorm, m, E, hp.rmsEps, ctx.xn.data());
-        const Linear* qkv[] = {&L.wq, &L.wk, &L.wv};
-        float* qkvOut[] = {ctx.q.data(), ctx.k.data(), ctx.v.data()};
-        device_.linearMany(qkv, ctx.xn.data(), m, qkvOut);
-        // RoPE on queries and keys, by position
-        ropeInPlace(ctx.q.data(), m, hp.nHead, hp.headDim, hp.nRot, position0, ctx.ropeTable.data());
-        ropeInPlace(ctx.k.data(), m, hp.nHeadKv, hp.headDim, hp.nRot, position0, ctx.ropeTable.data());
+        if (hp.arch.fusedQkv) {
+            device_.linear(L.wqkv, ctx.xn.data(), m, ctx.fused.data());
+            splitColumns(ctx.fused.data(), m, Q + 2 * KV, {{ctx.q.data(), 0, Q}, {ctx.k.data(), Q, KV}, {ctx.v.data(), Q + KV, KV}});
+        } else {
+            const Linear* qkv[] = {&L.wq, &L.wk, &L.wv};
+            float* qkvOut[] = {ctx.q.data(), ctx.k.data(), ctx.v.data()};
+            device_.linearMany(qkv, ctx.xn.data(), m, qkvOut);
+        }
+        // [qwen2: q, k, v biases]
+        if (L.bq) {
+            addBias(ctx.q.data(), L.bq, m, Q);
+            addBias(ctx.k.data(), L.bk, m, KV);
+            addBias(ctx.v.data(), L.bv, m, KV);
+        }
+        // [qwen3, gemma3: RMSNorm of each query and key head, before RoPE]
+        if (L.qNorm) {
+            rmsNorm(ctx.q.data(), L.qNorm, m * hp.nHead, hp.headDim, hp.rmsEps, ctx.q.data());
+            rmsNorm(ctx.k.data(), L.kNorm, m * hp.nHeadKv, hp.headDim, hp.rmsEps, ctx.k.data());
+        }
+        // RoPE on queries and keys, by position (the layer's table: gemma3's local layers have their own)
+        const float* ropeTable = ctx.ropeTables[size_t(L.ropeTable)].data();
+        rope(ctx.q.data(), m, hp.nHead, hp.headDim, hp.nRot, position0, ropeTable);
+        rope(ctx.k.data(), m, hp.nHeadKv, hp.headDim, hp.nRot, position0, ropeTable);
         // the new positions' K and V join the cache; attention reads all positions up to each query
+        // (or the last `window` of them on sliding-window layers)
         cache.store(l, position0, m, ctx.k.data(), ctx.v.data());
         assert(ctx.scores.size() >= scratchFloatsFor(ctx) && "thread count raised without fitThreads()");
         attention(ctx.q.data(), cache.layerKeysData(l), cache.layerValuesData(l), cache.type() == KvType::F16, m, position0,
-                  hp.nHead, hp.nHeadKv, hp.headDim, cache.capacity(), ctx.att.data(), ctx.scores.data());
-        // output projection and residual
+                  hp.nHead, hp.nHeadKv, hp.headDim, cache.capacity(), ctx.att.data(), ctx.scores.data(), L.attention);
+        // output projection [gemma: post-attention norm] and residual
         device_.linear(L.wo, ctx.att.data(), m, ctx.tmp.data());
+        if (L.postAttnNorm) rmsNorm(ctx.tmp.data(), L.postAttnNorm, m, E, hp.rmsEps, ctx.tmp.data());
         addInPlace(ctx.x.data(), ctx.tmp.data(), m * E);
-        // ffn rmsnorm, SwiGLU feed-forward (gate and up fused), residual
+        // ffn rmsnorm, gated feed-forward (gate and up fused; [phi3] one matrix gate | up), residual
         rmsNorm(ctx.x.data(), L.ffnNorm, m, E, hp.rmsEps, ctx.xn.data());
-        const Linear* gateUp[] = {&L.gate, &L.up};
-        float* gateUpOut[] = {ctx.gate.data(), ctx.up.data()};
-        device_.linearMany(gateUp, ctx.xn.data(), m, gateUpOut);
-        swiGlu(ctx.gate.data(), ctx.up.data(), m * hp.nFf, ctx.gate.data());
+        if (hp.arch.fusedGateUp) {
+            device_.linear(L.gateUp, ctx.xn.data(), m, ctx.fused.data());
+            for (int64_t r = 0; r < m; ++r)
+                ffnActivation(ctx.fused.data() + r * 2 * F, ctx.fused.data() + r * 2 * F + F, F, ctx.gate.data() + r * F);
+        } else {
+            const Linear* gateUp[] = {&L.gate, &L.up};
+            float* gateUpOut[] = {ctx.gate.data(), ctx.up.data()};
+            device_.linearMany(gateUp, ctx.xn.data(), m, gateUpOut);
+            ffnActivation(ctx.gate.data(), ctx.up.data(), m * F, ctx.gate.data());
+        }
         device_.linear(L.down, ctx.gate.data(), m, ctx.tmp.data());
+        // [gemma: post-FFN norm]
+        if (L.postFfnNorm) rmsNorm(ctx.tmp.data(), L.postFfnNorm, m, E, hp.rmsEps, ctx.tmp.data());
         addInPlace(ctx.x.data(), ctx.tmp.data(), m * E);
     }
     cache.commit(position0, int32_t(m), origin);
@@ -262,6 +341,8 @@ std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const in
     const float* last = ctx.x.data() + (m - 1) * E;
     rmsNorm(last, outputNorm_, 1, E, hp.rmsEps, ctx.xn.data());
     device_.linear(output_, ctx.xn.data(), 1, ctx.logits.data());
+    // [gemma2: final logit soft-cap]
+    if (hp.finalSoftCap > 0.0f) softCapInPlace(ctx.logits.data(), hp.nVocab, hp.finalSoftCap);
     return {ctx.logits.data(), size_t(hp.nVocab)};
 }
 

@@ -1,14 +1,19 @@
 #pragma once
 // A Llama-family model: hyperparameters and weights from a GGUF file, and the forward pass.
+// One forward pass serves every supported architecture; the steps in [brackets] run only where
+// the architecture's options (hp.arch, arch_options.h) say so.
 //
 // Forward pass over m tokens at positions p0 .. p0+m-1 (m = prompt length in prefill, 1 in decode):
-//   x = token_embd[tokens]                                  [m, n_embd]
+//   x = token_embd[tokens]                  [× √n_embd]        [m, n_embd]
 //   per layer:
-//     q, k, v = rmsnorm(x) · Wq/Wk/Wvᵀ                      [m, n_head·d], [m, n_head_kv·d] ×2
-//     RoPE(q, k); cache[layer] ← k, v at p0 ..              (only the new positions are computed)
-//     x += attention(q, cache[layer, 0 .. p0+m-1]) · Woᵀ     causal, grouped-query
-//     x += (silu(rmsnorm(x)·Wgateᵀ) ⊙ rmsnorm(x)·Wupᵀ) · Wdownᵀ
-//   logits = rmsnorm(x[m-1]) · Woutputᵀ                      [n_vocab] (last position only)
+//     q, k, v = rmsnorm(x) · Wq/Wk/Wvᵀ      [Wqkv fused] [+ biases]   [m, n_head·d], [m, n_head_kv·d] ×2
+//     [per-head rmsnorm(q), rmsnorm(k)]
+//     RoPE(q, k) (normal or NEOX pairs, the layer's table); cache[layer] ← k, v at p0 ..
+//     a = attention(q, cache[layer, 0 .. p0+m-1]) · Woᵀ     causal GQA [sliding window] [score soft-cap]
+//     x += a                                 [a = rmsnorm(a) first: post-attention norm]
+//     f = (act(rmsnorm(x)·Wgateᵀ) ⊙ rmsnorm(x)·Wupᵀ) · Wdownᵀ   act = SiLU or GELU(tanh) [gate|up fused]
+//     x += f                                 [f = rmsnorm(f) first: post-FFN norm]
+//   logits = rmsnorm(x[m-1]) · Woutputᵀ      [final soft-cap]   [n_vocab] (last position only)
 
 #include <cstdint>
 #include <functional>
@@ -20,6 +25,7 @@
 #include <vector>
 
 #include "backend/compute_device.h"
+#include "backend/kernels.h"
 #include "common/aligned_buffer.h"
 #include "common/error.h"
 #include "gguf/gguf_file.h"
@@ -39,10 +45,23 @@ Result<ComputePrecision> parseComputePrecision(std::string_view text);  // "auto
 using LoadProgress = std::function<void(float fraction, std::string_view stage)>;
 
 struct LayerWeights {
-    const float* attnNorm = nullptr;  // [n_embd]
-    Linear wq, wk, wv, wo;            // [n_head·d, n_embd], [n_head_kv·d, n_embd] ×2, [n_embd, n_head·d]
-    const float* ffnNorm = nullptr;   // [n_embd]
-    Linear gate, up, down;            // [n_ff, n_embd] ×2, [n_embd, n_ff]
+    const float* attnNorm = nullptr;     // [n_embd]
+    Linear wq, wk, wv;                   // [n_head·d, n_embd], [n_head_kv·d, n_embd] ×2 (unless fused)
+    Linear wqkv;                         // phi3: [(n_head + 2·n_head_kv)·d, n_embd], output rows Q | K | V
+    const float* bq = nullptr;           // qwen2: [n_head·d]
+    const float* bk = nullptr;           //        [n_head_kv·d]
+    const float* bv = nullptr;           //        [n_head_kv·d]
+    const float* qNorm = nullptr;        // qwen3, gemma3: [d], applied to each head
+    const float* kNorm = nullptr;        //                [d]
+    Linear wo;                           // [n_embd, n_head·d]
+    const float* postAttnNorm = nullptr; // gemma: [n_embd]
+    const float* ffnNorm = nullptr;      // [n_embd]
+    Linear gate, up;                     // [n_ff, n_embd] ×2 (unless fused)
+    Linear gateUp;                       // phi3: [2·n_ff, n_embd], output rows gate | up
+    Linear down;                         // [n_embd, n_ff]
+    const float* postFfnNorm = nullptr;  // gemma: [n_embd]
+    int ropeTable = 0;                   // which of the context's RoPE tables (gemma3: local or global)
+    AttentionOptions attention;          // sliding window, score soft-cap
 };
 
 // Per-session runtime state: the KV cache and the scratch buffers of the forward pass.
@@ -56,8 +75,9 @@ private:
     friend class LlamaModel;
     KvCache cache_;
     int32_t maxBatch_ = 0;
-    AlignedBuffer<float> ropeTable;  // [n_ctx][n_rot/2][cos, sin]
+    std::vector<AlignedBuffer<float>> ropeTables;  // per distinct (base, scale): [n_ctx][n_rot/2][cos, sin]
     AlignedBuffer<float> x, xn, q, k, v, att, tmp, gate, up;  // [maxBatch, ·] activations
+    AlignedBuffer<float> fused;      // phi3: [maxBatch, max(Q + 2·KV, 2·n_ff)] a fused matrix's output
     AlignedBuffer<float> logits;     // [n_vocab]
     AlignedBuffer<float> scores;     // attentionScratchFloats(): per thread, a query group's scores
 };
@@ -113,6 +133,7 @@ private:
     bool tiedOutput_ = false;
     std::vector<AlignedBuffer<float>> ownedNorms_;  // norms that needed conversion to f32
     AlignedBuffer<float> ropeFreqFactors_;          // rope_freqs.weight, when present
+    std::vector<std::pair<double, double>> ropeTableSpecs_;  // (base, scale) of each RoPE table
     uint64_t weightBytesPerToken_ = 0;
     uint64_t weightBytesResident_ = 0;
     uint64_t weightBytesConverted_ = 0;
