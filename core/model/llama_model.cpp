@@ -20,7 +20,8 @@ Result<const GgufTensorInfo*> findChecked(const GgufFile& f, const std::string& 
     const bool ok = ne1 ? (t->nDims == 2 && t->ne[0] == ne0 && t->ne[1] == ne1) : (t->nDims == 1 && t->ne[0] == ne0);
     if (!ok) return std::unexpected(bad(fmt::format("tensor {} has shape {}, expected {}", name, t->shapeString(), expected)));
     if (!isSupportedWeightType(t->type()))
-        return fail(ErrorKind::Unsupported, fmt::format("unsupported tensor type {} in {} (F32, F16, BF16 and Q8_0 are supported)",
+        return fail(ErrorKind::Unsupported, fmt::format("unsupported tensor type {} in {} (supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
+                                                        "Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS)",
                                                         ggmlTypeName(t->typeId), name));
     return t;
 }
