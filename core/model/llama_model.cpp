@@ -6,6 +6,7 @@
 
 #include "backend/gemv.h"
 #include "backend/kernels.h"
+#include "gguf/quant_blocks.h"
 
 namespace inferscope {
 namespace {
@@ -74,11 +75,12 @@ Result<void> LlamaModel::loadWeights(ComputePrecision precision, const LoadProgr
         if (precision == ComputePrecision::BF16 || (precision == ComputePrecision::Auto && type == GgmlType::BF16))
             ct = ComputeType::BF16;
         if (precision == ComputePrecision::Int8) ct = ComputeType::Int8;
+        if (precision == ComputePrecision::Auto && isQuantizedBlockType(type)) ct = ComputeType::Blocks;
         // Weights used in place are mapped in one call (not a fault per 64 KiB in the warm-up);
         // converted ones leave the resident set once converted, so peak RSS stays near the weights
         // as computed (Int8 from a BF16 file: 1.1 GB resident, not 1.1 + 2.2).
         const bool inPlace = (ct == ComputeType::F32 && (type == GgmlType::F32 || type == GgmlType::F16)) ||
-                             (ct == ComputeType::BF16 && type == GgmlType::BF16);
+                             (ct == ComputeType::BF16 && type == GgmlType::BF16) || ct == ComputeType::Blocks;
         if (inPlace && !device_.isGpu()) file_.populateTensor(**t);
         auto w = device_.makeLinear(type, file_.tensorData(**t), int64_t(rows), int64_t(cols), ct);
         if (!w) return std::unexpected(Error{w.error().kind, fmt::format("{}: {}", name, w.error().message)});
@@ -88,7 +90,11 @@ Result<void> LlamaModel::loadWeights(ComputePrecision precision, const LoadProgr
         if (!w->mapped()) weightBytesConverted_ += w->bytes();
         matmulMacsPerToken_ += rows * cols;
         const std::string from(ggmlTypeName((*t)->typeId));
-        const std::string to = ct == ComputeType::Int8 ? "INT8" : ct == ComputeType::BF16 ? "BF16" : w->format() == WeightFormat::F16 ? "F16" : "F32";
+        const std::string to = ct == ComputeType::Int8                ? "INT8"
+                               : ct == ComputeType::BF16              ? "BF16"
+                               : w->format() == WeightFormat::Blocks  ? from
+                               : w->format() == WeightFormat::F16     ? "F16"
+                                                                      : "F32";
         precisionCounts_[from == to ? to : fmt::format("{} from {}", to, from)] += 1;
         report(*t, name);
         return std::move(*w);

@@ -1,0 +1,44 @@
+#include "backend/gemv_blocks.h"
+
+#include <algorithm>
+
+#include "common/aligned_buffer.h"
+#include "gguf/quant_blocks.h"
+
+namespace inferscope {
+namespace {
+
+// Elements decoded per step: 4 KiB of f32, stays in L1 beside x's chunk; a multiple of every
+// block size (32 and 256).
+constexpr int64_t kChunk = 1024;
+
+inline float dot(const float* a, const float* b, int64_t n) {
+    float acc = 0.0f;
+#pragma omp simd reduction(+ : acc)
+    for (int64_t i = 0; i < n; ++i) acc += a[i] * b[i];
+    return acc;
+}
+
+}  // namespace
+
+void gemvBlockRows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1) {
+    thread_local AlignedBuffer<float> decoded;
+    if (decoded.size() < size_t(kChunk)) decoded.allocate(size_t(kChunk));
+    const GgmlType type = GgmlType(t.blockType);
+    const auto info = *ggmlTypeInfo(t.blockType);
+    const int64_t k = t.k;
+    const int64_t rowBytes = k / info.blockSize * info.typeSize;
+    const auto* base = static_cast<const uint8_t*>(t.w);
+    for (int64_t n = n0; n < n1; ++n) {
+        const uint8_t* row = base + n * rowBytes;
+        float acc[kGemvMaxRows] = {};
+        for (int64_t c = 0; c < k; c += kChunk) {
+            const int64_t len = std::min(kChunk, k - c);  // whole blocks: k is
+            dequantizeBlocks(type, row + c / info.blockSize * info.typeSize, decoded.data(), size_t(len / info.blockSize));
+            for (int64_t i = 0; i < m; ++i) acc[i] += dot(decoded.data(), x + i * k + c, len);
+        }
+        for (int64_t i = 0; i < m; ++i) t.y[i * t.n + n] = acc[i];
+    }
+}
+
+}  // namespace inferscope
