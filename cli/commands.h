@@ -12,6 +12,7 @@ void addInfoCommand(CLI::App& app, int& exitCode);
 void addKvCommand(CLI::App& app, int& exitCode);
 void addSynthCommand(CLI::App& app, int& exitCode);
 void addBenchCommand(CLI::App& app, int& exitCode);
+void addScoreCommand(CLI::App& app, int& exitCode);
 
 // Prints "inferscope-cli: <message>" on stderr and returns 1.
 int reportError(const std::string& message);

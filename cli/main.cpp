@@ -4,6 +4,7 @@
 //   kv        the KV-cache calculator
 //   synth     write a random-weight model of a named shape
 //   bench     prefill/decode speed against the machine's bandwidth and matmul peak
+//   score     teacher-forced logits of a sequence per position, and its perplexity
 #include <cstdio>
 #include <iostream>
 
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
     addKvCommand(app, exitCode);
     addSynthCommand(app, exitCode);
     addBenchCommand(app, exitCode);
+    addScoreCommand(app, exitCode);
     refuseEmptyValues(app, {"generate --prompt", "bench --prompt-tokens"});
     if (argc > 1 && argv[1][0] == '-' && std::string(argv[1]) != "--help" && std::string(argv[1]) != "-h")
         return reportError(std::string("unknown option '") + argv[1] + "' before the command (see --help)");

@@ -407,7 +407,7 @@ void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x
         const Linear& w = *ws[i];
         auto* st = static_cast<LinearState*>(w.state_.get());
         if (w.format_ != WeightFormat::S8 && m <= kGemvMaxRows && nTasks < std::size(tasks)) {
-            tasks[nTasks++] = GemvTask{st->plain, w.format_, w.blockType_, w.rows_, w.cols_, ys[i]};
+            tasks[nTasks++] = GemvTask{st->plain, w.format_, w.rows_, w.cols_, ys[i], w.blockType_};
             continue;
         }
         switch (w.format_) {
