@@ -7,6 +7,7 @@
 
 #include "model_test_helpers.h"
 #include "process_runner.h"
+#include "shared_data.h"
 
 using namespace inferscope;
 using namespace inferscope::testing_model;
@@ -226,4 +227,20 @@ TEST(CliScore, BadArgumentsAreOneLineErrors) {
     expectOneLineError(cli({"score", "--prompt", "a", "--ids", "1", "--device", "cpu"}), "score needs exactly one of --prompt and --ids");
     expectOneLineError(cli({"score", "--ids", "1,x", "--device", "cpu"}), "--ids must be comma-separated token ids, got 'x'");
     expectOneLineError(cli({"score", "--ids", "1,512", "--device", "cpu"}), "token id 512 is outside the vocabulary (0 to 511)");
+}
+
+TEST(CliInfo, QuantizedMixListsItsTypesAndRealBytesPerToken) {
+    INFERSCOPE_SHARED_FILE_OR_SKIP(model, "models/quant/stories260K-wide-Q4_K_M.gguf");
+    // From ../shared/models/quant/README.md's table: Q4_K everywhere but output.weight and, in
+    // layers 2 and 4, attn_v and ffn_down (Q6_K); 11 F32 norms. One decode step reads every matrix
+    // (Q4_K 144 B and Q6_K 210 B per 256 weights), the norms and one 144-byte embedding row.
+    auto r = cli({"info", "--model", model});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("tensor types     Q4_K \u00d732, F32 \u00d711, Q6_K \u00d75\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("decode reads     1275536 weight bytes per token"), std::string::npos) << r.out;
+    auto j = cli({"info", "--model", model, "--json"});
+    ASSERT_EQ(j.exitCode, 0) << j.err;
+    const auto info = nlohmann::json::parse(j.out);
+    EXPECT_EQ(info["decode_bytes_per_token"], 1275536u);
+    EXPECT_EQ(info["tensor_types"]["Q6_K"], 5);
 }
