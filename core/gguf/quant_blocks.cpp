@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include "gguf/quant_blocks_avx2.h"
+
 namespace inferscope {
 namespace {
 
@@ -20,6 +22,9 @@ inline float half(const uint8_t* p) {
 
 void q4_0(const uint8_t* b, float* y) {  // d, qs[16]
     const float d = half(b);
+#if defined(__AVX2__)
+    return avx2::q4_0(b, y, d);
+#endif
     const uint8_t* qs = b + 2;
     for (int j = 0; j < 16; ++j) {
         y[j] = float((qs[j] & 0x0F) - 8) * d;
@@ -69,6 +74,9 @@ void q5_1(const uint8_t* b, float* y) {  // d, m, qh[4], qs[16]
 
 void q8_0(const uint8_t* b, float* y) {  // d, qs[32]
     const float d = half(b);
+#if defined(__AVX2__)
+    return avx2::q8_0(b, y, d);
+#endif
     const auto* qs = reinterpret_cast<const int8_t*>(b + 2);
     for (int j = 0; j < 32; ++j) y[j] = float(qs[j]) * d;
 }
@@ -150,6 +158,11 @@ void q4_K(const uint8_t* b, float* y) {  // d, dmin, scales[12], qs[128]
         const float d1 = d * float(sc), m1 = dmin * float(m);
         scaleMinK4(scales, 2 * g + 1, sc, m);
         const float d2 = d * float(sc), m2 = dmin * float(m);
+#if defined(__AVX2__)
+        avx2::q4_KGroup(q, d1, m1, d2, m2, y);
+        y += 64;
+        continue;
+#endif
         for (int l = 0; l < 32; ++l) *y++ = d1 * float(q[l] & 0x0F) - m1;
         for (int l = 0; l < 32; ++l) *y++ = d2 * float(q[l] >> 4) - m2;
     }
@@ -180,7 +193,11 @@ void q6_K(const uint8_t* b, float* y) {  // ql[128], qh[64], scales[16], d
     // Two halves of 128 (64 bytes of ql, 32 of qh, 8 scales each). In a half, element l + 32·k
     // (k = 0..3) takes a nibble of ql[l] (k even) or ql[l + 32] (k odd), low for k < 2, and bits
     // 2k of qh[l]; its scale is sc[l / 16 + 2k].
-    for (int h = 0; h < 2; ++h, y += 128, ql += 64, qh += 32, sc += 8)
+    for (int h = 0; h < 2; ++h, y += 128, ql += 64, qh += 32, sc += 8) {
+#if defined(__AVX2__)
+        avx2::q6_KHalf(ql, qh, sc, d, y);
+        continue;
+#endif
         for (int l = 0; l < 32; ++l) {
             const int is = l / 16;
             const int q1 = ((ql[l] & 0x0F) | ((qh[l] >> 0) & 3) << 4) - 32;
@@ -192,6 +209,7 @@ void q6_K(const uint8_t* b, float* y) {  // ql[128], qh[64], scales[16], d
             y[l + 64] = d * float(sc[is + 4]) * float(q3);
             y[l + 96] = d * float(sc[is + 6]) * float(q4);
         }
+    }
 }
 
 void iq4_xs(const uint8_t* b, float* y) {  // d, scales_h, scales_l[4], qs[128]
