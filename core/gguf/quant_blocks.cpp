@@ -250,6 +250,16 @@ BlockDecoder decoderOf(GgmlType type) {
 
 }  // namespace
 
+void quantScaleMinsK4(const uint8_t* block, float dl[8], float ml[8]) {
+    const float d = half(block), dmin = half(block + 2);
+    for (int j = 0; j < 8; ++j) {
+        int sc, m;
+        scaleMinK4(block + 4, j, sc, m);
+        dl[j] = d * float(sc);
+        ml[j] = dmin * float(m);
+    }
+}
+
 bool isQuantizedBlockType(GgmlType type) { return decoderOf(type) != nullptr; }
 
 void dequantizeBlocks(GgmlType type, const uint8_t* src, float* dst, size_t nBlocks) {

@@ -32,6 +32,10 @@ bool isQuantizedBlockType(GgmlType type);
 // floats at dst. `type` must satisfy isQuantizedBlockType.
 void dequantizeBlocks(GgmlType type, const uint8_t* src, float* dst, size_t nBlocks);
 
+// A Q4_K / Q5_K super-block's 8 sub-block factors as the decoder computes them: dl[j] = d·scale_j,
+// ml[j] = dmin·min_j (weight = dl·q - ml). `block` points at the block's start (d, dmin, scales).
+void quantScaleMinsK4(const uint8_t* block, float dl[8], float ml[8]);
+
 // The non-linear 4-bit code book of IQ4_NL and IQ4_XS.
 inline constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
