@@ -149,3 +149,26 @@ TEST_P(QuantFast, DefaultPathIsWithinLlamaCppLimitsAndNoFurtherFromExact) {
 
 INSTANTIATE_TEST_SUITE_P(EveryFile, QuantFast, ::testing::ValuesIn(kQuantFiles),
                          [](const ::testing::TestParamInfo<std::string>& i) { return paramName(i.param); });
+
+// A quantized token embedding as the tied LM head (output.weight dropped from the Q4_K file): the
+// default path computes the head on the Q4_K blocks and gives the logits of the exact computation.
+TEST(QuantTiedHead, Q4_KEmbeddingAsTheLmHeadMatchesTheExactComputation) {
+    INFERSCOPE_SHARED_FILE_OR_SKIP(model, "models/quant/stories260K-wide-Q4_K-pure.gguf");
+    TempDir dir;
+    rewriteModel(model, dir / "tied.gguf", [](TensorEdit& e) { e.drop = e.name == "output.weight"; });
+    auto fast = loadTestEngine(dir / "tied.gguf", {.ctx = 64});
+    auto exact = loadTestEngine(dir / "tied.gguf", {.ctx = 64, .precision = ComputePrecision::F32});
+    ASSERT_TRUE(fast && exact);
+    ASSERT_TRUE(fast->model().tiedOutput());
+    EXPECT_EQ(fast->model().weightBytesConverted(), 0u);  // nothing widened: every matrix on its blocks
+    EXPECT_EQ(fast->model().precisionSummary(), "Q4_K ×36");  // 5 layers × 7 matrices + the head, all Q4_K
+    const std::vector<int32_t> tokens = {1, 403, 432, 383, 407, 261};
+    const auto a = scoreAll(*fast, tokens), b = scoreAll(*exact, tokens);
+    ASSERT_EQ(a.size(), tokens.size());
+    for (size_t p = 0; p < a.size(); ++p) {
+        float worst = 0;
+        for (size_t v = 0; v < a[p].size(); ++v) worst = std::max(worst, std::fabs(a[p][v] - b[p][v]));
+        EXPECT_LT(worst, 1e-3f) << "position " << p;
+        EXPECT_EQ(std::max_element(a[p].begin(), a[p].end()) - a[p].begin(), std::max_element(b[p].begin(), b[p].end()) - b[p].begin());
+    }
+}
