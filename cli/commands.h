@@ -13,6 +13,7 @@ void addKvCommand(CLI::App& app, int& exitCode);
 void addSynthCommand(CLI::App& app, int& exitCode);
 void addBenchCommand(CLI::App& app, int& exitCode);
 void addTokenizeCommands(CLI::App& app, int& exitCode);  // tokenize and detokenize
+void addScoreCommand(CLI::App& app, int& exitCode);
 
 // Prints "inferscope-cli: <message>" on stderr and returns 1.
 int reportError(const std::string& message);

@@ -75,6 +75,7 @@ int run(const InfoArgs& a) {
         nlohmann::ordered_json j = {{"path", path.string()}, {"name", info->name}, {"architecture", hp.architecture},
                             {"gguf_version", info->ggufVersion}, {"file_bytes", info->fileBytes},
                             {"parameters", info->nParams}, {"weight_bytes", info->weightBytes}, {"tensor_types", types},
+                            {"decode_bytes_per_token", info->decodeBytesPerToken}, {"bits_per_weight", info->bitsPerWeight},
                             {"layers", hp.nLayer}, {"embedding", hp.nEmbd}, {"heads", hp.nHead}, {"kv_heads", hp.nHeadKv},
                             {"head_dim", hp.headDim}, {"feed_forward", hp.nFf}, {"context_length", hp.nCtxTrain},
                             {"vocab_size", hp.nVocab}, {"rope_dimensions", hp.nRot}, {"rope_freq_base", hp.ropeFreqBase},
@@ -93,13 +94,15 @@ int run(const InfoArgs& a) {
         std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
         return 0;
     }
-    std::string types;
-    for (const auto& [name, count] : info->tensorTypes) types += (types.empty() ? "" : ", ") + name + " x" + std::to_string(count);
+    const std::string types = tensorTypesSummary(*info);
     std::printf("model            %s (%s)\n", info->name.c_str(), path.string().c_str());
     std::printf("architecture     %s, GGUF v%u\n", hp.architecture.c_str(), info->ggufVersion);
     std::printf("parameters       %llu\n", (unsigned long long)info->nParams);
     std::printf("tensor types     %s\n", types.c_str());
-    std::printf("weight bytes     %llu (file %llu)\n", (unsigned long long)info->weightBytes, (unsigned long long)info->fileBytes);
+    std::printf("weight bytes     %llu (file %llu), %.2f bits per weight\n", (unsigned long long)info->weightBytes,
+                (unsigned long long)info->fileBytes, info->bitsPerWeight);
+    std::printf("decode reads     %llu weight bytes per token (every matrix once, one embedding row)\n",
+                (unsigned long long)info->decodeBytesPerToken);
     std::printf("layers           %d\n", hp.nLayer);
     std::printf("embedding        %d, feed-forward %d\n", hp.nEmbd, hp.nFf);
     std::printf("heads            %d query, %d KV (%s), head dim %d\n", hp.nHead, hp.nHeadKv,

@@ -5,6 +5,7 @@
 //   synth     write a random-weight model of a named shape
 //   bench     prefill/decode speed against the machine's bandwidth and matmul peak
 //   tokenize / detokenize   a vocabulary's ids for a text and back
+//   score     teacher-forced logits of a sequence per position, and its perplexity
 #include <cstdio>
 #include <iostream>
 
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
     addSynthCommand(app, exitCode);
     addBenchCommand(app, exitCode);
     addTokenizeCommands(app, exitCode);
+    addScoreCommand(app, exitCode);
     refuseEmptyValues(app, {"generate --prompt", "bench --prompt-tokens", "tokenize --text"});
     if (argc > 1 && argv[1][0] == '-' && std::string(argv[1]) != "--help" && std::string(argv[1]) != "-h")
         return reportError(std::string("unknown option '") + argv[1] + "' before the command (see --help)");

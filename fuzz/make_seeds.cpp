@@ -6,6 +6,8 @@
 //                         template and a control token, 1-layer hyperparameters
 //   tiny-nobytes.gguf     6 tokens, no byte tokens (unknown-token path), GGUF v2
 //   tiny-gemma3/gemma2.gguf  the newer architectures' keys (key_length, sliding window, soft-caps)
+//   quant-blocks.gguf     one 2 × 256 tensor of each block type the model decodes, pseudo-random
+//                         bytes (the decoders' input as the fuzzer mutates it)
 //   hostile-*.gguf        one defect each: a string array claiming 2^32 items, 2^20 metadata
 //                         entries claimed, a tensor past the end, absurd hyperparameters
 // usage: make_seeds OUT_DIR STORIES_GGUF
@@ -84,6 +86,19 @@ int main(int argc, char** argv) {
         for (const auto& kv : stories->metadata()) w.add(std::string(kv.key), GgufMetaValue::copyOf(kv.value));
         w.addTensor("token_embd.weight", {64, 512}, GgmlType::Q8_0, std::vector<uint8_t>(64 / 32 * 34 * 512, 0));
         ok &= save(dir + "/stories-header.gguf", w);
+    }
+
+    {
+        GgufWriter w;
+        uint32_t state = 12345;
+        for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q2_K,
+                              GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS}) {
+            const auto info = *ggmlTypeInfo(uint32_t(type));
+            std::vector<uint8_t> bytes(2 * 256 / info.blockSize * info.typeSize);
+            for (auto& b : bytes) b = uint8_t((state = state * 1664525u + 1013904223u) >> 24);
+            w.addTensor(std::string("blk.0.") + std::string(info.name), {256, 2}, type, bytes);
+        }
+        ok &= save(dir + "/quant-blocks.gguf", w);
     }
 
     // Byte fallback: <unk> <s> </s>, the 256 byte tokens, then a few pieces and a control token.

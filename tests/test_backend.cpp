@@ -107,10 +107,10 @@ TEST(Linear, F16AndQ8_0WeightsAreDequantizedExactly) {
 
 TEST(Linear, RejectsUnsupportedTypeAndWrongSize) {
     auto dev = cpu();
-    std::vector<uint8_t> data(144);
-    auto q4k = dev->makeLinear(GgmlType::Q4_K, data, 1, 256, ComputeType::F32);
-    ASSERT_FALSE(q4k);
-    EXPECT_EQ(q4k.error().message, "unsupported weight type Q4_K");
+    std::vector<uint8_t> data(66);
+    auto iq2 = dev->makeLinear(GgmlType::IQ2_XXS, data, 1, 256, ComputeType::F32);
+    ASSERT_FALSE(iq2);
+    EXPECT_EQ(iq2.error().message, "unsupported weight type IQ2_XXS");
     std::vector<float> w(10);
     auto wrong = dev->makeLinear(GgmlType::F32, asBytes(w), 4, 4, ComputeType::F32);
     ASSERT_FALSE(wrong);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <cmath>
 #include <sstream>
 
 #include "model_test_helpers.h"
@@ -247,4 +248,64 @@ TEST(CliInfo, MalformedFilesExitOneWithTheReason) {
     expectOneLineError(cli({"generate", "--model", write("empty.gguf", {})}), "is empty");
     // The same errors through generate, which loads the whole model.
     expectOneLineError(cli({"generate", "--model", (dir / "truncated.gguf").string()}), "ends at byte 1185376, file has 1185276");
+}
+
+TEST(CliScore, JsonLinePerPositionThenPerplexity) {
+    // Teacher-forced on llama.cpp's own greedy tokens: each position's top-1 is the next token.
+    const Reference ref = loadReference("stories260K-greedy-1.json");
+    std::vector<int32_t> ids = ref.promptIds;
+    for (size_t s = 0; s < 6; ++s) ids.push_back(ref.steps[s].id);
+    std::string list;
+    for (int32_t id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
+    auto r = cli({"score", "--ids", list, "--top-n", "3", "--json", "--device", "cpu"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto events = jsonLines(r.out);
+    ASSERT_EQ(events.size(), ids.size() + 1);
+    double nll = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        const auto& e = events[i];
+        EXPECT_EQ(e["event"], "score");
+        EXPECT_EQ(e["position"], i);
+        ASSERT_EQ(e["top"].size(), 3u);
+        if (i + 1 == ids.size()) {
+            EXPECT_TRUE(e["next_id"].is_null());
+            continue;
+        }
+        EXPECT_EQ(e["next_id"], ids[i + 1]);
+        nll -= std::log(e["next_p"].get<double>());
+        if (i + 1 >= ref.promptIds.size()) {  // a greedy step: the reference's pick and logit
+            const RefStep& step = ref.steps[i + 1 - ref.promptIds.size()];
+            EXPECT_EQ(e["top"][0]["id"], step.id);
+            EXPECT_NEAR(e["next_logit"].get<float>(), step.top[0].logit, logitTolerance(step.top[0].logit));
+            // log p moves by the logit's error plus the normaliser's; the reference prints p to 6 decimals
+            EXPECT_NEAR(std::log(e["next_p"].get<double>()), std::log(step.top[0].p),
+                        2 * logitTolerance(step.top[0].logit) + 0.5e-6 / step.top[0].p);
+        }
+    }
+    EXPECT_EQ(events.back()["event"], "done");
+    EXPECT_EQ(events.back()["tokens"], ids.size());
+    EXPECT_NEAR(events.back()["perplexity"].get<double>(), std::exp(nll / double(ids.size() - 1)), 1e-9);
+}
+
+TEST(CliScore, BadArgumentsAreOneLineErrors) {
+    expectOneLineError(cli({"score", "--device", "cpu"}), "score needs exactly one of --prompt and --ids");
+    expectOneLineError(cli({"score", "--prompt", "a", "--ids", "1", "--device", "cpu"}), "score needs exactly one of --prompt and --ids");
+    expectOneLineError(cli({"score", "--ids", "1,x", "--device", "cpu"}), "--ids must be comma-separated token ids, got 'x'");
+    expectOneLineError(cli({"score", "--ids", "1,512", "--device", "cpu"}), "token id 512 is outside the vocabulary (0 to 511)");
+}
+
+TEST(CliInfo, QuantizedMixListsItsTypesAndRealBytesPerToken) {
+    INFERSCOPE_SHARED_FILE_OR_SKIP(model, "models/quant/stories260K-wide-Q4_K_M.gguf");
+    // From ../shared/models/quant/README.md's table: Q4_K everywhere but output.weight and, in
+    // layers 2 and 4, attn_v and ffn_down (Q6_K); 11 F32 norms. One decode step reads every matrix
+    // (Q4_K 144 B and Q6_K 210 B per 256 weights), the norms and one 144-byte embedding row.
+    auto r = cli({"info", "--model", model});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("tensor types     Q4_K \u00d732, F32 \u00d711, Q6_K \u00d75\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("decode reads     1275536 weight bytes per token"), std::string::npos) << r.out;
+    auto j = cli({"info", "--model", model, "--json"});
+    ASSERT_EQ(j.exitCode, 0) << j.err;
+    const auto info = nlohmann::json::parse(j.out);
+    EXPECT_EQ(info["decode_bytes_per_token"], 1275536u);
+    EXPECT_EQ(info["tensor_types"]["Q6_K"], 5);
 }

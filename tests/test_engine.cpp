@@ -300,14 +300,16 @@ TEST(EngineErrors, ModelFilesThatCannotRun) {
         EXPECT_EQ(e.error().kind, kind);
         EXPECT_EQ(e.error().message, message);
     };
-    // A Q4_0 matrix: the reader accepts it, the model cannot compute with it.
-    rewriteModel(kStories, dir / "q4.gguf", [](TensorEdit& e) {
+    // A Q8_1 matrix (an activation format llama-quantize never writes): the reader accepts it,
+    // the model cannot compute with it and says which type and tensor.
+    rewriteModel(kStories, dir / "q8_1.gguf", [](TensorEdit& e) {
         if (e.name != "blk.0.attn_q.weight") return;
-        e.type = GgmlType::Q4_0;
-        e.bytes.assign(64 * 64 / 32 * 18, 0);
+        e.type = GgmlType::Q8_1;
+        e.bytes.assign(64 * 64 / 32 * 36, 0);
     });
-    expectLoadError(dir / "q4.gguf", ErrorKind::Unsupported,
-                    "unsupported tensor type Q4_0 in blk.0.attn_q.weight (F32, F16, BF16 and Q8_0 are supported)");
+    expectLoadError(dir / "q8_1.gguf", ErrorKind::Unsupported,
+                    "unsupported tensor type Q8_1 in blk.0.attn_q.weight (supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
+                    "Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS)");
     rewriteModel(kStories, dir / "missing.gguf", [](TensorEdit& e) { e.drop = e.name == "blk.3.ffn_up.weight"; });
     expectLoadError(dir / "missing.gguf", ErrorKind::BadFile, "missing tensor blk.3.ffn_up.weight");
     rewriteModel(kStories, dir / "shape.gguf", [](TensorEdit& e) {

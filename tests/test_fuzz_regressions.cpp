@@ -3,6 +3,8 @@
 // the hostile headers that would break it. A broken property aborts this executable.
 #include <gtest/gtest.h>
 
+#include "shared_data.h"
+
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -84,6 +86,21 @@ TEST(FuzzRegressions, SharedVocabulariesRun) {
         ++n;
     }
     if (n == 0) GTEST_SKIP() << "../shared/models/tokenizer not found";
+}
+
+// Every quantized model file of the golden set (../shared): each tensor's first and last rows go
+// through the block decoders under the target's checks.
+TEST(FuzzRegressions, QuantizedModelFilesRun) {
+    const fs::path dir = inferscope::testing_shared::sharedDir() / "models/quant";
+    if (!fs::is_directory(dir)) GTEST_SKIP() << "../shared/models/quant not found: skipped";
+    int n = 0;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        if (entry.path().extension() != ".gguf") continue;
+        SCOPED_TRACE(entry.path().filename().string());
+        fuzz::runModelFile(slurp(entry.path()));
+        ++n;
+    }
+    EXPECT_GE(n, 22);
 }
 
 // A count in the header is a claim: whatever it says, the reader reserves no more memory than the

@@ -171,7 +171,9 @@ TEST(GgmlTypes, GeometryAndTensorBytes) {
     EXPECT_EQ(ggmlTypeName(12), "Q4_K");
     EXPECT_EQ(ggmlTypeName(99), "unknown");
     EXPECT_TRUE(isSupportedWeightType(GgmlType::Q8_0));
-    EXPECT_FALSE(isSupportedWeightType(GgmlType::Q4_K));
+    EXPECT_TRUE(isSupportedWeightType(GgmlType::Q4_K));
+    EXPECT_FALSE(isSupportedWeightType(GgmlType::IQ2_XXS));
+    EXPECT_FALSE(isSupportedWeightType(GgmlType::Q8_1));
 
     const uint64_t q8[] = {64, 3}, odd[] = {33}, huge[] = {uint64_t(1) << 40, uint64_t(1) << 30};
     EXPECT_EQ(ggmlTensorBytes(8, q8), 6u * 34u);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "backend/gemv.h"
+#include "gguf/quant_blocks.h"
 
 namespace inferscope {
 namespace {
@@ -44,7 +45,7 @@ struct Matmul {
 
 // What a Linear holds on the device.
 struct LinearState {
-    const void* plain = nullptr;       // CPU F32/BF16/F16: [N][K] as in GGUF, mapped or in `owned`
+    const void* plain = nullptr;       // CPU F32/BF16/F16/Blocks: [N][K] as in GGUF, mapped or in `owned`
     AlignedBuffer<uint8_t> owned;      // converted weights, when not mapped
     memory packed;                     // Int8: s8 weights in the layout the primitives chose
     AlignedBuffer<float> scales;       // Int8: [N] per-output-channel weight scale
@@ -53,6 +54,12 @@ struct LinearState {
 };
 
 size_t formatBytes(WeightFormat f) { return f == WeightFormat::F32 ? 4 : f == WeightFormat::S8 ? 1 : 2; }
+
+// Bytes of one stored row of k elements of `type`.
+size_t storedRowBytes(GgmlType type, int64_t k) {
+    const auto info = *ggmlTypeInfo(uint32_t(type));
+    return size_t(k) / info.blockSize * info.typeSize;
+}
 
 }  // namespace
 
@@ -125,16 +132,17 @@ struct ComputeDevice::Impl {
             for (; m - r >= chunk; r += chunk) run(f32Fixed_(k, n, chunk), x + r * k, w, y + r * n);
         if (r < m) runRuntime(f32Runtime(k, n, n), m - r, k, n, n, x + r * k, w, y + r * n);
     }
-    void prefillWidened(WeightFormat format, const void* w, int64_t n, int64_t k, const float* x, int64_t m, float* y) {
-        const GgmlType type = format == WeightFormat::BF16 ? GgmlType::BF16 : GgmlType::F16;
+    // BF16/F16 rows, or quantized blocks (`type`), widened to f32 256 rows at a time.
+    void prefillWidened(GgmlType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m, float* y) {
+        const size_t rowBytes = storedRowBytes(type, k);
         if (widened.size() < size_t(kWidenRows * k)) widened.allocate(size_t(kWidenRows * k));
         if (blockOut.size() < size_t(kF32Chunks[0] * kWidenRows)) blockOut.allocate(size_t(kF32Chunks[0] * kWidenRows));
         for (int64_t n0 = 0; n0 < n; n0 += kWidenRows) {
             const int64_t nb = std::min(kWidenRows, n - n0);
-            const uint16_t* src = static_cast<const uint16_t*>(w) + n0 * k;
+            const uint8_t* src = static_cast<const uint8_t*>(w) + size_t(n0) * rowBytes;
             float* wide = widened.data();
 #pragma omp parallel for schedule(static) num_threads(nThreads())
-            for (int64_t r = 0; r < nb; ++r) dequantizeRow(type, src + r * k, wide + r * k, size_t(k));
+            for (int64_t r = 0; r < nb; ++r) dequantizeRow(type, src + size_t(r) * rowBytes, wide + r * k, size_t(k));
             // Fixed-M brgemm wants a contiguous destination (a strided one falls back to gemm:jit,
             // measured 15-25% slower): each chunk lands in blockOut, then in its columns of y.
             int64_t r = 0;
@@ -252,24 +260,29 @@ Result<Linear> ComputeDevice::makeLinear(GgmlType type, std::span<const uint8_t>
     if (isGpu_ && compute == ComputeType::Int8)
         return fail(ErrorKind::Unsupported, "int8 compute runs on the CPU only; use --device cpu");
 
+    // Blocks computes on quantized blocks in place (CPU); anything else, or the GPU, widens to f32.
+    if (compute == ComputeType::Blocks && (isGpu_ || !isQuantizedBlockType(type))) compute = ComputeType::F32;
     auto state = std::make_shared<LinearState>();
     Linear w;
     w.rows_ = rows;
     w.cols_ = cols;
     w.compute_ = compute;
+    w.blockType_ = uint32_t(type);
     const size_t rowBytes = size_t(cols) / info->blockSize * info->typeSize;
+    w.rowBytes_ = rowBytes;
     const size_t count = size_t(rows) * size_t(cols);
     auto& eng = impl_->engine;
     try {
         // The format held in memory: the stored one when the compute reads it directly.
         WeightFormat format = WeightFormat::F32;
         if (compute == ComputeType::Int8) format = WeightFormat::S8;
+        else if (compute == ComputeType::Blocks) format = WeightFormat::Blocks;
         else if (compute == ComputeType::BF16) format = WeightFormat::BF16;
         else if (type == GgmlType::F16 && !isGpu_) format = WeightFormat::F16;
         w.format_ = format;
         const bool inPlace = (format == WeightFormat::F32 && type == GgmlType::F32) ||
                              (format == WeightFormat::BF16 && type == GgmlType::BF16) ||
-                             (format == WeightFormat::F16 && type == GgmlType::F16);
+                             (format == WeightFormat::F16 && type == GgmlType::F16) || format == WeightFormat::Blocks;
         if (inPlace) {
             state->plain = data.data();
             w.mapped_ = true;
@@ -338,7 +351,7 @@ Result<Linear> ComputeDevice::makeLinear(GgmlType type, std::span<const uint8_t>
             // The prefill primitives for this shape, compiled now rather than in the first prefill.
             for (int64_t chunk : kF32Chunks) impl_->f32Fixed_(cols, rows, chunk);
             impl_->f32Runtime(cols, rows, rows);
-        } else if (format == WeightFormat::BF16 || format == WeightFormat::F16) {
+        } else if (format == WeightFormat::BF16 || format == WeightFormat::F16 || format == WeightFormat::Blocks) {
             for (int64_t n0 = 0; n0 < rows; n0 += kWidenRows) {
                 const int64_t nb = std::min(kWidenRows, rows - n0);
                 for (int64_t chunk : kF32Chunks) impl_->f32Fixed_(cols, nb, chunk);
@@ -395,7 +408,7 @@ void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x
         const Linear& w = *ws[i];
         auto* st = static_cast<LinearState*>(w.state_.get());
         if (w.format_ != WeightFormat::S8 && m <= kGemvMaxRows && nTasks < std::size(tasks)) {
-            tasks[nTasks++] = GemvTask{st->plain, w.format_, w.rows_, w.cols_, ys[i]};
+            tasks[nTasks++] = GemvTask{st->plain, w.format_, w.rows_, w.cols_, ys[i], w.blockType_};
             continue;
         }
         switch (w.format_) {
@@ -403,8 +416,13 @@ void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x
                 impl_->prefillF32(static_cast<const float*>(st->plain), w.rows_, w.cols_, x, m, ys[i]);
                 break;
             case WeightFormat::BF16:
+                impl_->prefillWidened(GgmlType::BF16, st->plain, w.rows_, w.cols_, x, m, ys[i]);
+                break;
             case WeightFormat::F16:
-                impl_->prefillWidened(w.format_, st->plain, w.rows_, w.cols_, x, m, ys[i]);
+                impl_->prefillWidened(GgmlType::F16, st->plain, w.rows_, w.cols_, x, m, ys[i]);
+                break;
+            case WeightFormat::Blocks:
+                impl_->prefillWidened(GgmlType(w.blockType_), st->plain, w.rows_, w.cols_, x, m, ys[i]);
                 break;
             case WeightFormat::S8: impl_->linearInt8(*st, w.rows_, w.cols_, x, m, ys[i]); break;
         }

@@ -1,5 +1,7 @@
 #include "backend/gemv.h"
 
+#include "backend/gemv_blocks.h"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -19,6 +21,13 @@ namespace inferscope {
 namespace {
 
 constexpr int64_t elementBytes(WeightFormat t) { return t == WeightFormat::F32 ? 4 : 2; }
+
+// Bytes of one stored row of a task (what the work split and the parallel threshold count).
+int64_t rowBytesOf(const GemvTask& t) {
+    if (t.type != WeightFormat::Blocks) return t.k * elementBytes(t.type);
+    const auto info = *ggmlTypeInfo(t.blockType);
+    return t.k / info.blockSize * info.typeSize;
+}
 
 #ifdef INFERSCOPE_GEMV_AVX512
 
@@ -124,6 +133,7 @@ void rows(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const float
         case WeightFormat::BF16: rowsKernel<WeightFormat::BF16, M>(t, x, n0, n1, xs); break;
         case WeightFormat::F16: rowsKernel<WeightFormat::F16, M>(t, x, n0, n1, xs); break;
         case WeightFormat::S8: break;  // int8 runs through oneDNN
+        case WeightFormat::Blocks: break;  // gemvBlockRows
     }
 }
 
@@ -131,6 +141,10 @@ void rows(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const float
 // Portable fallback (a build without -march=native on an AVX-512 machine): one row at a time.
 void deinterleave(const float*, int64_t, int64_t, float*) {}
 void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, const float*) {
+    if (t.type == WeightFormat::Blocks) {
+        gemvBlockRows(t, x, m, n0, n1);
+        return;
+    }
     const GgmlType type = t.type == WeightFormat::F32 ? GgmlType::F32 : t.type == WeightFormat::BF16 ? GgmlType::BF16 : GgmlType::F16;
     std::vector<float> row(size_t(t.k));
     const char* base = static_cast<const char*>(t.w);
@@ -147,6 +161,10 @@ void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, 
 
 #ifdef INFERSCOPE_GEMV_AVX512
 void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, const float* xs) {
+    if (t.type == WeightFormat::Blocks) {
+        gemvBlockRows(t, x, m, n0, n1);
+        return;
+    }
     switch (m) {
         case 1: rows<1>(t, x, n0, n1, xs); break;
         case 2: rows<2>(t, x, n0, n1, xs); break;
@@ -166,7 +184,7 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
     int64_t totalRows = 0, totalBytes = 0;
     for (const auto& t : tasks) {
         totalRows += t.n;
-        totalBytes += t.n * t.k * elementBytes(t.type);
+        totalBytes += t.n * rowBytesOf(t);
     }
     // The BF16 kernel's copy of x, deinterleaved (grown once per thread, then reused).
     thread_local AlignedBuffer<float> xsBuffer;

@@ -17,9 +17,10 @@ inline constexpr int kGemvMaxRows = 4;  // rows of x one call takes
 
 struct GemvTask {
     const void* w = nullptr;  // [n][k] of `type`
-    WeightFormat type = WeightFormat::F32;  // F32, BF16 or F16
+    WeightFormat type = WeightFormat::F32;  // F32, BF16, F16 or Blocks
     int64_t n = 0, k = 0;     // every task of a call has the same k
     float* y = nullptr;        // [m][n]
+    uint32_t blockType = 0;   // Blocks: the GgmlType id of the stored blocks
 };
 
 // Runs every task on the same x [m][k] (m = 1..kGemvMaxRows), on up to nThreads OpenMP threads

@@ -72,6 +72,12 @@ public:
     Result<GenerationSummary> generate(const GenerateRequest& request, GenerationObserver* observer = nullptr,
                                        const std::atomic<bool>* cancel = nullptr);
 
+    // Teacher-forced scoring (engine_score.cpp): runs `tokens` from an empty cache one position at a
+    // time (the decode path, as generation computes every step) and calls onLogits(i, logits) with
+    // the logits [n_vocab] that predict position i + 1, for every i. Same checks as a prompt.
+    using ScoreCallback = std::function<void(int32_t position, std::span<const float> logits)>;
+    Result<void> score(std::span<const int32_t> tokens, const ScoreCallback& onLogits);
+
     // Tokens whose keys and values are in the cache, in order.
     std::span<const int32_t> cachedTokens() const { return cachedTokens_; }
     KvCacheStats kvStats() const { return context_->cache().stats(); }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backend/kernels.h"
+#include "gguf/quant_blocks.h"
 
 namespace inferscope {
 
@@ -19,7 +20,9 @@ MemoryNeed estimateLoadMemory(const GgufFile& file, const LlamaHParams& hp, cons
         if (shape.precision == ComputePrecision::Int8) {
             need.weightsConverted += elements + rows * 4;             // s8 packed + per-row scales
             largestTemporary = std::max(largestTemporary, elements);  // the plain s8 copy before packing
-        } else if (bf16 ? type == GgmlType::BF16 : type == GgmlType::F32 || type == GgmlType::F16) {
+        } else if (bf16 ? type == GgmlType::BF16
+                        : type == GgmlType::F32 || type == GgmlType::F16 ||
+                              (shape.precision == ComputePrecision::Auto && isQuantizedBlockType(type))) {
             if (countMapped) need.weightsMapped += t.nBytes;  // used in place
         } else {
             need.weightsConverted += elements * (bf16 ? 2 : 4);

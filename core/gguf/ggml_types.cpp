@@ -1,5 +1,7 @@
 #include "gguf/ggml_types.h"
 
+#include "gguf/quant_blocks.h"
+
 #if defined(__AVX__)
 #include <immintrin.h>
 #endif
@@ -62,15 +64,7 @@ std::optional<uint64_t> ggmlTensorBytes(uint32_t typeId, std::span<const uint64_
 }
 
 bool isSupportedWeightType(GgmlType type) {
-    switch (type) {
-        case GgmlType::F32:
-        case GgmlType::F16:
-        case GgmlType::BF16:
-        case GgmlType::Q8_0:
-            return true;
-        default:
-            return false;
-    }
+    return type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16 || isQuantizedBlockType(type);
 }
 
 float fp16ToFp32(uint16_t h) {
@@ -162,17 +156,11 @@ void dequantizeRow(GgmlType type, const void* src, float* dst, size_t n) {
             }
             return;
         }
-        case GgmlType::Q8_0:
-            for (size_t blk = 0; blk < n / kQ8_0Block; ++blk) {
-                const uint8_t* block = bytes + blk * 34;
-                uint16_t d16;
-                std::memcpy(&d16, block, 2);
-                const float d = fp16ToFp32(d16);
-                const auto* qs = reinterpret_cast<const int8_t*>(block + 2);
-                for (size_t j = 0; j < kQ8_0Block; ++j) dst[blk * kQ8_0Block + j] = d * float(qs[j]);
-            }
-            return;
         default:
+            if (isQuantizedBlockType(type)) {
+                dequantizeBlocks(type, bytes, dst, n / ggmlTypeInfo(uint32_t(type))->blockSize);
+                return;
+            }
             break;
     }
     // Callers check isSupportedWeightType first; reaching here is a programmer error.

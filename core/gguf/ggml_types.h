@@ -34,7 +34,8 @@ std::string_view ggmlTypeName(uint32_t typeId);  // "type 99" style for unknown 
 // row length ne[0] that is not a multiple of the block size, or a size that overflows u64.
 std::optional<uint64_t> ggmlTensorBytes(uint32_t typeId, std::span<const uint64_t> ne);
 
-// True for the types the model loader turns into compute weights (F32, F16, BF16, Q8_0).
+// True for the types the model loader computes with: F32, F16, BF16 and the quantized block types
+// of quant_blocks.h (Q4_0 … Q6_K, IQ4_NL, IQ4_XS).
 bool isSupportedWeightType(GgmlType type);
 
 // ---- scalar conversions -------------------------------------------------------------------------

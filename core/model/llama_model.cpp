@@ -11,6 +11,7 @@
 
 #include "backend/gemv.h"
 #include "backend/kernels.h"
+#include "gguf/quant_blocks.h"
 
 namespace inferscope {
 namespace {
@@ -25,7 +26,8 @@ Result<const GgufTensorInfo*> findChecked(const GgufFile& f, const std::string& 
     const bool ok = ne1 ? (t->nDims == 2 && t->ne[0] == ne0 && t->ne[1] == ne1) : (t->nDims == 1 && t->ne[0] == ne0);
     if (!ok) return std::unexpected(bad(fmt::format("tensor {} has shape {}, expected {}", name, t->shapeString(), expected)));
     if (!isSupportedWeightType(t->type()))
-        return fail(ErrorKind::Unsupported, fmt::format("unsupported tensor type {} in {} (F32, F16, BF16 and Q8_0 are supported)",
+        return fail(ErrorKind::Unsupported, fmt::format("unsupported tensor type {} in {} (supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
+                                                        "Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS)",
                                                         ggmlTypeName(t->typeId), name));
     return t;
 }
@@ -89,11 +91,12 @@ Result<void> LlamaModel::loadWeights(ComputePrecision precision, const LoadProgr
         if (precision == ComputePrecision::BF16 || (precision == ComputePrecision::Auto && type == GgmlType::BF16))
             ct = ComputeType::BF16;
         if (precision == ComputePrecision::Int8) ct = ComputeType::Int8;
+        if (precision == ComputePrecision::Auto && isQuantizedBlockType(type)) ct = ComputeType::Blocks;
         // Weights used in place are mapped in one call (not a fault per 64 KiB in the warm-up);
         // converted ones leave the resident set once converted, so peak RSS stays near the weights
         // as computed (Int8 from a BF16 file: 1.1 GB resident, not 1.1 + 2.2).
         const bool inPlace = (ct == ComputeType::F32 && (type == GgmlType::F32 || type == GgmlType::F16)) ||
-                             (ct == ComputeType::BF16 && type == GgmlType::BF16);
+                             (ct == ComputeType::BF16 && type == GgmlType::BF16) || ct == ComputeType::Blocks;
         if (inPlace && !device_.isGpu()) file_.populateTensor(**t);
         auto w = device_.makeLinear(type, file_.tensorData(**t), int64_t(rows), int64_t(cols), ct);
         if (!w) return std::unexpected(Error{w.error().kind, fmt::format("{}: {}", name, w.error().message)});
@@ -103,7 +106,11 @@ Result<void> LlamaModel::loadWeights(ComputePrecision precision, const LoadProgr
         if (!w->mapped()) weightBytesConverted_ += w->bytes();
         matmulMacsPerToken_ += rows * cols;
         const std::string from(ggmlTypeName((*t)->typeId));
-        const std::string to = ct == ComputeType::Int8 ? "INT8" : ct == ComputeType::BF16 ? "BF16" : w->format() == WeightFormat::F16 ? "F16" : "F32";
+        const std::string to = ct == ComputeType::Int8                ? "INT8"
+                               : ct == ComputeType::BF16              ? "BF16"
+                               : w->format() == WeightFormat::Blocks  ? from
+                               : w->format() == WeightFormat::F16     ? "F16"
+                                                                      : "F32";
         precisionCounts_[from == to ? to : fmt::format("{} from {}", to, from)] += 1;
         report(*t, name);
         return std::move(*w);

@@ -36,7 +36,8 @@ namespace inferscope {
 
 // Precision of the matrix multiplies. Auto keeps the file's precision: BF16 tensors compute in
 // BF16 (bf16 weights, f32 activations), F32 and F16 tensors in F32 from the weights as stored
-// (mapped, F16 widened in registers), Q8_0 dequantized exactly to F32. F32 converts everything to
+// (mapped, F16 widened in registers), quantized blocks (Q4_K, Q8_0, ...) in place from the mapping
+// (ComputeType::Blocks: decoded per block as they are multiplied). F32 converts everything to
 // F32, BF16 to bf16; Int8 re-quantizes every matrix per output channel to s8 (see linear.h).
 enum class ComputePrecision { Auto, F32, BF16, Int8 };
 Result<ComputePrecision> parseComputePrecision(std::string_view text);  // "auto" | "f32" | "bf16" | "int8"

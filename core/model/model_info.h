@@ -20,6 +20,10 @@ struct ModelInfo {
     uint64_t nParams = 0;                    // elements of all tensors
     uint64_t weightBytes = 0;                // bytes of all tensors as stored
     std::map<std::string, int> tensorTypes;  // "F32" -> number of tensors
+    // What one decode step reads of the weights as stored: every matrix and norm, one row of the
+    // token embedding (the whole embedding again when it is the tied LM head).
+    uint64_t decodeBytesPerToken = 0;
+    double bitsPerWeight = 0;                // 8 × weightBytes / nParams
     bool tiedOutput = false;                 // no output.weight: the LM head reuses token_embd
     std::string tokenizerModel;              // tokenizer.ggml.model
     std::string chatTemplate;                // tokenizer.chat_template, when present
@@ -28,5 +32,8 @@ struct ModelInfo {
 };
 
 Result<ModelInfo> describeModel(const GgufFile& file, const std::string& fallbackName);
+
+// "Q4_K ×155, Q6_K ×23, F32 ×45": the types present, most tensors first.
+std::string tensorTypesSummary(const ModelInfo& info);
 
 }  // namespace inferscope

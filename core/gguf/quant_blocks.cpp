@@ -1,0 +1,272 @@
+// Exact decoders of ggml's quantized blocks (layouts in quant_blocks.h). Every product and sum is
+// written in ggml's order and this file is compiled with -ffp-contract=off (core/CMakeLists.txt):
+// a fused multiply-add rounds once where ggml rounds twice and would change the last bit.
+
+#include "gguf/quant_blocks.h"
+
+#include <cstring>
+
+#include "gguf/quant_blocks_avx2.h"
+
+namespace inferscope {
+namespace {
+
+inline float half(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return fp16ToFp32(h);
+}
+
+// ---- 32-element blocks ---------------------------------------------------------------------------
+// Byte j of qs holds element j (low nibble) and element j + 16 (high nibble).
+
+void q4_0(const uint8_t* b, float* y) {  // d, qs[16]
+    const float d = half(b);
+#if defined(__AVX2__)
+    return avx2::q4_0(b, y, d);
+#endif
+    const uint8_t* qs = b + 2;
+    for (int j = 0; j < 16; ++j) {
+        y[j] = float((qs[j] & 0x0F) - 8) * d;
+        y[j + 16] = float((qs[j] >> 4) - 8) * d;
+    }
+}
+
+void q4_1(const uint8_t* b, float* y) {  // d, m, qs[16]
+    const float d = half(b), m = half(b + 2);
+    const uint8_t* qs = b + 4;
+    for (int j = 0; j < 16; ++j) {
+        y[j] = float(qs[j] & 0x0F) * d + m;
+        y[j + 16] = float(qs[j] >> 4) * d + m;
+    }
+}
+
+// The 5th bits of a Q5 block: bit j of qh belongs to element j (0..31).
+inline uint32_t highBits(const uint8_t* qh) {
+    uint32_t v;
+    std::memcpy(&v, qh, 4);
+    return v;
+}
+
+void q5_0(const uint8_t* b, float* y) {  // d, qh[4], qs[16]
+    const float d = half(b);
+    const uint32_t qh = highBits(b + 2);
+    const uint8_t* qs = b + 6;
+    for (int j = 0; j < 16; ++j) {
+        const int lo = (qs[j] & 0x0F) | int((qh >> j) & 1) << 4;
+        const int hi = (qs[j] >> 4) | int((qh >> (j + 16)) & 1) << 4;
+        y[j] = float(lo - 16) * d;
+        y[j + 16] = float(hi - 16) * d;
+    }
+}
+
+void q5_1(const uint8_t* b, float* y) {  // d, m, qh[4], qs[16]
+    const float d = half(b), m = half(b + 2);
+    const uint32_t qh = highBits(b + 4);
+    const uint8_t* qs = b + 8;
+    for (int j = 0; j < 16; ++j) {
+        const int lo = (qs[j] & 0x0F) | int((qh >> j) & 1) << 4;
+        const int hi = (qs[j] >> 4) | int((qh >> (j + 16)) & 1) << 4;
+        y[j] = float(lo) * d + m;
+        y[j + 16] = float(hi) * d + m;
+    }
+}
+
+void q8_0(const uint8_t* b, float* y) {  // d, qs[32]
+    const float d = half(b);
+#if defined(__AVX2__)
+    return avx2::q8_0(b, y, d);
+#endif
+    const auto* qs = reinterpret_cast<const int8_t*>(b + 2);
+    for (int j = 0; j < 32; ++j) y[j] = float(qs[j]) * d;
+}
+
+void iq4_nl(const uint8_t* b, float* y) {  // d, qs[16]
+    const float d = half(b);
+    const uint8_t* qs = b + 2;
+    for (int j = 0; j < 16; ++j) {
+        y[j] = d * float(kIq4Values[qs[j] & 0x0F]);
+        y[j + 16] = d * float(kIq4Values[qs[j] >> 4]);
+    }
+}
+
+// ---- 256-element super-blocks --------------------------------------------------------------------
+
+void q2_K(const uint8_t* b, float* y) {  // scales[16], qs[64], d, dmin
+    const uint8_t* scales = b;
+    const uint8_t* q = b + 16;
+    const float d = half(b + 80), dmin = half(b + 82);
+    // Two halves of 128: 32 bytes of qs each, read four times (2 bits at shifts 0, 2, 4, 6); each
+    // pass covers two sub-blocks of 16 (bytes 0..15 and 16..31) with their own scale and min.
+    int sub = 0;
+    for (int half128 = 0; half128 < 2; ++half128, q += 32)
+        for (int shift = 0; shift < 8; shift += 2)
+            for (int part = 0; part < 2; ++part, ++sub) {
+                const float dl = d * float(scales[sub] & 0x0F), ml = dmin * float(scales[sub] >> 4);
+                for (int l = 0; l < 16; ++l) *y++ = dl * float((q[16 * part + l] >> shift) & 3) - ml;
+            }
+}
+
+// Q3_K's 16 six-bit scales in 12 bytes: the low 4 bits of scale i are the low (i < 8) or high
+// (i >= 8) nibble of byte i % 8; its high 2 bits are bits 2·(i / 4) of byte 8 + i % 4.
+inline int q3Scale(const uint8_t* s, int i) {
+    const int low = i < 8 ? s[i] & 0x0F : s[i - 8] >> 4;
+    const int high = (s[8 + i % 4] >> (2 * (i / 4))) & 3;
+    return (low | high << 4) - 32;
+}
+
+void q3_K(const uint8_t* b, float* y) {  // hmask[32], qs[64], scales[12], d
+    const uint8_t* hmask = b;
+    const uint8_t* q = b + 32;
+    const uint8_t* scales = b + 96;
+    const float d = half(b + 108);
+    // As Q2_K; the third bit of element (pass p, byte l) is bit p of hmask[l]: clear means -4.
+    int sub = 0, pass = 0;
+    for (int half128 = 0; half128 < 2; ++half128, q += 32)
+        for (int shift = 0; shift < 8; shift += 2, ++pass)
+            for (int part = 0; part < 2; ++part, ++sub) {
+                const float dl = d * float(q3Scale(scales, sub));
+                for (int l = 0; l < 16; ++l) {
+                    const int idx = 16 * part + l;
+                    const int v = ((q[idx] >> shift) & 3) - ((hmask[idx] >> pass) & 1 ? 0 : 4);
+                    *y++ = dl * float(v);
+                }
+            }
+}
+
+// Q4_K / Q5_K: 8 six-bit scales and 8 six-bit mins in 12 bytes. Sub-blocks 0..3 take the low 6 bits
+// of bytes j (scale) and j + 4 (min); sub-blocks 4..7 a nibble of byte j + 4 plus the top 2 bits of
+// bytes j - 4 (scale) and j (min).
+inline void scaleMinK4(const uint8_t* s, int j, int& scale, int& min) {
+    if (j < 4) {
+        scale = s[j] & 63;
+        min = s[j + 4] & 63;
+    } else {
+        scale = (s[j + 4] & 0x0F) | (s[j - 4] >> 6) << 4;
+        min = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+    }
+}
+
+void q4_K(const uint8_t* b, float* y) {  // d, dmin, scales[12], qs[128]
+    const float d = half(b), dmin = half(b + 2);
+    const uint8_t* scales = b + 4;
+    const uint8_t* q = b + 16;
+    // Four groups of 64: 32 bytes, low nibbles = sub-block 2g, high nibbles = 2g + 1.
+    for (int g = 0; g < 4; ++g, q += 32) {
+        int sc, m;
+        scaleMinK4(scales, 2 * g, sc, m);
+        const float d1 = d * float(sc), m1 = dmin * float(m);
+        scaleMinK4(scales, 2 * g + 1, sc, m);
+        const float d2 = d * float(sc), m2 = dmin * float(m);
+#if defined(__AVX2__)
+        avx2::q4_KGroup(q, d1, m1, d2, m2, y);
+        y += 64;
+        continue;
+#endif
+        for (int l = 0; l < 32; ++l) *y++ = d1 * float(q[l] & 0x0F) - m1;
+        for (int l = 0; l < 32; ++l) *y++ = d2 * float(q[l] >> 4) - m2;
+    }
+}
+
+void q5_K(const uint8_t* b, float* y) {  // d, dmin, scales[12], qh[32], qs[128]
+    const float d = half(b), dmin = half(b + 2);
+    const uint8_t* scales = b + 4;
+    const uint8_t* qh = b + 16;
+    const uint8_t* q = b + 48;
+    // As Q4_K; the 5th bit of sub-block s's element l is bit s of qh[l].
+    for (int g = 0; g < 4; ++g, q += 32) {
+        int sc, m;
+        scaleMinK4(scales, 2 * g, sc, m);
+        const float d1 = d * float(sc), m1 = dmin * float(m);
+        scaleMinK4(scales, 2 * g + 1, sc, m);
+        const float d2 = d * float(sc), m2 = dmin * float(m);
+        for (int l = 0; l < 32; ++l) *y++ = d1 * float((q[l] & 0x0F) + ((qh[l] >> (2 * g)) & 1) * 16) - m1;
+        for (int l = 0; l < 32; ++l) *y++ = d2 * float((q[l] >> 4) + ((qh[l] >> (2 * g + 1)) & 1) * 16) - m2;
+    }
+}
+
+void q6_K(const uint8_t* b, float* y) {  // ql[128], qh[64], scales[16], d
+    const uint8_t* ql = b;
+    const uint8_t* qh = b + 128;
+    const auto* sc = reinterpret_cast<const int8_t*>(b + 192);
+    const float d = half(b + 208);
+    // Two halves of 128 (64 bytes of ql, 32 of qh, 8 scales each). In a half, element l + 32·k
+    // (k = 0..3) takes a nibble of ql[l] (k even) or ql[l + 32] (k odd), low for k < 2, and bits
+    // 2k of qh[l]; its scale is sc[l / 16 + 2k].
+    for (int h = 0; h < 2; ++h, y += 128, ql += 64, qh += 32, sc += 8) {
+#if defined(__AVX2__)
+        avx2::q6_KHalf(ql, qh, sc, d, y);
+        continue;
+#endif
+        for (int l = 0; l < 32; ++l) {
+            const int is = l / 16;
+            const int q1 = ((ql[l] & 0x0F) | ((qh[l] >> 0) & 3) << 4) - 32;
+            const int q2 = ((ql[l + 32] & 0x0F) | ((qh[l] >> 2) & 3) << 4) - 32;
+            const int q3 = ((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32;
+            const int q4 = ((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32;
+            y[l] = d * float(sc[is]) * float(q1);
+            y[l + 32] = d * float(sc[is + 2]) * float(q2);
+            y[l + 64] = d * float(sc[is + 4]) * float(q3);
+            y[l + 96] = d * float(sc[is + 6]) * float(q4);
+        }
+    }
+}
+
+void iq4_xs(const uint8_t* b, float* y) {  // d, scales_h, scales_l[4], qs[128]
+    const float d = half(b);
+    uint16_t scalesH;
+    std::memcpy(&scalesH, b + 2, 2);
+    const uint8_t* scalesL = b + 4;
+    const uint8_t* qs = b + 8;
+    for (int ib = 0; ib < 8; ++ib, y += 32, qs += 16) {
+        const int ls = ((scalesL[ib / 2] >> (4 * (ib % 2))) & 0x0F) | ((scalesH >> (2 * ib)) & 3) << 4;
+        const float dl = d * float(ls - 32);
+        for (int j = 0; j < 16; ++j) {
+            y[j] = dl * float(kIq4Values[qs[j] & 0x0F]);
+            y[j + 16] = dl * float(kIq4Values[qs[j] >> 4]);
+        }
+    }
+}
+
+using BlockDecoder = void (*)(const uint8_t*, float*);
+
+BlockDecoder decoderOf(GgmlType type) {
+    switch (type) {
+        case GgmlType::Q4_0: return q4_0;
+        case GgmlType::Q4_1: return q4_1;
+        case GgmlType::Q5_0: return q5_0;
+        case GgmlType::Q5_1: return q5_1;
+        case GgmlType::Q8_0: return q8_0;
+        case GgmlType::Q2_K: return q2_K;
+        case GgmlType::Q3_K: return q3_K;
+        case GgmlType::Q4_K: return q4_K;
+        case GgmlType::Q5_K: return q5_K;
+        case GgmlType::Q6_K: return q6_K;
+        case GgmlType::IQ4_NL: return iq4_nl;
+        case GgmlType::IQ4_XS: return iq4_xs;
+        default: return nullptr;
+    }
+}
+
+}  // namespace
+
+void quantScaleMinsK4(const uint8_t* block, float dl[8], float ml[8]) {
+    const float d = half(block), dmin = half(block + 2);
+    for (int j = 0; j < 8; ++j) {
+        int sc, m;
+        scaleMinK4(block + 4, j, sc, m);
+        dl[j] = d * float(sc);
+        ml[j] = dmin * float(m);
+    }
+}
+
+bool isQuantizedBlockType(GgmlType type) { return decoderOf(type) != nullptr; }
+
+void dequantizeBlocks(GgmlType type, const uint8_t* src, float* dst, size_t nBlocks) {
+    const BlockDecoder decode = decoderOf(type);
+    if (!decode) __builtin_trap();  // callers check isQuantizedBlockType: a programmer error
+    const auto info = *ggmlTypeInfo(uint32_t(type));
+    for (size_t i = 0; i < nBlocks; ++i) decode(src + i * info.typeSize, dst + i * info.blockSize);
+}
+
+}  // namespace inferscope

@@ -1,0 +1,174 @@
+// Every quantized golden file (../shared/models/quant) through the engine, against llama.cpp's
+// references (../shared/reference/quant/README.md explains the two checks):
+//  - `--compute f32` dequantizes every matrix exactly at load: it must reproduce the `-exact`
+//    references (identical greedy ids for 64 steps, top-5 logits within 1e-3).
+//  - the default path (blocks computed in place) teacher-forced on the references' own tokens:
+//    within the README's limits of llama.cpp's logits, and no further from the exact ones.
+// Skipped where ../shared is absent.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine_test_helpers.h"
+#include "quant_reference.h"
+#include "shared_data.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_model;
+
+namespace {
+
+struct StepCollector : GenerationObserver {
+    std::vector<StepRecord> steps;
+    void onStep(const StepRecord& r) override { steps.push_back(r); }
+};
+
+class QuantExact : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+TEST_P(QuantExact, ComputeF32ReproducesTheExactReference) {
+    const std::string name = GetParam();
+    INFERSCOPE_SHARED_FILE_OR_SKIP(model, "models/quant/" + name + ".gguf");
+    auto engine = loadTestEngine(model, {.ctx = 128, .precision = ComputePrecision::F32});
+    ASSERT_TRUE(engine);
+    for (const char* prompt : {"1", "2"}) {
+        INFERSCOPE_SHARED_FILE_OR_SKIP(refPath, "reference/quant/" + name + "-exact-greedy-" + prompt + ".json");
+        SCOPED_TRACE(refPath);
+        const Reference ref = loadReferenceFile(refPath);
+        ASSERT_EQ(engine->tokenizer().encode(ref.prompt, true), ref.promptIds);
+        StepCollector rec;
+        auto summary = engine->generate(greedyRequest(ref.promptIds, int32_t(ref.steps.size())), &rec);
+        ASSERT_TRUE(summary) << summary.error().message;
+        ASSERT_EQ(rec.steps.size(), 64u);
+        for (size_t s = 0; s < ref.steps.size(); ++s) {
+            const auto& got = rec.steps[s].sample;
+            const auto& want = ref.steps[s];
+            // Top-5 logits by id, within 1e-3 (the README: numerical noise is <= 7e-5).
+            for (const RefCandidate& c : want.top) {
+                auto it = std::find_if(got.top.begin(), got.top.end(), [&](const auto& x) { return x.id == c.id; });
+                if (it == got.top.end()) {  // at the edge of the top 5: close to our 5th
+                    EXPECT_NEAR(got.top[4].logit, c.logit, 1e-3f) << "step " << s << " id " << c.id;
+                    continue;
+                }
+                EXPECT_NEAR(it->logit, c.logit, 1e-3f) << "step " << s << " id " << c.id;
+            }
+            if (got.id != want.id) {
+                // Only a near-tie may pick the other id (README: gap below 1e-3); after it the
+                // sequences differ, so the comparison ends there.
+                EXPECT_LT(want.top[0].logit - want.top[1].logit, 1e-3f) << "step " << s << ": got " << got.id << ", want " << want.id;
+                break;
+            }
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryFile, QuantExact, ::testing::ValuesIn(kQuantFiles),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return paramName(i.param); });
+
+// ---- the fast (default) path, teacher-forced -----------------------------------------------------
+namespace {
+
+// Logits of every position of `tokens` (Engine::score), [position][vocab].
+std::vector<std::vector<float>> scoreAll(Engine& e, const std::vector<int32_t>& tokens) {
+    std::vector<std::vector<float>> out;
+    auto ok = e.score(tokens, [&](int32_t, std::span<const float> l) { out.emplace_back(l.begin(), l.end()); });
+    EXPECT_TRUE(ok) << ok.error().message;
+    return out;
+}
+
+// The reference's own sequence: prompt ids then every greedy step's id.
+std::vector<int32_t> sequenceOf(const Reference& r) {
+    std::vector<int32_t> t = r.promptIds;
+    for (const auto& s : r.steps) t.push_back(s.id);
+    return t;
+}
+
+class QuantFast : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+// README limits: against llama.cpp's own logits (teacher-forced on its greedy tokens) max |Δ| <= 1.0
+// (1.5 for Q2_K/Q3_K), mean <= 0.15 (0.25 for Q2_K), top-1 agreement >= 90%; and over the steps
+// where llama.cpp's greedy tokens still equal the exact computation's, our distance from the exact
+// logits is no larger than llama.cpp's.
+TEST_P(QuantFast, DefaultPathIsWithinLlamaCppLimitsAndNoFurtherFromExact) {
+    const std::string name = GetParam();
+    INFERSCOPE_SHARED_FILE_OR_SKIP(model, "models/quant/" + name + ".gguf");
+    auto engine = loadTestEngine(model, {.ctx = 128});
+    ASSERT_TRUE(engine);
+    const bool q2 = name.find("Q2_K") != std::string::npos, q3 = name.find("Q3_K") != std::string::npos;
+    const float maxLimit = q2 || q3 ? 1.5f : 1.0f, meanLimit = q2 ? 0.25f : 0.15f;
+    for (const char* prompt : {"1", "2"}) {
+        INFERSCOPE_SHARED_FILE_OR_SKIP(llamaPath, "reference/quant/" + name + "-greedy-" + prompt + ".json");
+        INFERSCOPE_SHARED_FILE_OR_SKIP(exactPath, "reference/quant/" + name + "-exact-greedy-" + prompt + ".json");
+        SCOPED_TRACE(llamaPath);
+        const Reference llama = loadReferenceFile(llamaPath), exact = loadReferenceFile(exactPath);
+        const size_t p0 = llama.promptIds.size() - 1;  // the position whose logits predict step 0
+
+        const auto ours = scoreAll(*engine, sequenceOf(llama));
+        ASSERT_EQ(ours.size(), sequenceOf(llama).size());
+        double worst = 0, sum = 0;
+        int count = 0, agree = 0;
+        for (size_t s = 0; s < llama.steps.size(); ++s) {
+            const auto& logits = ours[p0 + s];
+            for (const RefCandidate& c : llama.steps[s].top) {
+                const double d = std::fabs(double(logits[size_t(c.id)]) - c.logit);
+                worst = std::max(worst, d);
+                sum += d;
+                ++count;
+            }
+            agree += int(std::max_element(logits.begin(), logits.end()) - logits.begin()) == llama.steps[s].id;
+        }
+        EXPECT_LE(worst, maxLimit);
+        EXPECT_LE(sum / count, meanLimit);
+        EXPECT_GE(double(agree) / double(llama.steps.size()), 0.9);
+
+        // Steps before llama.cpp's greedy tokens part from the exact ones: same inputs for both.
+        const auto oursOnExact = scoreAll(*engine, sequenceOf(exact));
+        double llamaDist = 0, ourDist = 0;
+        int n = 0;
+        for (size_t s = 0; s < exact.steps.size(); ++s) {
+            for (const RefCandidate& c : exact.steps[s].top) {
+                auto it = std::find_if(llama.steps[s].top.begin(), llama.steps[s].top.end(), [&](const auto& x) { return x.id == c.id; });
+                if (it == llama.steps[s].top.end()) continue;
+                llamaDist += std::fabs(double(it->logit) - c.logit);
+                ourDist += std::fabs(double(oursOnExact[p0 + s][size_t(c.id)]) - c.logit);
+                ++n;
+            }
+            if (llama.steps[s].id != exact.steps[s].id) break;
+        }
+        ASSERT_GT(n, 0);
+        EXPECT_LE(ourDist / n, llamaDist / n) << "mean |Δ| from exact over " << n << " logits: ours " << ourDist / n
+                                              << ", llama.cpp " << llamaDist / n;
+        std::printf("%s prompt %s: vs llama.cpp max %.3f mean %.4f top-1 %d/%zu; from exact over %d logits: ours %.5f, llama.cpp %.5f\n",
+                    name.c_str(), prompt, worst, sum / count, agree, llama.steps.size(), n, ourDist / n, llamaDist / n);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryFile, QuantFast, ::testing::ValuesIn(kQuantFiles),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return paramName(i.param); });
+
+// A quantized token embedding as the tied LM head (output.weight dropped from the Q4_K file): the
+// default path computes the head on the Q4_K blocks and gives the logits of the exact computation.
+TEST(QuantTiedHead, Q4_KEmbeddingAsTheLmHeadMatchesTheExactComputation) {
+    INFERSCOPE_SHARED_FILE_OR_SKIP(model, "models/quant/stories260K-wide-Q4_K-pure.gguf");
+    TempDir dir;
+    rewriteModel(model, dir / "tied.gguf", [](TensorEdit& e) { e.drop = e.name == "output.weight"; });
+    auto fast = loadTestEngine(dir / "tied.gguf", {.ctx = 64});
+    auto exact = loadTestEngine(dir / "tied.gguf", {.ctx = 64, .precision = ComputePrecision::F32});
+    ASSERT_TRUE(fast && exact);
+    ASSERT_TRUE(fast->model().tiedOutput());
+    EXPECT_EQ(fast->model().weightBytesConverted(), 0u);  // nothing widened: every matrix on its blocks
+    EXPECT_EQ(fast->model().precisionSummary(), "Q4_K ×36");  // 5 layers × 7 matrices + the head, all Q4_K
+    const std::vector<int32_t> tokens = {1, 403, 432, 383, 407, 261};
+    const auto a = scoreAll(*fast, tokens), b = scoreAll(*exact, tokens);
+    ASSERT_EQ(a.size(), tokens.size());
+    for (size_t p = 0; p < a.size(); ++p) {
+        float worst = 0;
+        for (size_t v = 0; v < a[p].size(); ++v) worst = std::max(worst, std::fabs(a[p][v] - b[p][v]));
+        EXPECT_LT(worst, 1e-3f) << "position " << p;
+        EXPECT_EQ(std::max_element(a[p].begin(), a[p].end()) - a[p].begin(), std::max_element(b[p].begin(), b[p].end()) - b[p].begin());
+    }
+}

@@ -1,0 +1,109 @@
+// The quantized block decoders against ggml's own output, bit for bit:
+//  - the dense set (tests/data/quant, from ../shared/reference/quant/dequant): 32 rows × 256 of
+//    hostile inputs (scales over 10 decades, zeros, an outlier, constant rows, zero sub-blocks)
+//    quantized by ggml_quantize_chunk, and ggml's dequantization of them;
+//  - blk.0.ffn_up.weight of every quantized stories260K-wide file, read through our GGUF reader
+//    (../shared; skipped where absent).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "gguf/quant_blocks.h"
+#include "shared_data.h"
+
+using namespace inferscope;
+
+namespace {
+
+std::vector<uint8_t> readBytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct TypeCase {
+    const char* name;
+    GgmlType type;
+    const char* ffnUpModel;  // the file whose blk.0.ffn_up.weight is the golden (manifest.json)
+};
+
+// Q8_0 and Q6_K: the mix files are already pure in those types.
+const TypeCase kCases[] = {
+    {"Q4_0", GgmlType::Q4_0, "stories260K-wide-Q4_0-pure.gguf"},
+    {"Q4_1", GgmlType::Q4_1, "stories260K-wide-Q4_1-pure.gguf"},
+    {"Q5_0", GgmlType::Q5_0, "stories260K-wide-Q5_0-pure.gguf"},
+    {"Q5_1", GgmlType::Q5_1, "stories260K-wide-Q5_1-pure.gguf"},
+    {"Q8_0", GgmlType::Q8_0, "stories260K-wide-Q8_0.gguf"},
+    {"Q2_K", GgmlType::Q2_K, "stories260K-wide-Q2_K-pure.gguf"},
+    {"Q3_K", GgmlType::Q3_K, "stories260K-wide-Q3_K-pure.gguf"},
+    {"Q4_K", GgmlType::Q4_K, "stories260K-wide-Q4_K-pure.gguf"},
+    {"Q5_K", GgmlType::Q5_K, "stories260K-wide-Q5_K-pure.gguf"},
+    {"Q6_K", GgmlType::Q6_K, "stories260K-wide-Q6_K.gguf"},
+    {"IQ4_NL", GgmlType::IQ4_NL, "stories260K-wide-IQ4_NL-pure.gguf"},
+    {"IQ4_XS", GgmlType::IQ4_XS, "stories260K-wide-IQ4_XS-pure.gguf"},
+};
+
+class QuantBlocks : public ::testing::TestWithParam<TypeCase> {};
+
+// The first differing float, for a readable failure.
+std::string firstDifference(const std::vector<float>& got, const std::vector<uint8_t>& want) {
+    for (size_t i = 0; i < got.size(); ++i) {
+        float w;
+        std::memcpy(&w, want.data() + 4 * i, 4);
+        if (std::memcmp(&got[i], &w, 4) != 0)
+            return "element " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", ggml " + std::to_string(w);
+    }
+    return "none";
+}
+
+}  // namespace
+
+TEST_P(QuantBlocks, DenseSetDecodesBitIdenticalToGgml) {
+    const TypeCase c = GetParam();
+    const std::string dir = std::string(INFERSCOPE_TEST_DATA_DIR) + "/quant/";
+    const auto blocks = readBytes(dir + c.name + "-dense.blocks");
+    const auto want = readBytes(dir + c.name + "-dense-dequant.f32");
+    ASSERT_EQ(want.size(), 32u * 256u * 4u) << c.name;
+    const auto info = *ggmlTypeInfo(uint32_t(c.type));
+    ASSERT_EQ(blocks.size(), 32u * 256u / info.blockSize * info.typeSize);
+
+    ASSERT_TRUE(isQuantizedBlockType(c.type));
+    std::vector<float> got(32 * 256);
+    // Row by row through the public entry point, as the model reads them.
+    const size_t rowBytes = 256 / info.blockSize * info.typeSize;
+    for (size_t r = 0; r < 32; ++r) dequantizeRow(c.type, blocks.data() + r * rowBytes, got.data() + r * 256, 256);
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size()), 0) << c.name << " first difference: " << firstDifference(got, want);
+}
+
+TEST_P(QuantBlocks, FfnUpOfTheModelFileDecodesBitIdenticalToGgml) {
+    const TypeCase c = GetParam();
+    INFERSCOPE_SHARED_FILE_OR_SKIP(model, std::string("models/quant/") + c.ffnUpModel);
+    INFERSCOPE_SHARED_FILE_OR_SKIP(golden, std::string("reference/quant/dequant/") + c.name + "-ffn_up-dequant.f32");
+    auto file = GgufFile::open(model);
+    ASSERT_TRUE(file) << file.error().message;
+    const GgufTensorInfo* t = file->findTensor("blk.0.ffn_up.weight");
+    ASSERT_NE(t, nullptr);
+    ASSERT_EQ(t->type(), c.type);
+    ASSERT_EQ(t->ne[0], 256u);
+    ASSERT_EQ(t->ne[1], 256u);
+    const auto want = readBytes(golden);
+    ASSERT_EQ(want.size(), 256u * 256u * 4u);
+    const auto data = file->tensorData(*t);
+    std::vector<float> got(256 * 256);
+    dequantizeRow(c.type, data.data(), got.data(), got.size());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size()), 0) << c.name << " first difference: " << firstDifference(got, want);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryType, QuantBlocks, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<TypeCase>& i) { return std::string(i.param.name); });
+
+TEST(QuantBlocks, TypesWeDoNotRunAreNotBlockTypes) {
+    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_1, GgmlType::Q8_K, GgmlType::IQ2_XXS,
+                       GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::IQ1_S, GgmlType::IQ1_M,
+                       GgmlType::TQ1_0, GgmlType::TQ2_0, GgmlType::MXFP4})
+        EXPECT_FALSE(isQuantizedBlockType(t)) << ggmlTypeName(uint32_t(t));
+}
