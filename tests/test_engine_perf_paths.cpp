@@ -43,10 +43,13 @@ float expectGreedyIds(Engine& e, const Reference& ref, int n) {
 }  // namespace
 
 TEST(EnginePerfPaths, Int8KeepsTheStories260KGreedyStoryFor32Tokens) {
-    // Measured: identical ids for 32 steps, chosen logit within 0.19 of llama.cpp's F32 (logits ~15).
+    // Measured: identical ids for 32 steps, chosen logit within 0.19 of llama.cpp's F32 (logits ~15)
+    // with 8-bit levels (VNNI); within 0.71 with the 7-bit levels of a CPU without VNNI (AVX2, Zen 3:
+    // both quantization steps twice as coarse, see ComputeDevice::int8Levels).
     auto e = load(kStories, ComputePrecision::Int8);
     ASSERT_TRUE(e);
-    EXPECT_LT(expectGreedyIds(*e, loadReference("stories260K-greedy-1.json"), 32), 0.3f);
+    const float bound = e->device().int8Levels() == 127 ? 0.3f : 1.0f;
+    EXPECT_LT(expectGreedyIds(*e, loadReference("stories260K-greedy-1.json"), 32), bound);
 }
 
 TEST(EnginePerfPaths, F16KvCacheMatchesLlamaCppWhichUsesOne) {

@@ -68,6 +68,7 @@ struct ComputeDevice::Impl {
     dnnl::stream stream;
     const int* threadCount = nullptr;  // ComputeDevice::nThreads_: the one count, also after setThreads
     int nThreads() const { return *threadCount; }
+    const int* int8Levels = nullptr;  // ComputeDevice::int8Levels_
     // Shared by every Linear of a shape: a model has a handful of shapes.
     std::map<std::tuple<int64_t, int64_t, int64_t>, Matmul> f32Fixed;      // (K, N, M): brgemm, "ba" weights
     std::map<std::tuple<int64_t, int64_t, int64_t>, dnnl::matmul> f32Rt;   // (K, nb, ldDst): runtime M
@@ -156,16 +157,18 @@ struct ComputeDevice::Impl {
         }
     }
     void linearInt8(const LinearState& st, int64_t n, int64_t k, const float* x, int64_t m, float* y) {
+        const float actLevels = float(*int8Levels);
         if (srcS8.size() < size_t(m * k)) srcS8.allocate(size_t(m * k));
         if (srcScales.size() < size_t(m)) srcScales.allocate(size_t(m));
-        // Per token: s = max|x| / 127, q = round(x / s).
+        // Per token: s = max|x| / L, q = round(x / s), L = 127, or 63 on a CPU without VNNI (see
+        // ComputeDevice::int8Levels).
 #pragma omp parallel for schedule(static) num_threads(nThreads()) if (m * k > 65536)
         for (int64_t r = 0; r < m; ++r) {
             const float* xr = x + r * k;
             float amax = 0.0f;
 #pragma omp simd reduction(max : amax)
             for (int64_t i = 0; i < k; ++i) amax = std::max(amax, std::fabs(xr[i]));
-            const float s = amax > 0.0f ? amax / 127.0f : 1.0f, inv = 1.0f / s;
+            const float s = amax > 0.0f ? amax / actLevels : 1.0f, inv = 1.0f / s;
             int8_t* q = srcS8.data() + r * k;
 #pragma omp simd
             for (int64_t i = 0; i < k; ++i) q[i] = int8_t(std::nearbyint(xr[i] * inv));
@@ -210,7 +213,12 @@ Result<std::unique_ptr<ComputeDevice>> ComputeDevice::create(DeviceKind requeste
     dev->impl_ = std::make_unique<Impl>();
     dev->nThreads_ = nThreads > 0 ? nThreads : int(std::max(1u, std::thread::hardware_concurrency()));
     dev->impl_->threadCount = &dev->nThreads_;
-    dev->isa_ = cpuIsaName(dnnl::get_effective_cpu_isa());
+    dev->impl_->int8Levels = &dev->int8Levels_;
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    dev->isa_ = cpuIsaName(isa);
+    const bool vnni = isa == dnnl::cpu_isa::avx2_vnni || isa == dnnl::cpu_isa::avx512_core_vnni ||
+                      isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+    dev->int8Levels_ = vnni ? 127 : 63;
 
     size_t gpus = 0;
     try {
@@ -304,9 +312,11 @@ Result<Linear> ComputeDevice::makeLinear(GgmlType type, std::span<const uint8_t>
             }
             state->plain = out;
         } else {
-            // Int8: per output channel s = max|w| / 127, q = round(w / s), then reordered once into
-            // the primitives' packed layout (the plain copy is freed).
+            // Int8: per output channel s = max|w| / L, q = round(w / s) (L = int8Levels(): 127, 63
+            // without VNNI), then reordered once into the primitives' packed layout (the plain copy
+            // is freed).
             AlignedBuffer<int8_t> q(count);
+            const float levels = float(int8Levels_);
             state->scales.allocate(size_t(rows));
 #pragma omp parallel num_threads(nThreads_)
             {
@@ -316,7 +326,7 @@ Result<Linear> ComputeDevice::makeLinear(GgmlType type, std::span<const uint8_t>
                     dequantizeRow(type, data.data() + r * rowBytes, row.data(), size_t(cols));
                     float amax = 0.0f;
                     for (int64_t i = 0; i < cols; ++i) amax = std::max(amax, std::fabs(row[size_t(i)]));
-                    const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
+                    const float s = amax > 0.0f ? amax / levels : 1.0f;
                     for (int64_t i = 0; i < cols; ++i) q[size_t(r * cols + i)] = int8_t(std::nearbyint(row[size_t(i)] / s));
                     state->scales[size_t(r)] = s;
                 }

@@ -33,6 +33,12 @@ public:
     const std::string& description() const { return description_; }  // "CPU avx512_core_bf16, 2 threads"
     const std::string& notice() const { return notice_; }            // a fallback notice, or empty
     std::string_view isaName() const { return isa_; }
+    // Largest |q| of Int8 weights and activations: 127, or 63 on a CPU without VNNI (AVX2,
+    // AVX-512 before VNNI). There oneDNN's s8×s8 gemm (gemm:jit) shifts one operand by +128 to u8
+    // and adds pairs of u8×s8 products in saturating 16-bit lanes (vpmaddubsw): 255·127·2
+    // overflows. Measured on AVX2 (Zen 3): 4-7% relative error with 127 on both sides, 2-4% with
+    // 63 on one side, none beyond the quantization step with 63 on both (191·63·2 fits).
+    int int8Levels() const { return int8Levels_; }
     int threads() const { return nThreads_; }
     // Changes the compute thread count (1..1024; 0 = one per core) for later passes.
     Result<void> setThreads(int nThreads);
@@ -73,6 +79,7 @@ private:
     std::string description_;
     std::string notice_;
     std::string isa_;
+    int int8Levels_ = 127;
 };
 
 }  // namespace inferscope
