@@ -183,13 +183,19 @@ TEST(CliInfo, DescribesGemma3Architecture) {
     EXPECT_NE(text.out.find("its layers' RoPE: base 10000, positions x 1\n"), std::string::npos) << text.out;
 }
 
-// The Gemma tiny models carry a SentencePiece vocabulary, so the whole engine runs them today: the
-// CLI's greedy ids for the reference prompt are llama.cpp's (gemma2) / the float64 pass's (gemma3).
-TEST(CliGenerate, GemmaModelsMatchTheirGreedyReferences) {
-    for (const char* arch : {"gemma2", "gemma3"}) {
-        SCOPED_TRACE(arch);
-        INFERSCOPE_SHARED_FILE_OR_SKIP(model, std::string("models/arch/") + arch + "-tiny.gguf");
-        INFERSCOPE_SHARED_FILE_OR_SKIP(ref, std::string("reference/arch/") + arch + "-tiny-greedy-1.json");
+// Every tiny architecture model through the whole engine, from the reference's prompt text: the
+// file's own tokenizer (byte-level BPE for llama3, qwen2, qwen3; SentencePiece for phi3 and the
+// Gemmas) gives the reference's prompt ids, BOS as the vocabulary says, and the CLI's greedy ids are
+// llama.cpp's (the float64 pass's for qwen3 and gemma3).
+TEST(CliGenerate, ArchitectureModelsMatchTheirGreedyReferences) {
+    for (const std::string name : {"llama3-tiny-greedy-1", "llama3-tiny-greedy-2", "qwen2-tiny-greedy-1",
+                                   "qwen2-tiny-greedy-2", "qwen3-tiny-greedy-1", "qwen3-tiny-greedy-2",
+                                   "phi3-tiny-greedy-1", "phi3-tiny-greedy-2", "gemma2-tiny-greedy-1",
+                                   "gemma2-tiny-greedy-2", "gemma3-tiny-greedy-1", "gemma3-tiny-greedy-2"}) {
+        SCOPED_TRACE(name);
+        const std::string arch = name.substr(0, name.find('-'));
+        INFERSCOPE_SHARED_FILE_OR_SKIP(model, "models/arch/" + arch + "-tiny.gguf");
+        INFERSCOPE_SHARED_FILE_OR_SKIP(ref, "reference/arch/" + name + ".json");
         std::ifstream in(ref, std::ios::binary);
         std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         for (char& c : bytes)  // pieces may be half a UTF-8 character: only ids are read
@@ -209,6 +215,12 @@ TEST(CliGenerate, GemmaModelsMatchTheirGreedyReferences) {
             if (line["event"] == "done") done = line;
         }
         EXPECT_EQ(ids, expected);
+        auto tok = cli({"tokenize", "--model", model, "--text", j["prompt"], "--special", "--add-special", "--json"});
+        ASSERT_EQ(tok.exitCode, 0) << tok.err;
+        for (char& c : tok.out)  // only the ids are compared
+            if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+        EXPECT_EQ(nlohmann::json::parse(tok.out)["ids"], j["prompt_ids"]);
+        if (arch.rfind("gemma", 0) != 0) continue;
         // Sliding-window layers (window 32) score min(p + 1, 32) keys per query, the others p + 1.
         uint64_t global = 0, sliding = 0;
         for (uint64_t p = 0; p < j["prompt_ids"].size() + expected.size() - 1; ++p) global += p + 1, sliding += std::min<uint64_t>(p + 1, 32);
