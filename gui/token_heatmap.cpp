@@ -37,6 +37,10 @@ QString escape(const QString& s) {
             case '>': out += QLatin1String("&gt;"); break;
             case '&': out += QLatin1String("&amp;"); break;
             case '"': out += QLatin1String("&quot;"); break;
+            // A line break inside the paragraph (U+2028), not a new paragraph: Qt's rich text
+            // gives a paragraph that begins with a tinted span that span's background across its
+            // whole width, so one tinted token after a '\n' tinted the whole next line.
+            case '\n': out += QLatin1String("<br/>"); break;
             default: out += ch;
         }
     }
@@ -76,11 +80,10 @@ HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool
             out.html += escape(chunk);
             continue;
         }
-        // Line breaks outside the spans: Qt's rich text carries a span's background across a
-        // break into the whole next paragraph.
+        // Line breaks outside the spans: the break itself is not tinted.
         const QStringList lines = chunk.split(QLatin1Char('\n'));
         for (qsizetype l = 0; l < lines.size(); ++l) {
-            if (l > 0) out.html += QLatin1Char('\n');
+            if (l > 0) out.html += QLatin1String("<br/>");
             if (!lines[l].isEmpty()) out.html += QStringLiteral("<span style=\"%1\">%2</span>").arg(style, escape(lines[l]));
         }
     }

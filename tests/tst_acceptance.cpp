@@ -305,7 +305,7 @@ private slots:
         QVERIFY(loadModel());
         QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
         const QString answer = app_->chat->messages()->at(1).text;
-        for (const QString format : {QStringLiteral("md"), QStringLiteral("json")}) {
+        for (const QString& format : {QStringLiteral("md"), QStringLiteral("json")}) {
             click(visibleNamed(QStringLiteral("conversationActions")));
             QQuickItem* entry = nullptr;
             QTRY_VERIFY((entry = visibleWithText(format == QLatin1String("md") ? QStringLiteral("Export as Markdown…")

@@ -10,6 +10,8 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBlock>
+#include <QTextDocument>
 
 #include "chat_controller.h"
 #include "token_heatmap.h"
@@ -45,6 +47,15 @@ private slots:
         QCOMPARE(heat.tokenStarts, (QList<int>{0, 1, 3}));
         QVERIFY2(!heat.html.contains(QRegularExpression(QStringLiteral("<span[^>]*>[^<]*\n"))), qPrintable(heat.html));
         QCOMPARE(heat.html.count(QStringLiteral("<span")), 3);  // A, B and C; nothing around the newline
+        // As the chat's TextEdit lays it out: one paragraph (the break is a line separator, so no
+        // paragraph starts with a tinted span, which Qt paints across the whole line), the same
+        // characters at the same offsets as the plain text, no paragraph background.
+        QTextDocument doc;
+        doc.setHtml(heat.html);
+        QCOMPARE(doc.blockCount(), 1);
+        QCOMPARE(doc.toPlainText(), heat.plain);
+        QCOMPARE(doc.characterCount() - 1, heat.plain.size());
+        QVERIFY(!doc.firstBlock().blockFormat().hasProperty(QTextFormat::BackgroundBrush));
     }
 
     void followsTheNewestStepAndSelectsFromText() {
