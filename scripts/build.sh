@@ -3,5 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
+. scripts/ccache.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${ccache_args[@]}" "$@"
 cmake --build build -j"$jobs"

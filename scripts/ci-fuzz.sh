@@ -23,7 +23,8 @@ for s in /usr/lib/llvm-16/bin/llvm-symbolizer /usr/bin/llvm-symbolizer; do
 done
 jobs=$(nproc 2>/dev/null || echo 2)
 
-cmake -S . -B build-fuzz -G Ninja -DINFERSCOPE_FUZZ=ON -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 >/dev/null
+. scripts/ccache.sh
+cmake -S . -B build-fuzz -G Ninja "${ccache_args[@]}" -DINFERSCOPE_FUZZ=ON -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 >/dev/null
 cmake --build build-fuzz -j"$jobs"
 
 corpus=build-fuzz/corpus

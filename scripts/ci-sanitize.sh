@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh >/dev/null
 jobs=$(nproc 2>/dev/null || echo 2)
 
-cmake -S . -B build-asan -G Ninja -DINFERSCOPE_BUILD_GUI=OFF -DINFERSCOPE_SANITIZE=address,undefined \
+. scripts/ccache.sh
+cmake -S . -B build-asan -G Ninja "${ccache_args[@]}" -DINFERSCOPE_BUILD_GUI=OFF -DINFERSCOPE_SANITIZE=address,undefined \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" >/dev/null
 cmake --build build-asan -j"$jobs"
 

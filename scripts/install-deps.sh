@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   # toolchain
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   # engine: oneDNN (its CMake config needs OpenCL's), SentencePiece, formatting, JSON, CLI parsing, tests
   libdnnl-dev ocl-icd-opencl-dev libsentencepiece-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-cmake -S . -B build-package -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFERSCOPE_NATIVE=OFF -DINFERSCOPE_BUILD_TESTS=OFF "$@"
+. scripts/ccache.sh
+cmake -S . -B build-package -G Ninja "${ccache_args[@]}" -DCMAKE_BUILD_TYPE=Release -DINFERSCOPE_NATIVE=OFF -DINFERSCOPE_BUILD_TESTS=OFF "$@"
 cmake --build build-package -j"$(nproc 2>/dev/null || echo 2)"
 (cd build-package && cpack)
 ls -l build-package/packages/*.deb build-package/packages/*.tar.gz
