@@ -65,8 +65,11 @@ int run(const SynthArgs& a) {
 void addSynthCommand(CLI::App& app, int& exitCode) {
     auto a = std::make_shared<SynthArgs>();
     CLI::App* cmd = app.add_subcommand("synth", "Write a random-weight GGUF of a named model shape (for benchmarks)");
-    cmd->add_option("--shape", a->shape, "tinyllama-1.1b, llama-110m or stories260k")->required();
-    cmd->add_option("--dtype", a->dtype, "f32, f16, bf16 or q8_0 (norms stay f32)")->capture_default_str();
+    cmd->add_option("--shape", a->shape, "tinyllama-1.1b, llama-110m, stories260k or stories260k-wide")->required();
+    cmd->add_option("--dtype", a->dtype,
+                    "f32, f16, bf16, q8_0, q4_0, q4_k_m, q5_k_m or q6_k (norms stay f32; the quantized ones with "
+                    "llama-quantize's per-tensor types)")
+        ->capture_default_str();
     cmd->add_option("--out,-o", a->out, "output GGUF file")->required()->check(kNotEmpty);
     cmd->add_option("--seed", a->seed, "weights are N(0, 0.02^2) from this seed")->capture_default_str()->check(kUnsigned);
     cmd->add_option("--vocab", a->vocab,

@@ -219,7 +219,7 @@ TEST(CliArguments, Synth) {
     expectAllRefused({
         {{"synth", "--shape", "", "--out", out}, "--shape: must not be empty"},
         {{"synth", "--shape", "gpt-5", "--out", out}, "gpt-5"},
-        {synth({"--dtype", "q4_0"}), "q4_0"},
+        {synth({"--dtype", "q4_k_s"}), "q4_k_s"},
         {synth({"--dtype", ""}), "--dtype: must not be empty"},
         {synth({"--seed", "-1"}), "--seed: must be a whole number"},
         {synth({"--seed", "x"}), "--seed"},

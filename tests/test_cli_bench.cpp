@@ -2,6 +2,7 @@
 // (the test machine is shared and noisy).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "model_test_helpers.h"
@@ -29,14 +30,63 @@ TEST(CliSynth, WritesATinyModelThatInfoDescribes) {
     EXPECT_EQ(j["tokenizer"], "llama");
 }
 
+// Each quantized dtype on both small shapes: the tensor types llama-quantize gives the same model
+// (stories260k-wide: counted in ../shared's stories260K-wide-<T>.gguf; stories260k: its fallbacks for
+// 64- and 172-wide rows), and the file loads and generates greedily.
+TEST(CliSynth, QuantizedDtypesHaveLlamaQuantizesTypesAndGenerate) {
+    struct Case {
+        const char* shape;
+        const char* dtype;
+        std::map<std::string, int> types;
+    };
+    const Case cases[] = {
+        {"stories260k-wide", "q4_0", {{"Q4_0", 36}, {"Q6_K", 1}, {"F32", 11}}},
+        {"stories260k-wide", "q8_0", {{"Q8_0", 37}, {"F32", 11}}},
+        {"stories260k-wide", "q4_k_m", {{"Q4_K", 32}, {"Q6_K", 5}, {"F32", 11}}},
+        {"stories260k-wide", "q5_k_m", {{"Q5_K", 32}, {"Q6_K", 5}, {"F32", 11}}},
+        {"stories260k-wide", "q6_k", {{"Q6_K", 37}, {"F32", 11}}},
+        {"stories260k", "q4_0", {{"Q4_0", 31}, {"Q8_0", 1}, {"F16", 5}, {"F32", 11}}},
+        {"stories260k", "q4_k_m", {{"Q5_0", 29}, {"Q8_0", 3}, {"F16", 5}, {"F32", 11}}},
+        {"stories260k", "q5_k_m", {{"Q5_1", 29}, {"Q8_0", 3}, {"F16", 5}, {"F32", 11}}},
+        {"stories260k", "q6_k", {{"Q8_0", 32}, {"F16", 5}, {"F32", 11}}},
+    };
+    TempDir dir;
+    for (const Case& c : cases) {
+        SCOPED_TRACE(std::string(c.shape) + " " + c.dtype);
+        const std::string out = (dir / (std::string(c.dtype) + ".gguf")).string();
+        auto r = cli({"synth", "--shape", c.shape, "--dtype", c.dtype, "--out", out});
+        ASSERT_EQ(r.exitCode, 0) << r.err;
+        auto info = cli({"info", "--model", out, "--json"});
+        ASSERT_EQ(info.exitCode, 0) << info.err;
+        using TypeCounts = std::map<std::string, int>;
+        EXPECT_EQ(nlohmann::json::parse(info.out)["tensor_types"].get<TypeCounts>(), c.types);
+        auto gen = cli({"generate", "--model", out, "--prompt", "Once upon a time", "--temperature", "0", "--max-tokens", "6",
+                        "--json", "--threads", "2"});
+        ASSERT_EQ(gen.exitCode, 0) << gen.err;
+        int tokens = 0;
+        std::string reason;
+        for (size_t b = 0, e; b < gen.out.size(); b = e + 1) {
+            e = gen.out.find('\n', b);
+            if (e == std::string::npos) e = gen.out.size();
+            if (e == b) continue;
+            const auto j = nlohmann::json::parse(gen.out.substr(b, e - b));
+            if (j["event"] == "token") ++tokens;
+            if (j["event"] == "done") reason = j["reason"];
+        }
+        EXPECT_EQ(tokens, 6);
+        EXPECT_EQ(reason, "length");
+    }
+}
+
 TEST(CliSynth, BadArgumentsAreOneLineErrors) {
     TempDir dir;
     auto r = cli({"synth", "--shape", "gpt-5", "--out", (dir / "x.gguf").string()});
     EXPECT_EQ(r.exitCode, 1);
-    EXPECT_NE(r.err.find("unknown shape 'gpt-5'; shapes: tinyllama-1.1b, llama-110m, stories260k"), std::string::npos) << r.err;
-    r = cli({"synth", "--shape", "stories260k", "--dtype", "q4_0", "--out", (dir / "x.gguf").string()});
+    EXPECT_NE(r.err.find("unknown shape 'gpt-5'; shapes: tinyllama-1.1b, llama-110m, stories260k, stories260k-wide"), std::string::npos) << r.err;
+    r = cli({"synth", "--shape", "stories260k", "--dtype", "q2_k", "--out", (dir / "x.gguf").string()});
     EXPECT_EQ(r.exitCode, 1);
-    EXPECT_NE(r.err.find("dtype must be f32, f16, bf16 or q8_0"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("dtype must be f32, f16, bf16, q8_0, q4_0, q4_k_m, q5_k_m or q6_k, got 'q2_k'"), std::string::npos)
+        << r.err;
 }
 
 TEST(CliBench, JsonHasEveryFigure) {

@@ -89,10 +89,20 @@ TEST(Synth, EveryTypeWritesALoadableDeterministicModel) {
     TempDir dir;
     auto shape = findSynthShape("stories260k");
     ASSERT_TRUE(shape);
-    for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0}) {
+    // Q4_K and Q5_K are the Q4_K_M and Q5_K_M mixes; general.file_type is llama.cpp's llama_ftype.
+    const std::pair<GgmlType, uint32_t> types[] = {{GgmlType::F32, 0},  {GgmlType::F16, 1},  {GgmlType::BF16, 32},
+                                                   {GgmlType::Q8_0, 7}, {GgmlType::Q4_0, 2}, {GgmlType::Q4_K, 15},
+                                                   {GgmlType::Q5_K, 17}, {GgmlType::Q6_K, 18}};
+    for (auto [type, fileType] : types) {
         SCOPED_TRACE(ggmlTypeName(uint32_t(type)));
         SynthOptions o{*shape, type, 42, kStories};
         ASSERT_TRUE(writeSynthModel(o, dir / "a.gguf"));
+        {
+            auto f = GgufFile::open(dir / "a.gguf");
+            ASSERT_TRUE(f);
+            ASSERT_NE(f->find("general.file_type"), nullptr);
+            EXPECT_EQ(f->find("general.file_type")->u, fileType);
+        }
         ASSERT_TRUE(writeSynthModel(o, dir / "b.gguf"));
         EXPECT_GT(std::filesystem::file_size(dir / "a.gguf"), synthModelBytes(o));  // tensors + header
         auto read = [](const std::filesystem::path& p) {

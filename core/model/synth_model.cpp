@@ -10,6 +10,8 @@
 #include "common/aligned_buffer.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "gguf/quant_encode.h"
+#include "model/quant_mix.h"
 
 namespace inferscope {
 namespace {
@@ -18,6 +20,7 @@ constexpr std::array kShapes{
     SynthShape{"tinyllama-1.1b", 2048, 22, 32, 4, 5632, 32000, 2048},
     SynthShape{"llama-110m", 768, 12, 12, 12, 2048, 32000, 2048},
     SynthShape{"stories260k", 64, 5, 8, 4, 172, 512, 512},
+    SynthShape{"stories260k-wide", 256, 5, 8, 4, 256, 512, 2048},
 };
 constexpr float kStd = 0.02f;
 constexpr size_t kChunk = size_t(1) << 20;  // elements generated per write
@@ -55,26 +58,26 @@ std::vector<TensorPlan> plan(const SynthOptions& o) {
     const auto& s = o.shape;
     const uint64_t E = uint64_t(s.nEmbd), hd = uint64_t(s.nEmbd / s.nHead), Q = hd * s.nHead, KV = hd * s.nHeadKv,
                    F = uint64_t(s.nFf), V = uint64_t(s.nVocab);
-    auto matrixType = [&](uint64_t cols) {
-        return o.type == GgmlType::Q8_0 && cols % kQ8_0Block != 0 ? GgmlType::F32 : o.type;
-    };
+    const int32_t n = s.nLayer;
+    auto matrixType = [&](MatrixRole role, int32_t layer, uint64_t cols) { return quantMixType(o.type, role, layer, n, cols); };
+    using enum MatrixRole;
     std::vector<TensorPlan> t;
-    t.push_back({"token_embd.weight", {E, V}, matrixType(E), false});
+    t.push_back({"token_embd.weight", {E, V}, matrixType(TokenEmbedding, 0, E), false});
     // Per layer in forward order, Q/K/V and gate/up back to back.
     for (int32_t l = 0; l < s.nLayer; ++l) {
         const std::string p = fmt::format("blk.{}.", l);
         t.push_back({p + "attn_norm.weight", {E}, GgmlType::F32, true});
-        t.push_back({p + "attn_q.weight", {E, Q}, matrixType(E), false});
-        t.push_back({p + "attn_k.weight", {E, KV}, matrixType(E), false});
-        t.push_back({p + "attn_v.weight", {E, KV}, matrixType(E), false});
-        t.push_back({p + "attn_output.weight", {Q, E}, matrixType(Q), false});
+        t.push_back({p + "attn_q.weight", {E, Q}, matrixType(Other, l, E), false});
+        t.push_back({p + "attn_k.weight", {E, KV}, matrixType(Other, l, E), false});
+        t.push_back({p + "attn_v.weight", {E, KV}, matrixType(AttnV, l, E), false});
+        t.push_back({p + "attn_output.weight", {Q, E}, matrixType(Other, l, Q), false});
         t.push_back({p + "ffn_norm.weight", {E}, GgmlType::F32, true});
-        t.push_back({p + "ffn_gate.weight", {E, F}, matrixType(E), false});
-        t.push_back({p + "ffn_up.weight", {E, F}, matrixType(E), false});
-        t.push_back({p + "ffn_down.weight", {F, E}, matrixType(F), false});
+        t.push_back({p + "ffn_gate.weight", {E, F}, matrixType(Other, l, E), false});
+        t.push_back({p + "ffn_up.weight", {E, F}, matrixType(Other, l, E), false});
+        t.push_back({p + "ffn_down.weight", {F, E}, matrixType(FfnDown, l, F), false});
     }
     t.push_back({"output_norm.weight", {E}, GgmlType::F32, true});
-    t.push_back({"output.weight", {E, V}, matrixType(E), false});
+    t.push_back({"output.weight", {E, V}, matrixType(Output, n, E), false});
     return t;
 }
 
@@ -86,7 +89,9 @@ GgufTensorProducer producer(const TensorPlan& t, uint64_t tensorSeed) {
         AlignedBuffer<float> values(kChunk);
         AlignedBuffer<uint8_t> bytes(kChunk * 4);
         for (uint64_t begin = 0; begin < total && sink.ok(); begin += kChunk) {
-            const size_t n = size_t(std::min<uint64_t>(kChunk, total - begin));  // a multiple of 32: whole Q8_0 blocks
+            // Whole blocks: kChunk is a multiple of every block size, and a shorter tail ends the
+            // tensor (whose row length is a multiple of its block).
+            const size_t n = size_t(std::min<uint64_t>(kChunk, total - begin));
             if (t.isNorm) {
                 for (size_t i = 0; i < n; ++i) values[i] = 1.0f;
             } else {
@@ -103,13 +108,23 @@ GgufTensorProducer producer(const TensorPlan& t, uint64_t tensorSeed) {
                     fp32ToBf16Row(values.data(), reinterpret_cast<uint16_t*>(bytes.data()), n);
                     sink.write(bytes.data(), n * 2);
                     break;
-                default:  // Q8_0
-                    quantizeRowQ8_0(values.data(), bytes.data(), n);
-                    sink.write(bytes.data(), n / kQ8_0Block * 34);
+                default: {  // blocks; K-quants search per sub-block, so in parallel pieces of whole blocks
+                    const auto info = *ggmlTypeInfo(uint32_t(t.type));
+                    constexpr size_t kPiece = 4096;  // a multiple of every block size (32, 256)
+#pragma omp parallel for schedule(dynamic)
+                    for (size_t b = 0; b < n; b += kPiece)
+                        quantizeBlocks(t.type, values.data() + b, bytes.data() + b / info.blockSize * info.typeSize,
+                                       std::min(kPiece, n - b));
+                    sink.write(bytes.data(), n / info.blockSize * info.typeSize);
                     break;
+                }
             }
         }
     };
+}
+
+std::string_view synthTypeLabel(GgmlType t) {
+    return t == GgmlType::Q4_K ? "Q4_K_M" : t == GgmlType::Q5_K ? "Q5_K_M" : ggmlTypeName(uint32_t(t));
 }
 
 }  // namespace
@@ -130,7 +145,12 @@ Result<GgmlType> parseSynthType(std::string_view text) {
     if (text == "f16") return GgmlType::F16;
     if (text == "bf16") return GgmlType::BF16;
     if (text == "q8_0") return GgmlType::Q8_0;
-    return fail(ErrorKind::InvalidArgument, fmt::format("dtype must be f32, f16, bf16 or q8_0, got '{}'", text));
+    if (text == "q4_0") return GgmlType::Q4_0;
+    if (text == "q6_k") return GgmlType::Q6_K;
+    if (text == "q4_k_m") return GgmlType::Q4_K;
+    if (text == "q5_k_m") return GgmlType::Q5_K;
+    return fail(ErrorKind::InvalidArgument,
+                fmt::format("dtype must be f32, f16, bf16, q8_0, q4_0, q4_k_m, q5_k_m or q6_k, got '{}'", text));
 }
 
 uint64_t synthModelBytes(const SynthOptions& options) {
@@ -148,9 +168,9 @@ Result<void> writeSynthModel(const SynthOptions& o, const std::filesystem::path&
         return fail(ErrorKind::BadFile, fmt::format("{} has no vocabulary of {} tokens (tokenizer.ggml.tokens)",
                                                     o.vocabFrom.string(), s.nVocab));
     GgufWriter w;
-    const uint32_t fileType = o.type == GgmlType::F32 ? 0 : o.type == GgmlType::F16 ? 1 : o.type == GgmlType::Q8_0 ? 7 : 32;
+    const uint32_t fileType = quantMixFileType(o.type);
     w.add("general.architecture", GgufMetaValue::string("llama"));
-    w.add("general.name", GgufMetaValue::string(fmt::format("synth-{}-{}", s.name, ggmlTypeName(uint32_t(o.type)))));
+    w.add("general.name", GgufMetaValue::string(fmt::format("synth-{}-{}", s.name, synthTypeLabel(o.type))));
     w.add("general.file_type", GgufMetaValue::u32(fileType));
     w.add("llama.context_length", GgufMetaValue::u32(uint32_t(s.nCtx)));
     w.add("llama.embedding_length", GgufMetaValue::u32(uint32_t(s.nEmbd)));

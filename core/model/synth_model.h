@@ -24,15 +24,20 @@ struct SynthShape {
 };
 
 // tinyllama-1.1b (2048, 22 layers, 32/4 heads, FFN 5632, vocab 32000), llama-110m (768, 12, 12/12,
-// 2048, 32000) and stories260k (64, 5, 8/4, 172, 512: the bundled model's shape).
+// 2048, 32000), stories260k (64, 5, 8/4, 172, 512: the bundled model's shape) and stories260k-wide
+// (256, 5, 8/4, 256, 512: its zero-padded twin in ../shared/models/quant, whose rows are whole
+// K-quant blocks).
 std::span<const SynthShape> synthShapes();
 Result<SynthShape> findSynthShape(std::string_view name);
-Result<GgmlType> parseSynthType(std::string_view text);  // "f32" | "f16" | "bf16" | "q8_0"
+// "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q6_k" | "q4_k_m" (→ Q4_K) | "q5_k_m" (→ Q5_K)
+Result<GgmlType> parseSynthType(std::string_view text);
 
 struct SynthOptions {
     SynthShape shape;
-    GgmlType type = GgmlType::F32;   // of every matrix (token_embd included); norms stay F32.
-                                     // Q8_0 keeps matrices whose rows are not whole blocks in F32.
+    GgmlType type = GgmlType::F32;   // the file's type; norms stay F32. F32/F16/BF16/Q8_0: every
+                                     // matrix (Q8_0 keeps rows that are not whole blocks in F32);
+                                     // Q4_0, Q6_K, and Q4_K / Q5_K as the Q4_K_M / Q5_K_M mixes:
+                                     // llama-quantize's choice per tensor (model/quant_mix.h)
     uint64_t seed = 1;
     std::filesystem::path vocabFrom;  // a GGUF whose tokenizer.* metadata is copied; its token count
                                       // must equal shape.nVocab
