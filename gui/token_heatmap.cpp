@@ -40,7 +40,15 @@ QString escape(const QString& s) {
             // A line break inside the paragraph (U+2028), not a new paragraph: Qt's rich text
             // gives a paragraph that begins with a tinted span that span's background across its
             // whole width, so one tinted token after a '\n' tinted the whole next line.
-            case '\n': out += QLatin1String("<br/>"); break;
+            // The same for every other character Qt's rich text would start a paragraph at: a
+            // vocabulary can hold tokens of '\r', U+2029 or U+0085 (Gemma's does).
+            case '\n':
+            case '\r':
+            case 0x0B:
+            case 0x0C:
+            case 0x85:
+            case 0x2028:
+            case 0x2029: out += QLatin1String("<br/>"); break;
             default: out += ch;
         }
     }

@@ -56,6 +56,19 @@ private slots:
         QCOMPARE(doc.toPlainText(), heat.plain);
         QCOMPARE(doc.characterCount() - 1, heat.plain.size());
         QVERIFY(!doc.firstBlock().blockFormat().hasProperty(QTextFormat::BackgroundBrush));
+
+        // Every character Qt would start a paragraph at, inside tinted tokens: still one paragraph.
+        std::vector<StepRecord> odd(6);
+        const char* pieces[] = {"a", "\rb", "c\xE2\x80\xA9", "d\xC2\x85", "\x0B" "e", "\x0C" "f"};
+        for (size_t i = 0; i < odd.size(); ++i) {
+            odd[i].piece = pieces[i];
+            odd[i].sample.pRaw = 0.1f;
+        }
+        const HeatText oddHeat = buildHeatText(odd, HeatMode::Probability, false, false, {});
+        QTextDocument oddDoc;
+        oddDoc.setHtml(oddHeat.html);
+        QCOMPARE(oddDoc.blockCount(), 1);
+        QCOMPARE(oddDoc.characterCount() - 1, oddHeat.plain.size());
     }
 
     void followsTheNewestStepAndSelectsFromText() {
