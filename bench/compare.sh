@@ -29,15 +29,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 for m in "$@"; do [ -f "$m" ] || { echo "compare.sh: no model file $m" >&2; exit 1; }; done
 mkdir -p "$OUT"
 
-wait_quiet() {  # until /proc/stat shows >= 95% idle for 3 consecutive seconds (at most 10 minutes)
-    local ok=0 start=$SECONDS
-    while [ $ok -lt 3 ] && [ $((SECONDS - start)) -lt 600 ]; do
-        read -r _ u n s i w x y z _ < /proc/stat; local t1=$((u + n + s + i + w + x + y + z)) i1=$i
-        sleep 1
-        read -r _ u n s i w x y z _ < /proc/stat; local t2=$((u + n + s + i + w + x + y + z)) i2=$i
-        if [ $((100 * (i2 - i1) / (t2 - t1))) -ge 95 ]; then ok=$((ok + 1)); else ok=0; fi
-    done
-}
+. "$HERE/wait_quiet.sh"
 
 run_llama() {  # model round
     wait_quiet

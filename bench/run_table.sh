@@ -18,15 +18,7 @@ synth tinyllama-1.1b f32 tinyllama-f32.gguf
 synth tinyllama-1.1b f16 tinyllama-f16.gguf
 synth llama-110m f32 llama110m-f32.gguf
 
-wait_quiet() {  # until /proc/stat shows >= 95% idle for 3 consecutive seconds (at most 10 minutes)
-    local ok=0 start=$SECONDS
-    while [ $ok -lt 3 ] && [ $((SECONDS - start)) -lt 600 ]; do
-        read -r _ u n s i w x y z _ < /proc/stat; local t1=$((u + n + s + i + w + x + y + z)) i1=$i
-        sleep 1
-        read -r _ u n s i w x y z _ < /proc/stat; local t2=$((u + n + s + i + w + x + y + z)) i2=$i
-        if [ $((100 * (i2 - i1) / (t2 - t1))) -ge 95 ]; then ok=$((ok + 1)); else ok=0; fi
-    done
-}
+. "$HERE/wait_quiet.sh"
 
 run() {  # tag, then bench arguments
     local tag=$1; shift
