@@ -403,6 +403,78 @@ private slots:
 
     // The smallest window (820×600): the composer and every inspector tab are inside the window,
     // and each tab opens its panel.
+    // The heat map in chat mode: tinted while the answer streams and once it is done (it showed
+    // untinted until the conversation was reopened); the tooltip under the pointer names the token
+    // under the pointer (it was empty, far away or the neighbour's); a clicked token is outlined.
+    void heatMapTooltipAndSelection() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        app_->chat->setMode(QStringLiteral("chat"));
+        QCOMPARE(app_->chat->messages()->heatMode(), QStringLiteral("probability"));
+        auto heatBody = [&]() -> QQuickItem* {
+            const auto all = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); });
+            return all.isEmpty() ? nullptr : all.last();
+        };
+        auto tinted = [&](QQuickItem* body) { return body && body->property("text").toString().contains(QLatin1String("background-color")); };
+
+        // Streaming: a long answer, looked at before it ends.
+        app_->sampling->setMaxTokens(400);
+        QQuickItem* input = item(QStringLiteral("composerInput"));
+        input->forceActiveFocus();
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        typeText(QStringLiteral("Once upon a time"));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY(app_->chat->generating() && app_->chat->messages()->count() == 2 && app_->chat->messages()->at(1).steps.size() > 8);
+        QTRY_VERIFY2_WITH_TIMEOUT(tinted(heatBody()), "no tint while streaming", 3000);
+        shot(QStringLiteral("streaming"));
+        QTest::keyClick(window(), Qt::Key_Escape);
+        QVERIFY(arrived(done, 20000));
+
+        // Finished: still tinted, without reopening the conversation.
+        QTRY_VERIFY2(tinted(heatBody()), "a finished chat answer is untinted");
+        QQuickItem* body = heatBody();
+        shot(QStringLiteral("finished"));
+
+        // Hover the middle of some token's characters: the tooltip is that token's, beside the pointer.
+        const QVariantList starts = app_->chat->messages()->data(app_->chat->messages()->index(1), ChatModel::TokenStartsRole).toList();
+        QVERIFY(starts.size() > 8);
+        int checked = 0;
+        for (int step = 2; step < starts.size() - 1 && checked < 4; ++step) {
+            const int a = starts[step].toInt(), b = starts[step + 1].toInt();
+            if (b - a < 3) continue;  // wide enough to hover inside
+            QRectF ra, rb;
+            QMetaObject::invokeMethod(body, "positionToRectangle", Q_RETURN_ARG(QRectF, ra), Q_ARG(int, a + 1));
+            QMetaObject::invokeMethod(body, "positionToRectangle", Q_RETURN_ARG(QRectF, rb), Q_ARG(int, b - 1));
+            if (qAbs(ra.y() - rb.y()) > 1) continue;  // on one line
+            // Just right of the token's last-but-one character boundary: inside the token.
+            const QPointF local((ra.x() + rb.x()) / 2 + 1, ra.y() + ra.height() / 2);
+            const QPoint scene = body->mapToScene(local).toPoint();
+            QTest::mouseMove(window(), scene);
+            QObject* tip = body->findChild<QObject*>(QStringLiteral("tokenTip"));
+            QVERIFY(tip);
+            QTRY_VERIFY(tip->property("visible").toBool());
+            QCOMPARE(body->property("hoveredStep").toInt(), step);
+            QCOMPARE(tip->property("text").toString(), app_->inspector->describe(1, step));
+            QVERIFY(!tip->property("text").toString().isEmpty());
+            const QPointF tipAt = body->mapToScene(QPointF(tip->property("x").toReal(), tip->property("y").toReal()));
+            QVERIFY2(QLineF(tipAt, QPointF(scene)).length() < 60, qPrintable(QStringLiteral("tip at %1,%2, pointer at %3,%4").arg(tipAt.x()).arg(tipAt.y()).arg(scene.x()).arg(scene.y())));
+            if (checked == 0) shot(QStringLiteral("tooltip"));
+            ++checked;
+            // Click it: the step is selected, and outlined in the text.
+            if (checked == 1) {
+                QTest::mouseClick(window(), Qt::LeftButton, {}, scene);
+                QTRY_COMPARE(app_->inspector->step(), step);
+                QCOMPARE(app_->inspector->row(), 1);
+                QQuickItem* mark = visibleNamed(QStringLiteral("selectedTokenMark"));
+                QVERIFY2(mark, "the selected token is not outlined");
+                const QRectF m = mark->mapRectToItem(body, QRectF(0, 0, mark->width(), mark->height()));
+                QVERIFY2(m.contains(local), "the outline is not around the clicked token");
+                shot(QStringLiteral("selected"));
+            }
+        }
+        QVERIFY(checked > 0);
+    }
+
     void smallestWindow() {
         QVERIFY(start(820, 600));
         QVERIFY(loadModel());
