@@ -475,6 +475,78 @@ private slots:
         QVERIFY(checked > 0);
     }
 
+    // Save preset by keyboard: the popup's name field has the focus, Enter saves (typing went
+    // nowhere: the field was not focused).
+    void savePresetByKeyboard() {
+        QVERIFY(start(1400, 900));
+        app_->sampling->deletePreset(QStringLiteral("Mine"));  // left by an earlier run
+        QVERIFY(!app_->sampling->presetNames().contains(QStringLiteral("Mine")));
+        app_->settings->setInspectorVisible(true);
+        QQuickItem* tab = visibleWithText(QStringLiteral("Settings"));
+        QVERIFY(tab);
+        click(tab);
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("settings"));
+        QQuickItem* save = nullptr;
+        QTRY_VERIFY((save = visibleWithText(QStringLiteral("Save…"))));
+        click(save);
+        QQuickItem* field = nullptr;
+        QTRY_VERIFY((field = visibleNamed(QStringLiteral("presetName"))));
+        QTRY_VERIFY2(field->hasActiveFocus(), "the preset name field has no focus");
+        typeText(QStringLiteral("Mine"));
+        QCOMPARE(field->property("text").toString(), QStringLiteral("Mine"));
+        shot(QStringLiteral("typed"));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY(app_->sampling->presetNames().contains(QStringLiteral("Mine")));
+        QTRY_VERIFY(!visibleNamed(QStringLiteral("presetName")));
+    }
+
+    // At 1400x900 the panels' contents stay inside the inspector: the token export's PNG button,
+    // the Model panel's Engine line, and the KV map's hover readout (it was elided).
+    void panelsFitAt1400x900() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        app_->settings->setInspectorVisible(true);
+        QQuickItem* inspector = item(QStringLiteral("inspector"));
+        QVERIFY(inspector);
+        const QRectF panel = inspector->mapRectToScene(QRectF(0, 0, inspector->width(), inspector->height()));
+        auto insidePanel = [&](QQuickItem* i, const QString& what) {
+            QVERIFY2(i, qPrintable(what));
+            const QRectF r = i->mapRectToScene(QRectF(0, 0, i->width(), i->height()));
+            QVERIFY2(r.left() >= panel.left() - 0.5 && r.right() <= panel.right() + 0.5,
+                     qPrintable(QStringLiteral("%1 at %2..%3, the inspector %4..%5").arg(what).arg(r.left()).arg(r.right()).arg(panel.left()).arg(panel.right())));
+        };
+
+        click(visibleWithText(QStringLiteral("Probabilities")));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("probabilities"));
+        QQuickItem* png = nullptr;
+        QTRY_VERIFY((png = visibleWithText(QStringLiteral("PNG"))));
+        shot(QStringLiteral("probabilities"));
+        insidePanel(png, QStringLiteral("PNG"));
+
+        click(visibleWithText(QStringLiteral("Model")));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("model"));
+        QQuickItem* engine = nullptr;
+        QTRY_VERIFY((engine = visibleWithText(app_->engine->deviceDescription())));
+        shot(QStringLiteral("model"));
+        QVERIFY2(engine->property("contentWidth").toReal() <= engine->width() + 0.5,
+                 qPrintable(QStringLiteral("Engine text %1 px wide in %2").arg(engine->property("contentWidth").toReal()).arg(engine->width())));
+        insidePanel(engine, QStringLiteral("Engine"));
+
+        click(visibleWithText(QStringLiteral("KV cache")));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("kv"));
+        QQuickItem* grid = nullptr;
+        QTRY_VERIFY((grid = visibleNamed(QStringLiteral("grid"))));
+        QQuickItem* readout = visibleNamed(QStringLiteral("readout"));
+        QVERIFY(readout);
+        const QString idle = readout->property("text").toString();
+        QTest::mouseMove(window(), grid->mapToScene(QPointF(grid->width() / 8, grid->height() / 2)).toPoint());
+        QTRY_VERIFY(readout->property("text").toString() != idle);
+        shot(QStringLiteral("kv-hover"));
+        QVERIFY2(!readout->property("truncated").toBool(), qPrintable(readout->property("text").toString()));
+        insidePanel(readout, QStringLiteral("readout"));
+    }
+
     void smallestWindow() {
         QVERIFY(start(820, 600));
         QVERIFY(loadModel());

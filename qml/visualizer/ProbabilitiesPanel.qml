@@ -181,7 +181,15 @@ ScrollView {
             Layout.preferredWidth: 100
             Layout.bottomMargin: Theme.spacing
             visible: StepInspector.hasStep
-            Label { text: qsTr("Export this answer's tokens:"); color: Theme.muted; font.pixelSize: Theme.fontSmall }
+            // Wraps in the room the three buttons leave (unwrapped it pushed PNG past the panel's edge).
+            Label {
+                text: qsTr("Export this answer's tokens:")
+                color: Theme.muted
+                font.pixelSize: Theme.fontSmall
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
+                Layout.preferredWidth: 40
+            }
             Button { text: "JSON"; onClicked: { exportDialog.format = "json"; exportDialog.open() } }
             Button { text: "CSV"; onClicked: { exportDialog.format = "csv"; exportDialog.open() } }
             Button { text: "PNG"; onClicked: { exportDialog.format = "png"; exportDialog.open() } }
