@@ -523,6 +523,13 @@ private slots:
         QTRY_VERIFY((png = visibleWithText(QStringLiteral("PNG"))));
         shot(QStringLiteral("probabilities"));
         insidePanel(png, QStringLiteral("PNG"));
+        // The step's time is read whole ("0.36 ms pass …" was elided).
+        const auto times = visibleItems([](QQuickItem* i) {
+            const QString t = i->property("text").toString();
+            return t.contains(QLatin1String(" ms sampling")) && (t.contains(QLatin1String(" ms pass + ")) || t.startsWith(QLatin1String("from prefill")));
+        });
+        QCOMPARE(times.size(), 1);
+        QVERIFY2(!times[0]->property("truncated").toBool(), qPrintable(times[0]->property("text").toString()));
 
         click(visibleWithText(QStringLiteral("Model")));
         QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("model"));
