@@ -498,6 +498,7 @@ private slots:
         QTest::keyClick(window(), Qt::Key_Return);
         QTRY_VERIFY(app_->sampling->presetNames().contains(QStringLiteral("Mine")));
         QTRY_VERIFY(!visibleNamed(QStringLiteral("presetName")));
+        QVERIFY(app_->sampling->deletePreset(QStringLiteral("Mine")));  // the next scenarios start without it
     }
 
     // At 1400x900 the panels' contents stay inside the inspector: the token export's PNG button,
