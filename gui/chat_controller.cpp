@@ -415,9 +415,21 @@ void ChatController::onPromptPrepared(quint64 jobId, const QList<QList<int>>& ch
 void ChatController::onPrefillFinished(quint64 jobId, const PrefillStats& stats) {
     if (jobId != activeJob_) return;
     activePrefill_ = stats;
-    if (!answerPrefix_.empty())
+    // The Timeline shows the prefill while the answer streams (the final stats replace these).
+    if (answerRow_ >= 0)
+        model_.setStats(answerRow_, {{"promptTokens", stats.nPrompt},
+                                     {"reusedTokens", stats.nReused},
+                                     {"prefilledTokens", stats.nComputed},
+                                     {"prefillMs", double(stats.us) / 1000.0},
+                                     {"prefillTokensPerSecond", stats.tokensPerSecond()}});
+    // A branch in a new conversation (later turns stayed in the old one) may find the cache
+    // holding another context: then more than the new token is prefilled.
+    if (!answerPrefix_.empty() && stats.nComputed == 1)
         setCacheNote(tr("Branched at token %1: the KV cache was truncated there; reused %2 cached tokens and ran only the new one.")
                          .arg(answerPrefix_.size()).arg(stats.nReused));
+    else if (!answerPrefix_.empty())
+        setCacheNote(tr("Branched at token %1: reused %2 cached tokens and prefilled %3.")
+                         .arg(answerPrefix_.size()).arg(stats.nReused).arg(stats.nComputed));
     else if (stats.nReused > 0)
         setCacheNote(tr("Reused %1 cached tokens from the KV cache; prefilled %2 new.").arg(stats.nReused).arg(stats.nComputed));
     else
@@ -481,7 +493,12 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
                       {"repeatPenalty", activeSampler_.repeatPenalty},
                       {"repeatLastN", activeSampler_.repeatLastN},
                       {"seed", QString::number(activeSampler_.seed)}};
-    if (!answerPrefix_.empty()) stats.insert("branchedAt", int(answerPrefix_.size()) - 1);
+    if (!answerPrefix_.empty()) {
+        stats.insert("branchedAt", int(answerPrefix_.size()) - 1);
+        // The answer's tokens are the kept ones and the new ones, as the panels count its steps.
+        stats.insert("keptTokens", int(answerPrefix_.size()));
+        stats.insert("generatedTokens", int(answerPrefix_.size()) + summary.nGenerated);
+    }
     model_.setTokens(row, std::move(tokens));
     model_.finish(row, text, QString::fromLatin1(finishReasonName(summary.reason).data()), stats);
     activeJob_ = 0;

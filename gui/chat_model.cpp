@@ -29,9 +29,8 @@ QVariant ChatModel::data(const QModelIndex& index, int role) const {
         case GeneratedCountRole: return int(m.steps.size());
         case HeatTextRole:
         case TokenStartsRole: {
-            // While an answer streams it shows as plain text: re-laying out rich text 60 times a
-            // second would take the CPU the decoding needs. The tint appears when it is done.
-            if (m.role != QLatin1String("assistant") || m.steps.empty() || heatMode_ == HeatMode::Off || m.streaming)
+            // While an answer streams, appendSteps rebuilds its heat map a few times a second.
+            if (m.role != QLatin1String("assistant") || m.steps.empty() || heatMode_ == HeatMode::Off)
                 return role == HeatTextRole ? QVariant(QString()) : QVariant(QVariantList());
             if (!m.heatValid) {
                 m.heat = buildHeatText(m.steps, heatMode_, m.trimLeadingSpace, dark_, m.replayChanged);
@@ -87,8 +86,14 @@ void ChatModel::appendSteps(int row, const std::vector<StepRecord>& steps) {
     }
     if (m.trimLeadingSpace && m.text.isEmpty() && added.starts_with(' ')) added.erase(0, 1);
     m.text += QString::fromUtf8(added);
-    m.heatValid = false;
     const QModelIndex i = index(row);
+    const bool rebuildHeat = !m.streaming || !streamingHeatBuilt_.isValid() || streamingHeatBuilt_.elapsed() >= kStreamingHeatMs;
+    if (!rebuildHeat) {
+        emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, GeneratedCountRole});
+        return;
+    }
+    streamingHeatBuilt_.start();
+    m.heatValid = false;
     emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, GeneratedCountRole, HeatTextRole, TokenStartsRole});
 }
 
@@ -121,6 +126,12 @@ void ChatModel::finish(int row, const QString& text, const QString& finishReason
     const QModelIndex i = index(row);
     emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, StreamingRole, FinishReasonRole, StatsRole, GeneratedCountRole, HeatTextRole,
                             TokenStartsRole, VariantIndexRole, VariantCountRole});
+}
+
+void ChatModel::setStats(int row, const QVariantMap& stats) {
+    messages_[size_t(row)].stats = stats;
+    const QModelIndex i = index(row);
+    emit dataChanged(i, i, {StatsRole});
 }
 
 void ChatModel::setText(int row, const QString& text) {

@@ -4,6 +4,7 @@
 // answers) the engine's per-token records, which the visualizer and the store use.
 
 #include <QAbstractListModel>
+#include <QElapsedTimer>
 #include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 #include <string>
@@ -96,6 +97,7 @@ public:
     // Ends streaming: the final text (stop strings cut), finish reason and statistics.
     void finish(int row, const QString& text, const QString& finishReason, const QVariantMap& stats);
     void setText(int row, const QString& text);
+    void setStats(int row, const QVariantMap& stats);  // an answer's figures known before it ends (its prefill)
     void truncate(int rows);  // keep the first `rows` messages
     void reset(std::vector<ChatMessage> messages);
 
@@ -121,6 +123,10 @@ private:
     HeatMode heatMode_ = HeatMode::Probability;
     bool dark_ = false;
     std::vector<Utf8Stream> utf8_;  // one per row (only answers being streamed use theirs)
+    // While an answer streams its heat map is rebuilt at most every kStreamingHeatMs: tokens come
+    // up to 60 times a second and laying out rich text that often would slow the decoding.
+    static constexpr qint64 kStreamingHeatMs = 100;
+    QElapsedTimer streamingHeatBuilt_;
 };
 
 }  // namespace inferscope

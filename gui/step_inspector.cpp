@@ -17,12 +17,20 @@ StepInspector* gInstance = nullptr;
 // A token as the panel shows it: spaces and line breaks made visible, raw bytes as <0xNN>.
 QString visible(const std::string& bytes, std::string_view piece) {
     if (bytes.empty()) return QString::fromUtf8(piece.data(), qsizetype(piece.size()));  // control: "</s>"
-    if (bytes.size() == 1 && (uint8_t(bytes[0]) >= 0x80 || (bytes[0] < 0x20 && bytes[0] != '\n')))
+    // A lone byte that is not a character by itself (DEL and controls included): as the byte.
+    if (bytes.size() == 1 && (uint8_t(bytes[0]) >= 0x7F || (bytes[0] < 0x20 && bytes[0] != '\n')))
         return QStringLiteral("<0x%1>").arg(uint8_t(bytes[0]), 2, 16, QLatin1Char('0')).toUpper().replace("0X", "0x");
-    QString s = QString::fromUtf8(bytes);
-    s.replace(QLatin1Char(' '), QChar(0x2423));  // ␣
-    s.replace(QLatin1Char('\n'), QStringLiteral("\\n"));
-    s.replace(QLatin1Char('\t'), QStringLiteral("\\t"));
+    const QString text = QString::fromUtf8(bytes);
+    QString s;
+    for (const QChar c : text) {
+        if (c == QLatin1Char(' ')) s += QChar(0x2423);  // ␣
+        else if (c == QLatin1Char('\n')) s += QStringLiteral("\\n");
+        else if (c == QLatin1Char('\t')) s += QStringLiteral("\\t");
+        // Other spaces (no-break, hair…) and invisible characters showed as a blank: their code point.
+        else if (!c.isSurrogate() && (c.isSpace() || !c.isPrint() || c.category() == QChar::Other_Format))
+            s += QStringLiteral("<U+%1>").arg(QString::number(c.unicode(), 16).rightJustified(4, QLatin1Char('0')).toUpper());
+        else s += c;
+    }
     return s;
 }
 
@@ -40,7 +48,11 @@ StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(pa
     ChatModel* m = chat_->messages();
     connect(m, &QAbstractItemModel::rowsInserted, this, &StepInspector::onModelChanged);
     connect(m, &QAbstractItemModel::rowsRemoved, this, &StepInspector::onModelChanged);
-    connect(m, &QAbstractItemModel::modelReset, this, &StepInspector::onModelChanged);
+    // Another conversation: its newest answer (a step picked in the previous one means nothing here).
+    connect(m, &QAbstractItemModel::modelReset, this, [this] {
+        following_ = true;
+        onModelChanged();
+    });
     // Streaming text changes arrive up to 60 times a second; the panel need not redraw that often.
     followTimer_.setSingleShot(true);
     followTimer_.setInterval(100);
@@ -234,6 +246,15 @@ std::vector<int32_t> StepInspector::contextBefore(int row) const {
 bool StepInspector::replayAvailable() const {
     const auto* steps = answerSteps();
     return steps && !steps->empty() && !(*steps)[0].replayIds.empty() && !chat_->messages()->at(row_).streaming;
+}
+
+QString StepInspector::replayNote() const {
+    if (replayAvailable()) return {};
+    const auto* steps = answerSteps();
+    if (!steps) return tr("No answer yet: every step's logits are kept, so the sampler can run again on them once one has finished.");
+    if (chat_->messages()->at(row_).streaming) return tr("Available once this answer has finished: every step's logits are kept, so the sampler can run again on them.");
+    if (steps->empty()) return tr("This answer has no tokens to replay.");
+    return tr("This answer was stored without its logits (by an earlier version of Inferscope), so it cannot be replayed.");
 }
 
 void StepInspector::resetReplayToAnswer() {

@@ -37,6 +37,7 @@ class StepInspector : public QObject {
 
     // Replay settings and results (recomputed after each change, debounced).
     Q_PROPERTY(bool replayAvailable READ replayAvailable NOTIFY selectionChanged)
+    Q_PROPERTY(QString replayNote READ replayNote NOTIFY selectionChanged)  // why no replay ("" when available)
     Q_PROPERTY(double replayTemperature READ replayTemperature WRITE setReplayTemperature NOTIFY replayChanged)
     Q_PROPERTY(int replayTopK READ replayTopK WRITE setReplayTopK NOTIFY replayChanged)
     Q_PROPERTY(double replayTopP READ replayTopP WRITE setReplayTopP NOTIFY replayChanged)
@@ -67,6 +68,7 @@ public:
     QStringList stageNames() const;
 
     bool replayAvailable() const;
+    QString replayNote() const;
     double replayTemperature() const { return replay_.temperature; }
     int replayTopK() const { return replay_.topK; }
     double replayTopP() const { return replay_.topP; }
@@ -97,6 +99,8 @@ public:
     // The selected answer's per-token records as JSON or CSV ("json" | "csv"), written atomically.
     Q_INVOKABLE bool exportRecords(const QUrl& file, const QString& format);
     Q_INVOKABLE QString lastExportError() const { return exportError_; }
+    // A token as the panels show it: spaces and line breaks made visible, raw bytes as <0xNN>.
+    Q_INVOKABLE QString tokenText(int32_t id) const;
 
 signals:
     void selectionChanged();
@@ -110,7 +114,6 @@ private:
     void onModelChanged();
     void scheduleReplay();
     void runReplay();
-    QString tokenText(int32_t id) const;
     QVariantMap candidateMap(const CandidateRecord& c, int32_t chosen) const;
 
     ChatController* chat_;

@@ -33,14 +33,17 @@ TimelineModel::TimelineModel(ChatController* chat, StepInspector* inspector, QOb
     connect(inspector_, &StepInspector::selectionChanged, this, &TimelineModel::recompute);
     connect(chat_, &ChatController::answerFinished, this, &TimelineModel::recompute);
     connect(engine_, &EngineController::modelChanged, this, [this] {
-        noCacheMs_.clear();
-        counters_.clear();
-        sweep_.clear();
-        emit experimentsChanged();
+        forgetExperiments();
         recompute();
     });
+    // The experiments ran on the conversation shown: another one starts without them.
+    connect(chat_->messages(), &QAbstractItemModel::modelReset, this, &TimelineModel::forgetExperiments);
     connect(engine_, &EngineController::machineMeasured, this, [this](double gbps, double f32, double bf16) {
         machine_ = {{"bandwidthGBps", gbps}, {"peakGflopsF32", f32}, {"peakGflopsBF16", bf16}, {"measured", true}};
+        if (measuring_) {
+            measuring_ = false;
+            setStatus(tr("Machine measured."));
+        }
         emit machineChanged();
         recompute();
     });
@@ -134,6 +137,16 @@ std::vector<int32_t> TimelineModel::contextTokens(int row) const {
     return tokens;
 }
 
+void TimelineModel::forgetExperiments() {
+    if (busy()) cancelExperiment();  // its result would land on the other conversation
+    noCacheMs_.clear();
+    counters_.clear();
+    sweep_.clear();
+    if (!measuring_) status_.clear();
+    emit experimentsChanged();
+    emit busyChanged();
+}
+
 void TimelineModel::setStatus(const QString& status) {
     status_ = status;
     emit busyChanged();
@@ -143,7 +156,11 @@ void TimelineModel::setStatus(const QString& status) {
 
 bool TimelineModel::runWithoutCache() {
     const ChatModel* m = chat_->messages();
-    if (busy() || row_ < 0 || row_ >= m->count() || m->at(row_).steps.empty()) return false;
+    if (busy()) return false;
+    if (row_ < 0 || row_ >= m->count() || m->at(row_).steps.empty()) {
+        setStatus(tr("No answer to run again: send a message first."));
+        return false;
+    }
     const ChatMessage& a = m->at(row_);
     GenerationJob job;
     PromptChunk chunk;
@@ -270,6 +287,15 @@ void TimelineModel::onFailed(quint64 jobId, const QString& message) {
     setStatus(message);
 }
 
-void TimelineModel::measureMachine() { engine_->measureMachine(); }
+void TimelineModel::measureMachine() {
+    if (!engine_->hasModel()) {
+        setStatus(tr("Load a model first: the machine is measured on the engine's thread with its settings."));
+        return;
+    }
+    // About a second of full load with nothing on screen: the status says it is under way.
+    measuring_ = true;
+    setStatus(tr("Measuring this machine: read bandwidth, then matrix multiply peak…"));
+    engine_->measureMachine();
+}
 
 }  // namespace inferscope

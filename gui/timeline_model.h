@@ -33,6 +33,7 @@ class TimelineModel : public QObject {
     Q_PROPERTY(QVariantMap machine READ machine NOTIFY machineChanged)   // bandwidthGBps, peakGflops, precision, measured
     Q_PROPERTY(bool busy READ busy NOTIFY busyChanged)                   // an experiment is running
     Q_PROPERTY(QString status READ status NOTIFY busyChanged)
+    Q_PROPERTY(bool measuring READ measuring NOTIFY busyChanged)         // measureMachine() is under way
     Q_PROPERTY(QList<qreal> noCacheMs READ noCacheMs NOTIFY experimentsChanged)
     Q_PROPERTY(QVariantMap counters READ counters NOTIFY experimentsChanged)  // with / without the cache
     Q_PROPERTY(QVariantList sweep READ sweep NOTIFY experimentsChanged)       // [{tokens, ms, msPerToken}]
@@ -51,6 +52,7 @@ public:
     QVariantMap machine() const { return machine_; }
     bool busy() const { return experiment_ != Experiment::None; }
     QString status() const { return status_; }
+    bool measuring() const { return measuring_; }
     QList<qreal> noCacheMs() const { return noCacheMs_; }
     QVariantMap counters() const { return counters_; }
     QVariantList sweep() const { return sweep_; }
@@ -94,6 +96,8 @@ private:
     double ttftMs_ = 0;
     QVariantList sweep_;
     Experiment experiment_ = Experiment::None;
+    bool measuring_ = false;
+    void forgetExperiments();
     quint64 job_ = 0;
     std::vector<int> sweepLengths_;
     size_t sweepIndex_ = 0;

@@ -68,6 +68,7 @@ ApplicationWindow {
                 SplitView.minimumWidth: 300
             }
             Inspector {
+                objectName: "inspector"
                 visible: AppSettings.inspectorVisible
                 SplitView.preferredWidth: Math.max(340, Math.min(380, split.width * 0.3))
                 SplitView.minimumWidth: 340

@@ -403,6 +403,158 @@ private slots:
 
     // The smallest window (820×600): the composer and every inspector tab are inside the window,
     // and each tab opens its panel.
+    // The heat map in chat mode: tinted while the answer streams and once it is done (it showed
+    // untinted until the conversation was reopened); the tooltip under the pointer names the token
+    // under the pointer (it was empty, far away or the neighbour's); a clicked token is outlined.
+    void heatMapTooltipAndSelection() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        app_->chat->setMode(QStringLiteral("chat"));
+        QCOMPARE(app_->chat->messages()->heatMode(), QStringLiteral("probability"));
+        auto heatBody = [&]() -> QQuickItem* {
+            const auto all = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); });
+            return all.isEmpty() ? nullptr : all.last();
+        };
+        auto tinted = [&](QQuickItem* body) { return body && body->property("text").toString().contains(QLatin1String("background-color")); };
+
+        // Streaming: a long answer, looked at before it ends.
+        app_->sampling->setMaxTokens(400);
+        QQuickItem* input = item(QStringLiteral("composerInput"));
+        input->forceActiveFocus();
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        typeText(QStringLiteral("Once upon a time"));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY(app_->chat->generating() && app_->chat->messages()->count() == 2 && app_->chat->messages()->at(1).steps.size() > 8);
+        QTRY_VERIFY2_WITH_TIMEOUT(tinted(heatBody()), "no tint while streaming", 3000);
+        shot(QStringLiteral("streaming"));
+        QTest::keyClick(window(), Qt::Key_Escape);
+        QVERIFY(arrived(done, 20000));
+
+        // Finished: still tinted, without reopening the conversation.
+        QTRY_VERIFY2(tinted(heatBody()), "a finished chat answer is untinted");
+        QQuickItem* body = heatBody();
+        shot(QStringLiteral("finished"));
+
+        // Hover the middle of some token's characters: the tooltip is that token's, beside the pointer.
+        const QVariantList starts = app_->chat->messages()->data(app_->chat->messages()->index(1), ChatModel::TokenStartsRole).toList();
+        QVERIFY(starts.size() > 8);
+        int checked = 0;
+        for (int step = 2; step < starts.size() - 1 && checked < 4; ++step) {
+            const int a = starts[step].toInt(), b = starts[step + 1].toInt();
+            if (b - a < 3) continue;  // wide enough to hover inside
+            QRectF ra, rb;
+            QMetaObject::invokeMethod(body, "positionToRectangle", Q_RETURN_ARG(QRectF, ra), Q_ARG(int, a + 1));
+            QMetaObject::invokeMethod(body, "positionToRectangle", Q_RETURN_ARG(QRectF, rb), Q_ARG(int, b - 1));
+            if (qAbs(ra.y() - rb.y()) > 1) continue;  // on one line
+            // Just right of the token's last-but-one character boundary: inside the token.
+            const QPointF local((ra.x() + rb.x()) / 2 + 1, ra.y() + ra.height() / 2);
+            const QPoint scene = body->mapToScene(local).toPoint();
+            QTest::mouseMove(window(), scene);
+            QObject* tip = body->findChild<QObject*>(QStringLiteral("tokenTip"));
+            QVERIFY(tip);
+            QTRY_VERIFY(tip->property("visible").toBool());
+            QCOMPARE(body->property("hoveredStep").toInt(), step);
+            QCOMPARE(tip->property("text").toString(), app_->inspector->describe(1, step));
+            QVERIFY(!tip->property("text").toString().isEmpty());
+            const QPointF tipAt = body->mapToScene(QPointF(tip->property("x").toReal(), tip->property("y").toReal()));
+            QVERIFY2(QLineF(tipAt, QPointF(scene)).length() < 60, qPrintable(QStringLiteral("tip at %1,%2, pointer at %3,%4").arg(tipAt.x()).arg(tipAt.y()).arg(scene.x()).arg(scene.y())));
+            if (checked == 0) shot(QStringLiteral("tooltip"));
+            ++checked;
+            // Click it: the step is selected, and outlined in the text.
+            if (checked == 1) {
+                QTest::mouseClick(window(), Qt::LeftButton, {}, scene);
+                QTRY_COMPARE(app_->inspector->step(), step);
+                QCOMPARE(app_->inspector->row(), 1);
+                QQuickItem* mark = visibleNamed(QStringLiteral("selectedTokenMark"));
+                QVERIFY2(mark, "the selected token is not outlined");
+                const QRectF m = mark->mapRectToItem(body, QRectF(0, 0, mark->width(), mark->height()));
+                QVERIFY2(m.contains(local), "the outline is not around the clicked token");
+                shot(QStringLiteral("selected"));
+            }
+        }
+        QVERIFY(checked > 0);
+    }
+
+    // Save preset by keyboard: the popup's name field has the focus, Enter saves (typing went
+    // nowhere: the field was not focused).
+    void savePresetByKeyboard() {
+        QVERIFY(start(1400, 900));
+        app_->sampling->deletePreset(QStringLiteral("Mine"));  // left by an earlier run
+        QVERIFY(!app_->sampling->presetNames().contains(QStringLiteral("Mine")));
+        app_->settings->setInspectorVisible(true);
+        QQuickItem* tab = visibleWithText(QStringLiteral("Settings"));
+        QVERIFY(tab);
+        click(tab);
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("settings"));
+        QQuickItem* save = nullptr;
+        QTRY_VERIFY((save = visibleWithText(QStringLiteral("Save…"))));
+        click(save);
+        QQuickItem* field = nullptr;
+        QTRY_VERIFY((field = visibleNamed(QStringLiteral("presetName"))));
+        QTRY_VERIFY2(field->hasActiveFocus(), "the preset name field has no focus");
+        typeText(QStringLiteral("Mine"));
+        QCOMPARE(field->property("text").toString(), QStringLiteral("Mine"));
+        shot(QStringLiteral("typed"));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY(app_->sampling->presetNames().contains(QStringLiteral("Mine")));
+        QTRY_VERIFY(!visibleNamed(QStringLiteral("presetName")));
+        QVERIFY(app_->sampling->deletePreset(QStringLiteral("Mine")));  // the next scenarios start without it
+    }
+
+    // At 1400x900 the panels' contents stay inside the inspector: the token export's PNG button,
+    // the Model panel's Engine line, and the KV map's hover readout (it was elided).
+    void panelsFitAt1400x900() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        app_->settings->setInspectorVisible(true);
+        QQuickItem* inspector = item(QStringLiteral("inspector"));
+        QVERIFY(inspector);
+        const QRectF panel = inspector->mapRectToScene(QRectF(0, 0, inspector->width(), inspector->height()));
+        auto insidePanel = [&](QQuickItem* i, const QString& what) {
+            QVERIFY2(i, qPrintable(what));
+            const QRectF r = i->mapRectToScene(QRectF(0, 0, i->width(), i->height()));
+            QVERIFY2(r.left() >= panel.left() - 0.5 && r.right() <= panel.right() + 0.5,
+                     qPrintable(QStringLiteral("%1 at %2..%3, the inspector %4..%5").arg(what).arg(r.left()).arg(r.right()).arg(panel.left()).arg(panel.right())));
+        };
+
+        click(visibleWithText(QStringLiteral("Probabilities")));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("probabilities"));
+        QQuickItem* png = nullptr;
+        QTRY_VERIFY((png = visibleWithText(QStringLiteral("PNG"))));
+        shot(QStringLiteral("probabilities"));
+        insidePanel(png, QStringLiteral("PNG"));
+        // The step's time is read whole ("0.36 ms pass …" was elided).
+        const auto times = visibleItems([](QQuickItem* i) {
+            const QString t = i->property("text").toString();
+            return t.contains(QLatin1String(" ms sampling")) && (t.contains(QLatin1String(" ms pass + ")) || t.startsWith(QLatin1String("from prefill")));
+        });
+        QCOMPARE(times.size(), 1);
+        QVERIFY2(!times[0]->property("truncated").toBool(), qPrintable(times[0]->property("text").toString()));
+
+        click(visibleWithText(QStringLiteral("Model")));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("model"));
+        QQuickItem* engine = nullptr;
+        QTRY_VERIFY((engine = visibleWithText(app_->engine->deviceDescription())));
+        shot(QStringLiteral("model"));
+        QVERIFY2(engine->property("contentWidth").toReal() <= engine->width() + 0.5,
+                 qPrintable(QStringLiteral("Engine text %1 px wide in %2").arg(engine->property("contentWidth").toReal()).arg(engine->width())));
+        insidePanel(engine, QStringLiteral("Engine"));
+
+        click(visibleWithText(QStringLiteral("KV cache")));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("kv"));
+        QQuickItem* grid = nullptr;
+        QTRY_VERIFY((grid = visibleNamed(QStringLiteral("grid"))));
+        QQuickItem* readout = visibleNamed(QStringLiteral("readout"));
+        QVERIFY(readout);
+        const QString idle = readout->property("text").toString();
+        QTest::mouseMove(window(), grid->mapToScene(QPointF(grid->width() / 8, grid->height() / 2)).toPoint());
+        QTRY_VERIFY(readout->property("text").toString() != idle);
+        shot(QStringLiteral("kv-hover"));
+        QVERIFY2(!readout->property("truncated").toBool(), qPrintable(readout->property("text").toString()));
+        insidePanel(readout, QStringLiteral("readout"));
+    }
+
     void smallestWindow() {
         QVERIFY(start(820, 600));
         QVERIFY(loadModel());

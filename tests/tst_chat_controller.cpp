@@ -314,6 +314,19 @@ private slots:
         ChatModel* m = f.chat->messages();
         QCOMPARE(m->count(), 2);
         QCOMPARE(m->at(1).steps[size_t(k)].sample.id, alternative);
+        // The footer and the panel count the same tokens (the kept ones and the new ones), and the
+        // cache note says what the prefill did (it said "reused 0" and "ran only the new one"
+        // when the new conversation's whole context was prefilled).
+        const QVariantMap st = m->at(1).stats;
+        QCOMPARE(st.value("generatedTokens").toInt(), int(m->at(1).steps.size()));
+        QCOMPARE(st.value("keptTokens").toInt(), k + 1);
+        const int reused = st.value("reusedTokens").toInt(), prefilled = st.value("prefilledTokens").toInt();
+        // "ran only the new one" only when one token was prefilled.
+        const QString note = prefilled == 1
+                                 ? QStringLiteral("Branched at token %1: the KV cache was truncated there; reused %2 cached tokens and ran only the new one.")
+                                       .arg(k + 1).arg(reused)
+                                 : QStringLiteral("Branched at token %1: reused %2 cached tokens and prefilled %3.").arg(k + 1).arg(reused).arg(prefilled);
+        QCOMPARE(f.chat->cacheNote(), note);
         // The original conversation, untouched in the database: all four turns, one version.
         const auto kept = f.store.messages(original);
         QCOMPARE(kept.size(), 4);

@@ -203,6 +203,47 @@ private slots:
         QCOMPARE(f.inspector->replayCurrent().value("id").toInt(), f.last().steps[0].sample.top[0].id);
     }
 
+    // The replay box beside a finished answer offers the replay: after a click on a token of a
+    // longer conversation, opening a shorter one left the panel on no step ("Available once an
+    // answer has finished" beside finished answers). Another conversation: the panel follows it.
+    void anotherConversationIsFollowedAndItsAnswerReplayable() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(f.answer("Once upon a time"));
+        const qint64 shorter = f.chat->conversationId();
+        f.chat->newConversation();
+        QVERIFY(f.answer("Once upon a time"));
+        QVERIFY(f.answer(" The end."));
+        f.inspector->select(3, 2);
+        QVERIFY(!f.inspector->following());
+        QVERIFY(f.chat->openConversation(shorter));
+        QCOMPARE(f.chat->messages()->count(), 2);
+        QVERIFY(f.inspector->following());
+        QCOMPARE(f.inspector->row(), 1);
+        QVERIFY(f.inspector->replayAvailable());
+        QCOMPARE(f.inspector->replayNote(), QString());
+        // Why not, when not: no answer yet.
+        f.chat->newConversation();
+        QCOMPARE(f.inspector->replayNote(), QStringLiteral("No answer yet: every step's logits are kept, so the sampler can run again on them once one has finished."));
+    }
+
+    // Every token of the vocabulary shows as something visible in "picked" and the candidates
+    // (a byte-fallback token showed blank).
+    void everyTokenHasAVisibleLabel() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        const int n = f.engine.model()->tokenizer->vocabSize();
+        QVERIFY(n > 256);
+        QStringList blank;
+        for (int id = 0; id < n; ++id) {
+            const QString label = f.inspector->tokenText(id);
+            bool seen = false;
+            for (const QChar c : label) seen = seen || (c.isPrint() && !c.isSpace() && c.category() != QChar::Other_Format);
+            if (!seen) blank << QStringLiteral("%1 \"%2\"").arg(id).arg(label);
+        }
+        QVERIFY2(blank.isEmpty(), qPrintable(blank.join(QStringLiteral(", "))));
+    }
+
     void exportsTheAnswersTokens() {
         Fixture f;
         QVERIFY(loadAndWait(f.engine, bundledModel()));

@@ -76,6 +76,56 @@ private slots:
         QCOMPARE(f.engine.decodeTokensPerSecond(), decodeRate);
     }
 
+    // While the answer streams, the prefill block already shows its tokens (it said "0 tokens"
+    // until the answer ended).
+    void prefillIsShownWhileTheAnswerStreams() {
+        ChatFixture f(2000);
+        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QSignalSpy done(f.chat.get(), &ChatController::answerFinished);
+        QVERIFY(f.chat->send(QStringLiteral("Once upon a time")));
+        QTRY_VERIFY(f.chat->messages()->count() == 2 && f.chat->messages()->at(1).steps.size() >= 2);
+        QTRY_COMPARE_WITH_TIMEOUT(f.timeline->prefill().value("tokens").toInt(), 5, 2000);
+        QVERIFY2(f.chat->generating(), "the answer ended before the check: the test saw nothing");
+        QCOMPARE(f.timeline->prefill().value("reused").toInt(), 0);
+        f.chat->stop();
+        QVERIFY(!done.isEmpty() || done.wait(20000));
+        QCOMPARE(f.timeline->prefill().value("tokens").toInt(), 5);
+    }
+
+    // The experiments belong to the conversation they ran on: another conversation shows none
+    // (they stayed attached to every conversation). Without an answer, the no-cache rerun says
+    // why it cannot run (it did nothing); measuring the machine says it is under way.
+    void experimentsBelongToTheirConversation() {
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, bundledModel(), 256));
+        QVERIFY(f.answer("Once upon a time"));
+        QTest::qWait(150);
+        QVERIFY(f.timeline->runWithoutCache());
+        QVERIFY(f.waitIdle());
+        QVERIFY(f.timeline->runPrefillSweep());
+        QVERIFY(f.waitIdle());
+        QVERIFY(!f.timeline->noCacheMs().isEmpty());
+        QVERIFY(!f.timeline->sweep().isEmpty());
+        QSignalSpy experiments(f.timeline.get(), &TimelineModel::experimentsChanged);
+        f.chat->newConversation();
+        QVERIFY(!experiments.isEmpty());
+        QVERIFY(f.timeline->noCacheMs().isEmpty());
+        QVERIFY(f.timeline->counters().isEmpty());
+        QVERIFY(f.timeline->sweep().isEmpty());
+        QCOMPARE(f.timeline->status(), QString());
+
+        QVERIFY(!f.timeline->runWithoutCache());
+        QCOMPARE(f.timeline->status(), QStringLiteral("No answer to run again: send a message first."));
+
+        QSignalSpy measured(&f.engine, &EngineController::machineMeasured);
+        f.timeline->measureMachine();
+        QVERIFY(f.timeline->measuring());
+        QCOMPARE(f.timeline->status(), QStringLiteral("Measuring this machine: read bandwidth, then matrix multiply peak…"));
+        QVERIFY(measured.wait(30000));
+        QVERIFY(!f.timeline->measuring());
+        QCOMPARE(f.timeline->status(), QStringLiteral("Machine measured."));
+    }
+
     void prefillSweepDoublesTheLength() {
         Fixture f;
         QVERIFY(loadAndWait(f.engine, bundledModel(), 256));

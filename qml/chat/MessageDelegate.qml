@@ -44,25 +44,43 @@ Item {
         Rectangle {
             Layout.fillWidth: true
             // The editor (with its buttons) is taller than the text it replaces: the bubble grows with it.
-            implicitHeight: (root.editing ? editColumn.implicitHeight : body.implicitHeight) + 2 * Theme.spacing
+            implicitHeight: (root.editing ? editColumn.implicitHeight : heat ? heatBody.implicitHeight : body.implicitHeight) + 2 * Theme.spacing
             radius: Theme.radius
             color: root.isUser ? Theme.userBubble : Theme.surface
             border.color: Theme.border
             border.width: root.isUser ? 0 : 1
 
+            // Answers with a heat map: one tinted span per token (hover for the candidates, click
+            // to inspect the step), always rich text. Otherwise Markdown for finished chat answers,
+            // plain text elsewhere. Two editors, not one whose format changes: Qt 6.4's TextEdit,
+            // switched from Markdown to rich text, lays the rich text out again as plain text (a
+            // finished chat answer showed untinted until the conversation was reopened).
+            readonly property bool heat: !root.isUser && root.heatText !== ""
+
             TextEdit {
                 id: body
                 objectName: "messageText"
-                // Answers with a heat map: one tinted span per token (hover for the candidates, click to
-                // inspect the step); otherwise Markdown for finished chat answers, plain text elsewhere.
-                readonly property bool heat: !root.isUser && root.heatText !== ""
-                visible: !root.editing
+                visible: !root.editing && !parent.heat
                 anchors.fill: parent
                 anchors.margins: Theme.spacing
-                text: heat ? (root.streaming ? root.heatText.replace(/<\/div>$/, " ▍</div>") : root.heatText)
-                           : root.shownText + (root.streaming ? " ▍" : "")
-                textFormat: heat ? TextEdit.RichText
-                            : (ChatController.mode === "chat" && !root.isUser && !root.streaming) ? TextEdit.MarkdownText : TextEdit.PlainText
+                text: parent.heat ? "" : root.shownText + (root.streaming ? " ▍" : "")
+                textFormat: (ChatController.mode === "chat" && !root.isUser && !root.streaming) ? TextEdit.MarkdownText : TextEdit.PlainText
+                wrapMode: TextEdit.Wrap
+                readOnly: true
+                selectByMouse: true
+                color: Theme.text
+                selectionColor: Theme.accent
+                font.pixelSize: Theme.fontNormal
+            }
+
+            TextEdit {
+                id: heatBody
+                objectName: "messageText"
+                visible: !root.editing && parent.heat
+                anchors.fill: parent
+                anchors.margins: Theme.spacing
+                text: !parent.heat ? "" : root.streaming ? root.heatText.replace(/<\/div>$/, " ▍</div>") : root.heatText
+                textFormat: TextEdit.RichText
                 wrapMode: TextEdit.Wrap
                 readOnly: true
                 selectByMouse: true
@@ -71,22 +89,43 @@ Item {
                 font.pixelSize: Theme.fontNormal
 
                 property int hoveredStep: -1
+                property point hoverPoint
+                // The step whose character is under the point, -1 over empty space. positionAt gives
+                // the nearest caret position, which past the middle of a character is the next one's
+                // start (the neighbour's tooltip): take the character whose box holds the point.
                 function stepAt(point) {
-                    if (!heat) return -1
-                    const pos = positionAt(point.x, point.y)
+                    let pos = positionAt(point.x, point.y)
+                    let box = positionToRectangle(pos)
+                    if (pos > 0 && (box.x > point.x || box.y > point.y)) {
+                        --pos
+                        box = positionToRectangle(pos)
+                    }
+                    const next = positionToRectangle(pos + 1)
+                    const right = next.y === box.y && pos + 1 <= length ? next.x : width
+                    if (point.x < box.x || point.x >= right || point.y < box.y || point.y >= box.y + box.height) return -1
                     let step = -1
                     for (let i = 0; i < root.tokenStarts.length && root.tokenStarts[i] <= pos; ++i) step = i
-                    return step
+                    return step < root.generatedCount ? step : -1
+                }
+                function tokenBox(step) {
+                    if (step < 0 || step >= root.tokenStarts.length) return Qt.rect(0, 0, 0, 0)
+                    const a = root.tokenStarts[step]
+                    const b = step + 1 < root.tokenStarts.length ? root.tokenStarts[step + 1] : length
+                    const first = positionToRectangle(a)
+                    const last = positionToRectangle(Math.max(a, b))
+                    const right = last.y === first.y ? last.x : width
+                    return Qt.rect(first.x, first.y, Math.max(2, right - first.x), first.height)
                 }
                 HoverHandler {
-                    enabled: body.heat
-                    onPointChanged: body.hoveredStep = body.stepAt(point.position)
-                    onHoveredChanged: if (!hovered) body.hoveredStep = -1
+                    onPointChanged: {
+                        heatBody.hoverPoint = point.position
+                        heatBody.hoveredStep = heatBody.stepAt(point.position)
+                    }
+                    onHoveredChanged: if (!hovered) heatBody.hoveredStep = -1
                 }
                 TapHandler {
-                    enabled: body.heat
                     onTapped: (eventPoint) => {
-                        const step = body.stepAt(eventPoint.position)
+                        const step = heatBody.stepAt(eventPoint.position)
                         if (step >= 0) {
                             StepInspector.select(root.index, step)
                             AppSettings.inspectorVisible = true
@@ -94,9 +133,32 @@ Item {
                         }
                     }
                 }
-                ToolTip.visible: hoveredStep >= 0
-                ToolTip.delay: 250
-                ToolTip.text: hoveredStep >= 0 ? StepInspector.describe(root.index, hoveredStep) : ""
+                ToolTip {
+                    id: tokenTip
+                    objectName: "tokenTip"
+                    // Beside the pointer, for the token under it.
+                    x: heatBody.hoverPoint.x + 12
+                    y: heatBody.hoverPoint.y + 18
+                    visible: heatBody.hoveredStep >= 0 && text !== ""
+                    delay: 250
+                    text: heatBody.hoveredStep >= 0 ? StepInspector.describe(root.index, heatBody.hoveredStep) : ""
+                }
+                // The step the Probabilities panel shows, outlined in the text.
+                Rectangle {
+                    objectName: "selectedTokenMark"
+                    readonly property bool selected: StepInspector.row === root.index && StepInspector.step >= 0 && !StepInspector.following
+                    // Laid out again when the text or the width changes.
+                    readonly property rect box: selected && heatBody.contentHeight > 0 && heatBody.width > 0 ? heatBody.tokenBox(StepInspector.step) : Qt.rect(0, 0, 0, 0)
+                    visible: selected && box.width > 0
+                    x: box.x - 1
+                    y: box.y
+                    width: box.width + 2
+                    height: box.height
+                    color: "transparent"
+                    border.color: Theme.accent
+                    border.width: 2
+                    radius: 3
+                }
             }
 
             ColumnLayout {
@@ -156,7 +218,8 @@ Item {
                 visible: !root.isUser && root.stats !== undefined && root.stats.generatedTokens !== undefined
                 text: !root.stats || root.stats.generatedTokens === undefined ? "" :
                       qsTr("%1 · prefill %2 tok/s (%3 reused, %4 new) · decode %5 tok/s · first token %6 · %7")
-                        .arg(Theme.tokens(root.stats.generatedTokens))
+                        .arg(root.stats.keptTokens ? qsTr("%1 (%2 kept)").arg(Theme.tokens(root.stats.generatedTokens)).arg(root.stats.keptTokens)
+                                                   : Theme.tokens(root.stats.generatedTokens))
                         .arg(Theme.rate(root.stats.prefillTokensPerSecond))
                         .arg(root.stats.reusedTokens).arg(root.stats.prefilledTokens)
                         .arg(Theme.rate(root.stats.decodeTokensPerSecond))

@@ -56,7 +56,8 @@ ScrollView {
                 Layout.columnSpan: 2
                 Layout.fillWidth: true
                 Label { text: modelData[0]; color: Theme.muted; Layout.preferredWidth: 150; ToolTip.visible: rowMouse.containsMouse && modelData.length > 2; ToolTip.text: modelData[2] ?? ""; MouseArea { id: rowMouse; anchors.fill: parent; hoverEnabled: true } }
-                Label { text: String(modelData[1]); Layout.fillWidth: true; Layout.preferredWidth: 100; wrapMode: Text.Wrap }
+                // Long words (the engine's kernel and ISA names) break anywhere rather than overflow.
+                Label { text: String(modelData[1]); Layout.fillWidth: true; Layout.preferredWidth: 100; wrapMode: Text.WrapAtWordBoundaryOrAnywhere }
             }
         }
         Label {

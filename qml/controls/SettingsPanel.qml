@@ -188,15 +188,30 @@ ScrollView {
         anchors.centerIn: Overlay.overlay
         modal: true
         padding: Theme.spacing * 2
+        // Opened to type a name: the field has the focus, Enter saves, Esc closes.
+        onOpened: presetName.forceActiveFocus()
+        function save() {
+            if (SamplingSettings.savePreset(presetName.text)) {
+                presetName.text = ""
+                savePopup.close()
+            }
+        }
         ColumnLayout {
             Label { text: qsTr("Save the current settings as a preset") }
-            TextField { id: presetName; placeholderText: qsTr("Name"); Layout.fillWidth: true }
+            TextField {
+                id: presetName
+                objectName: "presetName"
+                placeholderText: qsTr("Name")
+                Layout.fillWidth: true
+                onAccepted: savePopup.save()
+            }
             RowLayout {
                 Button { text: qsTr("Cancel"); onClicked: savePopup.close() }
                 Button {
                     text: qsTr("Save")
                     highlighted: true
-                    onClicked: if (SamplingSettings.savePreset(presetName.text)) savePopup.close()
+                    enabled: presetName.text.trim() !== ""
+                    onClicked: savePopup.save()
                 }
             }
         }

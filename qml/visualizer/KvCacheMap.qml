@@ -127,7 +127,8 @@ ColumnLayout {
         Label {
             objectName: "readout"
             Layout.fillWidth: true
-            elide: Text.ElideRight
+            Layout.preferredWidth: 100  // wraps beside the buttons: the hovered cell's readout was cut
+            wrapMode: Text.Wrap
             font.pixelSize: Theme.fontSmall
             color: gridHover.hovered ? Theme.text : Theme.muted
             text: gridHover.hovered ? grid.describeAt(gridHover.point.position.x, gridHover.point.position.y)

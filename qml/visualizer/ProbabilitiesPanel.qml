@@ -87,7 +87,7 @@ ScrollView {
             }
             Label { text: panel.cur.entropyBits !== undefined ? panel.cur.entropyBits.toFixed(2) + " bits" : "" }
             Label { text: qsTr("time"); color: Theme.muted; ToolTip.visible: timeMouse.containsMouse; ToolTip.text: qsTr("The forward pass that produced these logits (one decode step, or the prefill for the first token), then the sampling."); MouseArea { id: timeMouse; anchors.fill: parent; hoverEnabled: true } }
-            Label { Layout.fillWidth: true; Layout.preferredWidth: 10; elide: Text.ElideRight; text: panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
+            Label { Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap; text: panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
         }
 
         // ---- candidates as bars -----------------------------------------------------------------
@@ -181,7 +181,15 @@ ScrollView {
             Layout.preferredWidth: 100
             Layout.bottomMargin: Theme.spacing
             visible: StepInspector.hasStep
-            Label { text: qsTr("Export this answer's tokens:"); color: Theme.muted; font.pixelSize: Theme.fontSmall }
+            // Wraps in the room the three buttons leave (unwrapped it pushed PNG past the panel's edge).
+            Label {
+                text: qsTr("Export this answer's tokens:")
+                color: Theme.muted
+                font.pixelSize: Theme.fontSmall
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
+                Layout.preferredWidth: 40
+            }
             Button { text: "JSON"; onClicked: { exportDialog.format = "json"; exportDialog.open() } }
             Button { text: "CSV"; onClicked: { exportDialog.format = "csv"; exportDialog.open() } }
             Button { text: "PNG"; onClicked: { exportDialog.format = "png"; exportDialog.open() } }

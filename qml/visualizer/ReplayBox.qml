@@ -28,7 +28,8 @@ ColumnLayout {
         wrapMode: Text.Wrap
         color: Theme.muted
         font.pixelSize: Theme.fontSmall
-        text: qsTr("Available once an answer has finished: every step's logits are kept, so the sampler can run again on them.")
+        objectName: "replayNote"
+        text: StepInspector.replayNote
     }
     GridLayout {
         visible: StepInspector.replayAvailable

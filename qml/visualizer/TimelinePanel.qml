@@ -240,7 +240,7 @@ ScrollView {
                 wrapMode: Text.Wrap
             }
             Button { visible: TimelineModel.busy; text: qsTr("Stop"); onClicked: TimelineModel.cancelExperiment() }
-            Button { text: qsTr("Measure machine"); enabled: !TimelineModel.busy && EngineController.state === EngineController.Ready; onClicked: TimelineModel.measureMachine() }
+            Button { text: TimelineModel.measuring ? qsTr("Measuring…") : qsTr("Measure machine"); enabled: !TimelineModel.busy && !TimelineModel.measuring && EngineController.state === EngineController.Ready; onClicked: TimelineModel.measureMachine() }
         }
     }
 }
