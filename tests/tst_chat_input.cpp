@@ -187,7 +187,9 @@ private slots:
         QCOMPARE(app.chat->messages()->count(), 0);
         QVERIFY(app.store.conversations().isEmpty());
         qInfo("a 10 MB paste: the event loop's worst gap %lld ms at the paste, %lld ms at sending", pasteGap, sendGap);
-        QVERIFY2(pasteGap < 200 && sendGap < 200, qPrintable(QStringLiteral("%1 / %2 ms").arg(pasteGap).arg(sendGap)));
+        // The freeze this guards against is tokenizing the 10 MB (8-15 s); 1 s leaves room for a
+        // machine busy with other tests (204 ms was seen at sending under ctest -j2 and an ASan run).
+        QVERIFY2(pasteGap < 1000 && sendGap < 1000, qPrintable(QStringLiteral("%1 / %2 ms").arg(pasteGap).arg(sendGap)));
         QVERIFY(app.chat->canSend());
     }
 
