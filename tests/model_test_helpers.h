@@ -35,9 +35,9 @@ struct Reference {
     std::string text;
 };
 
-// llama.cpp's greedy output (tests/data/*.json, see tests/data/README.md).
-inline Reference loadReference(const std::string& name) {
-    std::ifstream in(std::string(INFERSCOPE_TEST_DATA_DIR) + "/" + name);
+// llama.cpp's greedy output in the reference JSON layout (prompt, prompt_ids, steps with top-5, text).
+inline Reference loadReferenceFile(const std::string& path) {
+    std::ifstream in(path);
     const auto j = nlohmann::json::parse(in);
     Reference r;
     r.prompt = j["prompt"];
@@ -49,6 +49,11 @@ inline Reference loadReference(const std::string& name) {
     }
     r.text = j["text"];
     return r;
+}
+
+// A golden file of tests/data (see tests/data/README.md).
+inline Reference loadReference(const std::string& name) {
+    return loadReferenceFile(std::string(INFERSCOPE_TEST_DATA_DIR) + "/" + name);
 }
 
 // The agreement the reference README states for a correct F32 engine: |Δ| <= 5e-3 × max(1, |logit|).

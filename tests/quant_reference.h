@@ -21,21 +21,6 @@ inline const std::vector<std::string> kQuantFiles = {
     "stories260K-wide-Q6_K",        "stories260K-wide-Q8_0",
 };
 
-inline Reference loadReferenceFile(const std::string& path) {
-    std::ifstream in(path);
-    const auto j = nlohmann::json::parse(in);
-    Reference r;
-    r.prompt = j["prompt"];
-    r.promptIds = j["prompt_ids"].get<std::vector<int32_t>>();
-    for (const auto& s : j["steps"]) {
-        RefStep step{s["id"], s["piece"], {}};
-        for (const auto& c : s["top"]) step.top.push_back({c["id"], c["logit"], c["p"]});
-        r.steps.push_back(std::move(step));
-    }
-    r.text = j["text"];
-    return r;
-}
-
 // Gtest parameter names cannot hold '-'.
 inline std::string paramName(std::string s) {
     for (char& c : s)

@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "vocab_vectors.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/tokenizer.h"
 
@@ -22,11 +23,7 @@ const std::string kData = INFERSCOPE_TEST_DATA_DIR;
 const std::string kStories = std::string(INFERSCOPE_RESOURCES_DIR) + "/models/stories260K.gguf";
 const std::string kFffd = "\xEF\xBF\xBD";  // U+FFFD
 
-std::string readFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    EXPECT_TRUE(in) << path;
-    return {std::istreambuf_iterator<char>(in), {}};
-}
+using testing_vocab::readFile;
 
 std::unique_ptr<Tokenizer> fromGgufPath(const std::string& path) {
     auto file = GgufFile::open(path);
@@ -52,28 +49,9 @@ using Ids = std::vector<int32_t>;
 
 // ---- llama.cpp's 46 test vectors ------------------------------------------------------------
 
-struct Vector { std::string text; Ids ids; };
+using testing_vocab::Vector;
 
-// .inp: strings each followed by "\n__ggml_vocab_test__\n"; .out: one line of ids per string.
-std::vector<Vector> llamaVectors() {
-    const std::string inp = readFile(kData + "/ggml-vocab-llama-spm.gguf.inp");
-    const std::string sep = "\n__ggml_vocab_test__\n";
-    std::vector<Vector> v;
-    for (size_t pos = 0; pos < inp.size();) {
-        const size_t end = inp.find(sep, pos);
-        if (end == std::string::npos) break;
-        v.push_back({inp.substr(pos, end - pos), {}});
-        pos = end + sep.size();
-    }
-    std::istringstream out(readFile(kData + "/ggml-vocab-llama-spm.gguf.out"));
-    std::string line;
-    for (size_t k = 0; std::getline(out, line); ++k) {
-        if (k >= v.size()) { ADD_FAILURE() << "more .out lines than .inp strings"; break; }
-        std::istringstream ids(line);
-        for (int32_t id; ids >> id;) v[k].ids.push_back(id);
-    }
-    return v;
-}
+std::vector<Vector> llamaVectors() { return testing_vocab::readVectors(kData + "/ggml-vocab-llama-spm.gguf"); }
 
 void expectAllVectors(const Tokenizer& tok) {
     const auto vectors = llamaVectors();

@@ -13,6 +13,7 @@
 
 #include <random>
 
+#include "vocab_vectors.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "shared_data.h"
@@ -25,11 +26,7 @@ namespace {
 
 using Ids = std::vector<int32_t>;
 
-std::string readFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    EXPECT_TRUE(in) << path;
-    return {std::istreambuf_iterator<char>(in), {}};
-}
+using testing_vocab::readFile;
 
 // Built once per vocabulary (the 150k-token ones take ~0.3 s); nullptr when ../shared is absent.
 const Tokenizer* sharedVocab(const std::string& name) {
@@ -54,31 +51,10 @@ const Tokenizer* sharedVocab(const std::string& name) {
     if (!var##_ptr) GTEST_SKIP() << "../shared/models/tokenizer/ggml-vocab-" << (name) << ".gguf not found"; \
     const Tokenizer& var = *var##_ptr
 
-struct Vector {
-    std::string text;
-    Ids ids;
-};
+using testing_vocab::Vector;
 
-// .inp: strings each followed by "\n__ggml_vocab_test__\n"; .out: one line of ids per string.
 std::vector<Vector> readVectors(const std::string& name) {
-    const std::string base = testing_shared::sharedDir().string() + "/models/tokenizer/ggml-vocab-" + name + ".gguf";
-    const std::string inp = readFile(base + ".inp");
-    const std::string sep = "\n__ggml_vocab_test__\n";
-    std::vector<Vector> v;
-    for (size_t pos = 0; pos < inp.size();) {
-        const size_t end = inp.find(sep, pos);
-        if (end == std::string::npos) break;
-        v.push_back({inp.substr(pos, end - pos), {}});
-        pos = end + sep.size();
-    }
-    std::istringstream out(readFile(base + ".out"));
-    std::string line;
-    for (size_t k = 0; std::getline(out, line); ++k) {
-        if (k >= v.size()) { ADD_FAILURE() << "more .out lines than .inp strings"; break; }
-        std::istringstream ids(line);
-        for (int32_t id; ids >> id;) v[k].ids.push_back(id);
-    }
-    return v;
+    return testing_vocab::readVectors(testing_shared::sharedDir().string() + "/models/tokenizer/ggml-vocab-" + name + ".gguf");
 }
 
 std::string idsText(const Ids& ids) {
