@@ -61,6 +61,8 @@ EngineController::EngineController(QObject* parent)
     thread_.start();
 }
 
+void EngineController::setStepHookForTesting(std::function<void(int, const std::function<bool()>&)> hook) { worker_->setStepHook(std::move(hook)); }
+
 EngineController::~EngineController() {
     // Closing mid-generation: cancel, let the worker return, then stop its thread.
     cancelThrough_->store(UINT64_MAX);

@@ -9,6 +9,7 @@
 #include <QThread>
 #include <QVariantMap>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -154,6 +155,8 @@ public:
     // The app measures the machine after the first load (about a second, once per CPU); off by
     // default so that tests and tools do not pay for it.
     void setAutoMeasureMachine(bool on) { autoMeasureMachine_ = on; }
+    // See EngineWorker::StepHook (tests only: tests/step_gate.h).
+    void setStepHookForTesting(std::function<void(int step, const std::function<bool()>& cancelled)> hook);
 };
 
 }  // namespace inferscope

@@ -20,11 +20,19 @@ constexpr qint64 kStepBatchMs = 100;
 
 class BatchingObserver : public GenerationObserver {
 public:
-    BatchingObserver(EngineWorker* worker, quint64 jobId) : worker_(worker), jobId_(jobId) { clock_.start(); }
+    BatchingObserver(EngineWorker* worker, quint64 jobId, std::shared_ptr<const EngineWorker::StepHook> hook, std::function<bool()> cancelled)
+        : worker_(worker), jobId_(jobId), hook_(std::move(hook)), cancelled_(std::move(cancelled)) {
+        clock_.start();
+    }
 
     void onPrefill(const PrefillStats& p) override { emit worker_->prefillFinished(jobId_, p); }
     void onStep(const StepRecord& r) override {
         batch_.steps.push_back(r);
+        if (hook_) {
+            flush();
+            (*hook_)(r.step, cancelled_);
+            return;
+        }
         const qint64 now = clock_.elapsed();  // since the last batch
         const qint64 stepMs = now - lastStepAt_;
         lastStepAt_ = now;
@@ -42,6 +50,8 @@ public:
 private:
     EngineWorker* worker_;
     quint64 jobId_;
+    std::shared_ptr<const EngineWorker::StepHook> hook_;
+    std::function<bool()> cancelled_;
     StepBatch batch_;
     QElapsedTimer clock_;
     qint64 lastStepAt_ = 0;  // ms after the last batch
@@ -64,6 +74,11 @@ EngineWorker::EngineWorker(std::shared_ptr<std::atomic<uint64_t>> cancelThrough,
     : QObject(parent), cancelThrough_(std::move(cancelThrough)) {}
 
 EngineWorker::~EngineWorker() = default;
+
+void EngineWorker::setStepHook(StepHook hook) {
+    std::lock_guard lock(hookMutex_);
+    stepHook_ = hook ? std::make_shared<const StepHook>(std::move(hook)) : nullptr;
+}
 
 bool EngineWorker::shuttingDown() const { return cancelThrough_->load(std::memory_order_relaxed) == UINT64_MAX; }
 
@@ -146,7 +161,12 @@ void EngineWorker::generate(const GenerationJob& job) {
     req.useKvCache = job.useKvCache;
     req.replayWidth = job.replayWidth;
 
-    BatchingObserver observer(this, job.id);
+    std::shared_ptr<const StepHook> hook;
+    {
+        std::lock_guard lock(hookMutex_);
+        hook = stepHook_;
+    }
+    BatchingObserver observer(this, job.id, std::move(hook), cancelled);
     auto result = engine_->generate(req, &observer, cancelled);
     observer.flush();
     if (!result) {

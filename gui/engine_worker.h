@@ -7,7 +7,9 @@
 #include <QObject>
 #include <QString>
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 
 #include "engine_types.h"
 
@@ -19,6 +21,13 @@ public:
     // cancelThrough: every job with id <= its value is cancelled (set by the GUI thread).
     explicit EngineWorker(std::shared_ptr<std::atomic<uint64_t>> cancelThrough, QObject* parent = nullptr);
     ~EngineWorker() override;
+
+    // Called on this thread after each decode step, with the step's index and a check of whether
+    // the job was cancelled; while one is set every step is sent to the GUI at once. Tests use it to
+    // hold an answer mid-stream (StepGate) so that what they check while it streams does not depend
+    // on how fast the machine is. Thread-safe; takes effect from the next job.
+    using StepHook = std::function<void(int step, const std::function<bool()>& cancelled)>;
+    void setStepHook(StepHook hook);
 
 public slots:
     void loadModel(quint64 requestId, const inferscope::EngineOptions& options);
@@ -46,6 +55,8 @@ private:
     int32_t maxTokenBytes_ = 0;  // of the loaded model (LoadedModel::maxTokenBytes)
     std::string modelPath_;
     std::shared_ptr<std::atomic<uint64_t>> cancelThrough_;
+    std::mutex hookMutex_;
+    std::shared_ptr<const StepHook> stepHook_;
 };
 
 }  // namespace inferscope

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "step_gate.h"
 #include "app_stack.h"
 #include "gui_test_helpers.h"
 
@@ -212,11 +213,14 @@ private slots:
         QQuickItem* input = item(QStringLiteral("composerInput"));
         input->forceActiveFocus();
         QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        StepGate gate(*app_->engine, 5);  // still streaming when Esc is pressed, however fast the machine
         typeText(QStringLiteral(" The end."));
         QTest::keyClick(window(), Qt::Key_Return);
-        QTRY_VERIFY(app_->chat->generating());
+        QVERIFY(gate.waitHeld());
+        QVERIFY(app_->chat->generating());
         QTest::keyClick(window(), Qt::Key_Escape);
         QVERIFY(arrived(done, 20000));
+        gate.release();
         QCOMPARE(m->at(3).finishReason, QStringLiteral("cancelled"));
         shot(QStringLiteral("stopped"));
         QTRY_VERIFY(!visibleItems([](QQuickItem* i) { return i->property("text").toString().endsWith(QStringLiteral("· stopped")); }).isEmpty());
@@ -422,13 +426,16 @@ private slots:
         QQuickItem* input = item(QStringLiteral("composerInput"));
         input->forceActiveFocus();
         QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        StepGate gate(*app_->engine, 12);  // looked at while it streams, however fast the machine
         typeText(QStringLiteral("Once upon a time"));
         QTest::keyClick(window(), Qt::Key_Return);
+        QVERIFY(gate.waitHeld());
         QTRY_VERIFY(app_->chat->generating() && app_->chat->messages()->count() == 2 && app_->chat->messages()->at(1).steps.size() > 8);
         QTRY_VERIFY2_WITH_TIMEOUT(tinted(heatBody()), "no tint while streaming", 3000);
         shot(QStringLiteral("streaming"));
         QTest::keyClick(window(), Qt::Key_Escape);
         QVERIFY(arrived(done, 20000));
+        gate.release();
 
         // Finished: still tinted, without reopening the conversation.
         QTRY_VERIFY2(tinted(heatBody()), "a finished chat answer is untinted");

@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <sys/resource.h>
 
+#include "step_gate.h"
 #include "app_stack.h"
 #include "engine/step_record_codec.h"
 #include "gui_test_helpers.h"
@@ -53,12 +54,6 @@ void answerBriefly(ChatController& chat) {
     greedy.temperature = 0.0f;
     chat.setSamplerOverride(greedy);
     chat.setMaxTokensOverride(12);
-}
-
-bool waitForSteps(EngineController& engine, int batches) {
-    QSignalSpy steps(&engine, &EngineController::stepsArrived);
-    for (int i = 0; i < 500 && steps.count() < batches; ++i) QTest::qWait(20);
-    return steps.count() >= batches;
 }
 
 std::vector<StepRecord> decodeRecords(const QByteArray& bytes) {
@@ -123,8 +118,9 @@ private slots:
             QVERIFY(app.showWindow());
             QVERIFY(loadAndWait(*app.engine, bundledModel()));
             answerAtLength(*app.chat);
+            StepGate gate(*app.engine, 20);  // the window closes mid-answer, however fast the machine
             QVERIFY(app.chat->send(QStringLiteral("Once upon a time")));
-            QVERIFY(waitForSteps(*app.engine, 3));
+            QVERIFY(gate.waitHeld());
             QVERIFY(app.chat->generating());
             shown = app.chat->messages()->at(1).text;
             QVERIFY(!shown.isEmpty());
@@ -179,8 +175,9 @@ private slots:
         AppStack again(db());
         QVERIFY(loadAndWait(*again.engine, bundledModel()));
         answerAtLength(*again.chat);
+        StepGate held(*again.engine, 20);
         QVERIFY(again.chat->send(QStringLiteral("Once upon a time")));
-        QVERIFY(waitForSteps(*again.engine, 1));
+        QVERIFY(held.waitHeld());
         again.engine->loadModel(tinyRandomModel());
         const qint64 ms2 = again.close();
         QVERIFY2(ms2 < 2000, qPrintable(QStringLiteral("closing took %1 ms").arg(ms2)));
@@ -192,8 +189,9 @@ private slots:
         answerAtLength(*app.chat);
         QSignalSpy finished(app.chat.get(), &ChatController::answerFinished);
         QSignalSpy modelChanged(app.engine.get(), &EngineController::modelChanged);
+        StepGate gate(*app.engine, 20);  // mid-answer, however fast the machine
         QVERIFY(app.chat->send(QStringLiteral("Once upon a time")));
-        QVERIFY(waitForSteps(*app.engine, 2));
+        QVERIFY(gate.waitHeld());
         app.engine->loadModel(tinyRandomModel());
         QVERIFY(modelChanged.wait(10000));
         QCOMPARE(finished.count(), 1);  // before the new model came
@@ -228,8 +226,9 @@ private slots:
         QVERIFY(app.showWindow());
         QVERIFY(loadAndWait(*app.engine, bundledModel()));
         answerAtLength(*app.chat);
+        StepGate gate(*app.engine, 20);  // each long answer is held at step 20 until cancelled
         QVERIFY(app.chat->send(QStringLiteral("Once upon a time")));
-        QVERIFY(waitForSteps(*app.engine, 2));
+        QVERIFY(gate.waitHeld());
         const qint64 first = app.chat->conversationId();
         const QString shown = app.chat->messages()->at(1).text;
         app.chat->newConversation();
@@ -253,7 +252,7 @@ private slots:
         // Deleting the conversation being answered.
         answerAtLength(*app.chat);
         QVERIFY(app.chat->send(QStringLiteral(" Then")));
-        QVERIFY(waitForSteps(*app.engine, 2));
+        QVERIFY(gate.waitHeld());
         const qint64 second = app.chat->conversationId();
         QVERIFY(app.chat->deleteConversation(second));
         QCOMPARE(app.chat->messages()->count(), 0);

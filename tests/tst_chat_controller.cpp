@@ -9,6 +9,7 @@
 #include <QTest>
 #include <thread>
 
+#include "step_gate.h"
 #include "chat_controller.h"
 #include "chat_store.h"
 #include "engine/step_record_codec.h"
@@ -168,14 +169,13 @@ private slots:
         sampled.seed = 5;
         f.chat->setSamplerOverride(sampled);
         QSignalSpy done(f.chat.get(), &ChatController::answerFinished);
-        QSignalSpy steps(&f.engine, &EngineController::stepsArrived);
+        StepGate gate(f.engine, 3);  // stopped mid-answer, however fast the machine
         QVERIFY(f.chat->send("Once upon a time"));
         QVERIFY(f.chat->generating());
-        QVERIFY(steps.wait(10000));
+        QVERIFY(gate.waitHeld());
         f.chat->stop();
         QVERIFY(done.wait(10000));
         const ChatMessage& a = f.chat->messages()->at(1);
-        if (a.finishReason == QLatin1String("eos")) QSKIP("the story ended before the stop");
         QCOMPARE(a.finishReason, QStringLiteral("cancelled"));
         QVERIFY(!a.text.isEmpty());
         QVERIFY(!f.chat->generating());

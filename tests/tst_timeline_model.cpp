@@ -3,6 +3,7 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include "step_gate.h"
 #include "chat_controller.h"
 #include "chat_store.h"
 #include "chat_fixture.h"
@@ -82,10 +83,12 @@ private slots:
         ChatFixture f(2000);
         QVERIFY(loadAndWait(f.engine, bundledModel()));
         QSignalSpy done(f.chat.get(), &ChatController::answerFinished);
+        StepGate gate(f.engine, 3);  // the answer streams until the checks are done
         QVERIFY(f.chat->send(QStringLiteral("Once upon a time")));
+        QVERIFY(gate.waitHeld());
         QTRY_VERIFY(f.chat->messages()->count() == 2 && f.chat->messages()->at(1).steps.size() >= 2);
         QTRY_COMPARE_WITH_TIMEOUT(f.timeline->prefill().value("tokens").toInt(), 5, 2000);
-        QVERIFY2(f.chat->generating(), "the answer ended before the check: the test saw nothing");
+        QVERIFY(f.chat->generating());
         QCOMPARE(f.timeline->prefill().value("reused").toInt(), 0);
         f.chat->stop();
         QVERIFY(!done.isEmpty() || done.wait(20000));
