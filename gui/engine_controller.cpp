@@ -6,6 +6,7 @@
 #include <QUrl>
 
 #include "engine_worker.h"
+#include "model/weight_format_note.h"
 
 namespace inferscope {
 namespace {
@@ -102,6 +103,8 @@ QVariantMap EngineController::describeModel() const {
             {"trainedContext", hp.nCtxTrain},
             {"ropeFreqBase", hp.ropeFreqBase},
             {"tensorTypes", types},
+            {"bitsPerWeight", i.bitsPerWeight},
+            {"formatNote", qs(weightFormatNote(i))},
             {"fileBytes", double(i.fileBytes)},
             {"weightBytesPerToken", double(model_->weightBytesPerToken)},
             {"matmulMacsPerToken", double(model_->matmulMacsPerToken)},

@@ -43,6 +43,7 @@ ScrollView {
                 [qsTr("Context here"), Theme.count(EngineController.contextLength)],
                 [qsTr("RoPE base"), panel.d.ropeFreqBase],
                 [qsTr("Precision"), EngineController.precision],
+                [qsTr("Bits per weight"), Number(panel.d.bitsPerWeight).toFixed(2), qsTr("Bytes of all weights as stored × 8 ÷ number of weights.")],
                 [qsTr("File"), Theme.bytes(panel.d.fileBytes)],
                 [qsTr("Weights in memory"), Theme.bytes(EngineController.weightBytes)],
                 [qsTr("Weights read per token"), Theme.bytes(panel.d.weightBytesPerToken), qsTr("Every decode step reads all of these bytes, so memory bandwidth divided by this bounds decode speed.")],
@@ -59,6 +60,19 @@ ScrollView {
                 // Long words (the engine's kernel and ISA names) break anywhere rather than overflow.
                 Label { text: String(modelData[1]); Layout.fillWidth: true; Layout.preferredWidth: 100; wrapMode: Text.WrapAtWordBoundaryOrAnywhere }
             }
+        }
+        // What a block of this file's main quantized type holds, and why it speeds decode up.
+        Label {
+            objectName: "formatNote"
+            Layout.columnSpan: 2
+            Layout.topMargin: Theme.spacing / 2
+            Layout.rightMargin: Theme.spacing  // clear of the scroll bar
+            visible: text.length > 0
+            text: panel.d.formatNote ?? ""
+            color: Theme.muted
+            wrapMode: Text.Wrap
+            Layout.preferredWidth: 100  // fills the row; its unwrapped width must not drive the layout
+            Layout.fillWidth: true
         }
         Label {
             Layout.columnSpan: 2
