@@ -13,7 +13,8 @@
 #
 # Environment: ROUNDS (4), PP (128), TG (32), THREADS (2), CLI (build/cli/inferscope-cli),
 # OUT (a new temporary folder), INFERSCOPE_ARGS (extra `inferscope-cli bench` arguments, e.g.
-# "--compute int8"), LLAMA_ARGS (extra llama-bench arguments).
+# "--compute int8"), LLAMA_ARGS (extra llama-bench arguments), LLAMA_COMMIT (the llama.cpp commit
+# to print when llama-bench reports "unknown", as a build from a source archive does).
 set -euo pipefail
 if [ $# -lt 2 ]; then
     echo "usage: bench/compare.sh LLAMA_BENCH MODEL.gguf [MODEL.gguf ...]" >&2

@@ -55,6 +55,8 @@ def main():
             ratio = f"**{statistics.median(b) / statistics.median(a):.2f}×**" if a and b else "—"
             label = f"{name} ({precision})" if precision else name
             print(f"| {label} | {test} | {fmt(a)} | {fmt(b)} | {ratio} | {min(len(a), len(b))} |")
+    if commit == "unknown" and os.environ.get("LLAMA_COMMIT"):
+        commit = os.environ["LLAMA_COMMIT"] + " (as given by LLAMA_COMMIT: llama-bench was built outside git)"
     print(f"\nllama.cpp commit {commit}; Inferscope commit {ours_commit}; samples in {out}.")
 
 
