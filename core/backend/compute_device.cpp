@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <thread>
 
-#include "backend/gemm_q4k.h"
+#include "backend/gemm_kquants.h"
 #include "backend/gemv.h"
 #include "gguf/quant_blocks.h"
 
@@ -77,7 +77,7 @@ struct ComputeDevice::Impl {
     std::map<std::tuple<int64_t, int64_t, dt>, dnnl::matmul> gpuPrims;     // (K, N, act type)
     AlignedBuffer<float> widened;      // [kWidenRows][K] f32 weights being multiplied (prefill)
     AlignedBuffer<float> blockOut;     // [128][kWidenRows] one chunk's outputs for those rows
-    Q8Rows q8;                         // prefill's x rounded to 8 bits for the integer Q4_K kernel
+    Q8Rows q8;                         // prefill's x rounded to 8 bits for the integer K-quant kernels
     const float* q8Of = nullptr;       // the x that q8 holds (linearMany's matrices share one x)
     AlignedBuffer<int8_t> srcS8;       // [m][K] quantized activations
     AlignedBuffer<float> srcScales;    // [m]
@@ -435,10 +435,10 @@ void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x
                 impl_->prefillWidened(GgmlType::F16, st->plain, w.rows_, w.cols_, x, m, ys[i]);
                 break;
             case WeightFormat::Blocks:
-                if (GgmlType(w.blockType_) == GgmlType::Q4_K && haveGemmQ4K()) {
+                if (haveGemmKQuant(GgmlType(w.blockType_))) {
                     if (impl_->q8Of != x || impl_->q8.m != m || impl_->q8.k != w.cols_) quantizeRowsQ8(x, m, w.cols_, impl_->q8);
                     impl_->q8Of = x;
-                    gemmQ4K(st->plain, w.rows_, w.cols_, impl_->q8, ys[i], w.rows_, nThreads_);
+                    gemmKQuant(GgmlType(w.blockType_), st->plain, w.rows_, w.cols_, impl_->q8, ys[i], w.rows_, nThreads_);
                 } else {
                     impl_->prefillWidened(GgmlType(w.blockType_), st->plain, w.rows_, w.cols_, x, m, ys[i]);
                 }

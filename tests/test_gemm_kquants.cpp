@@ -1,4 +1,4 @@
-// Prefill's integer Q4_K kernel (backend/gemm_q4k) against sums computed independently: the
+// Prefill's integer K-quant kernels (backend/gemm_kquants) against sums computed independently: the
 // weights as our exact decoder gives them, x as the kernel rounds it, in double precision.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/gemm_q4k.h"
+#include "backend/gemm_kquants.h"
 #include "gguf/quant_blocks.h"
 #include "gguf/quant_encode.h"
 
@@ -15,24 +15,26 @@ namespace inferscope {
 namespace {
 
 struct Case {
+    GgmlType type;
     int64_t n, k, m;
 };
 
-class GemmQ4K : public ::testing::TestWithParam<Case> {};
+class GemmKQuant : public ::testing::TestWithParam<Case> {};
 
-TEST_P(GemmQ4K, EqualsTheExactSumOfDecodedWeightsAndRoundedActivations) {
-    if (!haveGemmQ4K()) GTEST_SKIP() << "this build has no AVX2: prefill widens Q4_K instead";
-    const auto [n, k, m] = GetParam();
+TEST_P(GemmKQuant, EqualsTheExactSumOfDecodedWeightsAndRoundedActivations) {
+    const auto [type, n, k, m] = GetParam();
+    if (!haveGemmKQuant(type)) GTEST_SKIP() << "this build has no AVX2: prefill widens the weights instead";
+    const size_t blockBytes = ggmlTypeInfo(uint32_t(type))->typeSize;
     std::mt19937 rng(uint32_t(n * 7 + k + m));
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::vector<float> w(size_t(n * k)), x(size_t(m * k));
-    for (auto& v : w) v = 0.02f * normal(rng) + 0.004f;  // an offset: the minimums matter
+    for (auto& v : w) v = 0.02f * normal(rng) + 0.004f;  // an offset: Q4_K/Q5_K's minimums matter
     for (auto& v : x) v = normal(rng);
     x[5] = 40.0f;  // an outlier sets its block's scale
-    std::vector<uint8_t> blocks(size_t(n * k / 256 * 144));
-    quantizeBlocks(GgmlType::Q4_K, w.data(), blocks.data(), size_t(n * k));
+    std::vector<uint8_t> blocks(size_t(n * k / 256) * blockBytes);
+    quantizeBlocks(type, w.data(), blocks.data(), size_t(n * k));
     std::vector<float> decoded(size_t(n * k));
-    dequantizeBlocks(GgmlType::Q4_K, blocks.data(), decoded.data(), size_t(n * k / 256));
+    dequantizeBlocks(type, blocks.data(), decoded.data(), size_t(n * k / 256));
 
     Q8Rows q;
     quantizeRowsQ8(x.data(), m, k, q);
@@ -44,7 +46,7 @@ TEST_P(GemmQ4K, EqualsTheExactSumOfDecodedWeightsAndRoundedActivations) {
         }
     const int64_t ldy = n + 3;  // a wider output row: the kernel writes only its n columns
     std::vector<float> y(size_t(m * ldy), -1.0f);
-    gemmQ4K(blocks.data(), n, k, q, y.data(), ldy, 2);
+    gemmKQuant(type, blocks.data(), n, k, q, y.data(), ldy, 2);
 
     for (int64_t t = 0; t < m; ++t)
         for (int64_t r = 0; r < n; ++r) {
@@ -67,11 +69,14 @@ TEST_P(GemmQ4K, EqualsTheExactSumOfDecodedWeightsAndRoundedActivations) {
 
 // Token counts around the kernel's groups of 8 and 2 and its 64-token tiles; row counts around its
 // 16-row tiles.
-INSTANTIATE_TEST_SUITE_P(Shapes, GemmQ4K,
-                         ::testing::Values(Case{16, 256, 8}, Case{37, 512, 1}, Case{37, 512, 3}, Case{5, 768, 11},
-                                           Case{33, 256, 70}, Case{17, 1024, 130}),
+INSTANTIATE_TEST_SUITE_P(Shapes, GemmKQuant,
+                         ::testing::Values(Case{GgmlType::Q4_K, 16, 256, 8}, Case{GgmlType::Q4_K, 37, 512, 1}, Case{GgmlType::Q4_K, 37, 512, 3},
+                                           Case{GgmlType::Q4_K, 5, 768, 11}, Case{GgmlType::Q4_K, 33, 256, 70}, Case{GgmlType::Q4_K, 17, 1024, 130},
+                                           Case{GgmlType::Q5_K, 16, 256, 8}, Case{GgmlType::Q5_K, 37, 512, 3}, Case{GgmlType::Q5_K, 17, 1024, 130},
+                                           Case{GgmlType::Q6_K, 16, 256, 8}, Case{GgmlType::Q6_K, 37, 512, 3}, Case{GgmlType::Q6_K, 17, 1024, 130}),
                          [](const ::testing::TestParamInfo<Case>& p) {
-                             return "n" + std::to_string(p.param.n) + "_k" + std::to_string(p.param.k) + "_m" + std::to_string(p.param.m);
+                             return std::string(ggmlTypeName(uint32_t(p.param.type))) + "_n" + std::to_string(p.param.n) + "_k" +
+                                    std::to_string(p.param.k) + "_m" + std::to_string(p.param.m);
                          });
 
 }  // namespace

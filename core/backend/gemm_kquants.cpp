@@ -1,0 +1,239 @@
+#include "backend/gemm_kquants.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
+namespace inferscope {
+namespace {
+
+constexpr int64_t kBlock = 256;  // weights per K-quant block
+
+}  // namespace
+
+void quantizeRowsQ8(const float* x, int64_t m, int64_t k, Q8Rows& out) {
+    const int64_t nb = k / kBlock;
+    out.m = m;
+    out.k = k;
+    out.q.resize(size_t(m * k));
+    out.d.resize(size_t(m * nb));
+    out.sums.resize(size_t(m * k / 16));
+    for (int64_t t = 0; t < m; ++t)
+        for (int64_t b = 0; b < nb; ++b) {
+            const float* xb = x + t * k + b * kBlock;
+            float amax = 0.0f;
+            for (int64_t i = 0; i < kBlock; ++i) amax = std::max(amax, std::fabs(xb[i]));
+            const float d = amax / 127.0f, inv = d > 0.0f ? 1.0f / d : 0.0f;
+            int8_t* q = out.q.data() + t * k + b * kBlock;
+            for (int64_t i = 0; i < kBlock; ++i) q[i] = int8_t(std::nearbyint(xb[i] * inv));
+            out.d[size_t(t * nb + b)] = d;
+            for (int64_t s = 0; s < kBlock / 16; ++s) {
+                int sum = 0;
+                for (int64_t i = 0; i < 16; ++i) sum += q[s * 16 + i];
+                out.sums[size_t((t * nb + b) * 16 + s)] = int16_t(sum);
+            }
+        }
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+namespace {
+
+// Block layouts (ggml-common.h; see gguf/quant_blocks.h):
+//   Q4_K 144 B: d, dmin (f16), scales[12] (6-bit scale and minimum per 32), qs[128] (nibbles)
+//   Q5_K 176 B: as Q4_K, then qh[32] (the 5th bits) before qs
+//   Q6_K 210 B: ql[128] (low nibbles), qh[64] (2 high bits), scales[16] (int8 per 16), d (f16)
+constexpr int64_t blockBytes(GgmlType t) { return t == GgmlType::Q4_K ? 144 : t == GgmlType::Q5_K ? 176 : 210; }
+
+inline float half(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return fp16ToFp32(h);
+}
+
+// The 6-bit scales and minimums of a Q4_K/Q5_K block's 8 sub-blocks, packed in 12 bytes as ggml's
+// get_scale_min_k4 reads them.
+inline void scalesMins(const uint8_t* s, int sc[8], int mn[8]) {
+    for (int j = 0; j < 4; ++j) {
+        sc[j] = s[j] & 63;
+        mn[j] = s[j + 4] & 63;
+    }
+    for (int j = 4; j < 8; ++j) {
+        sc[j] = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+        mn[j] = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+    }
+}
+
+struct Lanes16 {
+    __m256i v;  // 16-bit lanes: lanes 0-7 hold the scale of a chunk's first 16 values, 8-15 its second
+};
+
+// One weight row's factors, per block: the integer scales of its 8 chunks of 32 (as 16-bit lanes
+// for vpmaddwd), d, and per 16 values the constant c the unsigned values leave out (weight =
+// d·sc·q − c: Q4_K/Q5_K dmin·m, Q6_K 32·d·sc).
+struct RowFactors {
+    std::vector<Lanes16> scales;  // [nb][8]
+    std::vector<float> d;         // [nb]
+    std::vector<float> offsets;   // [nb][16]
+    template <GgmlType T>
+    void prepare(const uint8_t* row, int64_t nb) {
+        scales.resize(size_t(nb * 8));
+        d.resize(size_t(nb));
+        offsets.resize(size_t(nb * 16));
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t* blk = row + b * blockBytes(T);
+            if constexpr (T == GgmlType::Q6_K) {
+                const float dd = half(blk + 208);
+                const auto* sc = reinterpret_cast<const int8_t*>(blk + 192);
+                d[size_t(b)] = dd;
+                // Chunk c = 4h + r covers sub-blocks 8h + 2r and 8h + 2r + 1 (see chunk<Q6_K>).
+                for (int c = 0; c < 8; ++c) {
+                    const int s0 = 8 * (c / 4) + 2 * (c % 4);
+                    scales[size_t(b * 8 + c)].v = _mm256_setr_epi16(sc[s0], sc[s0], sc[s0], sc[s0], sc[s0], sc[s0], sc[s0], sc[s0], sc[s0 + 1],
+                                                                    sc[s0 + 1], sc[s0 + 1], sc[s0 + 1], sc[s0 + 1], sc[s0 + 1], sc[s0 + 1], sc[s0 + 1]);
+                    offsets[size_t(b * 16 + 2 * c)] = 32.0f * dd * float(sc[s0]);
+                    offsets[size_t(b * 16 + 2 * c + 1)] = 32.0f * dd * float(sc[s0 + 1]);
+                }
+            } else {
+                const float dmin = half(blk + 2);
+                int sc[8], mn[8];
+                scalesMins(blk + 4, sc, mn);
+                d[size_t(b)] = half(blk);
+                for (int c = 0; c < 8; ++c) {
+                    scales[size_t(b * 8 + c)].v = _mm256_set1_epi16(int16_t(sc[c]));
+                    offsets[size_t(b * 16 + 2 * c)] = offsets[size_t(b * 16 + 2 * c + 1)] = dmin * float(mn[c]);
+                }
+            }
+        }
+    }
+};
+
+// The unsigned values of chunk c (elements 32c .. 32c + 31) of a block, as 32 bytes.
+template <GgmlType T, int C>
+inline __m256i chunk(const uint8_t* blk) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    if constexpr (T == GgmlType::Q6_K) {
+        // Half h = C / 4 (128 values); within it r = C % 4 picks ql's first or second 32 bytes, their
+        // low or high nibbles, and 2 bits of qh at 2r.
+        constexpr int h = C / 4, r = C % 4;
+        const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * h + 32 * (r & 1)));
+        const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 128 + 32 * h));
+        const __m256i lo = r < 2 ? _mm256_and_si256(ql, low4) : _mm256_and_si256(_mm256_srli_epi16(ql, 4), low4);
+        const __m256i hi = _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * r), 4), _mm256_set1_epi8(0x30));
+        return _mm256_or_si256(lo, hi);
+    } else {
+        constexpr int64_t qsAt = T == GgmlType::Q4_K ? 16 : 48;
+        const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + qsAt + 32 * (C / 2)));
+        const __m256i lo = C % 2 == 0 ? _mm256_and_si256(qs, low4) : _mm256_and_si256(_mm256_srli_epi16(qs, 4), low4);
+        if constexpr (T == GgmlType::Q4_K) return lo;
+        const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16));
+        const __m256i hi = _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, C), 4), _mm256_set1_epi8(0x10));
+        return _mm256_or_si256(lo, hi);
+    }
+}
+
+inline float hsum(__m256 v) {
+    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 h = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+}
+
+// Σ_b Σ_s c[b][s] · d_x[b] · sum_x[b][s] over 16-value groups: what the unsigned values left out.
+inline float offsetTerm(const RowFactors& f, const Q8Rows& x, int64_t t, int64_t nb) {
+    const float* dx = x.d.data() + t * nb;
+    const int16_t* sums = x.sums.data() + t * nb * 16;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b)
+        for (int half8 = 0; half8 < 2; ++half8) {
+            const __m128i s16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sums + b * 16 + 8 * half8));
+            const __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(s16)), _mm256_set1_ps(dx[b]));
+            acc = _mm256_fmadd_ps(s, _mm256_loadu_ps(f.offsets.data() + b * 16 + 8 * half8), acc);
+        }
+    return hsum(acc);
+}
+
+template <GgmlType T, int TX, int C>
+inline void chunkTimesTokens(const uint8_t* blk, const RowFactors& f, const Q8Rows& x, int64_t t0, int64_t b, __m256i* acc) {
+    const __m256i w = chunk<T, C>(blk);  // ≤ 63 unsigned × s8 ≤ 127: pairs ≤ 16002, no int16 saturation
+    const __m256i s = f.scales[size_t(b * 8 + C)].v;
+    for (int t = 0; t < TX; ++t) {
+        const int8_t* xq = x.q.data() + (t0 + t) * x.k + b * kBlock + 32 * C;
+        acc[t] = _mm256_add_epi32(acc[t], _mm256_madd_epi16(_mm256_maddubs_epi16(w, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))), s));
+    }
+}
+
+template <GgmlType T, int TX, int... C>
+inline void blockTimesTokens(const uint8_t* blk, const RowFactors& f, const Q8Rows& x, int64_t t0, int64_t b, __m256i* acc,
+                             std::integer_sequence<int, C...>) {
+    (chunkTimesTokens<T, TX, C>(blk, f, x, t0, b, acc), ...);
+}
+
+// One weight row × TX tokens over the whole of k (TX = 8 measured fastest for Q4_K of 1×8, 2×3,
+// 2×4, 2×6, 3×3, 4×2: the row's values are unpacked once for 8 tokens, and 8 int32 accumulators
+// leave registers for the operands). Per block the scaled integer sums stay in int32 lanes; one
+// conversion and FMA per block applies d·d_x.
+template <GgmlType T, int TX>
+void tile(const uint8_t* row, const RowFactors& f, const Q8Rows& x, int64_t t0, int64_t nb, float* y, int64_t ldy, int64_t n0) {
+    __m256 out[TX];
+    for (int t = 0; t < TX; ++t) out[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        __m256i acc[TX];
+        for (int t = 0; t < TX; ++t) acc[t] = _mm256_setzero_si256();
+        blockTimesTokens<T, TX>(row + b * blockBytes(T), f, x, t0, b, acc, std::make_integer_sequence<int, 8>{});
+        const float d = f.d[size_t(b)];
+        for (int t = 0; t < TX; ++t)
+            out[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[t]), _mm256_set1_ps(d * x.d[size_t((t0 + t) * nb + b)]), out[t]);
+    }
+    for (int t = 0; t < TX; ++t) y[(t0 + t) * ldy + n0] = hsum(out[t]) - offsetTerm(f, x, t0 + t, nb);
+}
+
+constexpr int64_t kRowTile = 16;    // rows a thread takes at a time
+constexpr int64_t kTokenTile = 64;  // tokens whose 8-bit rows stay in L2 while a row tile runs
+
+template <GgmlType T>
+void gemm(const void* w, int64_t n, int64_t k, const Q8Rows& x, float* y, int64_t ldy, int nThreads) {
+    const int64_t nb = k / kBlock, rowBytes = nb * blockBytes(T), m = x.m;
+    const auto* base = static_cast<const uint8_t*>(w);
+    const int64_t tiles = (n + kRowTile - 1) / kRowTile;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nThreads)
+    for (int64_t tileIndex = 0; tileIndex < tiles; ++tileIndex) {
+        thread_local RowFactors f;
+        const int64_t r0 = tileIndex * kRowTile, r1 = std::min(n, r0 + kRowTile);
+        for (int64_t t0 = 0; t0 < m; t0 += kTokenTile) {
+            const int64_t t1 = std::min(m, t0 + kTokenTile);
+            for (int64_t r = r0; r < r1; ++r) {
+                const uint8_t* row = base + r * rowBytes;
+                f.prepare<T>(row, nb);
+                int64_t t = t0;
+                for (; t + 8 <= t1; t += 8) tile<T, 8>(row, f, x, t, nb, y, ldy, r);
+                for (; t + 2 <= t1; t += 2) tile<T, 2>(row, f, x, t, nb, y, ldy, r);
+                if (t < t1) tile<T, 1>(row, f, x, t, nb, y, ldy, r);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+bool haveGemmKQuant(GgmlType type) { return type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q6_K; }
+
+void gemmKQuant(GgmlType type, const void* w, int64_t n, int64_t k, const Q8Rows& x, float* y, int64_t ldy, int nThreads) {
+    switch (type) {
+        case GgmlType::Q4_K: return gemm<GgmlType::Q4_K>(w, n, k, x, y, ldy, nThreads);
+        case GgmlType::Q5_K: return gemm<GgmlType::Q5_K>(w, n, k, x, y, ldy, nThreads);
+        case GgmlType::Q6_K: return gemm<GgmlType::Q6_K>(w, n, k, x, y, ldy, nThreads);
+        default: return;
+    }
+}
+
+#else
+
+bool haveGemmKQuant(GgmlType) { return false; }
+void gemmKQuant(GgmlType, const void*, int64_t, int64_t, const Q8Rows&, float*, int64_t, int) {}
+
+#endif
+
+}  // namespace inferscope

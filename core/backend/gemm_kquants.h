@@ -1,0 +1,40 @@
+#pragma once
+// Prefill on K-quant weights (Q4_K, Q5_K, Q6_K) in their blocks, with integer dot products:
+// y[t, n] = x[t, :] · W[n, :] for m tokens. x is rounded per token and 256-element block to 8 bits
+// (scale max|x| / 127, as llama.cpp's Q8_K activations); the weights' unsigned 4-, 5- or 6-bit
+// values multiply it as bytes (AVX2 vpmaddubsw), each sub-block's integer sum is scaled by its
+// integer scale (vpmaddwd), and one float multiply per 256 elements applies d·d_x. What the
+// unsigned values leave out (Q4_K/Q5_K's minimums, Q6_K's −32 offset) comes back through the
+// activations' 16-element sums: Σ (d·sc·q − c)·x = d·Σ sc·(q·x) − Σ c·(Σ x).
+//
+// This runs twice the multiply-adds per instruction of an f32 FMA and reads the weights as stored,
+// where the f32 path widened 256-row tiles of them to floats for oneDNN.
+
+#include <cstdint>
+#include <vector>
+
+#include "gguf/ggml_types.h"
+
+namespace inferscope {
+
+// x rounded to 8 bits per token and 256-block: for token t and block b, x ≈ d[t·nb + b] · q[t·k +
+// 256·b + i], with sums[(t·nb + b)·16 + s] = Σ of q over its s-th 16 values.
+struct Q8Rows {
+    int64_t m = 0, k = 0;
+    std::vector<int8_t> q;
+    std::vector<float> d;
+    std::vector<int16_t> sums;
+};
+
+// Rounds x [m][k] (k a multiple of 256) into `out`, reusing its storage.
+void quantizeRowsQ8(const float* x, int64_t m, int64_t k, Q8Rows& out);
+
+// True when this build has the kernel for `type` (Q4_K, Q5_K or Q6_K with AVX2); otherwise the
+// caller widens the weights instead.
+bool haveGemmKQuant(GgmlType type);
+
+// y [m][ldy] (columns [0, n)) = x · Wᵀ for W [n][k] rows of `type` (k a multiple of 256), on up to
+// nThreads OpenMP threads.
+void gemmKQuant(GgmlType type, const void* w, int64_t n, int64_t k, const Q8Rows& x, float* y, int64_t ldy, int nThreads);
+
+}  // namespace inferscope
