@@ -436,7 +436,7 @@ void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x
                 break;
             case WeightFormat::Blocks:
                 if (haveGemmKQuant(GgmlType(w.blockType_))) {
-                    if (impl_->q8Of != x || impl_->q8.m != m || impl_->q8.k != w.cols_) quantizeRowsQ8(x, m, w.cols_, impl_->q8);
+                    if (impl_->q8Of != x || impl_->q8.m != m || impl_->q8.k != w.cols_) quantizeRowsQ8(x, m, w.cols_, impl_->q8, nThreads_);
                     impl_->q8Of = x;
                     gemmKQuant(GgmlType(w.blockType_), st->plain, w.rows_, w.cols_, impl_->q8, ys[i], w.rows_, nThreads_);
                 } else {

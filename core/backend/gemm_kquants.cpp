@@ -15,13 +15,14 @@ constexpr int64_t kBlock = 256;  // weights per K-quant block
 
 }  // namespace
 
-void quantizeRowsQ8(const float* x, int64_t m, int64_t k, Q8Rows& out) {
+void quantizeRowsQ8(const float* x, int64_t m, int64_t k, Q8Rows& out, int nThreads) {
     const int64_t nb = k / kBlock;
     out.m = m;
     out.k = k;
     out.q.resize(size_t(m * k));
     out.d.resize(size_t(m * nb));
     out.sums.resize(size_t(m * k / 16));
+#pragma omp parallel for schedule(static) num_threads(nThreads) if (m * k >= 65536)
     for (int64_t t = 0; t < m; ++t)
         for (int64_t b = 0; b < nb; ++b) {
             const float* xb = x + t * k + b * kBlock;
@@ -34,7 +35,7 @@ void quantizeRowsQ8(const float* x, int64_t m, int64_t k, Q8Rows& out) {
             for (int64_t s = 0; s < kBlock / 16; ++s) {
                 int sum = 0;
                 for (int64_t i = 0; i < 16; ++i) sum += q[s * 16 + i];
-                out.sums[size_t((t * nb + b) * 16 + s)] = int16_t(sum);
+                out.sums[size_t((t * nb + b) * 16 + s)] = d * float(sum);
             }
         }
 }
@@ -141,18 +142,16 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
 }
 
-// Σ_b Σ_s c[b][s] · d_x[b] · sum_x[b][s] over 16-value groups: what the unsigned values left out.
-inline float offsetTerm(const RowFactors& f, const Q8Rows& x, int64_t t, int64_t nb) {
-    const float* dx = x.d.data() + t * nb;
-    const int16_t* sums = x.sums.data() + t * nb * 16;
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b)
-        for (int half8 = 0; half8 < 2; ++half8) {
-            const __m128i s16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sums + b * 16 + 8 * half8));
-            const __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(s16)), _mm256_set1_ps(dx[b]));
-            acc = _mm256_fmadd_ps(s, _mm256_loadu_ps(f.offsets.data() + b * 16 + 8 * half8), acc);
-        }
-    return hsum(acc);
+// Σ_g c[g] · d_x · sum_x[g] over the row's 16-value groups: what the unsigned values left out.
+inline float offsetTerm(const RowFactors& f, const Q8Rows& x, int64_t t) {
+    const float* sums = x.sums.data() + t * (x.k / 16);
+    const float* c = f.offsets.data();
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t g = 0; g < x.k / 16; g += 16) {  // k / 16 is a multiple of 16
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(c + g), _mm256_loadu_ps(sums + g), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(c + g + 8), _mm256_loadu_ps(sums + g + 8), acc1);
+    }
+    return hsum(_mm256_add_ps(acc0, acc1));
 }
 
 template <GgmlType T, int TX, int C>
@@ -187,7 +186,7 @@ void tile(const uint8_t* row, const RowFactors& f, const Q8Rows& x, int64_t t0, 
         for (int t = 0; t < TX; ++t)
             out[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[t]), _mm256_set1_ps(d * x.d[size_t((t0 + t) * nb + b)]), out[t]);
     }
-    for (int t = 0; t < TX; ++t) y[(t0 + t) * ldy + n0] = hsum(out[t]) - offsetTerm(f, x, t0 + t, nb);
+    for (int t = 0; t < TX; ++t) y[(t0 + t) * ldy + n0] = hsum(out[t]) - offsetTerm(f, x, t0 + t);
 }
 
 constexpr int64_t kRowTile = 16;    // rows a thread takes at a time

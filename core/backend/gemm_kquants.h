@@ -18,16 +18,16 @@
 namespace inferscope {
 
 // x rounded to 8 bits per token and 256-block: for token t and block b, x ≈ d[t·nb + b] · q[t·k +
-// 256·b + i], with sums[(t·nb + b)·16 + s] = Σ of q over its s-th 16 values.
+// 256·b + i], and sums[t·k/16 + g] = d · Σ q over the g-th 16 values of the token's row.
 struct Q8Rows {
     int64_t m = 0, k = 0;
     std::vector<int8_t> q;
     std::vector<float> d;
-    std::vector<int16_t> sums;
+    std::vector<float> sums;
 };
 
-// Rounds x [m][k] (k a multiple of 256) into `out`, reusing its storage.
-void quantizeRowsQ8(const float* x, int64_t m, int64_t k, Q8Rows& out);
+// Rounds x [m][k] (k a multiple of 256) into `out`, reusing its storage, on up to nThreads threads.
+void quantizeRowsQ8(const float* x, int64_t m, int64_t k, Q8Rows& out, int nThreads = 1);
 
 // True when this build has the kernel for `type` (Q4_K, Q5_K or Q6_K with AVX2); otherwise the
 // caller widens the weights instead.
