@@ -172,3 +172,68 @@ TEST(QuantTiedHead, Q4_KEmbeddingAsTheLmHeadMatchesTheExactComputation) {
         EXPECT_EQ(std::max_element(a[p].begin(), a[p].end()) - a[p].begin(), std::max_element(b[p].begin(), b[p].end()) - b[p].begin());
     }
 }
+
+// ---- the prefill path, teacher-forced ----------------------------------------------------------
+// Engine::score runs one position at a time (the decode kernels). A prompt goes through prefill's
+// kernels instead (several tokens per pass): the same checks on the last position of prompts cut
+// from the reference's sequence at several lengths, each prefilled from an empty cache.
+namespace {
+
+// Logits [vocab] of the last of tokens[0, length) after prefilling them as one prompt.
+std::vector<float> prefillLogits(Engine& e, const std::vector<int32_t>& tokens, size_t length) {
+    e.reset();
+    StepCollector steps;
+    GenerateRequest req = greedyRequest({tokens.begin(), tokens.begin() + ptrdiff_t(length)}, 1);
+    req.replayWidth = e.hparams().nVocab;
+    auto r = e.generate(req, &steps, {});
+    EXPECT_TRUE(r) << r.error().message;
+    std::vector<float> logits(size_t(e.hparams().nVocab));
+    if (steps.steps.empty()) return logits;
+    const StepRecord& s = steps.steps.front();
+    for (size_t i = 0; i < s.replayIds.size(); ++i) logits[size_t(s.replayIds[i])] = s.replayLogits[i];
+    return logits;
+}
+
+class QuantPrefill : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+TEST_P(QuantPrefill, PromptsAreWithinLlamaCppLimitsAndNoFurtherFromExact) {
+    const std::string name = GetParam();
+    INFERSCOPE_SHARED_FILE_OR_SKIP(model, "models/quant/" + name + ".gguf");
+    auto engine = loadTestEngine(model, {.ctx = 128});
+    ASSERT_TRUE(engine);
+    const bool q2 = name.find("Q2_K") != std::string::npos, q3 = name.find("Q3_K") != std::string::npos;
+    const float maxLimit = q2 || q3 ? 1.5f : 1.0f;
+    for (const char* prompt : {"1", "2"}) {
+        INFERSCOPE_SHARED_FILE_OR_SKIP(llamaPath, "reference/quant/" + name + "-greedy-" + prompt + ".json");
+        INFERSCOPE_SHARED_FILE_OR_SKIP(exactPath, "reference/quant/" + name + "-exact-greedy-" + prompt + ".json");
+        SCOPED_TRACE(llamaPath);
+        const Reference llama = loadReferenceFile(llamaPath), exact = loadReferenceFile(exactPath);
+        const size_t p0 = llama.promptIds.size() - 1;
+        // Steps whose prompts are long enough for prefill's kernels (more than kGemvMaxRows tokens).
+        double worst = 0, llamaDist = 0, ourDist = 0;
+        int n = 0;
+        for (size_t s : {size_t(0), size_t(7), size_t(20), size_t(41), size_t(63)}) {
+            const auto ours = prefillLogits(*engine, sequenceOf(llama), p0 + s + 1);
+            for (const RefCandidate& c : llama.steps[s].top) worst = std::max(worst, std::fabs(double(ours[size_t(c.id)]) - c.logit));
+            bool sameInputs = true;  // llama.cpp's greedy tokens up to s equal the exact computation's
+            for (size_t i = 0; i < s; ++i) sameInputs = sameInputs && llama.steps[i].id == exact.steps[i].id;
+            if (!sameInputs) continue;
+            for (const RefCandidate& c : exact.steps[s].top) {
+                auto it = std::find_if(llama.steps[s].top.begin(), llama.steps[s].top.end(), [&](const auto& x) { return x.id == c.id; });
+                if (it == llama.steps[s].top.end()) continue;
+                llamaDist += std::fabs(double(it->logit) - c.logit);
+                ourDist += std::fabs(double(ours[size_t(c.id)]) - c.logit);
+                ++n;
+            }
+        }
+        EXPECT_LE(worst, maxLimit);
+        if (n > 0) EXPECT_LE(ourDist / n, llamaDist / n) << "mean |Δ| from exact over " << n << " logits";
+        std::printf("%s prompt %s prefill: vs llama.cpp max %.3f; from exact over %d logits: ours %.5f, llama.cpp %.5f\n", name.c_str(),
+                    prompt, worst, n, n ? ourDist / n : 0.0, n ? llamaDist / n : 0.0);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryFile, QuantPrefill, ::testing::ValuesIn(kQuantFiles),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return paramName(i.param); });

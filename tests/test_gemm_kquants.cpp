@@ -36,13 +36,16 @@ TEST_P(GemmKQuant, EqualsTheExactSumOfDecodedWeightsAndRoundedActivations) {
     std::vector<float> decoded(size_t(n * k));
     dequantizeBlocks(type, blocks.data(), decoded.data(), size_t(n * k / 256));
 
-    Q8Rows q;
-    quantizeRowsQ8(x.data(), m, k, q);
+    IntRows q;
+    roundRows(x.data(), m, k, q, 2);
     // The rounding is what it claims: each value within half a step of x, sub-block sums exact.
     for (int64_t t = 0; t < m; ++t)
         for (int64_t i = 0; i < k; ++i) {
             const float d = q.d[size_t(t * (k / 256) + i / 256)];
-            ASSERT_LE(std::fabs(d * q.q[size_t(t * k + i)] - x[size_t(t * k + i)]), 0.5f * d * 1.0001f);
+            ASSERT_LE(std::abs(int(q.q[size_t(t * k + i)])), IntRows::kMax);
+            // Half a step, and the float rounding of x · (1/d) (a few ulps of x).
+            const double xi = x[size_t(t * k + i)];
+            ASSERT_LE(std::fabs(double(d) * q.q[size_t(t * k + i)] - xi), 0.5 * d + 0x1p-21 * std::fabs(xi));
         }
     const int64_t ldy = n + 3;  // a wider output row: the kernel writes only its n columns
     std::vector<float> y(size_t(m * ldy), -1.0f);
@@ -57,7 +60,7 @@ TEST_P(GemmKQuant, EqualsTheExactSumOfDecodedWeightsAndRoundedActivations) {
                 exact += wi * d * q.q[size_t(t * k + i)];
                 magnitude += std::fabs(wi * d * q.q[size_t(t * k + i)]);
                 unrounded += wi * x[size_t(t * k + i)];
-                roundingBound += std::fabs(wi) * 0.5 * d;
+                roundingBound += std::fabs(wi) * (0.5 * d + 0x1p-21 * std::fabs(double(x[size_t(t * k + i)])));
             }
             const float got = y[size_t(t * ldy + r)];
             ASSERT_NEAR(got, exact, 1e-5 * magnitude + 1e-6) << "token " << t << " row " << r;

@@ -77,8 +77,8 @@ struct ComputeDevice::Impl {
     std::map<std::tuple<int64_t, int64_t, dt>, dnnl::matmul> gpuPrims;     // (K, N, act type)
     AlignedBuffer<float> widened;      // [kWidenRows][K] f32 weights being multiplied (prefill)
     AlignedBuffer<float> blockOut;     // [128][kWidenRows] one chunk's outputs for those rows
-    Q8Rows q8;                         // prefill's x rounded to 8 bits for the integer K-quant kernels
-    const float* q8Of = nullptr;       // the x that q8 holds (linearMany's matrices share one x)
+    IntRows xInt;                      // prefill's x rounded to integers for the K-quant kernels
+    const float* xIntOf = nullptr;     // the x that xInt holds (linearMany's matrices share one x)
     AlignedBuffer<int8_t> srcS8;       // [m][K] quantized activations
     AlignedBuffer<float> srcScales;    // [m]
     AlignedBuffer<uint16_t> srcBf16;   // GPU: activations converted to bf16
@@ -436,9 +436,9 @@ void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x
                 break;
             case WeightFormat::Blocks:
                 if (haveGemmKQuant(GgmlType(w.blockType_))) {
-                    if (impl_->q8Of != x || impl_->q8.m != m || impl_->q8.k != w.cols_) quantizeRowsQ8(x, m, w.cols_, impl_->q8, nThreads_);
-                    impl_->q8Of = x;
-                    gemmKQuant(GgmlType(w.blockType_), st->plain, w.rows_, w.cols_, impl_->q8, ys[i], w.rows_, nThreads_);
+                    if (impl_->xIntOf != x || impl_->xInt.m != m || impl_->xInt.k != w.cols_) roundRows(x, m, w.cols_, impl_->xInt, nThreads_);
+                    impl_->xIntOf = x;
+                    gemmKQuant(GgmlType(w.blockType_), st->plain, w.rows_, w.cols_, impl_->xInt, ys[i], w.rows_, nThreads_);
                 } else {
                     impl_->prefillWidened(GgmlType(w.blockType_), st->plain, w.rows_, w.cols_, x, m, ys[i]);
                 }
@@ -446,7 +446,7 @@ void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x
             case WeightFormat::S8: impl_->linearInt8(*st, w.rows_, w.cols_, x, m, ys[i]); break;
         }
     }
-    impl_->q8Of = nullptr;  // the next call's x may be at the same address with other values
+    impl_->xIntOf = nullptr;  // the next call's x may be at the same address with other values
     if (nTasks) gemv({tasks, nTasks}, x, m, nThreads_);
 }
 

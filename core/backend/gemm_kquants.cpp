@@ -15,7 +15,7 @@ constexpr int64_t kBlock = 256;  // weights per K-quant block
 
 }  // namespace
 
-void quantizeRowsQ8(const float* x, int64_t m, int64_t k, Q8Rows& out, int nThreads) {
+void roundRows(const float* x, int64_t m, int64_t k, IntRows& out, int nThreads) {
     const int64_t nb = k / kBlock;
     out.m = m;
     out.k = k;
@@ -28,9 +28,9 @@ void quantizeRowsQ8(const float* x, int64_t m, int64_t k, Q8Rows& out, int nThre
             const float* xb = x + t * k + b * kBlock;
             float amax = 0.0f;
             for (int64_t i = 0; i < kBlock; ++i) amax = std::max(amax, std::fabs(xb[i]));
-            const float d = amax / 127.0f, inv = d > 0.0f ? 1.0f / d : 0.0f;
-            int8_t* q = out.q.data() + t * k + b * kBlock;
-            for (int64_t i = 0; i < kBlock; ++i) q[i] = int8_t(std::nearbyint(xb[i] * inv));
+            const float d = amax / float(IntRows::kMax), inv = d > 0.0f ? 1.0f / d : 0.0f;
+            int16_t* q = out.q.data() + t * k + b * kBlock;
+            for (int64_t i = 0; i < kBlock; ++i) q[i] = int16_t(std::nearbyint(xb[i] * inv));
             out.d[size_t(t * nb + b)] = d;
             for (int64_t s = 0; s < kBlock / 16; ++s) {
                 int sum = 0;
@@ -68,20 +68,16 @@ inline void scalesMins(const uint8_t* s, int sc[8], int mn[8]) {
     }
 }
 
-struct Lanes16 {
-    __m256i v;  // 16-bit lanes: lanes 0-7 hold the scale of a chunk's first 16 values, 8-15 its second
-};
-
-// One weight row's factors, per block: the integer scales of its 8 chunks of 32 (as 16-bit lanes
-// for vpmaddwd), d, and per 16 values the constant c the unsigned values leave out (weight =
-// d·sc·q − c: Q4_K/Q5_K dmin·m, Q6_K 32·d·sc).
+// One weight row's factors, per block: the integer scales of each chunk of 32 values (of its first
+// and second 16: they differ in Q6_K only), d, and per 16 values the constant c the unsigned values
+// leave out (weight = d·sc·q − c: Q4_K/Q5_K dmin·m, Q6_K 32·d·sc).
 struct RowFactors {
-    std::vector<Lanes16> scales;  // [nb][8]
+    std::vector<int16_t> scales;  // [nb][8][2]
     std::vector<float> d;         // [nb]
     std::vector<float> offsets;   // [nb][16]
     template <GgmlType T>
     void prepare(const uint8_t* row, int64_t nb) {
-        scales.resize(size_t(nb * 8));
+        scales.resize(size_t(nb * 16));
         d.resize(size_t(nb));
         offsets.resize(size_t(nb * 16));
         for (int64_t b = 0; b < nb; ++b) {
@@ -91,22 +87,22 @@ struct RowFactors {
                 const auto* sc = reinterpret_cast<const int8_t*>(blk + 192);
                 d[size_t(b)] = dd;
                 // Chunk c = 4h + r covers sub-blocks 8h + 2r and 8h + 2r + 1 (see chunk<Q6_K>).
-                for (int c = 0; c < 8; ++c) {
-                    const int s0 = 8 * (c / 4) + 2 * (c % 4);
-                    scales[size_t(b * 8 + c)].v = _mm256_setr_epi16(sc[s0], sc[s0], sc[s0], sc[s0], sc[s0], sc[s0], sc[s0], sc[s0], sc[s0 + 1],
-                                                                    sc[s0 + 1], sc[s0 + 1], sc[s0 + 1], sc[s0 + 1], sc[s0 + 1], sc[s0 + 1], sc[s0 + 1]);
-                    offsets[size_t(b * 16 + 2 * c)] = 32.0f * dd * float(sc[s0]);
-                    offsets[size_t(b * 16 + 2 * c + 1)] = 32.0f * dd * float(sc[s0 + 1]);
-                }
+                for (int c = 0; c < 8; ++c)
+                    for (int i = 0; i < 2; ++i) {
+                        const int sub = 8 * (c / 4) + 2 * (c % 4) + i;
+                        scales[size_t(b * 16 + 2 * c + i)] = sc[sub];
+                        offsets[size_t(b * 16 + 2 * c + i)] = 32.0f * dd * float(sc[sub]);
+                    }
             } else {
                 const float dmin = half(blk + 2);
                 int sc[8], mn[8];
                 scalesMins(blk + 4, sc, mn);
                 d[size_t(b)] = half(blk);
-                for (int c = 0; c < 8; ++c) {
-                    scales[size_t(b * 8 + c)].v = _mm256_set1_epi16(int16_t(sc[c]));
-                    offsets[size_t(b * 16 + 2 * c)] = offsets[size_t(b * 16 + 2 * c + 1)] = dmin * float(mn[c]);
-                }
+                for (int c = 0; c < 8; ++c)
+                    for (int i = 0; i < 2; ++i) {
+                        scales[size_t(b * 16 + 2 * c + i)] = int16_t(sc[c]);
+                        offsets[size_t(b * 16 + 2 * c + i)] = dmin * float(mn[c]);
+                    }
             }
         }
     }
@@ -143,7 +139,7 @@ inline float hsum(__m256 v) {
 }
 
 // Σ_g c[g] · d_x · sum_x[g] over the row's 16-value groups: what the unsigned values left out.
-inline float offsetTerm(const RowFactors& f, const Q8Rows& x, int64_t t) {
+inline float offsetTerm(const RowFactors& f, const IntRows& x, int64_t t) {
     const float* sums = x.sums.data() + t * (x.k / 16);
     const float* c = f.offsets.data();
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
@@ -155,30 +151,37 @@ inline float offsetTerm(const RowFactors& f, const Q8Rows& x, int64_t t) {
 }
 
 template <GgmlType T, int TX, int C>
-inline void chunkTimesTokens(const uint8_t* blk, const RowFactors& f, const Q8Rows& x, int64_t t0, int64_t b, __m256i* acc) {
-    const __m256i w = chunk<T, C>(blk);  // ≤ 63 unsigned × s8 ≤ 127: pairs ≤ 16002, no int16 saturation
-    const __m256i s = f.scales[size_t(b * 8 + C)].v;
+inline void chunkTimesTokens(const uint8_t* blk, const RowFactors& f, const IntRows& x, int64_t t0, int64_t b, __m256i* acc) {
+    // The 32 values times their scales as 16-bit lanes: q ≤ 63 × |sc| ≤ 128 fits. Products with
+    // |x| ≤ 4095 summed over a block's 256 values stay below 2^31 in each int32 lane (32 products).
+    const __m256i w = chunk<T, C>(blk);
+    const int16_t* sc = f.scales.data() + b * 16 + 2 * C;
+    const __m256i w0 = _mm256_mullo_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(w)), _mm256_set1_epi16(sc[0]));
+    const __m256i w1 = _mm256_mullo_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(w, 1)), _mm256_set1_epi16(sc[1]));
     for (int t = 0; t < TX; ++t) {
-        const int8_t* xq = x.q.data() + (t0 + t) * x.k + b * kBlock + 32 * C;
-        acc[t] = _mm256_add_epi32(acc[t], _mm256_madd_epi16(_mm256_maddubs_epi16(w, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))), s));
+        const int16_t* xq = x.q.data() + (t0 + t) * x.k + b * kBlock + 32 * C;
+        const __m256i p0 = _mm256_madd_epi16(w0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq)));
+        const __m256i p1 = _mm256_madd_epi16(w1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 16)));
+        acc[t] = _mm256_add_epi32(acc[t], _mm256_add_epi32(p0, p1));
     }
 }
 
 template <GgmlType T, int TX, int... C>
-inline void blockTimesTokens(const uint8_t* blk, const RowFactors& f, const Q8Rows& x, int64_t t0, int64_t b, __m256i* acc,
+inline void blockTimesTokens(const uint8_t* blk, const RowFactors& f, const IntRows& x, int64_t t0, int64_t b, __m256i* acc,
                              std::integer_sequence<int, C...>) {
     (chunkTimesTokens<T, TX, C>(blk, f, x, t0, b, acc), ...);
 }
 
-// One weight row × TX tokens over the whole of k (TX = 8 measured fastest for Q4_K of 1×8, 2×3,
-// 2×4, 2×6, 3×3, 4×2: the row's values are unpacked once for 8 tokens, and 8 int32 accumulators
-// leave registers for the operands). Per block the scaled integer sums stay in int32 lanes; one
-// conversion and FMA per block applies d·d_x.
+// One weight row × TX tokens over blocks [b0, b1), added into part[t] (TX = 8: the row's values
+// are unpacked and scaled once for 8 tokens, and 8 int32 accumulators leave registers for the
+// operands). Per block the integer sums stay in int32 lanes; one conversion and FMA per block
+// applies d·d_x.
 template <GgmlType T, int TX>
-void tile(const uint8_t* row, const RowFactors& f, const Q8Rows& x, int64_t t0, int64_t nb, float* y, int64_t ldy, int64_t n0) {
+void tile(const uint8_t* row, const RowFactors& f, const IntRows& x, int64_t t0, int64_t b0, int64_t b1, float* part) {
+    const int64_t nb = x.k / kBlock;
     __m256 out[TX];
     for (int t = 0; t < TX; ++t) out[t] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
+    for (int64_t b = b0; b < b1; ++b) {
         __m256i acc[TX];
         for (int t = 0; t < TX; ++t) acc[t] = _mm256_setzero_si256();
         blockTimesTokens<T, TX>(row + b * blockBytes(T), f, x, t0, b, acc, std::make_integer_sequence<int, 8>{});
@@ -186,31 +189,42 @@ void tile(const uint8_t* row, const RowFactors& f, const Q8Rows& x, int64_t t0, 
         for (int t = 0; t < TX; ++t)
             out[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[t]), _mm256_set1_ps(d * x.d[size_t((t0 + t) * nb + b)]), out[t]);
     }
-    for (int t = 0; t < TX; ++t) y[(t0 + t) * ldy + n0] = hsum(out[t]) - offsetTerm(f, x, t0 + t);
+    for (int t = 0; t < TX; ++t) part[t] += hsum(out[t]);
 }
 
-constexpr int64_t kRowTile = 16;    // rows a thread takes at a time
-constexpr int64_t kTokenTile = 64;  // tokens whose 8-bit rows stay in L2 while a row tile runs
+// Cache blocking. A thread takes 16 rows at a time (their factors prepared once) and 32 tokens;
+// k is walked 4 blocks (1024 values) at a time, so that 8 tokens' share of x (16 KiB of 16-bit
+// values) stays in L1 while the 16 rows pass over it: without the k slices each row streamed all
+// its tokens' x from L2, which was the bound (twice the bytes of 8-bit x per multiply-add).
+constexpr int64_t kRowTile = 16;
+constexpr int64_t kTokenTile = 32;
+constexpr int64_t kSliceBlocks = 4;
 
 template <GgmlType T>
-void gemm(const void* w, int64_t n, int64_t k, const Q8Rows& x, float* y, int64_t ldy, int nThreads) {
+void gemm(const void* w, int64_t n, int64_t k, const IntRows& x, float* y, int64_t ldy, int nThreads) {
     const int64_t nb = k / kBlock, rowBytes = nb * blockBytes(T), m = x.m;
     const auto* base = static_cast<const uint8_t*>(w);
     const int64_t tiles = (n + kRowTile - 1) / kRowTile;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nThreads)
     for (int64_t tileIndex = 0; tileIndex < tiles; ++tileIndex) {
-        thread_local RowFactors f;
-        const int64_t r0 = tileIndex * kRowTile, r1 = std::min(n, r0 + kRowTile);
+        thread_local RowFactors f[kRowTile];
+        const int64_t r0 = tileIndex * kRowTile, rows = std::min(n, r0 + kRowTile) - r0;
+        for (int64_t r = 0; r < rows; ++r) f[r].prepare<T>(base + (r0 + r) * rowBytes, nb);
         for (int64_t t0 = 0; t0 < m; t0 += kTokenTile) {
-            const int64_t t1 = std::min(m, t0 + kTokenTile);
-            for (int64_t r = r0; r < r1; ++r) {
-                const uint8_t* row = base + r * rowBytes;
-                f.prepare<T>(row, nb);
-                int64_t t = t0;
-                for (; t + 8 <= t1; t += 8) tile<T, 8>(row, f, x, t, nb, y, ldy, r);
-                for (; t + 2 <= t1; t += 2) tile<T, 2>(row, f, x, t, nb, y, ldy, r);
-                if (t < t1) tile<T, 1>(row, f, x, t, nb, y, ldy, r);
+            const int64_t tokens = std::min(m - t0, kTokenTile);
+            float part[kRowTile][kTokenTile] = {};
+            for (int64_t b0 = 0; b0 < nb; b0 += kSliceBlocks) {
+                const int64_t b1 = std::min(nb, b0 + kSliceBlocks);
+                int64_t t = 0;
+                for (; t + 8 <= tokens; t += 8)
+                    for (int64_t r = 0; r < rows; ++r) tile<T, 8>(base + (r0 + r) * rowBytes, f[r], x, t0 + t, b0, b1, part[r] + t);
+                for (; t + 2 <= tokens; t += 2)
+                    for (int64_t r = 0; r < rows; ++r) tile<T, 2>(base + (r0 + r) * rowBytes, f[r], x, t0 + t, b0, b1, part[r] + t);
+                for (; t < tokens; ++t)
+                    for (int64_t r = 0; r < rows; ++r) tile<T, 1>(base + (r0 + r) * rowBytes, f[r], x, t0 + t, b0, b1, part[r] + t);
             }
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t t = 0; t < tokens; ++t) y[(t0 + t) * ldy + r0 + r] = part[r][t] - offsetTerm(f[r], x, t0 + t);
         }
     }
 }
@@ -219,7 +233,7 @@ void gemm(const void* w, int64_t n, int64_t k, const Q8Rows& x, float* y, int64_
 
 bool haveGemmKQuant(GgmlType type) { return type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q6_K; }
 
-void gemmKQuant(GgmlType type, const void* w, int64_t n, int64_t k, const Q8Rows& x, float* y, int64_t ldy, int nThreads) {
+void gemmKQuant(GgmlType type, const void* w, int64_t n, int64_t k, const IntRows& x, float* y, int64_t ldy, int nThreads) {
     switch (type) {
         case GgmlType::Q4_K: return gemm<GgmlType::Q4_K>(w, n, k, x, y, ldy, nThreads);
         case GgmlType::Q5_K: return gemm<GgmlType::Q5_K>(w, n, k, x, y, ldy, nThreads);
@@ -231,7 +245,7 @@ void gemmKQuant(GgmlType type, const void* w, int64_t n, int64_t k, const Q8Rows
 #else
 
 bool haveGemmKQuant(GgmlType) { return false; }
-void gemmKQuant(GgmlType, const void*, int64_t, int64_t, const Q8Rows&, float*, int64_t, int) {}
+void gemmKQuant(GgmlType, const void*, int64_t, int64_t, const IntRows&, float*, int64_t, int) {}
 
 #endif
 
