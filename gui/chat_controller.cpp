@@ -111,14 +111,20 @@ void ChatController::finishInterrupted() {
 }
 
 QStringList ChatController::templateNames() const {
-    return {"auto", "completion", "llama2", "mistral", "chatml", "zephyr"};
+    QStringList names{QStringLiteral("auto")};
+    for (ChatTemplateKind kind : allChatTemplateKinds()) names << QString::fromLatin1(chatTemplateName(kind).data());
+    return names;
 }
 
 ChatTemplate ChatController::chatTemplate() const {
     if (mode_ == QLatin1String("completion")) return {ChatTemplateKind::Completion};
     if (auto k = chatTemplateFromName(templateChoice_.toStdString()); k && templateChoice_ != QLatin1String("auto")) return {*k};
     if (engine_->model() && engine_->model()->detectedTemplate) return {*engine_->model()->detectedTemplate};
-    return {ChatTemplateKind::Llama2};  // the most common family for SentencePiece vocabularies
+    // No template in the file: the family whose turn markers the vocabulary has (a Qwen or Gemma
+    // base model), else Llama 2, the most common family for SentencePiece vocabularies.
+    if (engine_->model())
+        if (auto k = chatTemplateFromVocabulary(*engine_->model()->tokenizer)) return {*k};
+    return {ChatTemplateKind::Llama2};
 }
 
 void ChatController::setMode(const QString& mode) {

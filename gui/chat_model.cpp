@@ -11,6 +11,11 @@ qsizetype shownLength(const QString& text) {
     return n;
 }
 
+// An answer's folded <think> block (Qwen 3): none for questions.
+ThinkingSplit thinkingOf(const ChatMessage& m) {
+    return m.role == QLatin1String("assistant") ? splitThinking(m.text, m.streaming) : ThinkingSplit{};
+}
+
 }  // namespace
 
 int ChatModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(messages_.size()); }
@@ -30,24 +35,46 @@ QVariant ChatModel::data(const QModelIndex& index, int role) const {
         case HeatTextRole:
         case TokenStartsRole: {
             // While an answer streams, appendSteps rebuilds its heat map a few times a second.
-            if (m.role != QLatin1String("assistant") || m.steps.empty() || heatMode_ == HeatMode::Off)
-                return role == HeatTextRole ? QVariant(QString()) : QVariant(QVariantList());
-            if (!m.heatValid) {
-                m.heat = buildHeatText(m.steps, heatMode_, m.trimLeadingSpace, dark_, m.replayChanged);
-                m.heatValid = true;
-            }
-            if (role == HeatTextRole) return m.heat.html;
+            const HeatText* heat = heatText(index.row());
+            if (!heat) return role == HeatTextRole ? QVariant(QString()) : QVariant(QVariantList());
+            if (role == HeatTextRole) return heat->html;
             QVariantList starts;
-            starts.reserve(m.heat.tokenStarts.size());
-            for (int s : m.heat.tokenStarts) starts.append(s);
+            starts.reserve(heat->tokenStarts.size());
+            for (int s : heat->tokenStarts) starts.append(s);
             return starts;
         }
         case VariantIndexRole: return m.activeVariant;
         case VariantCountRole: return std::max<int>(1, int(m.variants.size()));
-        case ShownTextRole: return m.text.size() <= kShownChars ? m.text : m.text.left(shownLength(m.text));
-        case HiddenCharsRole: return int(m.text.size() - shownLength(m.text));
+        // The answer proper: a <think> block is shown folded apart (ThinkingRole).
+        case ShownTextRole: {
+            const QString answer = m.text.mid(thinkingOf(m).answerStart);
+            return answer.size() <= kShownChars ? answer : answer.left(shownLength(answer));
+        }
+        case HiddenCharsRole: {
+            const QString answer = m.text.mid(thinkingOf(m).answerStart);
+            return int(answer.size() - shownLength(answer));
+        }
+        case ThinkingRole: {
+            const ThinkingSplit t = thinkingOf(m);
+            return t.thinking.left(shownLength(t.thinking));
+        }
+        case ThinkingStateRole: {
+            const ThinkingSplit t = thinkingOf(m);
+            return !t.present ? QString() : t.finished ? QStringLiteral("done") : m.streaming ? QStringLiteral("thinking") : QStringLiteral("cut");
+        }
         default: return {};
     }
+}
+
+const HeatText* ChatModel::heatText(int row) const {
+    if (row < 0 || row >= count()) return nullptr;
+    const ChatMessage& m = messages_[size_t(row)];
+    if (m.role != QLatin1String("assistant") || m.steps.empty() || heatMode_ == HeatMode::Off) return nullptr;
+    if (!m.heatValid) {
+        m.heat = buildHeatText(m.steps, heatMode_, m.trimLeadingSpace, dark_, m.replayChanged, thinkingOf(m).answerStart);
+        m.heatValid = true;
+    }
+    return &m.heat;
 }
 
 QHash<int, QByteArray> ChatModel::roleNames() const {
@@ -63,7 +90,9 @@ QHash<int, QByteArray> ChatModel::roleNames() const {
             {VariantIndexRole, "variantIndex"},
             {VariantCountRole, "variantCount"},
             {ShownTextRole, "shownText"},
-            {HiddenCharsRole, "hiddenChars"}};
+            {HiddenCharsRole, "hiddenChars"},
+            {ThinkingRole, "thinking"},
+            {ThinkingStateRole, "thinkingState"}};
 }
 
 int ChatModel::append(ChatMessage message) {
@@ -89,12 +118,12 @@ void ChatModel::appendSteps(int row, const std::vector<StepRecord>& steps) {
     const QModelIndex i = index(row);
     const bool rebuildHeat = !m.streaming || !streamingHeatBuilt_.isValid() || streamingHeatBuilt_.elapsed() >= kStreamingHeatMs;
     if (!rebuildHeat) {
-        emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, GeneratedCountRole});
+        emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, GeneratedCountRole});
         return;
     }
     streamingHeatBuilt_.start();
     m.heatValid = false;
-    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, GeneratedCountRole, HeatTextRole, TokenStartsRole});
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, GeneratedCountRole, HeatTextRole, TokenStartsRole});
 }
 
 void ChatModel::setTokens(int row, std::vector<int32_t> tokens) {
@@ -124,7 +153,7 @@ void ChatModel::finish(int row, const QString& text, const QString& finishReason
     utf8_[size_t(row)] = Utf8Stream();
     if (!m.variants.empty()) m.variants[size_t(m.activeVariant)] = {m.text, m.finishReason, m.stats, m.tokens, m.steps};
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, StreamingRole, FinishReasonRole, StatsRole, GeneratedCountRole, HeatTextRole,
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, StreamingRole, FinishReasonRole, StatsRole, GeneratedCountRole, HeatTextRole,
                             TokenStartsRole, VariantIndexRole, VariantCountRole});
 }
 
@@ -137,7 +166,7 @@ void ChatModel::setStats(int row, const QVariantMap& stats) {
 void ChatModel::setText(int row, const QString& text) {
     messages_[size_t(row)].text = text;
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole});
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole});
 }
 
 void ChatModel::truncate(int rows) {
@@ -271,7 +300,7 @@ void ChatModel::replaceSteps(int row, std::vector<StepRecord> steps) {
     m.text = QString::fromUtf8(added);
     m.heatValid = false;
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, GeneratedCountRole, HeatTextRole, TokenStartsRole});
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, GeneratedCountRole, HeatTextRole, TokenStartsRole});
 }
 
 }  // namespace inferscope

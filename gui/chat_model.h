@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/generation.h"
+#include "thinking.h"
 #include "token_heatmap.h"
 #include "tokenizer/utf8_stream.h"
 
@@ -69,6 +70,9 @@ public:
         VariantCountRole,             // answers: how many versions there are
         ShownTextRole,                // the text as the view shows it: at most kShownChars characters
         HiddenCharsRole,              // characters of the text not in shownText (0 for all but huge messages)
+        ThinkingRole,                 // answers of reasoning models: the <think> block's text, shown folded
+                                      // (shownText and the heat text are the answer after it)
+        ThinkingStateRole,            // "" (no block), "thinking" (streaming inside it), "done", "cut" (ended inside it)
     };
     Q_ENUM(Role)
 
@@ -85,6 +89,8 @@ public:
     int count() const { return int(messages_.size()); }
 
     const ChatMessage& at(int row) const { return messages_[size_t(row)]; }
+    // An answer's heat map (built on first use), nullptr for questions, empty answers or mode "off".
+    const HeatText* heatText(int row) const;
     const std::vector<ChatMessage>& messages() const { return messages_; }
     int append(ChatMessage message);  // returns the new row
     // Streams steps into an answer: their bytes join the text (whole UTF-8 characters only).

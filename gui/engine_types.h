@@ -27,10 +27,10 @@ struct LoadedModel {
     KvCacheStats kv;                         // empty cache, capacity and bytes reserved
     std::optional<ChatTemplateKind> detectedTemplate;  // from tokenizer.chat_template
     std::shared_ptr<const Tokenizer> tokenizer;        // immutable, thread-safe
-    // The most bytes of text one token can stand for (its piece or its output bytes, whichever is
-    // longer), when the vocabulary has byte fallback so that every byte of any text is covered by
-    // some token; 0 otherwise. A text of n bytes then needs at least ceil(n / maxTokenBytes)
-    // tokens: a prompt that cannot fit the context is refused without tokenizing it.
+    // The most bytes of text one token can stand for, when every byte of any text is covered by
+    // some token (SentencePiece's byte fallback, byte-level BPE's 256 byte tokens); 0 otherwise.
+    // A text of n bytes then needs at least ceil(n / maxTokenBytes) tokens: a prompt that cannot
+    // fit the context is refused without tokenizing it (10 MB took Llama 3's BPE ~8 s).
     int32_t maxTokenBytes = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <QElapsedTimer>
 #include <algorithm>
+#include <bitset>
 
 #include "backend/memory_probe.h"
 
@@ -57,15 +58,30 @@ private:
     qint64 lastStepAt_ = 0;  // ms after the last batch
 };
 
-// See LoadedModel::maxTokenBytes.
+// See LoadedModel::maxTokenBytes. Every byte of a text must reach some token, or a text of bytes
+// no token covers would need fewer tokens than the bound says:
+//  - SentencePiece: the byte-fallback tokens <0x00>..<0xFF>;
+//  - byte-level BPE: a token for each of the 256 byte-alphabet characters (merging starts from
+//    them, so every byte ends in a token). A normal token stands for its decoded bytes (its piece
+//    is the byte alphabet's spelling, up to twice as long: Llama 3's 128 spaces are a 256-byte
+//    piece); special and user-defined tokens match their piece's text.
+// The bound counts bytes of well-formed UTF-8 (the app's texts come from QString): byte-level BPE
+// reads an overlong sequence as the shorter character it encodes.
 int32_t maxTokenBytes(const Tokenizer& tokenizer) {
+    const bool bytePair = tokenizer.family() == TokenizerFamily::BytePair;
     int byteTokens = 0;
+    std::bitset<256> singleBytes;
     size_t longest = 0;
     for (int32_t id = 0; id < tokenizer.vocabSize(); ++id) {
-        byteTokens += tokenizer.type(id) == TokenType::Byte ? 1 : 0;
-        longest = std::max({longest, tokenizer.piece(id).size(), tokenizer.tokenBytes(id).size()});
+        const TokenType type = tokenizer.type(id);
+        const std::string bytes = tokenizer.tokenBytes(id);
+        byteTokens += type == TokenType::Byte ? 1 : 0;
+        if (bytes.size() == 1 && type == TokenType::Normal) singleBytes.set(uint8_t(bytes[0]));
+        const size_t piece = tokenizer.piece(id).size();
+        longest = std::max({longest, bytes.size(), bytePair && type == TokenType::Normal ? 0 : piece});
     }
-    return byteTokens == 256 ? int32_t(std::max<size_t>(longest, 1)) : 0;
+    const bool everyByteCovered = bytePair ? singleBytes.all() : byteTokens == 256;
+    return everyByteCovered ? int32_t(std::max<size_t>(longest, 1)) : 0;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "kv_cache_view.h"
 
+#include "kv_units.h"
+
 namespace inferscope {
 
 QString cellOriginName(CellOrigin origin) {
@@ -122,6 +124,20 @@ QVariantList KvCacheView::originRuns() const {
     for (const auto& [count, origin] : stats_.originRuns)
         out.append(QVariantMap{{QStringLiteral("origin"), cellOriginName(origin)}, {QStringLiteral("count"), count}});
     return out;
+}
+
+QString KvCacheView::layerTypeSummary() const {
+    if (slidingLayers() == 0) return {};
+    const int global = layers() - slidingLayers();
+    return tr("%1 of %2 layers attend to the last %3 positions only: their cells hold %4, a cache keeping only the window "
+              "would need %5. The %6 global layers hold %7.")
+        .arg(slidingLayers())
+        .arg(layers())
+        .arg(kvCount(uint64_t(slidingWindow())))
+        .arg(kvBinaryBytes(stats_.bytesUsedSlidingLayers))
+        .arg(kvBinaryBytes(stats_.bytesNeededSlidingLayers))
+        .arg(global)
+        .arg(kvBinaryBytes(stats_.bytesUsedGlobalLayers));
 }
 
 }  // namespace inferscope

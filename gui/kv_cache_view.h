@@ -49,6 +49,14 @@ class KvCacheView : public QObject {
     Q_PROPERTY(double bytesReservedPerLayer READ bytesReservedPerLayer NOTIFY changed)
     Q_PROPERTY(double bytesUsedPerHead READ bytesUsedPerHead NOTIFY changed)
     Q_PROPERTY(double bytesReservedPerHead READ bytesReservedPerHead NOTIFY changed)
+    // Sliding-window layers (Gemma 2/3, Phi-3): how many, their window, and per layer type what the
+    // cells hold and what a cache keeping only the window would need (KvCacheStats).
+    Q_PROPERTY(int slidingLayers READ slidingLayers NOTIFY changed)
+    Q_PROPERTY(int slidingWindow READ slidingWindow NOTIFY changed)
+    Q_PROPERTY(double bytesUsedGlobalLayers READ bytesUsedGlobalLayers NOTIFY changed)
+    Q_PROPERTY(double bytesUsedSlidingLayers READ bytesUsedSlidingLayers NOTIFY changed)
+    Q_PROPERTY(double bytesNeededSlidingLayers READ bytesNeededSlidingLayers NOTIFY changed)
+    Q_PROPERTY(QString layerTypeSummary READ layerTypeSummary NOTIFY changed)  // "" without sliding layers
     Q_PROPERTY(int updates READ updates NOTIFY changed)  // how many times new stats arrived
     Q_PROPERTY(inferscope::KvVariantModel* attentionVariants READ attentionVariants CONSTANT)
     Q_PROPERTY(inferscope::KvVariantModel* elementVariants READ elementVariants CONSTANT)
@@ -91,6 +99,12 @@ public:
     double bytesReservedPerLayer() const { return double(stats_.bytesReservedPerLayer); }
     double bytesUsedPerHead() const { return double(stats_.bytesUsedPerHead); }
     double bytesReservedPerHead() const { return double(stats_.bytesReservedPerHead); }
+    int slidingLayers() const { return stats_.layout.slidingWindow > 0 ? stats_.layout.nSlidingLayers : 0; }
+    int slidingWindow() const { return slidingLayers() > 0 ? stats_.layout.slidingWindow : 0; }
+    double bytesUsedGlobalLayers() const { return double(stats_.bytesUsedGlobalLayers); }
+    double bytesUsedSlidingLayers() const { return double(stats_.bytesUsedSlidingLayers); }
+    double bytesNeededSlidingLayers() const { return double(stats_.bytesNeededSlidingLayers); }
+    QString layerTypeSummary() const;
     int updates() const { return updates_; }
     KvVariantModel* attentionVariants() { return &attentionVariants_; }
     KvVariantModel* elementVariants() { return &elementVariants_; }

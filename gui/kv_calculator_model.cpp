@@ -50,6 +50,8 @@ void KvCalculatorModel::onModelChanged() {
     p.dtype = dtypeOfElementSize(model.kv.bytesPerElement);  // as the engine allocated it
     p.tokens = model.contextLength;
     p.trainedContext = hp.nCtxTrain;
+    for (int32_t il = 0; il < hp.nLayer; ++il) p.slidingLayers += hp.isSlidingLayer(il) ? 1 : 0;
+    p.window = p.slidingLayers > 0 ? hp.slidingWindow : 0;
     presets_.setLoadedModel(p);
     if (presetIndex_ == presets_.count() - 1) applyPreset(presetIndex_);  // showing the loaded model: follow it
 }
@@ -64,6 +66,8 @@ void KvCalculatorModel::applyPreset(int row) {
     dtype_ = p.dtype;
     tokens_ = p.tokens;
     users_ = 1;
+    slidingLayers_ = p.slidingLayers;
+    window_ = p.window;
     presetIndex_ = row;
     emit inputsChanged();
     recompute();
@@ -94,12 +98,13 @@ void KvCalculatorModel::setDtype(const QString& v) {
 void KvCalculatorModel::recompute() {
     error_.clear();
     figures_ = {};
-    bytesPerElement_ = perUser_ = 0;
+    bytesPerElement_ = perUser_ = windowedPerUser_ = 0;
     auto bpe = kvBytesPerElement(dtype_.toStdString());
     if (!bpe) {
         error_ = QString::fromStdString(bpe.error().message);
     } else {
-        const KvShape shape{nonNegative(layers_), nonNegative(heads_), nonNegative(kvHeads_), nonNegative(headDim_), *bpe};
+        const KvShape shape{nonNegative(layers_), nonNegative(heads_),   nonNegative(kvHeads_), nonNegative(headDim_),
+                            *bpe,                 nonNegative(slidingLayers_), nonNegative(window_)};
         auto total = computeKvFigures(shape, nonNegative(tokens_), nonNegative(users_));
         auto perUser = total ? computeKvFigures(shape, nonNegative(tokens_), 1) : total;
         if (!total || !perUser) {
@@ -108,6 +113,7 @@ void KvCalculatorModel::recompute() {
             bytesPerElement_ = *bpe;
             figures_ = *total;
             perUser_ = perUser->totalBytes;
+            windowedPerUser_ = perUser->windowedTotalBytes;
         }
     }
     emit resultsChanged();

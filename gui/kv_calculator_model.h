@@ -9,6 +9,7 @@
 #include <QPointer>
 #include <QQmlEngine>
 #include <QStringList>
+#include <algorithm>
 
 #include "engine_controller.h"
 #include "kv_cache/kv_calculator.h"
@@ -33,6 +34,8 @@ class KvCalculatorModel : public QObject {
     Q_PROPERTY(int dtypeIndex READ dtypeIndex WRITE setDtypeIndex NOTIFY inputsChanged)  // in dtypes, -1 if none
     Q_PROPERTY(int tokens READ tokens WRITE setTokens NOTIFY inputsChanged)
     Q_PROPERTY(int users READ users WRITE setUsers NOTIFY inputsChanged)
+    Q_PROPERTY(int slidingLayers READ slidingLayers WRITE setSlidingLayers NOTIFY inputsChanged)  // of layers; 0: none
+    Q_PROPERTY(int window READ window WRITE setWindow NOTIFY inputsChanged)                       // their window, positions
     // results (0 when invalid)
     Q_PROPERTY(bool valid READ valid NOTIFY resultsChanged)
     Q_PROPERTY(QString error READ error NOTIFY resultsChanged)  // the engine's message, or ""
@@ -45,6 +48,8 @@ class KvCalculatorModel : public QObject {
     Q_PROPERTY(double mqaBytesPerToken READ mqaBytesPerToken NOTIFY resultsChanged)
     Q_PROPERTY(double mqaTotalBytes READ mqaTotalBytes NOTIFY resultsChanged)
     Q_PROPERTY(QString attention READ attention NOTIFY resultsChanged)  // "MHA", "GQA", "MQA"
+    // × tokens, the sliding layers keeping only their window (= bytesPerUser without them)
+    Q_PROPERTY(double windowedBytesPerUser READ windowedBytesPerUser NOTIFY resultsChanged)
 
 public:
     explicit KvCalculatorModel(QObject* parent = nullptr);
@@ -64,7 +69,11 @@ public:
     QString dtype() const { return dtype_; }
     int tokens() const { return tokens_; }
     int users() const { return users_; }
-    void setLayers(int v) { setInput(layers_, v); }
+    // Fewer layers than slide: all of them slide (the panel has no field for the count).
+    void setLayers(int v) {
+        slidingLayers_ = std::clamp(slidingLayers_, 0, std::max(v, 0));
+        setInput(layers_, v);
+    }
     void setHeads(int v) { setInput(heads_, v); }
     void setKvHeads(int v) { setInput(kvHeads_, v); }
     void setHeadDim(int v) { setInput(headDim_, v); }
@@ -73,6 +82,11 @@ public:
     void setDtypeIndex(int i) { setDtype(dtypes().value(i)); }
     void setTokens(int v) { setInput(tokens_, v); }
     void setUsers(int v) { setInput(users_, v); }
+    int slidingLayers() const { return slidingLayers_; }
+    int window() const { return window_; }
+    void setSlidingLayers(int v) { setInput(slidingLayers_, v); }
+    void setWindow(int v) { setInput(window_, v); }
+    double windowedBytesPerUser() const { return double(windowedPerUser_); }
 
     bool valid() const { return error_.isEmpty(); }
     QString error() const { return error_; }
@@ -101,10 +115,10 @@ private:
     QMetaObject::Connection modelConnection_;
     KvPresetModel presets_;
     int presetIndex_ = 0;
-    int layers_ = 0, heads_ = 0, kvHeads_ = 0, headDim_ = 0, tokens_ = 0, users_ = 1;
+    int layers_ = 0, heads_ = 0, kvHeads_ = 0, headDim_ = 0, tokens_ = 0, users_ = 1, slidingLayers_ = 0, window_ = 0;
     QString dtype_;
     QString error_;
-    uint64_t bytesPerElement_ = 0, perUser_ = 0;
+    uint64_t bytesPerElement_ = 0, perUser_ = 0, windowedPerUser_ = 0;
     KvFigures figures_;
 };
 

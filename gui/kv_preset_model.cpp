@@ -19,11 +19,13 @@ std::vector<KvPreset> KvPresetModel::publishedModels() {
         {QStringLiteral("Llama 3.2 3B"), 28, 24, 8, 128, QStringLiteral("f16"), 4096, 131072, false},
         {QStringLiteral("Qwen 2.5 0.5B"), 24, 14, 2, 64, QStringLiteral("f16"), 4096, 32768, false},
         {QStringLiteral("Qwen 2.5 7B"), 28, 28, 4, 128, QStringLiteral("f16"), 4096, 32768, false},
-        // Gemma 3: head_dim 256 ≠ hidden / heads; 5 of every 6 layers attend to a 512 (1B) or 1024
-        // (4B) window, but the figures here, like Inferscope's cache, keep every position per layer.
-        {QStringLiteral("Gemma 3 1B"), 26, 4, 1, 256, QStringLiteral("f16"), 4096, 32768, false},
-        {QStringLiteral("Gemma 3 4B"), 34, 8, 4, 256, QStringLiteral("f16"), 4096, 131072, false},
-        {QStringLiteral("Phi-3 mini 4k"), 32, 32, 32, 96, QStringLiteral("f16"), 4096, 4096, false},
+        // Gemma 3: head_dim 256 ≠ hidden / heads; 5 of every 6 layers (all but il % 6 == 5) attend
+        // to a 512 (1B) or 1024 (4B) window. The main figures, like Inferscope's cache, keep every
+        // position per layer; the windowed figure keeps only the window on those layers.
+        {QStringLiteral("Gemma 3 1B"), 26, 4, 1, 256, QStringLiteral("f16"), 4096, 32768, false, 22, 512},
+        {QStringLiteral("Gemma 3 4B"), 34, 8, 4, 256, QStringLiteral("f16"), 4096, 131072, false, 29, 1024},
+        // Phi-3 mini 4k: sliding_window 2047 on every layer.
+        {QStringLiteral("Phi-3 mini 4k"), 32, 32, 32, 96, QStringLiteral("f16"), 4096, 4096, false, 32, 2047},
     };
 }
 

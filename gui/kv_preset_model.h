@@ -19,6 +19,8 @@ struct KvPreset {
     int tokens = 0;         // the context length the calculator starts from
     int trainedContext = 0;
     bool loaded = false;    // the loaded model's row
+    int slidingLayers = 0;  // layers that attend only to the last `window` positions (Gemma, Phi-3)
+    int window = 0;
 };
 
 class KvPresetModel : public QAbstractListModel {

@@ -8,19 +8,38 @@
 #include "chat_controller.h"
 #include "engine_controller.h"
 #include "token_heatmap.h"
+#include "tokenizer/utf8_stream.h"
 
 namespace inferscope {
 namespace {
 
 StepInspector* gInstance = nullptr;
 
+QString printable(const QString& text);
+
 // A token as the panel shows it: spaces and line breaks made visible, raw bytes as <0xNN>.
 QString visible(const std::string& bytes, std::string_view piece) {
     if (bytes.empty()) return QString::fromUtf8(piece.data(), qsizetype(piece.size()));  // control: "</s>"
+    auto byteLabel = [](uint8_t b) { return QStringLiteral("<0x%1>").arg(QString::number(b, 16).rightJustified(2, QLatin1Char('0')).toUpper()); };
     // A lone byte that is not a character by itself (DEL and controls included): as the byte.
-    if (bytes.size() == 1 && (uint8_t(bytes[0]) >= 0x7F || (bytes[0] < 0x20 && bytes[0] != '\n')))
-        return QStringLiteral("<0x%1>").arg(uint8_t(bytes[0]), 2, 16, QLatin1Char('0')).toUpper().replace("0X", "0x");
-    const QString text = QString::fromUtf8(bytes);
+    if (bytes.size() == 1 && (uint8_t(bytes[0]) >= 0x7F || (bytes[0] < 0x20 && bytes[0] != '\n'))) return byteLabel(uint8_t(bytes[0]));
+    // Byte-level BPE splits a character's bytes between tokens: a part of one shows as its bytes
+    // ("<0xF0><0x9F>"), not as U+FFFD.
+    QString s;
+    for (size_t i = 0; i < bytes.size();) {
+        const int len = utf8Sequence(std::string_view(bytes).substr(i));
+        if (len <= 0) {
+            s += byteLabel(uint8_t(bytes[i++]));
+            continue;
+        }
+        s += printable(QString::fromUtf8(bytes.data() + i, len));
+        i += size_t(len);
+    }
+    return s;
+}
+
+// A whole character or more, with spaces, line breaks and invisible characters made visible.
+QString printable(const QString& text) {
     QString s;
     for (const QChar c : text) {
         if (c == QLatin1Char(' ')) s += QChar(0x2423);  // ␣
@@ -227,6 +246,30 @@ QString StepInspector::describe(int row, int step) const {
     }
     if (!alternatives.isEmpty()) text += QLatin1Char('\n') + tr("else: ") + alternatives.join(QStringLiteral(" · "));
     return text;
+}
+
+QString StepInspector::describeAt(int row, int position) const {
+    const HeatText* heat = chat_->messages()->heatText(row);
+    if (!heat) return {};
+    const JoinedCharacter* joined = joinedCharacterAt(*heat, position);
+    if (!joined) return describe(row, stepAtPosition(heat->tokenStarts, position));
+    // One character, several tokens: the split, then the token that completed it.
+    const std::vector<StepRecord>& steps = chat_->messages()->at(row).steps;
+    if (joined->lastStep >= int(steps.size())) return {};
+    QStringList parts;
+    double together = 1.0;
+    for (int k = joined->firstStep; k <= joined->lastStep; ++k) {
+        const SampleRecord& s = steps[size_t(k)].sample;
+        parts << tr("“%1” %2%").arg(tokenText(s.id)).arg(s.pRaw * 100, 0, 'f', 1);
+        together *= double(s.pRaw);
+    }
+    const int count = joined->lastStep - joined->firstStep + 1;
+    return tr("“%1” is one character from %2 tokens: %3 · together %4%")
+               .arg(heat->plain.mid(joined->offset, joined->length))
+               .arg(count)
+               .arg(parts.join(QStringLiteral(" + ")))
+               .arg(together * 100, 0, 'f', 1) +
+           QLatin1Char('\n') + describe(row, joined->lastStep);
 }
 
 bool StepInspector::branch(int tokenId) {

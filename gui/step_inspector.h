@@ -94,6 +94,9 @@ public:
     Q_INVOKABLE void resetReplayToAnswer();
     // A one-line description of a step for the hover tooltip: the token, its probability, rank, alternatives.
     Q_INVOKABLE QString describe(int row, int step) const;
+    // The hover tooltip for the character at a heat-text position: describe() of its step, or for a
+    // character whose bytes came from several tokens, the split (each token, its bytes and probability) first.
+    Q_INVOKABLE QString describeAt(int row, int position) const;
     // Continues the answer from the selected step with another candidate (see ChatController::branchFrom).
     Q_INVOKABLE bool branch(int tokenId);
     // The selected answer's per-token records as JSON or CSV ("json" | "csv"), written atomically.

@@ -166,3 +166,25 @@ TEST(ChatTemplate, SpecialTokensOfRenderedPrompts) {
     ChatTemplate p{ChatTemplateKind::Phi3};
     EXPECT_EQ(phi3->encode(p.userTurn("Hi", "", true) + p.assistantPrefix(), false, true), (std::vector<int32_t>{32010, 6324, 32007, 32001}));
 }
+
+// A file without tokenizer.chat_template (a base model) is talked to in the family its vocabulary's
+// turn markers name; a vocabulary with none of them (Llama 2's, GPT-2's) names no family.
+TEST(ChatTemplate, GuessedFromTheVocabularysSpecialTokens) {
+    const std::pair<const char*, std::optional<ChatTemplateKind>> cases[] = {
+        {"llama-bpe", ChatTemplateKind::Llama3}, {"qwen2", ChatTemplateKind::ChatML}, {"phi-3", ChatTemplateKind::Phi3},
+        {"llama-spm", std::nullopt},             {"gpt-2", std::nullopt}};
+    int n = 0;
+    for (const auto& [name, expected] : cases) {
+        auto tok = sharedVocab(name);
+        if (!tok) continue;
+        EXPECT_EQ(chatTemplateFromVocabulary(*tok), expected) << name;
+        ++n;
+    }
+    if (n == 0) GTEST_SKIP() << "../shared/models/tokenizer not found";
+}
+
+TEST(ChatTemplate, EveryKindIsListedOnceByName) {
+    std::vector<std::string> names;
+    for (ChatTemplateKind k : allChatTemplateKinds()) names.emplace_back(chatTemplateName(k));
+    EXPECT_EQ(names, (std::vector<std::string>{"completion", "llama2", "mistral", "chatml", "zephyr", "llama3", "gemma", "phi3"}));
+}

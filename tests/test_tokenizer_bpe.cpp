@@ -320,6 +320,36 @@ TEST(TinyBpe, CharacterOutsideTheAlphabetDecodesAsLlamaCppSaysIt) {
     EXPECT_EQ((*tok)->encode("ab", false), (Ids{0}));  // "b" is no token: dropped, as llama.cpp does
 }
 
+// Overlapping special pieces split as llama.cpp's tokenizer_st_partition does: the longest piece
+// first, wherever it is, then the shorter ones in what is left. "ab" (256) and "bcd" (257), both
+// user-defined: in "abcd" the longer "bcd" wins though "ab" starts first; in "abab bcd" nothing
+// overlaps. (Taking the longest piece at each position from the left gave "ab" + "c" + "d".)
+TEST(TinyBpe, OverlappingSpecialsSplitLongestFirstAsLlamaCpp) {
+    GgufWriter w;
+    std::vector<std::string> tokens;
+    for (unsigned b = 0; b < 256; ++b) tokens.push_back(alphabetChar(b));
+    tokens.push_back("ab");
+    tokens.push_back("bcd");
+    tokens.push_back("<x>");
+    std::vector<int32_t> types(tokens.size(), 1);
+    types[256] = types[257] = 4;
+    types[258] = 3;
+    const std::vector<std::string> merges;
+    w.add("tokenizer.ggml.model", GgufMetaValue::string("gpt2"));
+    w.add("tokenizer.ggml.pre", GgufMetaValue::string("gpt-2"));
+    w.add("tokenizer.ggml.tokens", GgufMetaValue::stringArray(std::span<const std::string>(tokens)));
+    w.add("tokenizer.ggml.token_type", GgufMetaValue::array(std::span<const int32_t>(types)));
+    w.add("tokenizer.ggml.merges", GgufMetaValue::stringArray(std::span<const std::string>(merges)));
+    auto tok = buildFrom(w);
+    ASSERT_TRUE(tok) << tok.error().message;
+    EXPECT_EQ((*tok)->encode("abcd", false), (Ids{'a', 257}));
+    EXPECT_EQ((*tok)->encode("xabcdab", false), (Ids{'x', 'a', 257, 256}));
+    EXPECT_EQ((*tok)->encode("abab bcd", false), (Ids{256, 256, ' ', 257}));
+    // A control piece splits only when special tokens are parsed.
+    EXPECT_EQ((*tok)->encode("a<x>bcd", false, true), (Ids{'a', 258, 257}));
+    EXPECT_EQ((*tok)->encode("a<x>bcd", false, false), (Ids{'a', '<', 'x', '>', 257}));
+}
+
 TEST(TinyBpe, RefusedWithAReason) {
     auto expectError = [](const std::function<void(GgufWriter&)>& edit, ErrorKind kind, const std::string& message) {
         GgufWriter w;

@@ -193,6 +193,38 @@ private slots:
         QVERIFY(app.chat->canSend());
     }
 
+    // The same bound for byte-level BPE, which has no <0xNN> tokens: Llama 3's 256 byte-alphabet
+    // tokens cover every byte and its longest token stands for 128 bytes (128 spaces, id 58040; its
+    // piece is 256 bytes of "Ġ"), so 10,000,000 bytes need at least 78125 tokens. The bound was
+    // off for BPE (no bound: the 10 MB went to the worker and took ~8 s to tokenize before the
+    // engine refused it).
+    void aTenMegabytePasteIsRefusedForABytePairVocabulary() {
+        const QString llama3 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/llama3-tiny.gguf");
+        if (!QFile::exists(llama3)) QSKIP("../shared/models/arch/llama3-tiny.gguf not found");
+        AppStack app(db());
+        QVERIFY(loadAndWait(*app.engine, llama3));
+        QCOMPARE(app.engine->model()->maxTokenBytes, 128);
+        // The bound is a true lower bound at its tightest: 128 spaces are one token.
+        const std::string spaces(128, ' ');
+        QCOMPARE(app.engine->model()->tokenizer->encode(spaces, false, false), (std::vector<int32_t>{58040}));
+        QCOMPARE(minTokensFor(int64_t(spaces.size()), app.engine->model()->maxTokenBytes), 1);
+        const QString expected = QStringLiteral("it needs at least 78125 tokens and the context holds 2048. Shorten it, or load the "
+                                                "model with a larger context.");
+        const QString huge = tenMegabytes();
+        QCOMPARE(app.chat->tooLongError(huge), QStringLiteral("The message is too long: ") + expected);
+        QVERIFY(!app.chat->send(huge));
+        QCOMPARE(app.chat->lastError(), QStringLiteral("The message is too long: ") + expected);
+        QCOMPARE(app.chat->messages()->count(), 0);
+        QVERIFY(app.chat->canSend());
+        // The engine's worker refuses it by the same bound, before tokenizing (tokenized, the
+        // message would give the exact count instead of "at least").
+        QSignalSpy failed(app.engine.get(), &EngineController::generationFailed);
+        QVERIFY(app.engine->startGeneration(textJob(huge.toStdString(), 4)) != 0);
+        QVERIFY(failed.wait(30000));
+        QCOMPARE(failed.last().at(1).toString(),
+                 QStringLiteral("the prompt is at least 78125 tokens but the context holds 2048; shorten it or load with a larger context"));
+    }
+
     // A 10 MB message in the database (a model with a huge context, an older version): opening
     // the conversation shows its first 20,000 characters at once, and says so.
     void aStoredTenMegabyteMessageIsShownInPart() {

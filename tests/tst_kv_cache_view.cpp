@@ -107,6 +107,37 @@ private slots:
         QVERIFY(cache->stats().originRuns.empty());
     }
 
+    // Gemma's sliding-window layers read only their window: per layer type, what the cells hold
+    // and what a cache keeping only the window would need. 4 layers, 2 of them sliding with a
+    // window of 16; 2 KV heads × 8 dims × 4 B × K and V = 128 B per layer per token; 40 positions:
+    // the sliding layers hold 2 × 128 × 40 = 10,240 B and need 2 × 128 × 16 = 4,096 B.
+    void slidingWindowLayersAreCountedByLayerType() {
+        auto cache = KvCache::create({4, 2, 8, 64, KvType::F32, 16, 2});
+        QVERIFY(cache.has_value());
+        cache->commit(0, 40, CellOrigin::Prompt);
+        const KvCacheStats s = cache->stats();
+        QCOMPARE(s.bytesUsed, uint64_t(20480));
+        QCOMPARE(s.bytesUsedSlidingLayers, uint64_t(10240));
+        QCOMPARE(s.bytesUsedGlobalLayers, uint64_t(10240));
+        QCOMPARE(s.bytesNeededSlidingLayers, uint64_t(4096));
+        KvCacheView view;
+        view.setStats(s, 4);
+        QCOMPARE(view.slidingLayers(), 2);
+        QCOMPARE(view.slidingWindow(), 16);
+        QCOMPARE(view.layerTypeSummary(), QStringLiteral("2 of 4 layers attend to the last 16 positions only: their cells hold 10 KiB, a "
+                                                         "cache keeping only the window would need 4 KiB. The 2 global layers hold 10 KiB."));
+        // Within the window the sliding layers need all they hold.
+        cache->truncate(10);
+        QCOMPARE(cache->stats().bytesNeededSlidingLayers, uint64_t(2 * 128 * 10));
+        // Without sliding layers: all of it global, no summary.
+        auto plain = KvCache::create({4, 2, 8, 64});
+        plain->commit(0, 40, CellOrigin::Prompt);
+        QCOMPARE(plain->stats().bytesUsedGlobalLayers, uint64_t(20480));
+        QCOMPARE(plain->stats().bytesNeededSlidingLayers, uint64_t(0));
+        view.setStats(plain->stats(), 4);
+        QCOMPARE(view.layerTypeSummary(), QString());
+    }
+
     void theLoadedCacheAsAllocated() {
         Fixture f;
         QVERIFY(f.load());

@@ -3,6 +3,7 @@
 // × 4,096, MHA = 4 × GQA), the other presets' shapes, the engine's messages for invalid inputs,
 // the units it prints, and the loaded model as a preset (QAbstractItemModelTester on the presets).
 #include <QAbstractItemModelTester>
+#include <QFile>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -91,6 +92,40 @@ private slots:
                  QStringLiteral("22 layers · 32 heads · 4 KV heads · head dim 64 · FP16"));
     }
 
+    // Gemma 3 and Phi-3 attend to a window on most layers: the calculator gives what a cache keeping
+    // only that window needs. Gemma 3 1B, FP16, 4,096 tokens: 1,024 B per layer per token; 4 global
+    // layers × 4,096 + 22 sliding × 512 = 16,777,216 + 11,534,336 = 28,311,552 B (27 MiB) instead
+    // of 104 MiB. Phi-3 mini: 32 layers × 12,288 B × 2,047 = 804,913,152 B.
+    void slidingWindowLayersKeepOnlyTheirWindow() {
+        KvCalculatorModel calc;
+        KvPresetModel& presets = *calc.presets();
+        calc.applyPreset(presetRow(presets, "Gemma 3 1B"));
+        QCOMPARE(calc.slidingLayers(), 22);
+        QCOMPARE(calc.window(), 512);
+        QCOMPARE(calc.bytesPerUser(), 109051904.0);
+        QCOMPARE(calc.windowedBytesPerUser(), 28311552.0);
+        calc.setTokens(300);  // within the window: everything is needed
+        QCOMPARE(calc.windowedBytesPerUser(), calc.bytesPerUser());
+        calc.applyPreset(presetRow(presets, "Phi-3 mini 4k"));
+        QCOMPARE(calc.windowedBytesPerUser(), 804913152.0);
+        calc.applyPreset(presetRow(presets, "Llama 3.2 1B"));  // no sliding layers
+        QCOMPARE(calc.slidingLayers(), 0);
+        QCOMPARE(calc.windowedBytesPerUser(), calc.bytesPerUser());
+        // Fewer layers than slide: every layer slides, no error.
+        calc.applyPreset(presetRow(presets, "Gemma 3 1B"));
+        calc.setLayers(10);
+        QVERIFY2(calc.valid(), qPrintable(calc.error()));
+        QCOMPARE(calc.slidingLayers(), 10);
+        QCOMPARE(calc.windowedBytesPerUser(), 10.0 * 1024 * 512);
+        // The core refuses an impossible shape in words.
+        KvShape shape{26, 4, 1, 256, 2, 27, 512};
+        QCOMPARE(QString::fromStdString(computeKvFigures(shape, 4096, 1).error().message),
+                 QStringLiteral("sliding-window layers (27) cannot exceed layers (26)"));
+        shape = {26, 4, 1, 256, 2, 22, 0};
+        QCOMPARE(QString::fromStdString(computeKvFigures(shape, 4096, 1).error().message),
+                 QStringLiteral("the sliding window must be positive when some layers slide"));
+    }
+
     void elementTypesHalveAndQuarter() {
         KvCalculatorModel calc;
         calc.setDtype("f32");
@@ -176,12 +211,22 @@ private slots:
         // The calculator's arithmetic and the engine's allocation agree.
         QCOMPARE(calc.bytesPerToken(), 1280.0);
         QCOMPARE(calc.bytesPerUser(), engine.kvBytesReserved());
+        QCOMPARE(calc.slidingLayers(), 0);
         // Another model replaces the row; the calculator follows it while it shows the loaded model.
         QVERIFY(loadAndWait(engine, QStringLiteral(INFERSCOPE_TEST_DATA_DIR "/llama-2-tiny-random.gguf")));
         QCOMPARE(calc.presets()->count(), 12);
         QCOMPARE(calc.presetIndex(), row);
         QCOMPARE(calc.layers(), engine.modelDetails().value("layers").toInt());
         QCOMPARE(calc.bytesPerUser(), engine.kvBytesReserved());
+        // Gemma 2's alternate layers slide (13 of the tiny model's 26, window 32), as the engine reads them.
+        const QString gemma2 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/gemma2-tiny.gguf");
+        if (QFile::exists(gemma2)) {
+            QVERIFY(loadAndWait(engine, gemma2));
+            QCOMPARE(calc.slidingLayers(), 13);
+            QCOMPARE(calc.window(), 32);
+            QCOMPARE(calc.layers(), 26);
+            QCOMPARE(calc.windowedBytesPerUser(), calc.bytesPerToken() / 26 * (13.0 * calc.tokens() + 13.0 * 32));
+        }
         calc.setEngine(nullptr);
         QCOMPARE(calc.presets()->count(), 11);
         QCOMPARE(calc.presetIndex(), -1);  // the shape stays, as a custom one

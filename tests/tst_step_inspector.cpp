@@ -2,6 +2,7 @@
 // stream, picked from the text), branching from an alternative (equal to a fresh run of the same
 // tokens, with only one new token prefilled), answer versions, replay over the stored logits,
 // the heat map's token offsets, and the per-token export.
+#include <QAbstractItemModelTester>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -69,6 +70,126 @@ private slots:
         oddDoc.setHtml(oddHeat.html);
         QCOMPARE(oddDoc.blockCount(), 1);
         QCOMPARE(oddDoc.characterCount() - 1, oddHeat.plain.size());
+    }
+
+    // Byte-level BPE splits an emoji's bytes between tokens: Llama 3's vocabulary writes " 🦙" as
+    // " \xF0\x9F" + "\xA6" + "\x99". The heat text shows the character whole, once, tinted by the
+    // probability of all three tokens (0.5 · 0.9 · 1 = 0.45, like a 0.45 token), and hovering it
+    // names the split; the partial tokens are labelled by their bytes, not as U+FFFD.
+    void aCharacterSplitBetweenTokensIsShownWholeWithItsSplitOnHover() {
+        const QString llama3 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/llama3-tiny.gguf");
+        if (!QFile::exists(llama3)) QSKIP("../shared/models/arch/llama3-tiny.gguf not found");
+        Fixture f;
+        QVERIFY(loadAndWait(f.engine, llama3));
+        f.chat->setMode(QStringLiteral("completion"));
+        f.sampling.setMaxTokens(2);
+        QVERIFY(f.answer([&] { return f.chat->send("Hi"); }));
+        const Tokenizer& tok = *f.engine.model()->tokenizer;
+        const std::string text = "Llama \xF0\x9F\xA6\x99 \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E";  // "Llama 🦙 日本語"
+        const std::vector<int32_t> ids = tok.encode(text, false, false);
+        QCOMPARE(ids, (std::vector<int32_t>{43, 81101, 11410, 99, 247, 105180, 102158}));
+        const float p[] = {0.99f, 0.99f, 0.5f, 0.9f, 1.0f, 0.99f, 0.99f};
+        std::vector<StepRecord> steps(ids.size());
+        for (size_t k = 0; k < ids.size(); ++k) {
+            steps[k].step = int32_t(k);
+            steps[k].sample.id = ids[k];
+            steps[k].sample.pRaw = p[k];
+            steps[k].piece = tok.tokenBytes(ids[k]);
+        }
+        ChatModel* m = f.chat->messages();
+        m->replaceSteps(1, steps);
+        const HeatText* heat = m->heatText(1);
+        QVERIFY(heat);
+        QCOMPARE(heat->plain, QString::fromUtf8(text));
+        QCOMPARE(heat->tokenStarts, (QList<int>{0, 1, 5, 6, 6, 8, 11}));  // the emoji's first two tokens end at " " and add nothing
+        QCOMPARE(heat->joined.size(), 1);
+        QCOMPARE(heat->joined[0].offset, 6);
+        QCOMPARE(heat->joined[0].length, 2);  // a surrogate pair
+        QCOMPARE(heat->joined[0].firstStep, 2);
+        QCOMPARE(heat->joined[0].lastStep, 4);
+        QVERIFY2(!heat->html.contains(QChar(0xFFFD)), qPrintable(heat->html));
+        // The emoji in a span of its own with the tint of p = 0.45; the CJK characters are whole tokens.
+        StepRecord at045 = steps[0];
+        at045.sample.pRaw = 0.45f;
+        at045.piece = "x";
+        const QString tint045 = buildHeatText({at045}, HeatMode::Probability, false, false).html.section(QLatin1Char('"'), 3, 3);
+        QVERIFY(tint045.startsWith(QStringLiteral("background-color:rgba(")));
+        QVERIFY2(heat->html.contains(QStringLiteral("<span style=\"%1\">%2</span>").arg(tint045, QString::fromUtf8("\xF0\x9F\xA6\x99"))), qPrintable(heat->html));
+        QCOMPARE(f.inspector->tokenText(11410), QStringLiteral("\u2423<0xF0><0x9F>"));
+        QCOMPARE(f.inspector->tokenText(99), QStringLiteral("<0xA6>"));
+        // Hovering either half of the emoji: the split, then the token that completed it.
+        const QString split = QString::fromUtf8("“\xF0\x9F\xA6\x99” is one character from 3 tokens: “\u2423<0xF0><0x9F>” 50.0% + “<0xA6>” 90.0% + “<0x99>” 100.0% · together 45.0%\n");
+        QCOMPARE(f.inspector->describeAt(1, 6), split + f.inspector->describe(1, 4));
+        QCOMPARE(f.inspector->describeAt(1, 7), split + f.inspector->describe(1, 4));
+        // A character of one token: that token alone.
+        QCOMPARE(f.inspector->describeAt(1, 9), f.inspector->describe(1, 5));
+        QCOMPARE(f.inspector->describeAt(1, 5), f.inspector->describe(1, 2));
+    }
+
+    // Qwen 3 thinks first: "<think>\nHmm</think>\n\nHello" (ids 151667 198 80022 151668 271 9707 of
+    // its vocabulary; <think> and </think> are user-defined tokens, so their text is in the answer).
+    // The model gives the thought apart, folded by the view, and the answer proper as the shown
+    // text and heat text; the stored text stays whole. While streaming, a tag's first characters
+    // are held back ("</" of "</think>"), and the answer shows only after the block ends.
+    void aThinkBlockIsFoldedOutOfTheAnswer() {
+        ChatModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        ChatMessage answer;
+        answer.role = QStringLiteral("assistant");
+        answer.streaming = true;
+        const int row = model.append(answer);
+        auto step = [](int k, const char* piece, float p) {
+            StepRecord s;
+            s.step = k;
+            s.sample.id = k;
+            s.sample.pRaw = p;
+            s.piece = piece;
+            return s;
+        };
+        const QModelIndex i = model.index(row);
+        model.appendSteps(row, {step(0, "<think>", 0.99f), step(1, "\n", 0.99f), step(2, "Hmm", 0.5f), step(3, "</", 0.99f)});
+        QCOMPARE(model.data(i, ChatModel::ThinkingStateRole).toString(), QStringLiteral("thinking"));
+        QCOMPARE(model.data(i, ChatModel::ThinkingRole).toString(), QStringLiteral("Hmm"));
+        QCOMPARE(model.data(i, ChatModel::ShownTextRole).toString(), QString());
+        model.appendSteps(row, {step(4, "think>", 0.99f), step(5, "\n\n", 0.99f), step(6, "Hello", 0.5f), step(7, " there", 0.99f)});
+        model.finish(row, QStringLiteral("<think>\nHmm</think>\n\nHello there"), QStringLiteral("eos"), {});
+        QCOMPARE(model.data(i, ChatModel::TextRole).toString(), QStringLiteral("<think>\nHmm</think>\n\nHello there"));
+        QCOMPARE(model.data(i, ChatModel::ThinkingStateRole).toString(), QStringLiteral("done"));
+        QCOMPARE(model.data(i, ChatModel::ThinkingRole).toString(), QStringLiteral("Hmm"));
+        QCOMPARE(model.data(i, ChatModel::ShownTextRole).toString(), QStringLiteral("Hello there"));
+        QCOMPARE(model.data(i, ChatModel::HiddenCharsRole).toInt(), 0);
+        // The heat text is the answer proper: the thought's steps start at 0 and show nothing.
+        const HeatText* heat = model.heatText(row);
+        QVERIFY(heat);
+        QCOMPARE(heat->plain, QStringLiteral("Hello there"));
+        QCOMPARE(heat->tokenStarts, (QList<int>{0, 0, 0, 0, 0, 0, 0, 5}));
+        QCOMPARE(stepAtPosition(heat->tokenStarts, 0), 6);
+        QCOMPARE(stepAtPosition(heat->tokenStarts, 6), 7);
+        QVERIFY2(!heat->html.contains(QStringLiteral("Hmm")) && !heat->html.contains(QStringLiteral("think")), qPrintable(heat->html));
+        QTextDocument doc;
+        doc.setHtml(heat->html);
+        QCOMPARE(doc.toPlainText(), heat->plain);
+        // Stopped while thinking: all of it is thought, nothing is held back, no answer.
+        ChatMessage cut;
+        cut.role = QStringLiteral("assistant");
+        cut.text = QStringLiteral("<think>\nStill </th");
+        cut.finishReason = QStringLiteral("cancelled");
+        const int cutRow = model.append(cut);
+        QCOMPARE(model.data(model.index(cutRow), ChatModel::ThinkingStateRole).toString(), QStringLiteral("cut"));
+        QCOMPARE(model.data(model.index(cutRow), ChatModel::ThinkingRole).toString(), QStringLiteral("Still </th"));
+        QCOMPARE(model.data(model.index(cutRow), ChatModel::ShownTextRole).toString(), QString());
+        // An answer that only mentions the tag later, or a question, has no block.
+        ChatMessage plain;
+        plain.role = QStringLiteral("assistant");
+        plain.text = QStringLiteral("Use <think> tags");
+        const int plainRow = model.append(plain);
+        QCOMPARE(model.data(model.index(plainRow), ChatModel::ThinkingStateRole).toString(), QString());
+        QCOMPARE(model.data(model.index(plainRow), ChatModel::ShownTextRole).toString(), QStringLiteral("Use <think> tags"));
+        ChatMessage question;
+        question.role = QStringLiteral("user");
+        question.text = QStringLiteral("<think>x</think>y");
+        const int questionRow = model.append(question);
+        QCOMPARE(model.data(model.index(questionRow), ChatModel::ShownTextRole).toString(), QStringLiteral("<think>x</think>y"));
     }
 
     void followsTheNewestStepAndSelectsFromText() {

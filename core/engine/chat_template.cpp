@@ -1,5 +1,7 @@
 #include "engine/chat_template.h"
 
+#include "tokenizer/tokenizer.h"
+
 namespace inferscope {
 namespace {
 
@@ -45,6 +47,17 @@ std::optional<ChatTemplateKind> detectChatTemplate(std::string_view jinja) {
     // Phi-3 and Zephyr share <|user|> / <|assistant|>; Phi-3 ends turns with <|end|>, Zephyr with </s>.
     if (has("<|user|>") && has("<|assistant|>")) return has("<|end|>") ? ChatTemplateKind::Phi3 : ChatTemplateKind::Zephyr;
     if (has("[INST]")) return has("<<SYS>>") ? ChatTemplateKind::Llama2 : ChatTemplateKind::Mistral;
+    return std::nullopt;
+}
+
+std::span<const ChatTemplateKind> allChatTemplateKinds() { return kAllKinds; }
+
+std::optional<ChatTemplateKind> chatTemplateFromVocabulary(const Tokenizer& tokenizer) {
+    auto has = [&](std::string_view piece) { return tokenizer.findSpecial(piece).has_value(); };
+    if (has("<|start_header_id|>") && has("<|eot_id|>")) return ChatTemplateKind::Llama3;
+    if (has("<|im_start|>") && has("<|im_end|>")) return ChatTemplateKind::ChatML;
+    if (has("<start_of_turn>") && has("<end_of_turn>")) return ChatTemplateKind::Gemma;
+    if (has("<|user|>") && has("<|assistant|>") && has("<|end|>")) return ChatTemplateKind::Phi3;
     return std::nullopt;
 }
 

@@ -7,11 +7,14 @@
 // does not write it itself.
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace inferscope {
+
+class Tokenizer;
 
 enum class ChatTemplateKind {
     Completion,  // no template: the text continues as written (story models, base models)
@@ -27,9 +30,14 @@ enum class ChatTemplateKind {
 // "completion", "llama2", "mistral", "chatml", "zephyr", "llama3", "gemma", "phi3"
 std::string_view chatTemplateName(ChatTemplateKind kind);
 std::optional<ChatTemplateKind> chatTemplateFromName(std::string_view name);
+std::span<const ChatTemplateKind> allChatTemplateKinds();  // in the order above
 // Recognises the family of a GGUF tokenizer.chat_template (a Jinja string) by its markers;
 // nullopt when none is recognised.
 std::optional<ChatTemplateKind> detectChatTemplate(std::string_view jinja);
+// For a file without tokenizer.chat_template: the family whose turn markers the vocabulary has as
+// special tokens (<|start_header_id|>, <|im_start|>, <start_of_turn>, <|user|> with <|end|>);
+// nullopt when it has none of them.
+std::optional<ChatTemplateKind> chatTemplateFromVocabulary(const Tokenizer& tokenizer);
 
 enum class ChatRole { System, User, Assistant };
 

@@ -88,6 +88,12 @@ KvCacheStats KvCache::stats() const {
     s.attentionScoresSliding = attentionScoresSliding_;
     s.bytesReservedPerLayer = s.bytesReserved / uint64_t(layout_.nLayer);
     s.bytesReservedPerHead = s.bytesReservedPerLayer / uint64_t(layout_.nHeadKv);
+    const bool windowed = layout_.slidingWindow > 0 && layout_.nSlidingLayers > 0;
+    const uint64_t slidingLayers = windowed ? uint64_t(layout_.nSlidingLayers) : 0;
+    const uint64_t perLayerPerToken = s.bytesPerToken / uint64_t(layout_.nLayer);
+    s.bytesUsedSlidingLayers = perLayerPerToken * slidingLayers * uint64_t(used_);
+    s.bytesUsedGlobalLayers = s.bytesUsed - s.bytesUsedSlidingLayers;
+    s.bytesNeededSlidingLayers = perLayerPerToken * slidingLayers * uint64_t(std::min(used_, layout_.slidingWindow));
     for (int32_t p = 0; p < used_; ++p) {
         if (s.originRuns.empty() || s.originRuns.back().second != origins_[size_t(p)])
             s.originRuns.emplace_back(0, origins_[size_t(p)]);

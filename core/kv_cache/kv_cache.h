@@ -50,6 +50,12 @@ struct KvCacheStats {
     uint64_t bytesUsedPerHead = 0;   // bytesUsed / (layers × KV heads)
     uint64_t bytesReservedPerLayer = 0;  // bytesReserved / layers
     uint64_t bytesReservedPerHead = 0;   // bytesReserved / (layers × KV heads)
+    // Per layer type. A sliding-window layer reads only its last slidingWindow positions: a cache
+    // that kept only those (llama.cpp's SWA cache does) would need min(nUsed, window) of them.
+    // Without sliding layers: global = bytesUsed, the rest 0.
+    uint64_t bytesUsedGlobalLayers = 0;      // the global layers' share of bytesUsed
+    uint64_t bytesUsedSlidingLayers = 0;     // the sliding layers' share of bytesUsed (what they hold)
+    uint64_t bytesNeededSlidingLayers = 0;   // what they read: min(nUsed, window) positions each
     // Work counters since the last resetCounters(), in token units (multiply by layers × KV heads
     // for single K/V vectors, by layers × query heads for single dot products):
     uint64_t kvComputed = 0;         // positions whose K and V were computed

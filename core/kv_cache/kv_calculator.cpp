@@ -1,5 +1,6 @@
 #include "kv_cache/kv_calculator.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace inferscope {
@@ -26,6 +27,10 @@ Result<KvFigures> computeKvFigures(const KvShape& s, uint64_t tokens, uint64_t u
         return fail(ErrorKind::InvalidArgument, fmt::format("query heads ({}) must be a multiple of KV heads ({})", s.heads, s.kvHeads));
     if (tokens == 0 || users == 0)
         return fail(ErrorKind::InvalidArgument, "tokens and users must be positive");
+    if (s.slidingLayers > s.layers)
+        return fail(ErrorKind::InvalidArgument, fmt::format("sliding-window layers ({}) cannot exceed layers ({})", s.slidingLayers, s.layers));
+    if (s.slidingLayers > 0 && s.window == 0)
+        return fail(ErrorKind::InvalidArgument, "the sliding window must be positive when some layers slide");
 
     auto perToken = [&](uint64_t kvHeads, uint64_t& out) {
         uint64_t v = 2;
@@ -38,6 +43,13 @@ Result<KvFigures> computeKvFigures(const KvShape& s, uint64_t tokens, uint64_t u
     if (!perToken(s.kvHeads, f.bytesPerToken) || !total(f.bytesPerToken, f.totalBytes) ||
         !perToken(s.heads, f.mhaBytesPerToken) || !total(f.mhaBytesPerToken, f.mhaTotalBytes) ||
         !perToken(1, f.mqaBytesPerToken) || !total(f.mqaBytesPerToken, f.mqaTotalBytes))
+        return fail(ErrorKind::InvalidArgument, "the KV-cache size overflows 64 bits");
+    // Per layer: global layers keep every token, sliding ones at most the window.
+    const uint64_t perLayer = f.bytesPerToken / s.layers;
+    const uint64_t kept = s.slidingLayers > 0 ? std::min(tokens, s.window) : tokens;
+    uint64_t global = 0, sliding = 0;
+    if (!mul(perLayer * (s.layers - s.slidingLayers), tokens, global) || !mul(perLayer * s.slidingLayers, kept, sliding) ||
+        !mul(global + sliding, users, f.windowedTotalBytes))
         return fail(ErrorKind::InvalidArgument, "the KV-cache size overflows 64 bits");
     return f;
 }

@@ -16,6 +16,10 @@ struct KvShape {
     uint64_t kvHeads = 0;   // key/value heads (== heads: MHA, 1: MQA, between: GQA)
     uint64_t headDim = 0;
     uint64_t bytesPerElement = 0;
+    // Of the layers, how many attend only to the last `window` positions (Gemma 2/3, Phi-3):
+    // a cache that keeps only the window needs min(tokens, window) positions on those.
+    uint64_t slidingLayers = 0;
+    uint64_t window = 0;
 };
 
 struct KvFigures {
@@ -25,6 +29,7 @@ struct KvFigures {
     uint64_t mhaTotalBytes = 0;
     uint64_t mqaBytesPerToken = 0;  // the same model with a single KV head
     uint64_t mqaTotalBytes = 0;
+    uint64_t windowedTotalBytes = 0;  // the sliding layers keeping only their window (= totalBytes without them)
 };
 
 // Bytes per element of a cache dtype name: f32 4, f16 2, bf16 2, int8 1.

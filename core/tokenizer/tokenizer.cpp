@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <sentencepiece_processor.h>
 
 #include "gguf/gguf_file.h"
@@ -158,14 +160,44 @@ std::optional<int32_t> Tokenizer::findSpecial(std::string_view piece) const {
     return std::nullopt;
 }
 
-int32_t Tokenizer::matchSpecial(std::string_view text, size_t pos, bool parseSpecial) const {
-    for (int32_t id : specialsByFirstByte_[uint8_t(text[pos])]) {
-        // llama.cpp: user-defined pieces always split the text, control and unknown ones only when
-        // special tokens are parsed.
-        if (!parseSpecial && vocab_.types[id] != TokenType::UserDefined) continue;
-        if (text.substr(pos).starts_with(vocab_.pieces[id])) return id;  // the bucket is longest first
+bool Tokenizer::splitsText(int32_t id, bool parseSpecial) const {
+    // llama.cpp: user-defined pieces always split the text, control and unknown ones only when
+    // special tokens are parsed.
+    return parseSpecial || vocab_.types[id] == TokenType::UserDefined;
+}
+
+// llama.cpp's tokenizer_st_partition: the special pieces, longest first, each split the text no
+// longer piece has claimed at every occurrence from the left. A shorter piece that overlaps a
+// longer one therefore loses even where it starts first ("ab" and "bcd" in "abcd": "a" + "bcd").
+// Here every occurrence is found in one pass over the text (by first byte) and the claims are
+// made in that order, which gives the same split.
+std::vector<Tokenizer::SpecialClaim> Tokenizer::claimSpecials(std::string_view text, bool parseSpecial) const {
+    std::vector<SpecialClaim> found;  // every occurrence: [begin, begin + piece length)
+    for (size_t pos = 0; pos < text.size(); ++pos)
+        for (int32_t id : specialsByFirstByte_[uint8_t(text[pos])])
+            if (splitsText(id, parseSpecial) && text.substr(pos).starts_with(vocab_.pieces[id]))
+                found.push_back({pos, pos + vocab_.pieces[id].size(), id});
+    if (found.empty()) return found;
+    std::stable_sort(found.begin(), found.end(), [](const SpecialClaim& a, const SpecialClaim& b) {
+        const size_t la = a.end - a.begin, lb = b.end - b.begin;
+        return la != lb ? la > lb : a.id != b.id ? a.id < b.id : a.begin < b.begin;
+    });
+    std::map<size_t, SpecialClaim> claimed;  // by begin
+    for (SpecialClaim c : found) {
+        auto next = claimed.lower_bound(c.begin);
+        if (next != claimed.end() && next->first < c.end) continue;
+        if (next != claimed.begin() && std::prev(next)->second.end > c.begin) continue;
+        // Phi-3's rule: the white space after the piece, up to the next claim, goes with it.
+        if (!vocab_.rstrip.empty() && vocab_.rstrip[c.id]) {
+            const size_t limit = next == claimed.end() ? text.size() : next->first;
+            while (c.end < limit && std::isspace(uint8_t(text[c.end]))) ++c.end;
+        }
+        claimed.emplace(c.begin, c);
     }
-    return -1;
+    std::vector<SpecialClaim> out;
+    out.reserve(claimed.size());
+    for (const auto& [begin, c] : claimed) out.push_back(c);
+    return out;
 }
 
 void Tokenizer::encodeFragment(std::string_view text, std::vector<int32_t>& out) const {
@@ -182,18 +214,10 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool addBos, bool 
     std::vector<int32_t> out;
     if (addBos && vocab_.bosId >= 0) out.push_back(vocab_.bosId);
     size_t fragmentStart = 0;
-    for (size_t pos = 0; pos < text.size();) {
-        const int32_t id = matchSpecial(text, pos, parseSpecial);
-        if (id < 0) {
-            ++pos;
-            continue;
-        }
-        encodeFragment(text.substr(fragmentStart, pos - fragmentStart), out);
-        out.push_back(id);
-        pos += vocab_.pieces[id].size();
-        if (!vocab_.rstrip.empty() && vocab_.rstrip[id])
-            while (pos < text.size() && std::isspace(uint8_t(text[pos]))) ++pos;
-        fragmentStart = pos;
+    for (const SpecialClaim& c : claimSpecials(text, parseSpecial)) {
+        encodeFragment(text.substr(fragmentStart, c.begin - fragmentStart), out);
+        out.push_back(c.id);
+        fragmentStart = c.end;
     }
     encodeFragment(text.substr(fragmentStart), out);
     if (addEos && vocab_.eosId >= 0) out.push_back(vocab_.eosId);

@@ -84,8 +84,14 @@ public:
 private:
     Tokenizer(Vocab vocab, std::unique_ptr<sentencepiece::SentencePieceProcessor> sp, std::unique_ptr<BpeModel> bpe);
     bool valid(int32_t id) const { return id >= 0 && id < vocab_.size(); }
-    // Id of the longest special piece starting at text[pos], or -1.
-    int32_t matchSpecial(std::string_view text, size_t pos, bool parseSpecial) const;
+    // A special piece found in the text: [begin, end) (end past the white space an rstrip piece takes).
+    struct SpecialClaim {
+        size_t begin = 0, end = 0;
+        int32_t id = -1;
+    };
+    bool splitsText(int32_t id, bool parseSpecial) const;
+    // The special pieces that split the text, in text order, as llama.cpp partitions it.
+    std::vector<SpecialClaim> claimSpecials(std::string_view text, bool parseSpecial) const;
     void encodeFragment(std::string_view text, std::vector<int32_t>& out) const;
 
     Vocab vocab_;

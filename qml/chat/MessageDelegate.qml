@@ -18,6 +18,8 @@ Item {
     required property int generatedCount
     required property string heatText
     required property var tokenStarts
+    required property string thinking        // a reasoning model's <think> block, shown folded
+    required property string thinkingState   // "", "thinking", "done", "cut"
     required property int variantIndex
     required property int variantCount
     property bool isLast: false
@@ -39,6 +41,42 @@ Item {
             color: Theme.muted
             font.pixelSize: Theme.fontSmall
             font.bold: true
+        }
+
+        // A reasoning model's thoughts (Qwen 3's <think> block): folded under a line that says
+        // so, opened on a click; the bubble below holds the answer proper.
+        ColumnLayout {
+            id: thinkingBlock
+            objectName: "thinkingBlock"
+            property bool expanded: false
+            visible: !root.isUser && (root.thinkingState === "thinking" || root.thinking !== "")
+            Layout.fillWidth: true
+            spacing: 2
+            ToolButton {
+                objectName: "thinkingToggle"
+                text: (thinkingBlock.expanded ? "▾ " : "▸ ") +
+                      (root.thinkingState === "thinking" ? qsTr("Thinking…") :
+                       root.thinkingState === "cut" ? qsTr("Thoughts (stopped while thinking)") : qsTr("Thoughts"))
+                font.pixelSize: Theme.fontSmall
+                onClicked: thinkingBlock.expanded = !thinkingBlock.expanded
+                Accessible.name: thinkingBlock.expanded ? qsTr("Hide the model's thoughts") : qsTr("Show the model's thoughts")
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("What the model wrote between <think> and </think> before answering")
+            }
+            TextEdit {
+                objectName: "thinkingText"
+                visible: thinkingBlock.expanded
+                Layout.fillWidth: true
+                Layout.leftMargin: Theme.spacing
+                text: root.thinking
+                textFormat: TextEdit.PlainText
+                wrapMode: TextEdit.Wrap
+                readOnly: true
+                selectByMouse: true
+                color: Theme.muted
+                selectionColor: Theme.accent
+                font.pixelSize: Theme.fontSmall
+            }
         }
 
         Rectangle {
@@ -89,11 +127,12 @@ Item {
                 font.pixelSize: Theme.fontNormal
 
                 property int hoveredStep: -1
+                property int hoveredPosition: -1
                 property point hoverPoint
-                // The step whose character is under the point, -1 over empty space. positionAt gives
-                // the nearest caret position, which past the middle of a character is the next one's
-                // start (the neighbour's tooltip): take the character whose box holds the point.
-                function stepAt(point) {
+                // The character under the point, -1 over empty space. positionAt gives the nearest
+                // caret position, which past the middle of a character is the next one's start
+                // (the neighbour's tooltip): take the character whose box holds the point.
+                function positionUnder(point) {
                     let pos = positionAt(point.x, point.y)
                     let box = positionToRectangle(pos)
                     if (pos > 0 && (box.x > point.x || box.y > point.y)) {
@@ -103,6 +142,12 @@ Item {
                     const next = positionToRectangle(pos + 1)
                     const right = next.y === box.y && pos + 1 <= length ? next.x : width
                     if (point.x < box.x || point.x >= right || point.y < box.y || point.y >= box.y + box.height) return -1
+                    return pos
+                }
+                // The step whose character is under the point, -1 over empty space.
+                function stepAt(point) {
+                    const pos = positionUnder(point)
+                    if (pos < 0) return -1
                     let step = -1
                     for (let i = 0; i < root.tokenStarts.length && root.tokenStarts[i] <= pos; ++i) step = i
                     return step < root.generatedCount ? step : -1
@@ -110,7 +155,11 @@ Item {
                 function tokenBox(step) {
                     if (step < 0 || step >= root.tokenStarts.length) return Qt.rect(0, 0, 0, 0)
                     const a = root.tokenStarts[step]
-                    const b = step + 1 < root.tokenStarts.length ? root.tokenStarts[step + 1] : length
+                    // A token that brought only some bytes of a character has no characters of its
+                    // own: outline the character it is part of (shown with the token completing it).
+                    let end = step + 1
+                    while (end < root.tokenStarts.length && root.tokenStarts[end] === a) ++end
+                    const b = end < root.tokenStarts.length ? root.tokenStarts[end] : length
                     const first = positionToRectangle(a)
                     const last = positionToRectangle(Math.max(a, b))
                     const right = last.y === first.y ? last.x : width
@@ -120,6 +169,7 @@ Item {
                     onPointChanged: {
                         heatBody.hoverPoint = point.position
                         heatBody.hoveredStep = heatBody.stepAt(point.position)
+                        heatBody.hoveredPosition = heatBody.hoveredStep >= 0 ? heatBody.positionUnder(point.position) : -1
                     }
                     onHoveredChanged: if (!hovered) heatBody.hoveredStep = -1
                 }
@@ -141,7 +191,8 @@ Item {
                     y: heatBody.hoverPoint.y + 18
                     visible: heatBody.hoveredStep >= 0 && text !== ""
                     delay: 250
-                    text: heatBody.hoveredStep >= 0 ? StepInspector.describe(root.index, heatBody.hoveredStep) : ""
+                    // For a character made of several tokens' bytes (an emoji, CJK), the split first.
+                    text: heatBody.hoveredStep >= 0 ? StepInspector.describeAt(root.index, heatBody.hoveredPosition) : ""
                 }
                 // The step the Probabilities panel shows, outlined in the text.
                 Rectangle {

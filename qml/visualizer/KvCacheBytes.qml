@@ -81,6 +81,17 @@ ColumnLayout {
         text: qsTr("%1 of %2 in use (%3%)").arg(KvUnits.binary(bytes.view.bytesUsed)).arg(KvUnits.binary(bytes.view.bytesReserved))
               .arg(bytes.view.bytesReserved > 0 ? (100 * bytes.view.bytesUsed / bytes.view.bytesReserved).toFixed(1) : "0")
     }
+    // Gemma 2/3 and Phi-3: bytes per layer type, and what the sliding-window layers really read.
+    Label {
+        objectName: "layerTypeLabel"
+        visible: text !== ""
+        Layout.fillWidth: true
+        Layout.preferredWidth: 100  // wraps in the room it has
+        wrapMode: Text.Wrap
+        font.pixelSize: Theme.fontSmall
+        color: Theme.muted
+        text: bytes.view.layerTypeSummary
+    }
 
     // 2 × layers × KV heads × head dim × bytes per element = bytes per token
     KvCacheTerm {

@@ -132,6 +132,19 @@ ColumnLayout {
             }
         }
     }
+    // Gemma 3, Phi-3: the sliding-window layers need only their window.
+    Label {
+        objectName: "calculatorWindowed"
+        visible: calc.calculator.valid && calc.calculator.slidingLayers > 0
+        Layout.fillWidth: true
+        Layout.preferredWidth: 100
+        wrapMode: Text.Wrap
+        color: Theme.muted
+        font.pixelSize: Theme.fontSmall
+        text: qsTr("%1 of %2 layers attend to the last %3 positions only: keeping only that window, %4 tokens need %5.")
+              .arg(calc.calculator.slidingLayers).arg(calc.calculator.layers).arg(KvUnits.count(calc.calculator.window))
+              .arg(KvUnits.count(calc.calculator.tokens)).arg(KvUnits.binary(calc.calculator.windowedBytesPerUser))
+    }
     Label {
         objectName: "calculatorComparison"
         visible: calc.calculator.valid

@@ -22,7 +22,8 @@ TestCase {
         const p = {index: 1, role: "assistant", text: "Hello there", streaming: false, finishReason: "eos",
                    stats: {generatedTokens: 12, prefillTokensPerSecond: 500, reusedTokens: 3, prefilledTokens: 2,
                            decodeTokensPerSecond: 80.5, timeToFirstTokenMs: 14.2},
-                   generatedCount: 12, isLast: true, heatText: "", tokenStarts: [], variantIndex: 0, variantCount: 1}
+                   generatedCount: 12, isLast: true, heatText: "", tokenStarts: [], variantIndex: 0, variantCount: 1,
+                   thinking: "", thinkingState: ""}
         for (const k in extra) p[k] = extra[k]
         if (p.shownText === undefined) p.shownText = p.text
         if (p.hiddenChars === undefined) p.hiddenChars = 0
@@ -67,5 +68,31 @@ TestCase {
         verify(!findChild(d, "editButton").enabled)
         const small = createTemporaryObject(delegateComponent, host.contentItem, props({role: "user", text: "Hi", isLast: false}))
         verify(!findChild(small, "hiddenNote").visible)
+    }
+
+    // A reasoning model's <think> block: folded under "Thoughts", the bubble shows the answer proper
+    // (ChatModel's shownText); a click opens it. While it streams the line says "Thinking…".
+    function test_thoughts_are_folded() {
+        const plain = createTemporaryObject(delegateComponent, host.contentItem, props({}))
+        verify(!findChild(plain, "thinkingBlock").visible)
+        const d = createTemporaryObject(delegateComponent, host.contentItem,
+                                        props({text: "<think>\nThe user greets me.\n</think>\n\nHello there", shownText: "Hello there",
+                                               thinking: "The user greets me.", thinkingState: "done"}))
+        verify(findChild(d, "thinkingBlock").visible)
+        const toggle = findChild(d, "thinkingToggle")
+        compare(toggle.text, "▸ Thoughts")
+        verify(!findChild(d, "thinkingText").visible)
+        compare(findChild(d, "messageText").text, "Hello there")
+        const folded = d.implicitHeight
+        mouseClick(toggle)
+        verify(findChild(d, "thinkingText").visible)
+        compare(findChild(d, "thinkingText").text, "The user greets me.")
+        compare(toggle.text, "▾ Thoughts")
+        tryVerify(() => d.implicitHeight > folded)  // the layout grows at its next polish
+        const streaming = createTemporaryObject(delegateComponent, host.contentItem,
+                                                props({text: "<think>\nThe us", shownText: "", streaming: true,
+                                                       thinking: "The us", thinkingState: "thinking"}))
+        compare(findChild(streaming, "thinkingToggle").text, "▸ Thinking…")
+        compare(findChild(streaming, "messageText").text, " ▍")
     }
 }
