@@ -110,7 +110,11 @@ Item {
                 function tokenBox(step) {
                     if (step < 0 || step >= root.tokenStarts.length) return Qt.rect(0, 0, 0, 0)
                     const a = root.tokenStarts[step]
-                    const b = step + 1 < root.tokenStarts.length ? root.tokenStarts[step + 1] : length
+                    const b = step + 1 < root.tokenStarts.length ? Math.min(root.tokenStarts[step + 1], length) : length
+                    // The text lags the token starts while it is rebuilt (streaming, another
+                    // conversation opened): a position past its end has no rectangle, and the
+                    // outline was drawn as a 4 px box at the bubble's top-left corner.
+                    if (a >= length || b <= a) return Qt.rect(0, 0, 0, 0)
                     const first = positionToRectangle(a)
                     const last = positionToRectangle(Math.max(a, b))
                     const right = last.y === first.y ? last.x : width
