@@ -37,7 +37,10 @@ ApplicationWindow {
 
     Binding { target: ChatController.messages; property: "darkTheme"; value: Theme.dark }
 
+    KeyActivation { id: keyActivation }
     header: TopBar {
+        Keys.onReturnPressed: (event) => keyActivation.activate(window.activeFocusItem, event)
+        Keys.onEnterPressed: (event) => keyActivation.activate(window.activeFocusItem, event)
         onOpenModelRequested: window.openModelDialog()
         onWelcomeRequested: welcome.open()
     }
@@ -46,6 +49,8 @@ ApplicationWindow {
     ColumnLayout {
         anchors.fill: parent
         spacing: 0
+        Keys.onReturnPressed: (event) => keyActivation.activate(window.activeFocusItem, event)
+        Keys.onEnterPressed: (event) => keyActivation.activate(window.activeFocusItem, event)
 
         LoadBanner { Layout.fillWidth: true }
         ErrorBanner { Layout.fillWidth: true }

@@ -638,6 +638,119 @@ private slots:
         }
     }
 
+    // Keyboard only, beyond the composer: Tab reaches the top bar, the conversation list and the
+    // inspector's tabs, each with its focus drawn; Enter and Space activate, arrows move in the
+    // list and between the tabs, the Menu key opens a conversation's actions. (The list's rows and
+    // the tabs had no focus of their own and none drawn; Enter did nothing on a button.)
+    void keyboardReachesSidebarTopBarAndTabs() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        const qint64 first = app_->chat->conversationId();
+        QTest::keyClick(window(), Qt::Key_N, Qt::ControlModifier);
+        QVERIFY(sendByKeyboard(QStringLiteral("One day")));
+        const qint64 second = app_->chat->conversationId();
+        QVERIFY(first != second);
+        click(item(QStringLiteral("composerInput")));
+        QTRY_VERIFY(item(QStringLiteral("composerInput"))->hasActiveFocus());
+
+        // Tab (at most once round every stop) until the focus is on an item that matches.
+        auto tabTo = [&](const std::function<bool(QQuickItem*)>& match) {
+            for (int n = 0; n < 60; ++n) {
+                QTest::keyClick(window(), Qt::Key_Tab);
+                if (QQuickItem* f = window()->activeFocusItem(); f && match(f)) return f;
+            }
+            return static_cast<QQuickItem*>(nullptr);
+        };
+        auto ringShown = [](QQuickItem* i) {
+            QQuickItem* ring = i ? i->findChild<QQuickItem*>(QStringLiteral("focusRing")) : nullptr;
+            return ring && ring->isVisible();
+        };
+
+        // The top bar: the model button, Enter opens its menu.
+        QQuickItem* modelButton = tabTo([&](QQuickItem* f) { return f == item(QStringLiteral("modelButton")); });
+        QVERIFY2(modelButton, "Tab never reached the model button");
+        QVERIFY(modelButton->property("visualFocus").toBool());
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY(visibleWithText(QStringLiteral("Open GGUF file…  (Ctrl+O)")));
+        shot(QStringLiteral("model-menu"));
+        QTest::keyClick(window(), Qt::Key_Escape);
+        QTRY_VERIFY(!visibleWithText(QStringLiteral("Open GGUF file…  (Ctrl+O)")));
+
+        // The conversation list: one stop, the current row outlined, Down then Enter opens the
+        // other conversation.
+        QQuickItem* list = item(QStringLiteral("conversationList"));
+        modelButton->forceActiveFocus(Qt::TabFocusReason);
+        // The list's focus is on its current row, inside it.
+        QVERIFY2(tabTo([&](QQuickItem* f) { return f == list || list->isAncestorOf(f); }), "Tab never reached the conversation list");
+        QVERIFY(list->hasActiveFocus());
+        const int rowBefore = list->property("currentIndex").toInt();
+        QVERIFY(rowBefore >= 0);
+        QQuickItem* current = list->property("currentItem").value<QQuickItem*>();
+        QVERIFY2(ringShown(current), "the list's current row is not outlined");
+        shot(QStringLiteral("list-focused"));
+        const qint64 rowId = current->property("conversationId").toLongLong();
+        QTest::keyClick(window(), rowBefore == 0 ? Qt::Key_Down : Qt::Key_Up);
+        QTRY_VERIFY(list->property("currentIndex").toInt() != rowBefore);
+        current = list->property("currentItem").value<QQuickItem*>();
+        const qint64 otherId = current->property("conversationId").toLongLong();
+        QVERIFY(otherId != rowId);
+        QVERIFY(ringShown(current));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_COMPARE(app_->chat->conversationId(), otherId);
+        QVERIFY(list->hasActiveFocus());
+        shot(QStringLiteral("list-opened"));
+        // Space opens too: back to the first row.
+        QTest::keyClick(window(), rowBefore == 0 ? Qt::Key_Up : Qt::Key_Down);
+        QTest::keyClick(window(), Qt::Key_Space);
+        QTRY_COMPARE(app_->chat->conversationId(), rowId);
+        // The Menu key: the row's actions, without a mouse.
+        QTest::keyClick(window(), Qt::Key_Menu);
+        QTRY_VERIFY(visibleWithText(QStringLiteral("Rename")));
+        shot(QStringLiteral("row-actions"));
+        QTest::keyClick(window(), Qt::Key_Escape);
+        QTRY_VERIFY(!visibleWithText(QStringLiteral("Rename")));
+        // Tab from the list: the current row's ⋯ button, Enter opens the same menu.
+        QVERIFY(list->hasActiveFocus());
+        QTest::keyClick(window(), Qt::Key_Tab);
+        QQuickItem* actions = window()->activeFocusItem();
+        QVERIFY(actions);
+        QCOMPARE(actions->objectName(), QStringLiteral("conversationActions"));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY(visibleWithText(QStringLiteral("Rename")));
+        QTest::keyClick(window(), Qt::Key_Escape);
+        QTRY_VERIFY(!visibleWithText(QStringLiteral("Rename")));
+
+        // The inspector's tabs: the shown one is the stop, outlined; Right and Left show the next
+        // and come back, Enter keeps it shown.
+        QQuickItem* tab = tabTo([](QQuickItem* f) { return QByteArray(f->metaObject()->className()).startsWith("InspectorTab"); });
+        QVERIFY2(tab, "Tab never reached the inspector's tabs");
+        QCOMPARE(tab->property("text").toString(), QStringLiteral("Probabilities"));
+        QVERIFY2(ringShown(tab), "the focused tab is not outlined");
+        shot(QStringLiteral("tab-focused"));
+        QTest::keyClick(window(), Qt::Key_Right);
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("timeline"));
+        QCOMPARE(window()->activeFocusItem()->property("text").toString(), QStringLiteral("Timeline"));
+        QVERIFY(ringShown(window()->activeFocusItem()));
+        shot(QStringLiteral("tab-right"));
+        QTest::keyClick(window(), Qt::Key_Left);
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("probabilities"));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QCOMPARE(app_->settings->inspectorTab(), QStringLiteral("probabilities"));
+        // One stop for the bar: the next Tab leaves it.
+        QTest::keyClick(window(), Qt::Key_Tab);
+        QVERIFY(!QByteArray(window()->activeFocusItem()->metaObject()->className()).startsWith("InspectorTab"));
+
+        // Enter on a toggle of the top bar: the inspector is hidden and shown again.
+        QQuickItem* toggle = tabTo([](QQuickItem* f) { return f->property("text").toString() == QStringLiteral("◨"); });
+        QVERIFY(toggle);
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY(!app_->settings->inspectorVisible());
+        QTest::keyClick(window(), Qt::Key_Space);
+        QTRY_VERIFY(app_->settings->inspectorVisible());
+    }
+
     void smallestWindow() {
         QVERIFY(start(820, 600));
         QVERIFY(loadModel());

@@ -61,6 +61,23 @@ Rectangle {
             model: conversations
             spacing: 2
             ScrollBar.vertical: ScrollBar {}
+            // From the keyboard: one Tab stop, Up and Down choose a row (outlined), Enter or Space
+            // opens it, the Menu key (or Shift+F10) opens its actions; Tab goes on to its ⋯ button.
+            activeFocusOnTab: true
+            keyNavigationEnabled: true
+            Keys.onReturnPressed: openCurrent()
+            Keys.onEnterPressed: openCurrent()
+            Keys.onSpacePressed: openCurrent()
+            Keys.onMenuPressed: if (currentItem) currentItem.showActions()
+            Keys.onPressed: (event) => {
+                if (event.key === Qt.Key_F10 && (event.modifiers & Qt.ShiftModifier) && currentItem) {
+                    currentItem.showActions()
+                    event.accepted = true
+                }
+            }
+            function openCurrent() {
+                if (currentItem && !currentItem.renaming) ChatController.openConversation(currentItem.conversationId)
+            }
 
             delegate: ItemDelegate {
                 id: row
@@ -72,7 +89,14 @@ Rectangle {
                 property bool renaming: false
                 width: ListView.view.width
                 highlighted: conversationId === ChatController.conversationId
-                onClicked: if (!renaming) ChatController.openConversation(conversationId)
+                focusPolicy: Qt.NoFocus  // the list takes the focus, not each row
+                onClicked: {
+                    list.currentIndex = index
+                    if (!renaming) ChatController.openConversation(conversationId)
+                }
+                required property int index
+                function showActions() { menu.popup(actions, 0, actions.height) }
+                FocusRing { shown: row.ListView.isCurrentItem && list.activeFocus }
 
                 contentItem: RowLayout {
                   spacing: 2
@@ -122,7 +146,10 @@ Rectangle {
                       ToolTip.visible: hovered
                       ToolTip.delay: 500
                       Layout.alignment: Qt.AlignTop
-                      onClicked: menu.popup(actions, 0, actions.height)
+                      focusPolicy: row.ListView.isCurrentItem ? Qt.StrongFocus : Qt.NoFocus
+                      onClicked: row.showActions()
+                      Keys.onReturnPressed: row.showActions()  // before the list's Enter, which opens the row
+                      Keys.onEnterPressed: row.showActions()
                   }
                 }
 
