@@ -109,6 +109,7 @@ Rectangle {
                         elide: Text.ElideRight
                         Layout.fillWidth: true
                         font.bold: row.highlighted
+                        color: row.highlighted ? palette.highlightedText : Theme.text
                     }
                     TextField {
                         id: renameField
@@ -141,6 +142,7 @@ Rectangle {
                       id: actions
                       objectName: "conversationActions"
                       text: "⋯"
+                      palette.buttonText: row.highlighted ? row.palette.highlightedText : Theme.text
                       Accessible.name: qsTr("Actions for %1").arg(row.title)
                       ToolTip.text: qsTr("Rename, export or delete")
                       ToolTip.visible: hovered
