@@ -149,6 +149,23 @@ class TestAcceptance : public QObject {
                      qPrintable(app_->chat->lastError()), int(app_->chat->canSend()));
         return false;
     }
+    // The Probabilities panel's most probable candidate that was not picked, once the panel has
+    // stopped moving: it is laid out again as the step's figures arrive, and a click at where the
+    // bar was landed on another button.
+    QQuickItem* unpickedCandidate() const {
+        QQuickItem* other = nullptr;
+        QPointF was(-1, -1);
+        for (int n = 0, still = 0; n < 60 && still < 3; ++n) {
+            QTest::qWait(50);
+            other = nullptr;
+            for (int c = 0; c < 5 && !other; ++c)
+                if (QQuickItem* bar = visibleNamed(QStringLiteral("candidate_%1").arg(c)); bar && bar->isEnabled()) other = bar;
+            const QPointF at = other ? other->mapToScene(QPointF(0, 0)) : QPointF(-1, -1);
+            still = at == was ? still + 1 : 0;
+            was = at;
+        }
+        return other;
+    }
     // The last message as the reader sees it (its heat map is rich text: the characters only).
     QString lastMessageText() const {
         const auto texts = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); });
@@ -286,9 +303,7 @@ private slots:
         QTRY_VERIFY(visibleNamed(QStringLiteral("candidate_1")));
         shot(QStringLiteral("candidates"));
         QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
-        QQuickItem* other = nullptr;  // the most probable candidate that was not picked
-        for (int c = 0; c < 5 && !other; ++c)
-            if (QQuickItem* bar = visibleNamed(QStringLiteral("candidate_%1").arg(c)); bar && bar->isEnabled()) other = bar;
+        QQuickItem* other = unpickedCandidate();
         QVERIFY(other);
         click(other);
         QVERIFY(arrived(done, 20000));
@@ -822,6 +837,69 @@ private slots:
         }
         QVERIFY(checked > 20);
         QVERIFY2(unreadable.isEmpty(), qPrintable(unreadable.join(QLatin1Char('\n'))));
+    }
+
+    // After a branch the cache note, the answer's footer and the stats agree: the prefix up to
+    // the branch is reused and only the new token is prefilled, in chat and completion mode, from
+    // the last answer and an earlier one; with another conversation's context in the cache in
+    // between, the note counts what was really prefilled. ("reused 0" beside 10 prefilled was
+    // reported; not reproduced in any of these.)
+    void branchNoteMatchesTheCache_data() {
+        QTest::addColumn<QString>("mode");
+        QTest::addColumn<int>("turns");
+        QTest::addColumn<int>("row");
+        QTest::addColumn<bool>("otherBetween");
+        QTest::newRow("chat, earlier answer") << "chat" << 2 << 1 << false;
+        QTest::newRow("chat, last answer") << "chat" << 1 << 1 << false;
+        QTest::newRow("completion, last answer") << "completion" << 1 << 1 << false;
+        QTest::newRow("chat, last of two") << "chat" << 2 << 3 << false;
+        QTest::newRow("completion, another conversation in between") << "completion" << 1 << 1 << true;
+    }
+    void branchNoteMatchesTheCache() {
+        QFETCH(QString, mode);
+        QFETCH(int, turns);
+        QFETCH(int, row);
+        QFETCH(bool, otherBetween);
+        QVERIFY(start(1400, 900));
+        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
+        QVERIFY(loadModel());
+        app_->chat->setMode(mode);
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        if (turns > 1) QVERIFY(sendByKeyboard(QStringLiteral(" The end.")));
+        const qint64 first = app_->chat->conversationId();
+        if (otherBetween) {  // the cache then holds another text
+            QTest::keyClick(window(), Qt::Key_N, Qt::ControlModifier);
+            QVERIFY(sendByKeyboard(QStringLiteral("Tom had a red hat")));
+            click(sidebarRow(QStringLiteral("Once upon a time")));
+            QTRY_COMPARE(app_->chat->conversationId(), first);
+        }
+        app_->inspector->select(row, 4);
+        QQuickItem* other = nullptr;
+        QTRY_VERIFY(visibleNamed(QStringLiteral("candidate_1")));
+        QTRY_VERIFY(app_->inspector->step() == 4 && !app_->inspector->following());
+        other = unpickedCandidate();
+        QVERIFY(other);
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        click(other);
+        QVERIFY(arrived(done, 20000));
+        shot(QStringLiteral("branched"));
+        const int last = app_->chat->messages()->count() - 1;
+        const QVariantMap st = app_->chat->messages()->at(last).stats;
+        const int reused = st.value(QStringLiteral("reusedTokens")).toInt(), prefilled = st.value(QStringLiteral("prefilledTokens")).toInt();
+        const QString note = app_->chat->cacheNote();
+        QCOMPARE(reused + prefilled, st.value(QStringLiteral("promptTokens")).toInt());
+        if (otherBetween) {
+            QVERIFY2(prefilled > 1, qPrintable(note));
+            QVERIFY2(note.contains(QStringLiteral("reused %1 cached tokens and prefilled %2.").arg(reused).arg(prefilled)), qPrintable(note));
+        } else {
+            QCOMPARE(prefilled, 1);
+            QVERIFY(reused > 0);
+            QVERIFY2(note.contains(QStringLiteral("reused %1 cached tokens and ran only the new one").arg(reused)), qPrintable(note));
+        }
+        // The footer says the same.
+        QVERIFY(!visibleItems([&](QQuickItem* i) {
+                     return i->property("text").toString().contains(QStringLiteral("(%1 reused, %2 new)").arg(reused).arg(prefilled));
+                 }).isEmpty());
     }
 
     void smallestWindow() {
