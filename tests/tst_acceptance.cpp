@@ -919,6 +919,16 @@ private slots:
             click(tab);
             QTRY_COMPARE(app_->settings->inspectorTab(), keys[t]);
             shot(keys[t]);
+            // The chat's contents stay in the chat's column, left of the inspector (the column
+            // grew past it and the tint box, Edit, Regenerate and Send went under the inspector).
+            const qreal inspectorLeft = item(QStringLiteral("inspector"))->mapToScene(QPointF(0, 0)).x();
+            for (const QString& name : {QStringLiteral("messageList"), QStringLiteral("heatMode"), QStringLiteral("cacheNote"), QStringLiteral("composerInput"),
+                                        QStringLiteral("sendButton"), QStringLiteral("editButton"), QStringLiteral("regenerateButton")}) {
+                QQuickItem* i = visibleNamed(name);
+                QVERIFY2(i, qPrintable(name));
+                const qreal right = i->mapToScene(QPointF(i->width(), 0)).x();
+                QVERIFY2(right <= inspectorLeft + 0.5, qPrintable(QStringLiteral("%1 ends at %2, the inspector begins at %3").arg(name).arg(right).arg(inspectorLeft)));
+            }
         }
     }
 };

@@ -26,7 +26,8 @@ Rectangle {
 
         RowLayout {
             Layout.fillWidth: true
-            Label { text: qsTr("Conversations"); font.bold: true; Layout.fillWidth: true }
+            // Elided rather than drawn under "+ New" in the smallest window's narrow sidebar.
+            Label { text: qsTr("Conversations"); font.bold: true; elide: Text.ElideRight; Layout.fillWidth: true; Layout.preferredWidth: 40 }
             Button {
                 text: qsTr("+ New")
                 flat: true
