@@ -136,6 +136,10 @@ Rectangle {
                               + " · " + Qt.formatDateTime(row.updatedAt, "yyyy-MM-dd hh:mm")
                         color: row.highlighted ? palette.highlightedText : Theme.muted
                         font.pixelSize: Theme.fontSmall
+                        // The narrow sidebar of the smallest window cut the time off mid-digit.
+                        elide: Text.ElideRight
+                        Layout.fillWidth: true
+                        Layout.preferredWidth: 40
                     }
                   }
                   // Rename, export and delete without a right-click (and from the keyboard).
