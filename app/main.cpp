@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
     QCommandLineOption panelOpt(QStringLiteral("panel"),
                                 QStringLiteral("Inspector panel to show: probabilities, timeline, kv, settings, model, or none (hidden)."),
                                 QStringLiteral("name"));
+    QCommandLineOption dialogOpt(QStringLiteral("open-dialog"), QStringLiteral("With --screenshot: open the model's file dialog after the answer and capture it open."));
     QCommandLineOption maxTokensOpt(QStringLiteral("max-tokens"), QStringLiteral("Answer length for --screenshot."), QStringLiteral("n"));
     QCommandLineOption dataOpt(QStringLiteral("data-dir"),
                                QStringLiteral("Keep conversations in this folder (default: the user's app-data folder; --screenshot keeps none unless given)."),
@@ -56,7 +57,7 @@ int main(int argc, char** argv) {
     QCommandLineOption rendererOpt(QStringLiteral("renderer"),
                                    QStringLiteral("auto (software rendering when OpenGL is a CPU rasterizer), software or hardware."),
                                    QStringLiteral("how"), QStringLiteral("auto"));
-    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt});
+    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt});
     cli.process(app);
     const bool screenshot = cli.isSet(shotOpt);
 
@@ -151,6 +152,7 @@ int main(int argc, char** argv) {
         if (window && wh.size() == 2) window->resize(wh[0].toInt(), wh[1].toInt());
         driver = std::make_unique<ScreenshotDriver>(&engine, &chat, cli.value(shotOpt), cli.value(promptOpt));
         driver->setWindow(window);
+        driver->setOpenDialog(cli.isSet(dialogOpt));
         QObject::connect(driver.get(), &ScreenshotDriver::finished, &app, [](int code) { QCoreApplication::exit(code); });
     }
     if (modelPath.isEmpty() && screenshot) {

@@ -24,7 +24,7 @@ ScreenshotDriver::ScreenshotDriver(EngineController* engine, ChatController* cha
                      st.value("prefillTokensPerSecond").toDouble(), st.value("decodeTokensPerSecond").toDouble(),
                      st.value("timeToFirstTokenMs").toDouble());
         // Give the scene graph a few frames to show the final state.
-        QTimer::singleShot(400, this, &ScreenshotDriver::capture);
+        QTimer::singleShot(400, this, openDialog_ ? &ScreenshotDriver::openDialogThenCapture : &ScreenshotDriver::capture);
     });
     timeout_.setSingleShot(true);
     timeout_.setInterval(300 * 1000);
@@ -43,6 +43,20 @@ void ScreenshotDriver::onModelReady() {
             return;
         }
         if (!chat_->send(prompt_)) failWith(tr("could not send the prompt: %1").arg(chat_->lastError()));
+    });
+}
+
+void ScreenshotDriver::openDialogThenCapture() {
+    if (!window_) return failWith(tr("no window to capture"));
+    // As Ctrl+O does. Without a QML module the dialog needs, the window reports it (the error
+    // banner) instead of making the dialog: that is a failure here, with its message.
+    QMetaObject::invokeMethod(window_, "openModelDialog");
+    QObject* dialog = window_->findChild<QObject*>(QStringLiteral("modelDialog"));
+    if (!dialog) return failWith(tr("the file dialog was not made: %1").arg(engine_->errorMessage()));
+    QTimer::singleShot(600, this, [this, dialog] {
+        if (!dialog->property("visible").toBool()) return failWith(tr("the file dialog did not open"));
+        std::fprintf(stderr, "inferscope: the file dialog is open\n");
+        capture();
     });
 }
 

@@ -21,6 +21,9 @@ public:
                      QObject* parent = nullptr);
     void setWindow(QQuickWindow* window) { window_ = window; }
     void setTimeoutSeconds(int seconds) { timeout_.setInterval(seconds * 1000); }
+    // Opens the model's file dialog once the answer is in and captures it open: the package test
+    // runs this in the installed app, so the QML modules only a dialog loads are traced too.
+    void setOpenDialog(bool open) { openDialog_ = open; }
 
 signals:
     void finished(int exitCode);
@@ -28,6 +31,7 @@ signals:
 private:
     void onModelReady();
     void capture();
+    void openDialogThenCapture();
     void failWith(const QString& message);
 
     EngineController* engine_;
@@ -36,6 +40,7 @@ private:
     QString output_, prompt_;
     QTimer timeout_;
     bool sent_ = false;
+    bool openDialog_ = false;
 };
 
 }  // namespace inferscope

@@ -26,7 +26,7 @@ ApplicationWindow {
         button: Theme.surfaceAlt
         buttonText: Theme.text
         highlight: Theme.accent
-        highlightedText: "#ffffff"
+        highlightedText: Theme.onAccent
         placeholderText: Theme.muted
         mid: Theme.border
         dark: Theme.border
@@ -37,7 +37,10 @@ ApplicationWindow {
 
     Binding { target: ChatController.messages; property: "darkTheme"; value: Theme.dark }
 
+    KeyActivation { id: keyActivation }
     header: TopBar {
+        Keys.onReturnPressed: (event) => keyActivation.activate(window.activeFocusItem, event)
+        Keys.onEnterPressed: (event) => keyActivation.activate(window.activeFocusItem, event)
         onOpenModelRequested: window.openModelDialog()
         onWelcomeRequested: welcome.open()
     }
@@ -46,6 +49,8 @@ ApplicationWindow {
     ColumnLayout {
         anchors.fill: parent
         spacing: 0
+        Keys.onReturnPressed: (event) => keyActivation.activate(window.activeFocusItem, event)
+        Keys.onEnterPressed: (event) => keyActivation.activate(window.activeFocusItem, event)
 
         LoadBanner { Layout.fillWidth: true }
         ErrorBanner { Layout.fillWidth: true }

@@ -6,8 +6,9 @@
 #   - the files are where desktops look for them, and the desktop file, metainfo and MIME type validate;
 #   - the installed inferscope-cli finds the installed model (not the source tree's) and writes the
 #     known greedy story; the archive's does the same from its own share/;
-#   - the installed GUI renders an answer to a PNG under Xvfb, with no QML of ours on disk, and every
-#     library it loads comes from a package the .deb depends on (directly or through dependencies).
+#   - the installed GUI renders an answer to a PNG under Xvfb and opens its model file dialog, with no
+#     QML of ours on disk, and every library it loads (the dialog's too) comes from a package the
+#     .deb depends on (directly or through dependencies).
 # Prints "package-test: N passed, N failed" last; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -91,12 +92,19 @@ check "archive: bin/inferscope-cli finds share/inferscope/models" \
 # ---- the installed GUI under Xvfb, tracing every library it loads -------------------------------
 shot=$tmp/shot.png
 if timeout 240 xvfb-run -a -s "-screen 0 1400x900x24" env LD_DEBUG=files LD_DEBUG_OUTPUT="$tmp/ld" \
-     "$root/usr/bin/inferscope" --screenshot "$shot" --prompt "Once upon a time" >"$tmp/gui.log" 2>&1 \
+     "$root/usr/bin/inferscope" --screenshot "$shot" --prompt "Once upon a time" --open-dialog >"$tmp/gui.log" 2>&1 \
    && [ "$(identify -format '%m %wx%h' "$shot" 2>/dev/null)" = "PNG 1400x900" ] \
    && [ "$(identify -format '%k' "$shot")" -gt 50 ]; then
   ok "installed inferscope --screenshot wrote a 1400x900 PNG ($(grep -o 'answer of [0-9]* tokens' "$tmp/gui.log"))"
 else
   bad "installed inferscope --screenshot"; tail -20 "$tmp/gui.log" >&2
+fi
+# The model's file dialog opened in the installed app (--open-dialog, as Ctrl+O), loading the QML
+# modules only a dialog needs; they are traced below with the rest.
+if grep -q "the file dialog is open" "$tmp/gui.log" && grep -qh 'folderlistmodel' "$tmp"/ld.* 2>/dev/null; then
+  ok "installed inferscope opened its file dialog (Qt.labs.folderlistmodel loaded)"
+else
+  bad "installed inferscope did not open its file dialog"; grep -i "dialog\|module" "$tmp/gui.log" | tail -5 >&2
 fi
 
 # Loaded files → the packages that own them → each must be in the closure of the .deb's Depends.

@@ -18,13 +18,22 @@ Rectangle {
             Layout.rightMargin: Theme.spacing * 2
             Layout.topMargin: 4
             visible: list.count > 0
+            // The labels' unwrapped widths must not size the column: it grew past the chat's
+            // share of the smallest window and its right edge (the tint box, Edit, Send) went
+            // under the inspector.
             Label {
                 text: ChatController.title
                 font.bold: true
                 elide: Text.ElideRight
                 Layout.fillWidth: true
+                Layout.preferredWidth: 40
             }
-            Label { text: qsTr("Tint tokens by"); color: Theme.muted; font.pixelSize: Theme.fontSmall }
+            Label {
+                text: qsTr("Tint tokens by")
+                visible: view.width >= 520  // the box's tooltip says it too
+                color: Theme.muted
+                font.pixelSize: Theme.fontSmall
+            }
             ComboBox {
                 objectName: "heatMode"
                 readonly property var modes: ["probability", "entropy", "replay", "off"]
@@ -82,7 +91,11 @@ Rectangle {
             text: "⟲ " + ChatController.cacheNote
             color: Theme.muted
             font.pixelSize: Theme.fontSmall
+            wrapMode: Text.Wrap
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
             Layout.leftMargin: Theme.spacing * 2
+            Layout.rightMargin: Theme.spacing * 2
             Layout.bottomMargin: 4
         }
 

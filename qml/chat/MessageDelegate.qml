@@ -159,7 +159,11 @@ Item {
                     // own: outline the character it is part of (shown with the token completing it).
                     let end = step + 1
                     while (end < root.tokenStarts.length && root.tokenStarts[end] === a) ++end
-                    const b = end < root.tokenStarts.length ? root.tokenStarts[end] : length
+                    const b = end < root.tokenStarts.length ? Math.min(root.tokenStarts[end], length) : length
+                    // The text lags the token starts while it is rebuilt (streaming, another
+                    // conversation opened): a position past its end has no rectangle, and the
+                    // outline was drawn as a 4 px box at the bubble's top-left corner.
+                    if (a >= length || b <= a) return Qt.rect(0, 0, 0, 0)
                     const first = positionToRectangle(a)
                     const last = positionToRectangle(Math.max(a, b))
                     const right = last.y === first.y ? last.x : width

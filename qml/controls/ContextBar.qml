@@ -28,7 +28,7 @@ Item {
         anchors.centerIn: parent
         text: qsTr("%1 / %2 tokens").arg(Theme.count(bar.used)).arg(Theme.count(bar.size))
         font.pixelSize: Theme.fontSmall
-        color: bar.fraction > 0.5 ? "#ffffff" : Theme.text
+        color: bar.fraction > 0.5 ? Theme.onAccent : Theme.text
     }
     ToolTip.visible: mouse.containsMouse
     ToolTip.text: qsTr("Context: %1 of %2 positions of the KV cache hold tokens of this conversation.").arg(bar.used).arg(bar.size)

@@ -26,7 +26,8 @@ Rectangle {
 
         RowLayout {
             Layout.fillWidth: true
-            Label { text: qsTr("Conversations"); font.bold: true; Layout.fillWidth: true }
+            // Elided rather than drawn under "+ New" in the smallest window's narrow sidebar.
+            Label { text: qsTr("Conversations"); font.bold: true; elide: Text.ElideRight; Layout.fillWidth: true; Layout.preferredWidth: 40 }
             Button {
                 text: qsTr("+ New")
                 flat: true
@@ -61,6 +62,23 @@ Rectangle {
             model: conversations
             spacing: 2
             ScrollBar.vertical: ScrollBar {}
+            // From the keyboard: one Tab stop, Up and Down choose a row (outlined), Enter or Space
+            // opens it, the Menu key (or Shift+F10) opens its actions; Tab goes on to its ⋯ button.
+            activeFocusOnTab: true
+            keyNavigationEnabled: true
+            Keys.onReturnPressed: openCurrent()
+            Keys.onEnterPressed: openCurrent()
+            Keys.onSpacePressed: openCurrent()
+            Keys.onMenuPressed: if (currentItem) currentItem.showActions()
+            Keys.onPressed: (event) => {
+                if (event.key === Qt.Key_F10 && (event.modifiers & Qt.ShiftModifier) && currentItem) {
+                    currentItem.showActions()
+                    event.accepted = true
+                }
+            }
+            function openCurrent() {
+                if (currentItem && !currentItem.renaming) ChatController.openConversation(currentItem.conversationId)
+            }
 
             delegate: ItemDelegate {
                 id: row
@@ -72,7 +90,14 @@ Rectangle {
                 property bool renaming: false
                 width: ListView.view.width
                 highlighted: conversationId === ChatController.conversationId
-                onClicked: if (!renaming) ChatController.openConversation(conversationId)
+                focusPolicy: Qt.NoFocus  // the list takes the focus, not each row
+                onClicked: {
+                    list.currentIndex = index
+                    if (!renaming) ChatController.openConversation(conversationId)
+                }
+                required property int index
+                function showActions() { menu.popup(actions, 0, actions.height) }
+                FocusRing { shown: row.ListView.isCurrentItem && list.activeFocus }
 
                 contentItem: RowLayout {
                   spacing: 2
@@ -85,6 +110,7 @@ Rectangle {
                         elide: Text.ElideRight
                         Layout.fillWidth: true
                         font.bold: row.highlighted
+                        color: row.highlighted ? palette.highlightedText : Theme.text
                     }
                     TextField {
                         id: renameField
@@ -110,6 +136,10 @@ Rectangle {
                               + " · " + Qt.formatDateTime(row.updatedAt, "yyyy-MM-dd hh:mm")
                         color: row.highlighted ? palette.highlightedText : Theme.muted
                         font.pixelSize: Theme.fontSmall
+                        // The narrow sidebar of the smallest window cut the time off mid-digit.
+                        elide: Text.ElideRight
+                        Layout.fillWidth: true
+                        Layout.preferredWidth: 40
                     }
                   }
                   // Rename, export and delete without a right-click (and from the keyboard).
@@ -117,12 +147,16 @@ Rectangle {
                       id: actions
                       objectName: "conversationActions"
                       text: "⋯"
+                      palette.buttonText: row.highlighted ? row.palette.highlightedText : Theme.text
                       Accessible.name: qsTr("Actions for %1").arg(row.title)
                       ToolTip.text: qsTr("Rename, export or delete")
                       ToolTip.visible: hovered
                       ToolTip.delay: 500
                       Layout.alignment: Qt.AlignTop
-                      onClicked: menu.popup(actions, 0, actions.height)
+                      focusPolicy: row.ListView.isCurrentItem ? Qt.StrongFocus : Qt.NoFocus
+                      onClicked: row.showActions()
+                      Keys.onReturnPressed: row.showActions()  // before the list's Enter, which opens the row
+                      Keys.onEnterPressed: row.showActions()
                   }
                 }
 

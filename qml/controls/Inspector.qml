@@ -16,8 +16,15 @@ Rectangle {
     // "Probabilities" short at the inspector's usual width while "Model" had room to spare).
     // Narrow (the smallest window): less padding, so that all five titles fit and none is cut off.
     readonly property bool narrow: width < 400
+    // One Tab stop for the bar, the tab shown (Tab goes on into its panel); Left and Right show
+    // the tab beside it.
     component InspectorTab: TabButton {
+        id: tab
         property string tip
+        focusPolicy: TabBar.index === tabBar.currentIndex ? Qt.StrongFocus : Qt.NoFocus
+        Keys.onLeftPressed: tabBar.step(-1)
+        Keys.onRightPressed: tabBar.step(1)
+        FocusRing { shown: tab.visualFocus }
         leftPadding: inspector.narrow ? 4 : 8
         rightPadding: inspector.narrow ? 4 : 8
         width: implicitWidth + tabBar.spare
@@ -39,6 +46,12 @@ Rectangle {
             Layout.preferredWidth: 0
             currentIndex: Math.max(0, inspector.tabs.indexOf(AppSettings.inspectorTab))
             onCurrentIndexChanged: AppSettings.inspectorTab = inspector.tabs[currentIndex]
+            function step(by) {
+                // The focus first: the tab it leaves stops being a Tab stop once it is not shown.
+                const next = (currentIndex + by + count) % count
+                itemAt(next).forceActiveFocus(Qt.TabFocusReason)
+                currentIndex = next
+            }
             readonly property real spare: {
                 let titles = 0
                 for (let i = 0; i < count; ++i) titles += itemAt(i) ? itemAt(i).implicitWidth : 0

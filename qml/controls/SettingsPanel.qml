@@ -167,11 +167,21 @@ ScrollView {
                       ? qsTr("Chat mode: turns are wrapped in the %1 template.").arg(ChatController.effectiveTemplate)
                       : qsTr("Completion mode: the model continues the text as written (what story and base models want).")
             }
-            Label { text: qsTr("System prompt"); visible: ChatController.mode === "chat"; Layout.columnSpan: 2 }
+        }
+        // Chat mode's system prompt, in a column of its own that is shown or hidden whole: items
+        // of the grid above made visible after it was laid out kept their first place (Qt 6.4),
+        // and the field was drawn over the "Sampling" heading.
+        ColumnLayout {
+            objectName: "systemPromptColumn"
+            visible: ChatController.mode === "chat"
+            Layout.fillWidth: true
+            Layout.leftMargin: Theme.spacing * 1.5
+            Layout.rightMargin: Theme.spacing * 1.5
+            Layout.bottomMargin: Theme.spacing * 1.5
+            spacing: 6
+            Label { text: qsTr("System prompt") }
             TextArea {
                 objectName: "systemPrompt"
-                visible: ChatController.mode === "chat"
-                Layout.columnSpan: 2
                 Layout.fillWidth: true
                 Layout.preferredHeight: 80
                 wrapMode: TextEdit.Wrap

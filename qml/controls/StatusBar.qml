@@ -23,25 +23,18 @@ Rectangle {
             font.bold: true
             font.pixelSize: Theme.fontSmall
         }
-        Label {
-            text: EngineController.hasModel ? EngineController.modelName : ""
-            font.pixelSize: Theme.fontSmall
-            color: Theme.text
-            elide: Text.ElideRight
-            Layout.maximumWidth: 200
-        }
-        Label {
-            text: EngineController.deviceDescription
-            font.pixelSize: Theme.fontSmall
-            color: Theme.muted
-        }
+        // The model's name, engine and precision are in the top bar. Without a model there is no
+        // context, speed or memory to show ("0 / 1 tokens", "memory 0 B" said nothing true).
         ContextBar {
             objectName: "contextBar"
+            visible: EngineController.hasModel
+            implicitWidth: 150
             used: EngineController.contextUsed
             size: Math.max(1, EngineController.contextLength)
         }
         Label {
             objectName: "prefillRate"
+            visible: EngineController.hasModel
             text: qsTr("prefill %1 tok/s").arg(Theme.rate(EngineController.prefillTokensPerSecond))
             font.pixelSize: Theme.fontSmall
             color: Theme.prefill
@@ -51,6 +44,7 @@ Rectangle {
         }
         Label {
             objectName: "decodeRate"
+            visible: EngineController.hasModel
             text: qsTr("decode %1 tok/s").arg(Theme.rate(EngineController.decodeTokensPerSecond))
             font.pixelSize: Theme.fontSmall
             color: Theme.decode
@@ -59,6 +53,8 @@ Rectangle {
             MouseArea { id: decodeMouse; anchors.fill: parent; hoverEnabled: true }
         }
         Label {
+            objectName: "firstTokenLabel"
+            visible: EngineController.hasModel
             text: qsTr("first token %1").arg(Theme.ms(EngineController.timeToFirstTokenMs))
             font.pixelSize: Theme.fontSmall
             color: Theme.muted
@@ -66,18 +62,31 @@ Rectangle {
             ToolTip.text: qsTr("Time to first token: the prompt's prefill plus the first sampling step, the wait before text appears.")
             MouseArea { id: ttftMouse; anchors.fill: parent; hoverEnabled: true }
         }
-        Item { Layout.fillWidth: true }
-        Label {
-            objectName: "memoryLabel"
-            text: qsTr("memory %1 (weights %2 + KV cache %3)")
-                    .arg(Theme.bytes(EngineController.weightBytes + EngineController.kvBytesReserved))
-                    .arg(Theme.bytes(EngineController.weightBytes))
-                    .arg(Theme.bytes(EngineController.kvBytesReserved))
-            font.pixelSize: Theme.fontSmall
-            color: Theme.muted
-            ToolTip.visible: memoryMouse.containsMouse
-            ToolTip.text: qsTr("The model's weights plus the KV cache, which the engine reserves for the whole context when the model loads.")
-            MouseArea { id: memoryMouse; anchors.fill: parent; hoverEnabled: true }
+        // The memory, whole when there is room ("memory 3.62 MiB (weights 1.12 MiB + KV cache 2.50 MiB)"),
+        // else the total alone, its parts in the tooltip: at 820 px the whole line was cut off at
+        // the window's edge. It takes the room the labels before it leave.
+        Item {
+            id: memory
+            Layout.fillWidth: true
+            Layout.minimumWidth: memoryLabel.implicitWidth
+            implicitHeight: memoryLabel.implicitHeight
+            visible: EngineController.hasModel
+            readonly property string total: Theme.bytes(EngineController.weightBytes + EngineController.kvBytesReserved)
+            readonly property string whole: qsTr("memory %1 (weights %2 + KV cache %3)").arg(total)
+                    .arg(Theme.bytes(EngineController.weightBytes)).arg(Theme.bytes(EngineController.kvBytesReserved))
+            TextMetrics { id: wholeMetrics; font: memoryLabel.font; text: memory.whole }
+            Label {
+                id: memoryLabel
+                objectName: "memoryLabel"
+                anchors.right: parent.right
+                anchors.verticalCenter: parent.verticalCenter
+                text: wholeMetrics.advanceWidth <= memory.width ? memory.whole : qsTr("memory %1").arg(memory.total)
+                font.pixelSize: Theme.fontSmall
+                color: Theme.muted
+                ToolTip.visible: memoryMouse.containsMouse
+                ToolTip.text: memory.whole + "\n" + qsTr("The model's weights plus the KV cache, which the engine reserves for the whole context when the model loads.")
+                MouseArea { id: memoryMouse; anchors.fill: parent; hoverEnabled: true }
+            }
         }
     }
 }

@@ -83,7 +83,9 @@ GridLayout {
                     anchors.centerIn: parent
                     text: parent.p > 0 ? (parent.p * 100).toFixed(parent.p < 0.1 ? 1 : 0) : "×"
                     font.pixelSize: 9
-                    color: parent.p > 0 ? Theme.text : Theme.muted
+                    // Centred: over the bar once it reaches the middle.
+                    color: parent.p <= 0 ? Theme.muted : parent.p < 0.5 ? Theme.text
+                         : parent.parent.c === grid.stages.length ? Theme.onDecode : Theme.onPrefill
                 }
             }
         }
