@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "backend/compute_device.h"
+#include "backend/gemv_kquants.h"
 #include "backend/kernels.h"
 #include "backend_test_helpers.h"
 #include "gguf/quant_blocks.h"
+#include "kquant_test_helpers.h"
 
 using namespace inferscope;
 using namespace inferscope::testing_backend;
@@ -71,13 +73,29 @@ TEST_P(LinearBlocks, DecodeAndPrefillMatchTheReferenceOnTheDecodedWeights) {
         dev->linear(*lin, x.data(), m, y.data());
         referenceLinear(w.data(), N, K, x.data(), m, ref.data());
         // An f32 dot product of K terms in any order is within K·2^-24·Σ|w·x| of the exact one.
-        for (int64_t i = 0; i < m; ++i)
+        // Decode (m <= kGemvMaxRows) on an integer kernel first rounds x to 8 bits per 256
+        // elements: each term moves by at most |w|·step/2 (step = max|x| / 127 of its block), and
+        // the f32 rounding then also scales with the mins the kernel rounds apart.
+        const bool roundsX = m <= kGemvMaxRows && kquantKernelFor(uint32_t(type));
+        for (int64_t i = 0; i < m; ++i) {
+            const auto steps = testing_kquants::stepsOf(x.data() + i * K, K);
             for (int64_t n = 0; n < N; ++n) {
-                double mag = 0;
-                for (int64_t c = 0; c < K; ++c) mag += std::fabs(double(w[size_t(n * K + c)]) * x[size_t(i * K + c)]);
-                ASSERT_LE(std::fabs(double(y[size_t(i * N + n)]) - ref[size_t(i * N + n)]), double(K) * 0x1p-24 * mag + 1e-30)
+                const auto mins = testing_kquants::minMagnitudes(type, blocks.data() + size_t(n) * (K / 256) * denseRowBytes, K);
+                double mag = 0, rounding = 0;
+                for (int64_t c = 0; c < K; ++c) {
+                    const double wc = std::fabs(w[size_t(n * K + c)]), xc = std::fabs(x[size_t(i * K + c)]);
+                    if (!roundsX) {
+                        mag += wc * xc;
+                        continue;
+                    }
+                    const double step = steps[size_t(c)];
+                    mag += (wc + 2 * mins[size_t(c)]) * (xc + step);
+                    rounding += wc * step * (0.5 + 0x1p-14);
+                }
+                ASSERT_LE(std::fabs(double(y[size_t(i * N + n)]) - ref[size_t(i * N + n)]), rounding + double(K) * 0x1p-24 * mag + 1e-30)
                     << "row " << i << " output " << n;
             }
+        }
     }
 }
 
