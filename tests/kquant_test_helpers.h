@@ -28,13 +28,13 @@ inline std::vector<float> minMagnitudes(GgmlType type, const uint8_t* row, int64
     return mins;
 }
 
-// The 8-bit step of x's 256-element block around each element: max|x| / 127 (quantizeX256).
+// The 8-bit step of x's 32-element block around each element: max|x| / 127 (quantizeX256).
 inline std::vector<float> stepsOf(const float* x, int64_t k) {
     std::vector<float> steps(static_cast<size_t>(k));
-    for (int64_t b = 0; b < k; b += 256) {
+    for (int64_t b = 0; b < k; b += 32) {
         float amax = 0;
-        for (int64_t c = b; c < b + 256; ++c) amax = std::fmax(amax, std::fabs(x[c]));
-        for (int64_t c = b; c < b + 256; ++c) steps[size_t(c)] = amax / 127.0f;
+        for (int64_t c = b; c < b + 32; ++c) amax = std::fmax(amax, std::fabs(x[c]));
+        for (int64_t c = b; c < b + 32; ++c) steps[size_t(c)] = amax / 127.0f;
     }
     return steps;
 }

@@ -1,6 +1,6 @@
 // The K-quant decode kernels (backend/gemv_kquants.h): x rounded to 8 bits per 256 elements, then
 // integer dot products with the stored blocks.
-//  - The rounding of x: d = max|x| / 127, every |x - d·q| within half a step, exact sub-block sums.
+//  - The rounding of x: d = max|x| / 127 per 32, every |x - d·q| within half a step, exact sums.
 //  - Each kernel against the exact dot product (double) of the decoder's weights (quant_blocks.h)
 //    with that same rounded x: the integer part is exact, so only a few float roundings per block
 //    remain. Weights: the hostile golden blocks (tests/data/quant) and blocks of random bytes.
@@ -53,16 +53,18 @@ TEST(QuantizeX256, RoundsEachBlockToHalfAStepWithExactSums) {
             SCOPED_TRACE("row " + std::to_string(i) + " block " + std::to_string(b));
             const float* xb = x.data() + i * k + b * 256;
             const XBlock256& q = xq[size_t(i * (k / 256) + b)];
-            float amax = 0;
-            for (int c = 0; c < 256; ++c) amax = std::max(amax, std::fabs(xb[c]));
-            EXPECT_EQ(q.d, amax / 127.0f);
-            int maxQ = 0;
-            for (int c = 0; c < 256; ++c) {
-                // Half a step, plus the rounding of x·127/max|x| in f32.
-                ASSERT_LE(std::fabs(double(xb[c]) - double(q.d) * q.q[c]), double(q.d) * (0.5 + 0x1p-14)) << "element " << c;
-                maxQ = std::max(maxQ, std::abs(int(q.q[c])));
+            for (int j = 0; j < 8; ++j) {
+                float amax = 0;
+                for (int c = 32 * j; c < 32 * j + 32; ++c) amax = std::max(amax, std::fabs(xb[c]));
+                EXPECT_EQ(q.d[j], amax / 127.0f) << "scale " << j;
+                int maxQ = 0;
+                for (int c = 32 * j; c < 32 * j + 32; ++c) {
+                    // Half a step, plus the rounding of x·127/max|x| in f32.
+                    ASSERT_LE(std::fabs(double(xb[c]) - double(q.d[j]) * q.q[c]), double(q.d[j]) * (0.5 + 0x1p-14)) << "element " << c;
+                    maxQ = std::max(maxQ, std::abs(int(q.q[c])));
+                }
+                EXPECT_EQ(maxQ, amax > 0 ? 127 : 0) << "scale " << j;  // the largest |x| is ±127 steps
             }
-            EXPECT_EQ(maxQ, amax > 0 ? 127 : 0);  // the largest |x| is ±127 steps
             for (int s = 0; s < 16; ++s) {
                 int sum = 0;
                 for (int c = 0; c < 16; ++c) sum += q.q[16 * s + c];
@@ -148,14 +150,14 @@ TEST_P(KQuantKernel, MatchesTheExactDotOfTheDecodedWeightsWithTheRoundedX) {
                 double exact = 0, mag = 0;
                 for (int64_t c = 0; c < K; ++c) {
                     const XBlock256& xb = xq[size_t(i * nb + c / 256)];
-                    const double xr = double(xb.d) * xb.q[c % 256];
+                    const double xr = double(xb.d[c % 256 / 32]) * xb.q[c % 256];
                     exact += double(w[size_t(n * K + c)]) * xr;
                     mag += std::fabs(xr) * (std::fabs(w[size_t(n * K + c)]) + 2 * mins[size_t(c)]);
                 }
                 // The integer sums are exact; what remains is f32 rounding: of each weight in the
-                // decoder (d·sc·q and the min, apart), of d_w·d_x and of each block's sum, and of
-                // the adds of nb blocks' terms in 8 lanes and the lanes' sum.
-                const double bound = double(nb + 16) * 0x1p-23 * mag + 1e-35;
+                // decoder (d·sc·q and the min, apart), of d_w·d_x and of each 32 elements' sum, and
+                // of the adds of at most 8·nb such terms per accumulator and of the accumulators.
+                const double bound = double(8 * nb + 16) * 0x1p-24 * mag + 1e-35;
                 ASSERT_LE(std::fabs(double(y[size_t(i * N + n)]) - exact), bound) << "row " << i << " output " << n << ": " << y[size_t(i * N + n)] << " vs " << exact;
             }
         }

@@ -73,7 +73,7 @@ TEST_P(LinearBlocks, DecodeAndPrefillMatchTheReferenceOnTheDecodedWeights) {
         dev->linear(*lin, x.data(), m, y.data());
         referenceLinear(w.data(), N, K, x.data(), m, ref.data());
         // An f32 dot product of K terms in any order is within K·2^-24·Σ|w·x| of the exact one.
-        // Decode (m <= kGemvMaxRows) on an integer kernel first rounds x to 8 bits per 256
+        // Decode (m <= kGemvMaxRows) on an integer kernel first rounds x to 8 bits per 32
         // elements: each term moves by at most |w|·step/2 (step = max|x| / 127 of its block), and
         // the f32 rounding then also scales with the mins the kernel rounds apart.
         const bool roundsX = m <= kGemvMaxRows && kquantKernelFor(uint32_t(type));

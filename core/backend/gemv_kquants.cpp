@@ -32,37 +32,44 @@ inline void hsum2(__m256i a, __m256i b, int& sa, int& sb) {
 void quantizeBlock(const float* x, XBlock256& b) {
 #if defined(__AVX2__)
     const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
-    __m256 amaxv = _mm256_setzero_ps();
-    for (int j = 0; j < 256; j += 8) amaxv = _mm256_max_ps(amaxv, _mm256_and_ps(_mm256_loadu_ps(x + j), absMask));
-    const float amax = hmax(amaxv);
-    const __m256 id = _mm256_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
     // packs_epi32 then packs_epi16 interleave 4-byte groups of the four vectors per 128-bit lane;
     // this permutation puts them back in order.
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    for (int j = 0; j < 8; ++j) {  // 32 elements: two sub-blocks of 16
-        __m256i v[4];
-        for (int r = 0; r < 4; ++r) v[r] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 32 * j + 8 * r), id));
-        const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]), _mm256_packs_epi32(v[2], v[3]));
+    for (int j = 0; j < 8; ++j) {  // 32 elements: one scale, two sums of 16
+        __m256 v[4];
+        __m256 amaxv = _mm256_setzero_ps();
+        for (int r = 0; r < 4; ++r) {
+            v[r] = _mm256_loadu_ps(x + 32 * j + 8 * r);
+            amaxv = _mm256_max_ps(amaxv, _mm256_and_ps(v[r], absMask));
+        }
+        const float amax = hmax(amaxv);
+        const __m256 id = _mm256_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
+        __m256i q[4];
+        for (int r = 0; r < 4; ++r) q[r] = _mm256_cvtps_epi32(_mm256_mul_ps(v[r], id));
+        const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
         _mm256_store_si256(reinterpret_cast<__m256i*>(b.q + 32 * j), _mm256_permutevar8x32_epi32(packed, order));
         int s0, s1;
-        hsum2(_mm256_add_epi32(v[0], v[1]), _mm256_add_epi32(v[2], v[3]), s0, s1);
+        hsum2(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]), s0, s1);
         b.sum16[2 * j] = int16_t(s0);
         b.sum16[2 * j + 1] = int16_t(s1);
         b.sum32[j] = int16_t(s0 + s1);
+        b.d[j] = amax / 127.0f;
     }
-    b.d = amax / 127.0f;
 #else
-    float amax = 0.0f;
-    for (int j = 0; j < 256; ++j) amax = std::fmax(amax, std::fabs(x[j]));
-    const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
-    for (int j = 0; j < 256; ++j) b.q[j] = int8_t(std::nearbyint(x[j] * id));
+    for (int j = 0; j < 8; ++j) {
+        const float* xj = x + 32 * j;
+        float amax = 0.0f;
+        for (int c = 0; c < 32; ++c) amax = std::fmax(amax, std::fabs(xj[c]));
+        const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        for (int c = 0; c < 32; ++c) b.q[32 * j + c] = int8_t(std::nearbyint(xj[c] * id));
+        b.d[j] = amax / 127.0f;
+    }
     for (int s = 0; s < 16; ++s) {
         int sum = 0;
-        for (int j = 0; j < 16; ++j) sum += b.q[16 * s + j];
+        for (int c = 0; c < 16; ++c) sum += b.q[16 * s + c];
         b.sum16[s] = int16_t(sum);
     }
     for (int s = 0; s < 8; ++s) b.sum32[s] = int16_t(b.sum16[2 * s] + b.sum16[2 * s + 1]);
-    b.d = amax / 127.0f;
 #endif
 }
 

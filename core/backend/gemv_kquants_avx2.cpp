@@ -2,8 +2,8 @@
 // unsigned integers (4, 5 or 6 bits) are multiplied with x's int8 values by `maddubs` (u8 × s8
 // pairs summed into int16: at most 2·63·127 = 16002, no saturation) and weighted by each
 // sub-block's integer scale with `madd` (int16 × int16 pairs into int32), all exact. One float
-// multiply-add per block then applies d_w·d_x; the mins (Q4_K, Q5_K) and the offset -32 (Q6_K)
-// come from x's sub-block sums: Σ (sc·q - m)·x = Σ sc·(Σ q·x) - m·Σ x.
+// multiply-add per 32 elements then applies d_w·d_x (x has a scale per 32); the mins (Q4_K, Q5_K)
+// and the offset -32 (Q6_K) come from x's sub-block sums: Σ (sc·q - m)·x = Σ sc·(Σ q·x) - m·Σ x.
 #include <array>
 
 #include "backend/gemv_kquants_kernels.h"
@@ -63,21 +63,33 @@ inline void prefetchBlock(const uint8_t* b, int bytes) {
 template <int M, bool FifthBit>
 void q45Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
     constexpr int blockBytes = FifthBit ? 176 : 144, qsOffset = FifthBit ? 48 : 16;
+    constexpr int A = M <= 2 ? 4 : 2;  // accumulators per row: independent multiply-add chains
     const int64_t nb = t.k / 256;
     const auto* base = static_cast<const uint8_t*>(t.w);
     const __m256i low4 = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10);
     for (int64_t n = n0; n < n1; ++n) {
         const uint8_t* b = base + n * nb * blockBytes;
-        __m256 acc[M];
-        __m128 accMin[M];
-        for (int i = 0; i < M; ++i) acc[i] = _mm256_setzero_ps(), accMin[i] = _mm_setzero_ps();
+        __m256 acc[M][A], accMin[M];
+        for (int i = 0; i < M; ++i) {
+            accMin[i] = _mm256_setzero_ps();
+            for (int a = 0; a < A; ++a) acc[i][a] = _mm256_setzero_ps();
+        }
         for (int64_t blk = 0; blk < nb; ++blk, b += blockBytes) {
             prefetchBlock(b, blockBytes);
             const auto [scales, mins] = scalesMinsK4(b + 4);
             const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(scales))));
+            const __m256 d = _mm256_set1_ps(half(b)), dmin = _mm256_set1_ps(half(b + 2));
+            const __m256 minsF = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(mins))));
+            __m256 f[M];  // d_w·d_x of each 32 elements
+            for (int i = 0; i < M; ++i) {
+                const XBlock256& x = xq[i * nb + blk];
+                const __m256 dx = _mm256_load_ps(x.d);
+                f[i] = _mm256_mul_ps(d, dx);
+                // Σ_j dmin·dx_j·(m_j·Σx_j); m_j·Σx_j is exact in f32 (63·4064 < 2^24).
+                const __m256 sums = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(x.sum32))));
+                accMin[i] = _mm256_fmadd_ps(_mm256_mul_ps(dmin, dx), _mm256_mul_ps(minsF, sums), accMin[i]);
+            }
             __m256i high = FifthBit ? load(b + 16) : _mm256_setzero_si256();  // bits 2g, 2g + 1 shifted to bits 0, 1
-            __m256i sum[M];
-            for (int i = 0; i < M; ++i) sum[i] = _mm256_setzero_si256();
             for (int g = 0; g < 4; ++g) {
                 const __m256i bits = load(b + qsOffset + 32 * g);
                 __m256i lo = _mm256_and_si256(bits, low4), hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
@@ -89,23 +101,21 @@ void q45Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
                     high = _mm256_srli_epi16(high, 2);
                 }
                 const __m256i scLo = _mm256_shuffle_epi8(sc, word(2 * g)), scHi = _mm256_shuffle_epi8(sc, word(2 * g + 1));
+                const __m256i laneLo = _mm256_set1_epi32(2 * g), laneHi = _mm256_set1_epi32(2 * g + 1);
                 for (int i = 0; i < M; ++i) {
                     const int8_t* x = xq[i * nb + blk].q + 64 * g;
                     const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(x)), scLo);
                     const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(x + 32)), scHi);
-                    sum[i] = _mm256_add_epi32(sum[i], _mm256_add_epi32(pLo, pHi));
+                    acc[i][(2 * g) % A] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(f[i], laneLo), _mm256_cvtepi32_ps(pLo), acc[i][(2 * g) % A]);
+                    acc[i][(2 * g + 1) % A] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(f[i], laneHi), _mm256_cvtepi32_ps(pHi), acc[i][(2 * g + 1) % A]);
                 }
             }
-            const float d = half(b), dmin = half(b + 2);
-            const __m128i mn = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(mins)));
-            for (int i = 0; i < M; ++i) {
-                const XBlock256& x = xq[i * nb + blk];
-                acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(d * x.d), _mm256_cvtepi32_ps(sum[i]), acc[i]);
-                const __m128i minSums = _mm_madd_epi16(mn, _mm_load_si128(reinterpret_cast<const __m128i*>(x.sum32)));
-                accMin[i] = _mm_fmadd_ps(_mm_set1_ps(dmin * x.d), _mm_cvtepi32_ps(minSums), accMin[i]);
-            }
         }
-        for (int i = 0; i < M; ++i) t.y[i * t.n + n] = hsum(acc[i]) - hsum(accMin[i]);
+        for (int i = 0; i < M; ++i) {
+            __m256 total = acc[i][0];
+            for (int a = 1; a < A; ++a) total = _mm256_add_ps(total, acc[i][a]);
+            t.y[i * t.n + n] = hsum(_mm256_sub_ps(total, accMin[i]));
+        }
     }
 }
 
@@ -116,20 +126,27 @@ void q45Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
 template <int M>
 void q6Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
     constexpr int blockBytes = 210;
+    constexpr int A = M <= 2 ? 4 : 2;  // accumulators per row: independent multiply-add chains
     const int64_t nb = t.k / 256;
     const auto* base = static_cast<const uint8_t*>(t.w);
     const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
+    const __m256 minus32 = _mm256_set1_ps(-32.0f);
     for (int64_t n = n0; n < n1; ++n) {
         const uint8_t* b = base + n * nb * blockBytes;
-        __m256 acc[M];
-        for (int i = 0; i < M; ++i) acc[i] = _mm256_setzero_ps();
+        __m256 acc[M][A];
+        for (int i = 0; i < M; ++i)
+            for (int a = 0; a < A; ++a) acc[i][a] = _mm256_setzero_ps();
         for (int64_t blk = 0; blk < nb; ++blk, b += blockBytes) {
             prefetchBlock(b, blockBytes);
             const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192)));  // 16 × int16
-            __m256i sum[M];
-            for (int i = 0; i < M; ++i) {  // the offset: -32·Σ sc_s·Σx_s over the 16 sub-blocks
-                const __m256i offset = _mm256_madd_epi16(sc, _mm256_load_si256(reinterpret_cast<const __m256i*>(xq[i * nb + blk].sum16)));
-                sum[i] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+            const __m256 d = _mm256_set1_ps(half(b + 208));
+            __m256 f[M];  // d_w·d_x of each 32 elements
+            for (int i = 0; i < M; ++i) {
+                const XBlock256& x = xq[i * nb + blk];
+                f[i] = _mm256_mul_ps(d, _mm256_load_ps(x.d));
+                // The offset, per 32 elements j: -32·(sc_2j·Σx_2j + sc_2j+1·Σx_2j+1).
+                const __m256i offset = _mm256_madd_epi16(sc, _mm256_load_si256(reinterpret_cast<const __m256i*>(x.sum16)));
+                acc[i][0] = _mm256_fmadd_ps(_mm256_mul_ps(f[i], minus32), _mm256_cvtepi32_ps(offset), acc[i][0]);
             }
             for (int h = 0; h < 2; ++h) {
                 const uint8_t* ql = b + 64 * h;
@@ -142,18 +159,21 @@ void q6Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
                 };
                 const __m256i scHalf = h == 0 ? _mm256_permute2x128_si256(sc, sc, 0x00) : _mm256_permute2x128_si256(sc, sc, 0x11);
                 for (int k = 0; k < 4; ++k) {
+                    const int j = 4 * h + k;  // x's block of 32
                     const __m256i s = _mm256_shuffle_epi8(scHalf, wordPair(k));
+                    const __m256i lane = _mm256_set1_epi32(j);
                     for (int i = 0; i < M; ++i) {
-                        const __m256i p = _mm256_maddubs_epi16(q[k], load(xq[i * nb + blk].q + 128 * h + 32 * k));
-                        sum[i] = _mm256_add_epi32(sum[i], _mm256_madd_epi16(p, s));
+                        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q[k], load(xq[i * nb + blk].q + 32 * j)), s);
+                        acc[i][j % A] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(f[i], lane), _mm256_cvtepi32_ps(p), acc[i][j % A]);
                     }
                 }
             }
-            const float d = half(b + 208);
-            for (int i = 0; i < M; ++i)
-                acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(d * xq[i * nb + blk].d), _mm256_cvtepi32_ps(sum[i]), acc[i]);
         }
-        for (int i = 0; i < M; ++i) t.y[i * t.n + n] = hsum(acc[i]);
+        for (int i = 0; i < M; ++i) {
+            __m256 total = acc[i][0];
+            for (int a = 1; a < A; ++a) total = _mm256_add_ps(total, acc[i][a]);
+            t.y[i * t.n + n] = hsum(total);
+        }
     }
 }
 
