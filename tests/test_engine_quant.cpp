@@ -168,14 +168,22 @@ TEST(QuantTiedHead, Q4_KEmbeddingAsTheLmHeadIsWithinTheFastPathLimitsOfTheExactC
     const std::vector<int32_t> tokens = {1, 403, 432, 383, 407, 261};
     const auto a = scoreAll(*fast, tokens), b = scoreAll(*exact, tokens);
     ASSERT_EQ(a.size(), tokens.size());
+    // The README's statistics over each position's 5 largest exact logits (the references' top 5).
+    double worst = 0, sum = 0;
+    int count = 0;
     for (size_t p = 0; p < a.size(); ++p) {
-        double worst = 0, sum = 0;
-        for (size_t v = 0; v < a[p].size(); ++v) {
-            worst = std::max(worst, double(std::fabs(a[p][v] - b[p][v])));
-            sum += std::fabs(a[p][v] - b[p][v]);
+        std::vector<size_t> order(b[p].size());
+        for (size_t v = 0; v < order.size(); ++v) order[v] = v;
+        std::partial_sort(order.begin(), order.begin() + 5, order.end(), [&](size_t i, size_t j) { return b[p][i] > b[p][j]; });
+        for (size_t r = 0; r < 5; ++r) {
+            const double d = std::fabs(double(a[p][order[r]]) - b[p][order[r]]);
+            worst = std::max(worst, d);
+            sum += d;
+            ++count;
         }
-        EXPECT_LE(worst, 1.0) << "position " << p;
-        EXPECT_LE(sum / double(a[p].size()), 0.15) << "position " << p;
-        EXPECT_EQ(std::max_element(a[p].begin(), a[p].end()) - a[p].begin(), std::max_element(b[p].begin(), b[p].end()) - b[p].begin());
+        EXPECT_EQ(std::max_element(a[p].begin(), a[p].end()) - a[p].begin(), std::ptrdiff_t(order[0])) << "position " << p;
     }
+    EXPECT_LE(worst, 1.0);
+    EXPECT_LE(sum / count, 0.15);
+    std::printf("tied Q4_K head vs exact, top-5 logits of 6 positions: max %.3f mean %.4f\n", worst, sum / count);
 }

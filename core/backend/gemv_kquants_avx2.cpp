@@ -30,15 +30,9 @@ inline ScalesMins scalesMinsK4(const uint8_t* s) {
     return {sc0 | uint64_t(sc1) << 32, mn0 | uint64_t(mn1) << 32};
 }
 
-// pshufb controls: kWord[j] broadcasts 16-bit word j of each 128-bit lane over the lane;
-// kWordPair[p] broadcasts word 2p over the low lane and word 2p + 1 over the high lane (a 32-byte
-// run of 16-element sub-blocks: maddubs's low lane holds the first 16 elements).
-alignas(32) constexpr auto kWord = [] {
-    std::array<std::array<uint8_t, 32>, 8> c{};
-    for (int j = 0; j < 8; ++j)
-        for (int b = 0; b < 32; b += 2) c[j][b] = uint8_t(2 * j), c[j][b + 1] = uint8_t(2 * j + 1);
-    return c;
-}();
+// pshufb controls: kWordPair[p] broadcasts 16-bit word 2p over the low 128-bit lane and word
+// 2p + 1 over the high lane (a 32-byte run of two 16-element sub-blocks: maddubs's low lane holds
+// the first 16 elements).
 alignas(32) constexpr auto kWordPair = [] {
     std::array<std::array<uint8_t, 32>, 4> c{};
     for (int p = 0; p < 4; ++p)
@@ -50,7 +44,6 @@ alignas(32) constexpr auto kWordPair = [] {
 }();
 
 inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-inline __m256i word(int j) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(kWord[size_t(j)].data())); }
 inline __m256i wordPair(int p) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(kWordPair[size_t(p)].data())); }
 
 inline void prefetchBlock(const uint8_t* b, int bytes) {
@@ -66,7 +59,7 @@ void q45Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
     constexpr int A = M <= 2 ? 4 : 2;  // accumulators per row: independent multiply-add chains
     const int64_t nb = t.k / 256;
     const auto* base = static_cast<const uint8_t*>(t.w);
-    const __m256i low4 = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10), ones16 = _mm256_set1_epi16(1);
     for (int64_t n = n0; n < n1; ++n) {
         const uint8_t* b = base + n * nb * blockBytes;
         __m256 acc[M][A], accMin[M];
@@ -77,14 +70,16 @@ void q45Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
         for (int64_t blk = 0; blk < nb; ++blk, b += blockBytes) {
             prefetchBlock(b, blockBytes);
             const auto [scales, mins] = scalesMinsK4(b + 4);
-            const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(scales))));
             const __m256 d = _mm256_set1_ps(half(b)), dmin = _mm256_set1_ps(half(b + 2));
+            const __m256 scF = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(scales))));
             const __m256 minsF = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(mins))));
-            __m256 f[M];  // d_w·d_x of each 32 elements
+            // d_w·sc_j·d_x,j of each sub-block j, broadcast from memory: a load instead of an ALU
+            // shuffle per sub-block (the ALUs are what limits this loop).
+            alignas(32) float f[M][8];
             for (int i = 0; i < M; ++i) {
                 const XBlock256& x = xq[i * nb + blk];
                 const __m256 dx = _mm256_load_ps(x.d);
-                f[i] = _mm256_mul_ps(d, dx);
+                _mm256_store_ps(f[i], _mm256_mul_ps(_mm256_mul_ps(d, dx), scF));
                 // Σ_j dmin·dx_j·(m_j·Σx_j); m_j·Σx_j is exact in f32 (63·4064 < 2^24).
                 const __m256 sums = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(x.sum32))));
                 accMin[i] = _mm256_fmadd_ps(_mm256_mul_ps(dmin, dx), _mm256_mul_ps(minsF, sums), accMin[i]);
@@ -100,14 +95,12 @@ void q45Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
                     hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(high, 3), bit4));
                     high = _mm256_srli_epi16(high, 2);
                 }
-                const __m256i scLo = _mm256_shuffle_epi8(sc, word(2 * g)), scHi = _mm256_shuffle_epi8(sc, word(2 * g + 1));
-                const __m256i laneLo = _mm256_set1_epi32(2 * g), laneHi = _mm256_set1_epi32(2 * g + 1);
                 for (int i = 0; i < M; ++i) {
                     const int8_t* x = xq[i * nb + blk].q + 64 * g;
-                    const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(x)), scLo);
-                    const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(x + 32)), scHi);
-                    acc[i][(2 * g) % A] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(f[i], laneLo), _mm256_cvtepi32_ps(pLo), acc[i][(2 * g) % A]);
-                    acc[i][(2 * g + 1) % A] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(f[i], laneHi), _mm256_cvtepi32_ps(pHi), acc[i][(2 * g + 1) % A]);
+                    const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(x)), ones16);
+                    const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(x + 32)), ones16);
+                    acc[i][(2 * g) % A] = _mm256_fmadd_ps(_mm256_broadcast_ss(&f[i][2 * g]), _mm256_cvtepi32_ps(pLo), acc[i][(2 * g) % A]);
+                    acc[i][(2 * g + 1) % A] = _mm256_fmadd_ps(_mm256_broadcast_ss(&f[i][2 * g + 1]), _mm256_cvtepi32_ps(pHi), acc[i][(2 * g + 1) % A]);
                 }
             }
         }
@@ -140,13 +133,14 @@ void q6Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
             prefetchBlock(b, blockBytes);
             const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192)));  // 16 × int16
             const __m256 d = _mm256_set1_ps(half(b + 208));
-            __m256 f[M];  // d_w·d_x of each 32 elements
+            alignas(32) float f[M][8];  // d_w·d_x of each 32 elements, broadcast from memory below
             for (int i = 0; i < M; ++i) {
                 const XBlock256& x = xq[i * nb + blk];
-                f[i] = _mm256_mul_ps(d, _mm256_load_ps(x.d));
+                const __m256 dd = _mm256_mul_ps(d, _mm256_load_ps(x.d));
+                _mm256_store_ps(f[i], dd);
                 // The offset, per 32 elements j: -32·(sc_2j·Σx_2j + sc_2j+1·Σx_2j+1).
                 const __m256i offset = _mm256_madd_epi16(sc, _mm256_load_si256(reinterpret_cast<const __m256i*>(x.sum16)));
-                acc[i][0] = _mm256_fmadd_ps(_mm256_mul_ps(f[i], minus32), _mm256_cvtepi32_ps(offset), acc[i][0]);
+                acc[i][0] = _mm256_fmadd_ps(_mm256_mul_ps(dd, minus32), _mm256_cvtepi32_ps(offset), acc[i][0]);
             }
             for (int h = 0; h < 2; ++h) {
                 const uint8_t* ql = b + 64 * h;
@@ -161,10 +155,9 @@ void q6Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
                 for (int k = 0; k < 4; ++k) {
                     const int j = 4 * h + k;  // x's block of 32
                     const __m256i s = _mm256_shuffle_epi8(scHalf, wordPair(k));
-                    const __m256i lane = _mm256_set1_epi32(j);
                     for (int i = 0; i < M; ++i) {
                         const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q[k], load(xq[i * nb + blk].q + 32 * j)), s);
-                        acc[i][j % A] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(f[i], lane), _mm256_cvtepi32_ps(p), acc[i][j % A]);
+                        acc[i][j % A] = _mm256_fmadd_ps(_mm256_broadcast_ss(&f[i][j]), _mm256_cvtepi32_ps(p), acc[i][j % A]);
                     }
                 }
             }
