@@ -1,9 +1,10 @@
 // AVX2 integer kernels for Q4_K, Q5_K and Q6_K (gemv_kquants.h): per 256-weight block, the stored
 // unsigned integers (4, 5 or 6 bits) are multiplied with x's int8 values by `maddubs` (u8 × s8
-// pairs summed into int16: at most 2·63·127 = 16002, no saturation) and weighted by each
-// sub-block's integer scale with `madd` (int16 × int16 pairs into int32), all exact. One float
-// multiply-add per 32 elements then applies d_w·d_x (x has a scale per 32); the mins (Q4_K, Q5_K)
-// and the offset -32 (Q6_K) come from x's sub-block sums: Σ (sc·q - m)·x = Σ sc·(Σ q·x) - m·Σ x.
+// pairs summed into int16: at most 2·63·127 = 16002, no saturation) and widened to int32 by
+// `madd` (with ones for Q4_K/Q5_K, whose 32-element sub-blocks match x's scales; with the two
+// 16-element sub-blocks' integer scales for Q6_K), all exact. One f32 multiply-add per 32 elements
+// then applies d_w·d_x (·sc for Q4_K/Q5_K); the mins (Q4_K, Q5_K) and the offset -32 (Q6_K) come
+// from x's sub-block sums: Σ (sc·q - m)·x = Σ sc·(Σ q·x) - m·Σ x.
 #include <array>
 
 #include "backend/gemv_kquants_kernels.h"
