@@ -151,8 +151,11 @@ INSTANTIATE_TEST_SUITE_P(EveryFile, QuantFast, ::testing::ValuesIn(kQuantFiles),
                          [](const ::testing::TestParamInfo<std::string>& i) { return paramName(i.param); });
 
 // A quantized token embedding as the tied LM head (output.weight dropped from the Q4_K file): the
-// default path computes the head on the Q4_K blocks and gives the logits of the exact computation.
-TEST(QuantTiedHead, Q4_KEmbeddingAsTheLmHeadMatchesTheExactComputation) {
+// default path computes the head on the Q4_K blocks, nothing widened. Its decode kernels round x to
+// 8 bits as llama.cpp does (backend/gemv_kquants.h), and this model amplifies that rounding (the
+// README: 5e-4 in layer 1 becomes 0.2 in the logits), so the logits are held to the README's limits
+// for a fast path against the exact computation, with the same top-1 at every position.
+TEST(QuantTiedHead, Q4_KEmbeddingAsTheLmHeadIsWithinTheFastPathLimitsOfTheExactComputation) {
     INFERSCOPE_SHARED_FILE_OR_SKIP(model, "models/quant/stories260K-wide-Q4_K-pure.gguf");
     TempDir dir;
     rewriteModel(model, dir / "tied.gguf", [](TensorEdit& e) { e.drop = e.name == "output.weight"; });
@@ -165,12 +168,24 @@ TEST(QuantTiedHead, Q4_KEmbeddingAsTheLmHeadMatchesTheExactComputation) {
     const std::vector<int32_t> tokens = {1, 403, 432, 383, 407, 261};
     const auto a = scoreAll(*fast, tokens), b = scoreAll(*exact, tokens);
     ASSERT_EQ(a.size(), tokens.size());
+    // The README's statistics over each position's 5 largest exact logits (the references' top 5).
+    double worst = 0, sum = 0;
+    int count = 0;
     for (size_t p = 0; p < a.size(); ++p) {
-        float worst = 0;
-        for (size_t v = 0; v < a[p].size(); ++v) worst = std::max(worst, std::fabs(a[p][v] - b[p][v]));
-        EXPECT_LT(worst, 1e-3f) << "position " << p;
-        EXPECT_EQ(std::max_element(a[p].begin(), a[p].end()) - a[p].begin(), std::max_element(b[p].begin(), b[p].end()) - b[p].begin());
+        std::vector<size_t> order(b[p].size());
+        for (size_t v = 0; v < order.size(); ++v) order[v] = v;
+        std::partial_sort(order.begin(), order.begin() + 5, order.end(), [&](size_t i, size_t j) { return b[p][i] > b[p][j]; });
+        for (size_t r = 0; r < 5; ++r) {
+            const double d = std::fabs(double(a[p][order[r]]) - b[p][order[r]]);
+            worst = std::max(worst, d);
+            sum += d;
+            ++count;
+        }
+        EXPECT_EQ(std::max_element(a[p].begin(), a[p].end()) - a[p].begin(), std::ptrdiff_t(order[0])) << "position " << p;
     }
+    EXPECT_LE(worst, 1.0);
+    EXPECT_LE(sum / count, 0.15);
+    std::printf("tied Q4_K head vs exact, top-5 logits of 6 positions: max %.3f mean %.4f\n", worst, sum / count);
 }
 
 // ---- the prefill path, teacher-forced ----------------------------------------------------------

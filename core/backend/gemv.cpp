@@ -1,6 +1,7 @@
 #include "backend/gemv.h"
 
 #include "backend/gemv_blocks.h"
+#include "backend/gemv_kquants.h"
 
 #include <omp.h>
 
@@ -292,13 +293,25 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
         deinterleave(x, m, t.k, xsBuffer.data());
         xs = xsBuffer.data();
     }
+    // x rounded to 8 bits once for every K-quant task of the call (gemv_kquants.h).
+    thread_local AlignedBuffer<XBlock256> xqBuffer;
+    const XBlock256* xq = nullptr;
+    for (const auto& t : tasks) {
+        if (t.type != WeightFormat::Blocks || !kquantKernelFor(t.blockType) || xq) continue;
+        if (xqBuffer.size() < size_t(m * t.k / 256)) xqBuffer.allocate(size_t(m * t.k / 256));
+        quantizeX256(x, m, t.k, xqBuffer.data());
+        xq = xqBuffer.data();
+    }
     const int threads = totalBytes < kParallelBytes ? 1 : std::max(1, nThreads);
     // Rows of [begin, end) in the global row space, task by task.
     auto runRows = [&](int64_t begin, int64_t end) {
         int64_t offset = 0;
         for (const auto& t : tasks) {
             const int64_t lo = std::max(begin - offset, int64_t(0)), hi = std::min(end - offset, t.n);
-            if (lo < hi) rows(t, x, m, lo, hi, xs);
+            if (lo < hi && xq && t.type == WeightFormat::Blocks && kquantKernelFor(t.blockType))
+                gemvKQuantRows(t, xq, m, lo, hi);
+            else if (lo < hi)
+                rows(t, x, m, lo, hi, xs);
             offset += t.n;
         }
     };

@@ -1,0 +1,41 @@
+#pragma once
+// Decode's GEMV on the K-quant super-blocks (Q2_K..Q6_K, 256 weights each) as integer dot
+// products. Decode is memory-bound only if the arithmetic keeps up with the memory: widening every
+// 4-bit weight to f32 costs more instructions per byte than two cores can retire at full bandwidth.
+// So x is rounded once per gemv() call to 8 bits (XBlock256: a scale per 32 elements), and each
+// weight block's small unsigned integers (0..63) are multiplied with those bytes (AVX2 `maddubs`,
+// exact int32 sums per sub-block); only each sub-block's sum is scaled in float. The mins of Q4_K/Q5_K/Q2_K
+// and the offsets of Q6_K (-32) and Q3_K (-4) come out of x's precomputed sub-block sums.
+// llama.cpp rounds x too (its Q8_K, a scale per 256), so the logits stay as close to the exact
+// computation as llama.cpp's, or closer.
+// A build without AVX2 has no kernel here (kquantKernelFor is false) and decodes blocks to f32.
+
+#include <cstdint>
+
+#include "backend/gemv.h"
+
+namespace inferscope {
+
+// 256 consecutive elements of one row of x, as 8 blocks of 32: x[c] ≈ d[c / 32]·q[c], |q| ≤ 127
+// (d = max|x| / 127 of the 32, 0 for an all-zero block). llama.cpp's Q8_K has one scale per 256:
+// a scale per 32 keeps an outlier from coarsening the step of 255 other elements, so the decode
+// stays closer to the exact computation than llama.cpp's, for one more multiply-add per 32.
+struct alignas(32) XBlock256 {
+    int8_t q[256];
+    float d[8];
+    int16_t sum16[16];  // Σ q over each 16 elements (Q6_K's sub-blocks)
+    int16_t sum32[8];   // Σ q over each 32 elements (Q4_K's and Q5_K's sub-blocks)
+};
+
+// True when this build computes blocks of `blockType` (a GgmlType id) with an integer kernel.
+bool kquantKernelFor(uint32_t blockType);
+
+// x [m][k] (k a multiple of 256) rounded to out [m][k / 256] (q = x·127 / max|x| rounded to nearest
+// even, per 32).
+void quantizeX256(const float* x, int64_t m, int64_t k, XBlock256* out);
+
+// Rows [n0, n1) of a task of a type kquantKernelFor accepts: y[i, n] = x̂[i, :] · W[n, :] for
+// i < m, with x̂ = xq [m][k / 256] (quantizeX256 of the call's x).
+void gemvKQuantRows(const GemvTask& t, const XBlock256* xq, int64_t m, int64_t n0, int64_t n1);
+
+}  // namespace inferscope
