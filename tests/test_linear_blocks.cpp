@@ -40,7 +40,7 @@ GgmlType typeNamed(const std::string& name) {
 
 // The 13-bit step of x's 256-element block around each element: max|x| / 4095 (gemm_kquants).
 std::vector<float> prefillStepsOf(const float* x, int64_t k) {
-    std::vector<float> steps(size_t(k));
+    std::vector<float> steps(static_cast<size_t>(k));
     for (int64_t b = 0; b < k; b += 256) {
         float amax = 0;
         for (int64_t c = b; c < b + 256; ++c) amax = std::fmax(amax, std::fabs(x[c]));
@@ -53,7 +53,7 @@ std::vector<float> prefillStepsOf(const float* x, int64_t k) {
 // Q4_K/Q5_K, 32·|d·sc| for Q6_K (ql[128], qh[64], scales[16], d).
 std::vector<float> prefillOffsets(GgmlType type, const uint8_t* row, int64_t k) {
     if (type != GgmlType::Q6_K) return testing_kquants::minMagnitudes(type, row, k);
-    std::vector<float> offsets(size_t(k));
+    std::vector<float> offsets(static_cast<size_t>(k));
     for (int64_t b = 0; b < k / 256; ++b) {
         const uint8_t* block = row + b * 210;
         const float d = fp16ToFp32(uint16_t(block[208] | block[209] << 8));
