@@ -1,6 +1,7 @@
 #include "backend/gemv.h"
 
 #include "backend/gemv_blocks.h"
+#include "backend/gemv_q8blocks.h"
 
 #include <omp.h>
 
@@ -292,13 +293,19 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
         deinterleave(x, m, t.k, xsBuffer.data());
         xs = xsBuffer.data();
     }
+    // The 32-element block formats multiply x rounded to 8-bit blocks (gemv_q8blocks.h): rounded
+    // once here, read by every thread.
+    auto int8Blocks = [](const GemvTask& t) { return t.type == WeightFormat::Blocks && hasInt8BlockKernel(GgmlType(t.blockType)); };
+    ActivationBlocks32 xq;
+    if (std::any_of(tasks.begin(), tasks.end(), int8Blocks)) xq = quantizeActivations32(x, m, tasks[0].k);
     const int threads = totalBytes < kParallelBytes ? 1 : std::max(1, nThreads);
     // Rows of [begin, end) in the global row space, task by task.
     auto runRows = [&](int64_t begin, int64_t end) {
         int64_t offset = 0;
         for (const auto& t : tasks) {
             const int64_t lo = std::max(begin - offset, int64_t(0)), hi = std::min(end - offset, t.n);
-            if (lo < hi) rows(t, x, m, lo, hi, xs);
+            if (lo < hi && int8Blocks(t)) gemvInt8BlockRows(t, xq, lo, hi);
+            else if (lo < hi) rows(t, x, m, lo, hi, xs);
             offset += t.n;
         }
     };

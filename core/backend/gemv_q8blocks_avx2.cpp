@@ -1,0 +1,243 @@
+#include "backend/gemv_q8blocks.h"
+
+#include <cmath>
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+#define INFERSCOPE_Q8BLOCKS_AVX2 1
+#endif
+
+#include "common/aligned_buffer.h"
+#include "gguf/quant_blocks.h"
+
+namespace inferscope {
+namespace {
+
+constexpr int64_t kBlock = 32;
+
+// One row of x: the portable rule of the header, the oracle the AVX2 version equals bit for bit
+// (one f32 multiply per element, round half to even as vcvtps2dq does under the default MXCSR).
+[[maybe_unused]] void quantizeRowPortable(const float* x, int64_t k, int8_t* q, float* d, float* sum) {
+    for (int64_t b = 0; b < k / kBlock; ++b) {
+        const float* xb = x + b * kBlock;
+        float amax = 0.0f;
+        for (int j = 0; j < kBlock; ++j) amax = std::fmax(amax, std::fabs(xb[j]));
+        const float db = amax / 127.0f, id = db != 0.0f ? 1.0f / db : 0.0f;
+        int s = 0;
+        for (int j = 0; j < kBlock; ++j) {
+            q[b * kBlock + j] = int8_t(std::nearbyint(xb[j] * id));
+            s += q[b * kBlock + j];
+        }
+        d[b] = db;
+        sum[b] = db * float(s);
+    }
+}
+
+#ifdef INFERSCOPE_Q8BLOCKS_AVX2
+
+inline int hsumI32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+inline float hmax(__m256 v) {
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
+}
+
+inline float hsum(__m256 s) {
+    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
+}
+
+// The same rule as quantizeRowPortable, 32 elements per step.
+void quantizeRow(const float* x, int64_t k, int8_t* q, float* d, float* sum) {
+    const __m256 signBit = _mm256_set1_ps(-0.0f);
+    // vpackssdw/vpacksswb interleave the two 128-bit lanes; this puts the 8 dwords back in order.
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int64_t b = 0; b < k / kBlock; ++b) {
+        const float* xb = x + b * kBlock;
+        __m256 v[4];
+        for (int j = 0; j < 4; ++j) v[j] = _mm256_loadu_ps(xb + 8 * j);
+        const __m256 m01 = _mm256_max_ps(_mm256_andnot_ps(signBit, v[0]), _mm256_andnot_ps(signBit, v[1]));
+        const __m256 m23 = _mm256_max_ps(_mm256_andnot_ps(signBit, v[2]), _mm256_andnot_ps(signBit, v[3]));
+        const float db = hmax(_mm256_max_ps(m01, m23)) / 127.0f, id = db != 0.0f ? 1.0f / db : 0.0f;
+        const __m256 idv = _mm256_set1_ps(id);
+        __m256i i32[4];
+        for (int j = 0; j < 4; ++j) i32[j] = _mm256_cvtps_epi32(_mm256_mul_ps(v[j], idv));
+        const __m256i i16a = _mm256_packs_epi32(i32[0], i32[1]), i16b = _mm256_packs_epi32(i32[2], i32[3]);
+        const __m256i i8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(i16a, i16b), order);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), i8);
+        d[b] = db;
+        sum[b] = db * float(hsumI32(_mm256_add_epi32(_mm256_add_epi32(i32[0], i32[1]), _mm256_add_epi32(i32[2], i32[3]))));
+    }
+}
+
+inline float halfAt(const uint8_t* p) { return _cvtsh_ss(uint16_t(p[0] | p[1] << 8)); }
+
+// Bit j of `bits` as byte j: 0xFF where set, 0 where clear.
+inline __m256i bitsToBytes(uint32_t bits) {
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(int(bits)),
+        _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i select = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+    return _mm256_cmpeq_epi8(_mm256_and_si256(spread, select), select);
+}
+
+// 16 bytes of nibbles as 32 bytes 0..15 in element order: low nibbles are elements 0..15, high
+// nibbles 16..31 (ggml's layout of Q4_0, Q4_1, Q5_*, IQ4_NL).
+inline __m256i nibbles(const uint8_t* p) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F));
+}
+
+inline uint32_t u32At(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
+
+// Each format as its 32 integer weights in one register, w = d·q (+ m): `signedQ` formats give
+// q in int8 (then multiplied with the sign trick), the others q in 0..31 (multiplied directly).
+struct Q8_0 {
+    static constexpr int64_t bytes = 34;
+    static constexpr bool signedQ = true, hasMin = false;
+    static __m256i weights(const uint8_t* b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)); }
+};
+struct Q4_0 {  // q - 8
+    static constexpr int64_t bytes = 18;
+    static constexpr bool signedQ = true, hasMin = false;
+    static __m256i weights(const uint8_t* b) { return _mm256_sub_epi8(nibbles(b + 2), _mm256_set1_epi8(8)); }
+};
+struct Q4_1 {
+    static constexpr int64_t bytes = 20;
+    static constexpr bool signedQ = false, hasMin = true;
+    static __m256i weights(const uint8_t* b) { return nibbles(b + 4); }
+};
+struct Q5_0 {  // (nibble | bit4 << 4) - 16: with the bit, the nibble itself; without, nibble | 0xF0 (= nibble - 16 in int8)
+    static constexpr int64_t bytes = 22;
+    static constexpr bool signedQ = true, hasMin = false;
+    static __m256i weights(const uint8_t* b) {
+        return _mm256_or_si256(nibbles(b + 6), _mm256_andnot_si256(bitsToBytes(u32At(b + 2)), _mm256_set1_epi8(char(0xF0))));
+    }
+};
+struct Q5_1 {  // nibble | bit4 << 4
+    static constexpr int64_t bytes = 24;
+    static constexpr bool signedQ = false, hasMin = true;
+    static __m256i weights(const uint8_t* b) {
+        return _mm256_or_si256(nibbles(b + 8), _mm256_and_si256(bitsToBytes(u32At(b + 4)), _mm256_set1_epi8(0x10)));
+    }
+};
+struct IQ4_NL {  // the code book looked up by nibble (vpshufb indexes within each 128-bit lane)
+    static constexpr int64_t bytes = 18;
+    static constexpr bool signedQ = true, hasMin = false;
+    static __m256i weights(const uint8_t* b) {
+        const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
+        return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(table), nibbles(b + 2));
+    }
+};
+
+// Σ w[j]·x[j] over 32 int8 pairs as 8 int32 lanes. vpmaddubsw multiplies unsigned by signed bytes,
+// so a signed w lends its sign to x (|w| ≤ 128 and |x| ≤ 127: the int16 pair sums cannot saturate).
+template <bool SignedQ>
+inline __m256i dot32(__m256i w, __m256i x) {
+    const __m256i pairs = SignedQ ? _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w)) : _mm256_maddubs_epi16(w, x);
+    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+}
+
+constexpr int kPrefetchBytes = 512;
+
+// y[i, n] = Σ_b d_w[b]·d_x[i][b]·Σ_j q_w·q_x (+ m_w[b]·sum_x[i][b]); two accumulators per row of x
+// so consecutive blocks' FMAs do not wait on each other.
+template <class F, int M>
+void rowsOf(const GemvTask& t, const ActivationBlocks32& xq, int64_t n0, int64_t n1) {
+    const int64_t nb = t.k / kBlock, rowBytes = nb * F::bytes;
+    const auto* base = static_cast<const uint8_t*>(t.w);
+    for (int64_t n = n0; n < n1; ++n) {
+        const uint8_t* row = base + n * rowBytes;
+        __m256 acc[M][2];
+        float minTerm[M] = {};
+        for (int i = 0; i < M; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+#pragma GCC unroll 2
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t* blk = row + b * F::bytes;
+            _mm_prefetch(reinterpret_cast<const char*>(blk) + kPrefetchBytes, _MM_HINT_T0);
+            const __m256i w = F::weights(blk);
+            const float dw = halfAt(blk);
+            for (int i = 0; i < M; ++i) {
+                const int64_t xb = i * nb + b;
+                const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq.q + xb * kBlock));
+                const __m256 s = _mm256_cvtepi32_ps(dot32<F::signedQ>(w, x));
+                acc[i][b & 1] = _mm256_fmadd_ps(s, _mm256_set1_ps(dw * xq.d[xb]), acc[i][b & 1]);
+                if constexpr (F::hasMin) minTerm[i] += halfAt(blk + 2) * xq.sum[xb];
+            }
+        }
+        for (int i = 0; i < M; ++i) t.y[i * t.n + n] = hsum(_mm256_add_ps(acc[i][0], acc[i][1])) + minTerm[i];
+    }
+}
+
+template <class F>
+void rowsFor(const GemvTask& t, const ActivationBlocks32& xq, int64_t n0, int64_t n1) {
+    switch (xq.m) {
+        case 1: return rowsOf<F, 1>(t, xq, n0, n1);
+        case 2: return rowsOf<F, 2>(t, xq, n0, n1);
+        case 3: return rowsOf<F, 3>(t, xq, n0, n1);
+        default: return rowsOf<F, 4>(t, xq, n0, n1);
+    }
+}
+
+#endif
+
+}  // namespace
+
+bool hasInt8BlockKernel(GgmlType type) {
+#ifdef INFERSCOPE_Q8BLOCKS_AVX2
+    switch (type) {
+        case GgmlType::Q8_0:
+        case GgmlType::Q4_0:
+        case GgmlType::Q4_1:
+        case GgmlType::Q5_0:
+        case GgmlType::Q5_1:
+        case GgmlType::IQ4_NL: return true;
+        default: return false;
+    }
+#else
+    (void)type;
+    return false;
+#endif
+}
+
+ActivationBlocks32 quantizeActivations32(const float* x, int64_t m, int64_t k) {
+    thread_local AlignedBuffer<int8_t> q;
+    thread_local AlignedBuffer<float> scales;  // [m][k/32] d, then [m][k/32] sum
+    const int64_t nb = k / kBlock;
+    if (q.size() < size_t(m * k)) q.allocate(size_t(m * k));
+    if (scales.size() < size_t(2 * m * nb)) scales.allocate(size_t(2 * m * nb));
+    float* d = scales.data();
+    float* sum = d + m * nb;
+    for (int64_t i = 0; i < m; ++i) {
+#ifdef INFERSCOPE_Q8BLOCKS_AVX2
+        quantizeRow(x + i * k, k, q.data() + i * k, d + i * nb, sum + i * nb);
+#else
+        quantizeRowPortable(x + i * k, k, q.data() + i * k, d + i * nb, sum + i * nb);
+#endif
+    }
+    return {q.data(), d, sum, m, k};
+}
+
+void gemvInt8BlockRows(const GemvTask& t, const ActivationBlocks32& xq, int64_t n0, int64_t n1) {
+#ifdef INFERSCOPE_Q8BLOCKS_AVX2
+    switch (GgmlType(t.blockType)) {
+        case GgmlType::Q8_0: return rowsFor<Q8_0>(t, xq, n0, n1);
+        case GgmlType::Q4_0: return rowsFor<Q4_0>(t, xq, n0, n1);
+        case GgmlType::Q4_1: return rowsFor<Q4_1>(t, xq, n0, n1);
+        case GgmlType::Q5_0: return rowsFor<Q5_0>(t, xq, n0, n1);
+        case GgmlType::Q5_1: return rowsFor<Q5_1>(t, xq, n0, n1);
+        case GgmlType::IQ4_NL: return rowsFor<IQ4_NL>(t, xq, n0, n1);
+        default: break;
+    }
+#endif
+    (void)t, (void)xq, (void)n0, (void)n1;  // unreachable: callers ask hasInt8BlockKernel first
+}
+
+}  // namespace inferscope
