@@ -4,7 +4,7 @@
 //  - x's rounding equals the header's rule, computed here independently, bit for bit.
 //  - y equals Σ w·x̂ with w the exactly decoded weights (quant_blocks) and x̂ = d·q that rounding:
 //    the integer sums are exact, so only f32 accumulation noise remains.
-//  - y is within the bound the 8-bit rounding of x implies of the unrounded product Σ w·x.
+//  - y is within the bound the 16-bit rounding of x implies of the unrounded product Σ w·x.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,23 +30,23 @@ std::vector<uint8_t> readBytes(const std::string& path) {
 
 // x rounded per block of 32 as the header says, written out again here as the oracle.
 struct Rounded {
-    std::vector<int8_t> q;              // [m][k]
+    std::vector<int16_t> q;             // [m][k]
     std::vector<float> d;               // [m][k/32]
     std::vector<double> value;          // [m][k]: d·q
 };
 
 Rounded roundLikeTheHeader(const std::vector<float>& x, int64_t m, int64_t k) {
-    Rounded r{std::vector<int8_t>(size_t(m * k)), std::vector<float>(size_t(m * k / 32)), std::vector<double>(size_t(m * k))};
+    Rounded r{std::vector<int16_t>(size_t(m * k)), std::vector<float>(size_t(m * k / 32)), std::vector<double>(size_t(m * k))};
     for (int64_t b = 0; b < m * k / 32; ++b) {
         float amax = 0;
         for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[size_t(b * 32 + j)]));
-        const float d = amax / 127.0f, inv = d != 0 ? 1.0f / d : 0.0f;
+        const float d = amax / float(kActivationLevels), inv = d != 0 ? 1.0f / d : 0.0f;
         r.d[size_t(b)] = d;
         for (int j = 0; j < 32; ++j) {
             const float scaled = x[size_t(b * 32 + j)] * inv;
             float q = std::round(scaled);  // half away from zero, then the ties back to even
             if (std::fabs(scaled - std::trunc(scaled)) == 0.5f && std::fmod(q, 2.0f) != 0) q -= std::copysign(1.0f, scaled);
-            r.q[size_t(b * 32 + j)] = int8_t(q);
+            r.q[size_t(b * 32 + j)] = int16_t(q);
             r.value[size_t(b * 32 + j)] = double(d) * q;
         }
     }
@@ -70,8 +70,8 @@ TEST(Int8BlocksRounding, ActivationsAreRoundedByTheHeadersRule) {
     constexpr int64_t m = 2, k = 192;
     auto x = randomVector(size_t(m * k), 7, 3.0f);
     for (int j = 32; j < 64; ++j) x[size_t(j)] = 0.0f;           // an all-zero block: d = 0, q = 0
-    for (int j = 64; j < 96; ++j) x[size_t(j)] = float(j - 64) - 15.5f;  // d = 1 (amax 127 below): every element a tie
-    x[64] = 127.0f;
+    for (int j = 64; j < 96; ++j) x[size_t(j)] = float(j - 64) - 15.5f;  // d = 1 (amax 32767 below): every element a tie
+    x[64] = 32767.0f;
     x[100] = -1e30f;                                             // a huge outlier: the rest round to 0
     x[k + 5] = -0.0f;
     const auto want = roundLikeTheHeader(x, m, k);
@@ -86,7 +86,7 @@ TEST(Int8BlocksRounding, ActivationsAreRoundedByTheHeadersRule) {
         ASSERT_EQ(got.sum[b], want.d[size_t(b)] * float(s)) << "block " << b;
     }
     EXPECT_EQ(got.d[1], 0.0f);
-    EXPECT_EQ(got.q[100], -127);
+    EXPECT_EQ(got.q[100], -32767);
     EXPECT_EQ(got.d[2], 1.0f);
     EXPECT_EQ(got.q[65], -14);  // -14.5 to even
     EXPECT_EQ(got.q[66], -14);  // -13.5 to even
@@ -146,10 +146,10 @@ TEST_P(Int8Blocks, GemvEqualsTheIntegerSumAndIsWithinTheRoundingBoundOfF32) {
 INSTANTIATE_TEST_SUITE_P(EveryType, Int8Blocks, ::testing::ValuesIn(kTypes),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
-// Q8_0 at the edge of vpmaddubsw: weights -128 (a hostile file; ggml writes ±127) against x at
-// ±127 make int16 pair sums of 2·128·127 = 32512, just inside int16; a saturating kernel is off by
-// thousands.
-TEST(Int8BlocksEdges, Q8_0MinusOneTwentyEightDoesNotSaturate) {
+// Q8_0 at the edges: weights -128 (a hostile file; ggml writes ±127) against x at full scale
+// (±32767): pair sums of 2·128·32767 in int32, exact; a kernel that saturated 16-bit sums (as
+// vpmaddubsw does) or took -128 for +128 would be off by millions.
+TEST(Int8BlocksEdges, Q8_0MinusOneTwentyEightAtFullScaleIsExact) {
     if (!hasInt8BlockKernel(GgmlType::Q8_0)) GTEST_SKIP() << "no integer block kernels in this build";
     constexpr int64_t K = 64;
     std::vector<uint8_t> row;
@@ -158,10 +158,11 @@ TEST(Int8BlocksEdges, Q8_0MinusOneTwentyEightDoesNotSaturate) {
         for (int j = 0; j < 32; ++j) row.push_back(uint8_t(b == 0 ? 0x80 : (j % 2 ? 0x80 : 0x7F)));  // -128 / 127
     }
     std::vector<float> x(K);
-    for (int64_t c = 0; c < K; ++c) x[size_t(c)] = c < 32 ? -127.0f : (c % 2 ? -127.0f : 127.0f);  // d_x = 1, q = ±127
+    for (int64_t c = 0; c < K; ++c) x[size_t(c)] = c < 32 ? -32767.0f : (c % 2 ? -32767.0f : 32767.0f);  // d_x = 1, q = ±32767
     float y = 0;
     const GemvTask task{row.data(), WeightFormat::Blocks, 1, K, &y, uint32_t(GgmlType::Q8_0)};
     gemv({&task, 1}, x.data(), 1, 1);
-    // block 0: 32 · (-128)·(-127); block 1: 16 · 127·127 + 16 · (-128)·(-127)
-    EXPECT_EQ(y, float(32 * 128 * 127 + 16 * 127 * 127 + 16 * 128 * 127));
+    // block 0: 32 · (-128)·(-32767); block 1: 16 · 127·32767 + 16 · (-128)·(-32767): 32767 · 8176,
+    // exact in f32 (32767 · 511 < 2^24)
+    EXPECT_EQ(y, float(32767 * 8176));
 }

@@ -70,7 +70,9 @@ TEST_P(LinearBlocks, DecodeAndPrefillMatchTheReferenceOnTheDecodedWeights) {
         std::vector<float> y(size_t(m * N)), ref(size_t(m * N));
         dev->linear(*lin, x.data(), m, y.data());
         referenceLinear(w.data(), N, K, x.data(), m, ref.data());
-        // An f32 dot product of K terms in any order is within K·2^-24·Σ|w·x| of the exact one.
+        // An f32 dot product of K terms in any order is within K·2^-24·Σ|w·x| of the exact one. (The
+        // 32-element formats' decode rounds x to 16 bits per block, |Δx| <= amax/65534: inside this
+        // bound here; test_gemv_q8blocks checks their own bound.)
         for (int64_t i = 0; i < m; ++i)
             for (int64_t n = 0; n < N; ++n) {
                 double mag = 0;

@@ -17,15 +17,15 @@ constexpr int64_t kBlock = 32;
 
 // One row of x: the portable rule of the header, the oracle the AVX2 version equals bit for bit
 // (one f32 multiply per element, round half to even as vcvtps2dq does under the default MXCSR).
-[[maybe_unused]] void quantizeRowPortable(const float* x, int64_t k, int8_t* q, float* d, float* sum) {
+[[maybe_unused]] void quantizeRowPortable(const float* x, int64_t k, int16_t* q, float* d, float* sum) {
     for (int64_t b = 0; b < k / kBlock; ++b) {
         const float* xb = x + b * kBlock;
         float amax = 0.0f;
         for (int j = 0; j < kBlock; ++j) amax = std::fmax(amax, std::fabs(xb[j]));
-        const float db = amax / 127.0f, id = db != 0.0f ? 1.0f / db : 0.0f;
+        const float db = amax / float(kActivationLevels), id = db != 0.0f ? 1.0f / db : 0.0f;
         int s = 0;
         for (int j = 0; j < kBlock; ++j) {
-            q[b * kBlock + j] = int8_t(std::nearbyint(xb[j] * id));
+            q[b * kBlock + j] = int16_t(std::nearbyint(xb[j] * id));
             s += q[b * kBlock + j];
         }
         d[b] = db;
@@ -55,23 +55,23 @@ inline float hsum(__m256 s) {
 }
 
 // The same rule as quantizeRowPortable, 32 elements per step.
-void quantizeRow(const float* x, int64_t k, int8_t* q, float* d, float* sum) {
+void quantizeRow(const float* x, int64_t k, int16_t* q, float* d, float* sum) {
     const __m256 signBit = _mm256_set1_ps(-0.0f);
-    // vpackssdw/vpacksswb interleave the two 128-bit lanes; this puts the 8 dwords back in order.
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     for (int64_t b = 0; b < k / kBlock; ++b) {
         const float* xb = x + b * kBlock;
         __m256 v[4];
         for (int j = 0; j < 4; ++j) v[j] = _mm256_loadu_ps(xb + 8 * j);
         const __m256 m01 = _mm256_max_ps(_mm256_andnot_ps(signBit, v[0]), _mm256_andnot_ps(signBit, v[1]));
         const __m256 m23 = _mm256_max_ps(_mm256_andnot_ps(signBit, v[2]), _mm256_andnot_ps(signBit, v[3]));
-        const float db = hmax(_mm256_max_ps(m01, m23)) / 127.0f, id = db != 0.0f ? 1.0f / db : 0.0f;
+        const float db = hmax(_mm256_max_ps(m01, m23)) / float(kActivationLevels), id = db != 0.0f ? 1.0f / db : 0.0f;
         const __m256 idv = _mm256_set1_ps(id);
         __m256i i32[4];
         for (int j = 0; j < 4; ++j) i32[j] = _mm256_cvtps_epi32(_mm256_mul_ps(v[j], idv));
-        const __m256i i16a = _mm256_packs_epi32(i32[0], i32[1]), i16b = _mm256_packs_epi32(i32[2], i32[3]);
-        const __m256i i8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(i16a, i16b), order);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), i8);
+        // vpackssdw packs within 128-bit lanes (a0-3 b0-3 a4-7 b4-7); the permute restores the order.
+        const __m256i lo = _mm256_permute4x64_epi64(_mm256_packs_epi32(i32[0], i32[1]), _MM_SHUFFLE(3, 1, 2, 0));
+        const __m256i hi = _mm256_permute4x64_epi64(_mm256_packs_epi32(i32[2], i32[3]), _MM_SHUFFLE(3, 1, 2, 0));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock), lo);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock + 16), hi);
         d[b] = db;
         sum[b] = db * float(hsumI32(_mm256_add_epi32(_mm256_add_epi32(i32[0], i32[1]), _mm256_add_epi32(i32[2], i32[3]))));
     }
@@ -97,52 +97,51 @@ inline __m256i nibbles(const uint8_t* p) {
 
 inline uint32_t u32At(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
 
-// Each format as its 32 integer weights in one register, w = d·q (+ m): `signedQ` formats give
-// q in int8 (then multiplied with the sign trick), the others q in 0..31 (multiplied directly).
+// Each format as its 32 integer weights q in one register (int8, element order), w = d·q (+ m).
 struct Q8_0 {
     static constexpr int64_t bytes = 34;
-    static constexpr bool signedQ = true, hasMin = false;
+    static constexpr bool hasMin = false;
     static __m256i weights(const uint8_t* b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)); }
 };
 struct Q4_0 {  // q - 8
     static constexpr int64_t bytes = 18;
-    static constexpr bool signedQ = true, hasMin = false;
+    static constexpr bool hasMin = false;
     static __m256i weights(const uint8_t* b) { return _mm256_sub_epi8(nibbles(b + 2), _mm256_set1_epi8(8)); }
 };
 struct Q4_1 {
     static constexpr int64_t bytes = 20;
-    static constexpr bool signedQ = false, hasMin = true;
+    static constexpr bool hasMin = true;
     static __m256i weights(const uint8_t* b) { return nibbles(b + 4); }
 };
 struct Q5_0 {  // (nibble | bit4 << 4) - 16: with the bit, the nibble itself; without, nibble | 0xF0 (= nibble - 16 in int8)
     static constexpr int64_t bytes = 22;
-    static constexpr bool signedQ = true, hasMin = false;
+    static constexpr bool hasMin = false;
     static __m256i weights(const uint8_t* b) {
         return _mm256_or_si256(nibbles(b + 6), _mm256_andnot_si256(bitsToBytes(u32At(b + 2)), _mm256_set1_epi8(char(0xF0))));
     }
 };
 struct Q5_1 {  // nibble | bit4 << 4
     static constexpr int64_t bytes = 24;
-    static constexpr bool signedQ = false, hasMin = true;
+    static constexpr bool hasMin = true;
     static __m256i weights(const uint8_t* b) {
         return _mm256_or_si256(nibbles(b + 8), _mm256_and_si256(bitsToBytes(u32At(b + 4)), _mm256_set1_epi8(0x10)));
     }
 };
 struct IQ4_NL {  // the code book looked up by nibble (vpshufb indexes within each 128-bit lane)
     static constexpr int64_t bytes = 18;
-    static constexpr bool signedQ = true, hasMin = false;
+    static constexpr bool hasMin = false;
     static __m256i weights(const uint8_t* b) {
         const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
         return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(table), nibbles(b + 2));
     }
 };
 
-// Σ w[j]·x[j] over 32 int8 pairs as 8 int32 lanes. vpmaddubsw multiplies unsigned by signed bytes,
-// so a signed w lends its sign to x (|w| ≤ 128 and |x| ≤ 127: the int16 pair sums cannot saturate).
-template <bool SignedQ>
-inline __m256i dot32(__m256i w, __m256i x) {
-    const __m256i pairs = SignedQ ? _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w)) : _mm256_maddubs_epi16(w, x);
-    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+// Σ w[j]·x[j] over 32 pairs (w int8, x int16) as 8 int32 lanes: w widened to int16 and vpmaddwd
+// (|w|·|x| ≤ 128·32767: no lane can overflow).
+inline __m256i dot32(__m256i w, const int16_t* x) {
+    const __m256i lo = _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(w)), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
+    const __m256i hi = _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_extracti128_si256(w, 1)), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16)));
+    return _mm256_add_epi32(lo, hi);
 }
 
 constexpr int kPrefetchBytes = 512;
@@ -166,8 +165,7 @@ void rowsOf(const GemvTask& t, const ActivationBlocks32& xq, int64_t n0, int64_t
             const float dw = halfAt(blk);
             for (int i = 0; i < M; ++i) {
                 const int64_t xb = i * nb + b;
-                const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq.q + xb * kBlock));
-                const __m256 s = _mm256_cvtepi32_ps(dot32<F::signedQ>(w, x));
+                const __m256 s = _mm256_cvtepi32_ps(dot32(w, xq.q + xb * kBlock));
                 acc[i][b & 1] = _mm256_fmadd_ps(s, _mm256_set1_ps(dw * xq.d[xb]), acc[i][b & 1]);
                 if constexpr (F::hasMin) minTerm[i] += halfAt(blk + 2) * xq.sum[xb];
             }
@@ -208,7 +206,7 @@ bool hasInt8BlockKernel(GgmlType type) {
 }
 
 ActivationBlocks32 quantizeActivations32(const float* x, int64_t m, int64_t k) {
-    thread_local AlignedBuffer<int8_t> q;
+    thread_local AlignedBuffer<int16_t> q;
     thread_local AlignedBuffer<float> scales;  // [m][k/32] d, then [m][k/32] sum
     const int64_t nb = k / kBlock;
     if (q.size() < size_t(m * k)) q.allocate(size_t(m * k));
