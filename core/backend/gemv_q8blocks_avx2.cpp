@@ -1,6 +1,7 @@
 #include "backend/gemv_q8blocks.h"
 
 #include <cmath>
+#include <cstring>
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
@@ -97,32 +98,49 @@ inline __m256i nibbles(const uint8_t* p) {
 
 inline uint32_t u32At(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
 
-// Each format as its 32 integer weights q in one register (int8, element order), w = d·q (+ m).
+// Each format as its 32 integer weights q (element order), w = d·(q + offset) or d·q + m. A
+// constant offset (Q4_0's -8, Q5_0's -16) is not subtracted per weight but once per 8 blocks, as
+// offset·d_w·Σx̂ beside the min term. Weights come as two registers of 16 int16 (elements 0..15,
+// 16..31): Q8_0 widened straight from memory (vpmovsxbw with a memory operand), plain nibbles from
+// one 128-bit load, the others from a register of 32 int8.
 struct Q8_0 {
     static constexpr int64_t bytes = 34;
     static constexpr bool hasMin = false;
-    static __m256i weights(const uint8_t* b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)); }
+    static constexpr float offset = 0;
+    static void weights16(const uint8_t* b, __m256i& lo, __m256i& hi) {
+        lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2)));
+        hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 18)));
+    }
 };
-struct Q4_0 {  // q - 8
+inline void nibbles16(const uint8_t* p, __m256i& lo, __m256i& hi) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), mask = _mm_set1_epi8(0x0F);
+    lo = _mm256_cvtepu8_epi16(_mm_and_si128(v, mask));
+    hi = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(v, 4), mask));
+}
+struct Q4_0 {
     static constexpr int64_t bytes = 18;
     static constexpr bool hasMin = false;
-    static __m256i weights(const uint8_t* b) { return _mm256_sub_epi8(nibbles(b + 2), _mm256_set1_epi8(8)); }
+    static constexpr float offset = -8;
+    static void weights16(const uint8_t* b, __m256i& lo, __m256i& hi) { nibbles16(b + 2, lo, hi); }
 };
 struct Q4_1 {
     static constexpr int64_t bytes = 20;
     static constexpr bool hasMin = true;
-    static __m256i weights(const uint8_t* b) { return nibbles(b + 4); }
+    static constexpr float offset = 0;
+    static void weights16(const uint8_t* b, __m256i& lo, __m256i& hi) { nibbles16(b + 4, lo, hi); }
 };
-struct Q5_0 {  // (nibble | bit4 << 4) - 16: with the bit, the nibble itself; without, nibble | 0xF0 (= nibble - 16 in int8)
+struct Q5_0 {  // nibble | bit4 << 4, then -16
     static constexpr int64_t bytes = 22;
     static constexpr bool hasMin = false;
+    static constexpr float offset = -16;
     static __m256i weights(const uint8_t* b) {
-        return _mm256_or_si256(nibbles(b + 6), _mm256_andnot_si256(bitsToBytes(u32At(b + 2)), _mm256_set1_epi8(char(0xF0))));
+        return _mm256_or_si256(nibbles(b + 6), _mm256_and_si256(bitsToBytes(u32At(b + 2)), _mm256_set1_epi8(0x10)));
     }
 };
 struct Q5_1 {  // nibble | bit4 << 4
     static constexpr int64_t bytes = 24;
     static constexpr bool hasMin = true;
+    static constexpr float offset = 0;
     static __m256i weights(const uint8_t* b) {
         return _mm256_or_si256(nibbles(b + 8), _mm256_and_si256(bitsToBytes(u32At(b + 4)), _mm256_set1_epi8(0x10)));
     }
@@ -130,47 +148,93 @@ struct Q5_1 {  // nibble | bit4 << 4
 struct IQ4_NL {  // the code book looked up by nibble (vpshufb indexes within each 128-bit lane)
     static constexpr int64_t bytes = 18;
     static constexpr bool hasMin = false;
+    static constexpr float offset = 0;
     static __m256i weights(const uint8_t* b) {
         const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
         return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(table), nibbles(b + 2));
     }
 };
 
-// Σ w[j]·x[j] over 32 pairs (w int8, x int16) as 8 int32 lanes: w widened to int16 and vpmaddwd
-// (|w|·|x| ≤ 128·32767: no lane can overflow).
-inline __m256i dot32(__m256i w, const int16_t* x) {
-    const __m256i lo = _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(w)), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
-    const __m256i hi = _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_extracti128_si256(w, 1)), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16)));
+template <class F>
+inline void weights16(const uint8_t* b, __m256i& lo, __m256i& hi) {
+    if constexpr (requires { F::weights16(b, lo, hi); }) {
+        F::weights16(b, lo, hi);
+    } else {
+        const __m256i w = F::weights(b);
+        lo = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(w));
+        hi = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(w, 1));
+    }
+}
+
+// Σ w[j]·x[j] over 32 pairs (w widened from int8, x int16) as 8 int32 lanes (|w|·|x| ≤ 128·32767:
+// no lane can overflow).
+inline __m256i dot32(__m256i wLo, __m256i wHi, const int16_t* x) {
+    const __m256i lo = _mm256_madd_epi16(wLo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
+    const __m256i hi = _mm256_madd_epi16(wHi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16)));
     return _mm256_add_epi32(lo, hi);
 }
 
 constexpr int kPrefetchBytes = 512;
 
-// y[i, n] = Σ_b d_w[b]·d_x[i][b]·Σ_j q_w·q_x (+ m_w[b]·sum_x[i][b]); two accumulators per row of x
-// so consecutive blocks' FMAs do not wait on each other.
+// The f16 at offset `at` of 8 consecutive blocks, as 8 floats (one vcvtph2ps for 8 scales).
+template <class F>
+inline __m256 halves8(const uint8_t* blk, int at) {
+    auto h = [&](int j) {
+        uint16_t v;
+        std::memcpy(&v, blk + j * F::bytes + at, 2);
+        return short(v);
+    };
+    return _mm256_cvtph_ps(_mm_setr_epi16(h(0), h(1), h(2), h(3), h(4), h(5), h(6), h(7)));
+}
+
+// y[i, n] = Σ_b d_w[b]·d_x[i][b]·Σ_j q_w·q_x (+ m_w[b]·sum_x[i][b]). Blocks go 8 at a time so that
+// their scales are converted and multiplied as one vector (per block alone that scalar work was a
+// third of the instructions); two accumulators per row of x so consecutive FMAs do not wait on
+// each other.
 template <class F, int M>
 void rowsOf(const GemvTask& t, const ActivationBlocks32& xq, int64_t n0, int64_t n1) {
     const int64_t nb = t.k / kBlock, rowBytes = nb * F::bytes;
     const auto* base = static_cast<const uint8_t*>(t.w);
     for (int64_t n = n0; n < n1; ++n) {
         const uint8_t* row = base + n * rowBytes;
-        __m256 acc[M][2];
-        float minTerm[M] = {};
-        for (int i = 0; i < M; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
-#pragma GCC unroll 2
-        for (int64_t b = 0; b < nb; ++b) {
-            const uint8_t* blk = row + b * F::bytes;
-            _mm_prefetch(reinterpret_cast<const char*>(blk) + kPrefetchBytes, _MM_HINT_T0);
-            const __m256i w = F::weights(blk);
-            const float dw = halfAt(blk);
+        __m256 acc[M][2], minAcc[M];
+        for (int i = 0; i < M; ++i) acc[i][0] = acc[i][1] = minAcc[i] = _mm256_setzero_ps();
+        auto block = [&](const uint8_t* blk, int64_t b, const float* scale /* [M], stride 8 */) {
+            __m256i wLo, wHi;
+            weights16<F>(blk, wLo, wHi);
             for (int i = 0; i < M; ++i) {
-                const int64_t xb = i * nb + b;
-                const __m256 s = _mm256_cvtepi32_ps(dot32(w, xq.q + xb * kBlock));
-                acc[i][b & 1] = _mm256_fmadd_ps(s, _mm256_set1_ps(dw * xq.d[xb]), acc[i][b & 1]);
-                if constexpr (F::hasMin) minTerm[i] += halfAt(blk + 2) * xq.sum[xb];
+                const __m256 s = _mm256_cvtepi32_ps(dot32(wLo, wHi, xq.q + (i * nb + b) * kBlock));
+                acc[i][b & 1] = _mm256_fmadd_ps(s, _mm256_broadcast_ss(scale + 8 * i), acc[i][b & 1]);
             }
+        };
+        int64_t b = 0;
+        for (; b + 8 <= nb; b += 8) {
+            const uint8_t* blk = row + b * F::bytes;
+            for (int64_t p = 0; p < 8 * F::bytes; p += 64) _mm_prefetch(reinterpret_cast<const char*>(blk) + kPrefetchBytes + p, _MM_HINT_T0);
+            const __m256 dw = halves8<F>(blk, 0);
+            alignas(32) float scale[M][8];
+            for (int i = 0; i < M; ++i) {
+                _mm256_store_ps(scale[i], _mm256_mul_ps(dw, _mm256_loadu_ps(xq.d + i * nb + b)));
+                if constexpr (F::hasMin) minAcc[i] = _mm256_fmadd_ps(halves8<F>(blk, 2), _mm256_loadu_ps(xq.sum + i * nb + b), minAcc[i]);
+                if constexpr (F::offset != 0) minAcc[i] = _mm256_fmadd_ps(dw, _mm256_loadu_ps(xq.sum + i * nb + b), minAcc[i]);
+            }
+            for (int j = 0; j < 8; ++j) block(blk + j * F::bytes, b + j, &scale[0][j]);
         }
-        for (int i = 0; i < M; ++i) t.y[i * t.n + n] = hsum(_mm256_add_ps(acc[i][0], acc[i][1])) + minTerm[i];
+        for (; b < nb; ++b) {  // the last nb % 8 blocks
+            const uint8_t* blk = row + b * F::bytes;
+            float scale[M][8];
+            for (int i = 0; i < M; ++i) {
+                scale[i][0] = halfAt(blk) * xq.d[i * nb + b];
+                if constexpr (F::hasMin) minAcc[i] = _mm256_add_ps(minAcc[i], _mm256_setr_ps(halfAt(blk + 2) * xq.sum[i * nb + b], 0, 0, 0, 0, 0, 0, 0));
+                if constexpr (F::offset != 0) minAcc[i] = _mm256_add_ps(minAcc[i], _mm256_setr_ps(halfAt(blk) * xq.sum[i * nb + b], 0, 0, 0, 0, 0, 0, 0));
+            }
+            block(blk, b, &scale[0][0]);
+        }
+        // minAcc: Σ m_w·Σx̂ (min formats) or Σ d_w·Σx̂, times the offset (offset formats)
+        for (int i = 0; i < M; ++i) {
+            const __m256 extra = F::offset != 0 ? _mm256_mul_ps(minAcc[i], _mm256_set1_ps(F::offset)) : minAcc[i];
+            t.y[i * t.n + n] = hsum(_mm256_add_ps(_mm256_add_ps(acc[i][0], acc[i][1]), extra));
+        }
     }
 }
 
