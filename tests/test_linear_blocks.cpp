@@ -102,7 +102,9 @@ TEST_P(LinearBlocks, DecodeAndPrefillMatchTheReferenceOnTheDecodedWeights) {
         // The integer kernels first round x: decode (m <= kGemvMaxRows) on a K-quant to 8 bits per
         // 32 elements (gemv_kquants), prefill on a K-quant to 13 bits per 256 (gemm_kquants). Each
         // term moves by at most |w|·step/2, and the f32 rounding then also scales with the constants
-        // the kernels subtract apart (mins, Q6_K's 32·d·sc in prefill).
+        // the kernels subtract apart (mins, Q6_K's 32·d·sc in prefill). The 32-element formats'
+        // decode rounds x to 16 bits per block of 32, |Δx| <= amax/65534: inside the f32 bound
+        // (test_gemv_q8blocks checks their own).
         const bool decodeRounds = m <= kGemvMaxRows && kquantKernelFor(uint32_t(type));
         const bool prefillRounds = m > kGemvMaxRows && haveGemmKQuant(type);
         for (int64_t i = 0; i < m; ++i) {

@@ -2,6 +2,7 @@
 
 #include "backend/gemv_blocks.h"
 #include "backend/gemv_kquants.h"
+#include "backend/gemv_q8blocks.h"
 
 #include <omp.h>
 
@@ -302,6 +303,11 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
         quantizeX256(x, m, t.k, xqBuffer.data());
         xq = xqBuffer.data();
     }
+    // The 32-element block formats multiply x rounded to 16-bit blocks of 32 (gemv_q8blocks.h):
+    // rounded once here, read by every thread.
+    auto int8Blocks = [](const GemvTask& t) { return t.type == WeightFormat::Blocks && hasInt8BlockKernel(GgmlType(t.blockType)); };
+    ActivationBlocks32 xq32;
+    if (std::any_of(tasks.begin(), tasks.end(), int8Blocks)) xq32 = quantizeActivations32(x, m, tasks[0].k);
     const int threads = totalBytes < kParallelBytes ? 1 : std::max(1, nThreads);
     // Rows of [begin, end) in the global row space, task by task.
     auto runRows = [&](int64_t begin, int64_t end) {
@@ -310,6 +316,8 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
             const int64_t lo = std::max(begin - offset, int64_t(0)), hi = std::min(end - offset, t.n);
             if (lo < hi && xq && t.type == WeightFormat::Blocks && kquantKernelFor(t.blockType))
                 gemvKQuantRows(t, xq, m, lo, hi);
+            else if (lo < hi && int8Blocks(t))
+                gemvInt8BlockRows(t, xq32, lo, hi);
             else if (lo < hi)
                 rows(t, x, m, lo, hi, xs);
             offset += t.n;

@@ -43,31 +43,6 @@ inline float hsum(__m256 s) {
     return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
 }
 
-// Q8_0 fused: each block's 32 int8 values widened in registers, scaled by d (the exact weight
-// value, as the decoder computes it) and multiplied into four accumulators; no buffer round trip.
-template <int M>
-void q8_0Rows(const GemvTask& t, const float* x, int64_t n0, int64_t n1) {
-    const int64_t k = t.k, nb = k / 32, rowBytes = nb * 34;
-    const auto* base = static_cast<const uint8_t*>(t.w);
-    for (int64_t n = n0; n < n1; ++n) {
-        const uint8_t* b = base + n * rowBytes;
-        __m256 acc[M][4];
-        for (int i = 0; i < M; ++i)
-            for (int j = 0; j < 4; ++j) acc[i][j] = _mm256_setzero_ps();
-        for (int64_t blk = 0; blk < nb; ++blk, b += 34) {
-            _mm_prefetch(reinterpret_cast<const char*>(b) + 512, _MM_HINT_T0);
-            const __m256 d = _mm256_set1_ps(fp16ToFp32(uint16_t(b[0] | b[1] << 8)));
-            for (int j = 0; j < 4; ++j) {
-                const __m256 w = _mm256_mul_ps(
-                    _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + 8 * j)))), d);
-                for (int i = 0; i < M; ++i) acc[i][j] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + i * k + blk * 32 + 8 * j), acc[i][j]);
-            }
-        }
-        for (int i = 0; i < M; ++i)
-            t.y[i * t.n + n] = hsum(_mm256_add_ps(_mm256_add_ps(acc[i][0], acc[i][1]), _mm256_add_ps(acc[i][2], acc[i][3])));
-    }
-}
-
 // 8 bytes (the low or high half of a 128-bit lane chosen by `upper`) as 8 floats.
 inline __m256 bytesToFloats(__m128i v, bool upper) {
     return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(upper ? _mm_srli_si128(v, 8) : v));
@@ -112,14 +87,6 @@ void q4_KRows(const GemvTask& t, const float* x, int64_t n0, int64_t n1) {
 
 void gemvBlockRows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1) {
 #if defined(__AVX2__) && defined(__FMA__)
-    if (GgmlType(t.blockType) == GgmlType::Q8_0) {
-        switch (m) {
-            case 1: return q8_0Rows<1>(t, x, n0, n1);
-            case 2: return q8_0Rows<2>(t, x, n0, n1);
-            case 3: return q8_0Rows<3>(t, x, n0, n1);
-            default: return q8_0Rows<4>(t, x, n0, n1);
-        }
-    }
     if (GgmlType(t.blockType) == GgmlType::Q4_K) {
         switch (m) {
             case 1: return q4_KRows<1>(t, x, n0, n1);
