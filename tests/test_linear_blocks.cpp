@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "backend/compute_device.h"
-#include "backend/gemm_kquants.h"
 #include "backend/gemv_kquants.h"
 #include "backend/kernels.h"
 #include "backend_test_helpers.h"
@@ -36,30 +35,6 @@ GgmlType typeNamed(const std::string& name) {
     for (uint32_t id = 0; id < 64; ++id)
         if (auto info = ggmlTypeInfo(id); info && info->name == name) return GgmlType(id);
     return GgmlType::F32;
-}
-
-// The 13-bit step of x's 256-element block around each element: max|x| / 4095 (gemm_kquants).
-std::vector<float> prefillStepsOf(const float* x, int64_t k) {
-    std::vector<float> steps(static_cast<size_t>(k));
-    for (int64_t b = 0; b < k; b += 256) {
-        float amax = 0;
-        for (int64_t c = b; c < b + 256; ++c) amax = std::fmax(amax, std::fabs(x[c]));
-        for (int64_t c = b; c < b + 256; ++c) steps[size_t(c)] = amax / float(IntRows::kMax);
-    }
-    return steps;
-}
-
-// Per element, the constant prefill's K-quant kernel subtracts apart from d·sc·q: the mins of
-// Q4_K/Q5_K, 32·|d·sc| for Q6_K (ql[128], qh[64], scales[16], d).
-std::vector<float> prefillOffsets(GgmlType type, const uint8_t* row, int64_t k) {
-    if (type != GgmlType::Q6_K) return testing_kquants::minMagnitudes(type, row, k);
-    std::vector<float> offsets(static_cast<size_t>(k));
-    for (int64_t b = 0; b < k / 256; ++b) {
-        const uint8_t* block = row + b * 210;
-        const float d = fp16ToFp32(uint16_t(block[208] | block[209] << 8));
-        for (int c = 0; c < 256; ++c) offsets[size_t(b * 256 + c)] = std::fabs(32.0f * d * float(int8_t(block[192 + c / 16])));
-    }
-    return offsets;
 }
 
 class LinearBlocks : public ::testing::TestWithParam<const char*> {};
@@ -99,23 +74,20 @@ TEST_P(LinearBlocks, DecodeAndPrefillMatchTheReferenceOnTheDecodedWeights) {
         dev->linear(*lin, x.data(), m, y.data());
         referenceLinear(w.data(), N, K, x.data(), m, ref.data());
         // An f32 dot product of K terms in any order is within K·2^-24·Σ|w·x| of the exact one.
-        // The integer kernels first round x: decode (m <= kGemvMaxRows) on a K-quant to 8 bits per
-        // 32 elements (gemv_kquants), prefill on a K-quant to 13 bits per 256 (gemm_kquants). Each
-        // term moves by at most |w|·step/2, and the f32 rounding then also scales with the constants
-        // the kernels subtract apart (mins, Q6_K's 32·d·sc in prefill). The 32-element formats'
-        // decode rounds x to 16 bits per block of 32, |Δx| <= amax/65534: inside the f32 bound
-        // (test_gemv_q8blocks checks their own).
-        const bool decodeRounds = m <= kGemvMaxRows && kquantKernelFor(uint32_t(type));
-        const bool prefillRounds = m > kGemvMaxRows && haveGemmKQuant(type);
+        // Decode (m <= kGemvMaxRows) on a K-quant first rounds x to 8 bits per 32 elements
+        // (gemv_kquants): each term moves by at most |w|·step/2 (step = max|x| / 127 of its block),
+        // and the f32 rounding then also scales with the mins the kernel rounds apart. The
+        // 32-element formats' decode rounds x to 16 bits per block of 32, |Δx| <= amax/65534: inside
+        // the f32 bound (test_gemv_q8blocks checks their own). Prefill computes on the exact weights.
+        const bool roundsX = m <= kGemvMaxRows && kquantKernelFor(uint32_t(type));
         for (int64_t i = 0; i < m; ++i) {
-            const auto steps = decodeRounds ? testing_kquants::stepsOf(x.data() + i * K, K) : prefillStepsOf(x.data() + i * K, K);
+            const auto steps = testing_kquants::stepsOf(x.data() + i * K, K);
             for (int64_t n = 0; n < N; ++n) {
-                const uint8_t* row = blocks.data() + size_t(n) * (K / 256) * denseRowBytes;
-                const auto mins = prefillRounds ? prefillOffsets(type, row, K) : testing_kquants::minMagnitudes(type, row, K);
+                const auto mins = testing_kquants::minMagnitudes(type, blocks.data() + size_t(n) * (K / 256) * denseRowBytes, K);
                 double mag = 0, rounding = 0;
                 for (int64_t c = 0; c < K; ++c) {
                     const double wc = std::fabs(w[size_t(n * K + c)]), xc = std::fabs(x[size_t(i * K + c)]);
-                    if (!decodeRounds && !prefillRounds) {
+                    if (!roundsX) {
                         mag += wc * xc;
                         continue;
                     }

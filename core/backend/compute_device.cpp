@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 #include <thread>
 
-#include "backend/gemm_kquants.h"
 #include "backend/gemv.h"
 #include "gguf/quant_blocks.h"
 
@@ -77,8 +76,6 @@ struct ComputeDevice::Impl {
     std::map<std::tuple<int64_t, int64_t, dt>, dnnl::matmul> gpuPrims;     // (K, N, act type)
     AlignedBuffer<float> widened;      // [kWidenRows][K] f32 weights being multiplied (prefill)
     AlignedBuffer<float> blockOut;     // [128][kWidenRows] one chunk's outputs for those rows
-    IntRows xInt;                      // prefill's x rounded to integers for the K-quant kernels
-    const float* xIntOf = nullptr;     // the x that xInt holds (linearMany's matrices share one x)
     AlignedBuffer<int8_t> srcS8;       // [m][K] quantized activations
     AlignedBuffer<float> srcScales;    // [m]
     AlignedBuffer<uint16_t> srcBf16;   // GPU: activations converted to bf16
@@ -435,18 +432,11 @@ void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x
                 impl_->prefillWidened(GgmlType::F16, st->plain, w.rows_, w.cols_, x, m, ys[i]);
                 break;
             case WeightFormat::Blocks:
-                if (haveGemmKQuant(GgmlType(w.blockType_))) {
-                    if (impl_->xIntOf != x || impl_->xInt.m != m || impl_->xInt.k != w.cols_) roundRows(x, m, w.cols_, impl_->xInt, nThreads_);
-                    impl_->xIntOf = x;
-                    gemmKQuant(GgmlType(w.blockType_), st->plain, w.rows_, w.cols_, impl_->xInt, ys[i], w.rows_, nThreads_);
-                } else {
-                    impl_->prefillWidened(GgmlType(w.blockType_), st->plain, w.rows_, w.cols_, x, m, ys[i]);
-                }
+                impl_->prefillWidened(GgmlType(w.blockType_), st->plain, w.rows_, w.cols_, x, m, ys[i]);
                 break;
             case WeightFormat::S8: impl_->linearInt8(*st, w.rows_, w.cols_, x, m, ys[i]); break;
         }
     }
-    impl_->xIntOf = nullptr;  // the next call's x may be at the same address with other values
     if (nTasks) gemv({tasks, nTasks}, x, m, nThreads_);
 }
 
