@@ -129,15 +129,19 @@ QVariantList KvCacheView::originRuns() const {
 QString KvCacheView::layerTypeSummary() const {
     if (slidingLayers() == 0) return {};
     const int global = layers() - slidingLayers();
+    const QString globalBytes = kvBinaryBytes(stats_.bytesUsedGlobalLayers);
+    const QString rest = global == 0   ? QString()
+                         : global == 1 ? tr("The global layer holds %1.").arg(globalBytes)
+                                       : tr("The %1 global layers hold %2.").arg(global).arg(globalBytes);
     return tr("%1 of %2 layers attend to the last %3 positions only: their cells hold %4, a cache keeping only the window "
-              "would need %5. The %6 global layers hold %7.")
+              "would need %5. %6")
         .arg(slidingLayers())
         .arg(layers())
         .arg(kvCount(uint64_t(slidingWindow())))
         .arg(kvBinaryBytes(stats_.bytesUsedSlidingLayers))
         .arg(kvBinaryBytes(stats_.bytesNeededSlidingLayers))
-        .arg(global)
-        .arg(kvBinaryBytes(stats_.bytesUsedGlobalLayers));
+        .arg(rest)
+        .trimmed();
 }
 
 }  // namespace inferscope
