@@ -19,15 +19,13 @@
 #include "backend_test_helpers.h"
 #include "kquant_test_helpers.h"
 #include "gguf/quant_blocks.h"
+#include "read_bytes.h"
 
 using namespace inferscope;
 
-namespace {
+using inferscope::testing_files::readBytes;
 
-std::vector<uint8_t> readBytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+namespace {
 
 // x with hostile blocks: one all zero, one with a single large value, one of tiny values.
 std::vector<float> hostileX(int64_t m, int64_t k, uint32_t seed) {

@@ -17,16 +17,14 @@
 #include "backend/gemv_q8blocks.h"
 #include "backend_test_helpers.h"
 #include "gguf/quant_blocks.h"
+#include "read_bytes.h"
 
 using namespace inferscope;
 using namespace inferscope::testing_backend;
 
-namespace {
+using inferscope::testing_files::readBytes;
 
-std::vector<uint8_t> readBytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+namespace {
 
 // x rounded per block of 32 as the header says, written out again here as the oracle.
 struct Rounded {

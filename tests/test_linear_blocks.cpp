@@ -18,16 +18,14 @@
 #include "backend_test_helpers.h"
 #include "gguf/quant_blocks.h"
 #include "kquant_test_helpers.h"
+#include "read_bytes.h"
 
 using namespace inferscope;
 using namespace inferscope::testing_backend;
 
-namespace {
+using inferscope::testing_files::readBytes;
 
-std::vector<uint8_t> readBytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+namespace {
 
 const char* const kTypes[] = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"};
 

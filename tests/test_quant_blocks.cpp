@@ -15,15 +15,13 @@
 #include "gguf/gguf_file.h"
 #include "gguf/quant_blocks.h"
 #include "shared_data.h"
+#include "read_bytes.h"
 
 using namespace inferscope;
 
-namespace {
+using inferscope::testing_files::readBytes;
 
-std::vector<uint8_t> readBytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+namespace {
 
 struct TypeCase {
     const char* name;

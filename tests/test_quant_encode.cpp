@@ -18,15 +18,13 @@
 #include "gguf/quant_encode.h"
 #include "model/quant_mix.h"
 #include "shared_data.h"
+#include "read_bytes.h"
 
 using namespace inferscope;
 
-namespace {
+using inferscope::testing_files::readBytes;
 
-std::vector<uint8_t> readBytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+namespace {
 
 struct EncodeCase {
     const char* name;
