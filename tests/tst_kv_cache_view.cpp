@@ -126,6 +126,15 @@ private slots:
         QCOMPARE(view.slidingWindow(), 16);
         QCOMPARE(view.layerTypeSummary(), QStringLiteral("2 of 4 layers attend to the last 16 positions only: their cells hold 10 KiB, a "
                                                          "cache keeping only the window would need 4 KiB. The 2 global layers hold 10 KiB."));
+        // Gemma 3's 5:1 pattern at 8 layers leaves one global layer, named in the singular
+        // ("The 1 global layers hold" before). 128 B per layer per token × 40 = 5 KiB.
+        auto gemma3 = KvCache::create({8, 2, 8, 64, KvType::F32, 16, 7});
+        QVERIFY(gemma3.has_value());
+        gemma3->commit(0, 40, CellOrigin::Prompt);
+        KvCacheView oneGlobal;
+        oneGlobal.setStats(gemma3->stats(), 4);
+        QCOMPARE(oneGlobal.layerTypeSummary(), QStringLiteral("7 of 8 layers attend to the last 16 positions only: their cells hold 35 KiB, a "
+                                                              "cache keeping only the window would need 14 KiB. The global layer holds 5 KiB."));
         // Within the window the sliding layers need all they hold.
         cache->truncate(10);
         QCOMPARE(cache->stats().bytesNeededSlidingLayers, uint64_t(2 * 128 * 10));
