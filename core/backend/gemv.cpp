@@ -294,17 +294,18 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
         deinterleave(x, m, t.k, xsBuffer.data());
         xs = xsBuffer.data();
     }
-    // x rounded to 8 bits once for every K-quant task of the call (gemv_kquants.h).
+    // Quantized tasks multiply x rounded once here and read by every thread (every task of a call
+    // has the same k): the K-quants to 8 bits per 32 (gemv_kquants.h), the 32-element block formats
+    // to 16-bit blocks of 32 (gemv_q8blocks.h).
+    auto kquantBlocks = [](const GemvTask& t) { return t.type == WeightFormat::Blocks && kquantKernelFor(t.blockType); };
     thread_local AlignedBuffer<XBlock256> xqBuffer;
     const XBlock256* xq = nullptr;
-    for (const auto& t : tasks) {
-        if (t.type != WeightFormat::Blocks || !kquantKernelFor(t.blockType) || xq) continue;
-        if (xqBuffer.size() < size_t(m * t.k / 256)) xqBuffer.allocate(size_t(m * t.k / 256));
-        quantizeX256(x, m, t.k, xqBuffer.data());
+    if (std::any_of(tasks.begin(), tasks.end(), kquantBlocks)) {
+        const int64_t k = tasks[0].k;
+        if (xqBuffer.size() < size_t(m * k / 256)) xqBuffer.allocate(size_t(m * k / 256));
+        quantizeX256(x, m, k, xqBuffer.data());
         xq = xqBuffer.data();
     }
-    // The 32-element block formats multiply x rounded to 16-bit blocks of 32 (gemv_q8blocks.h):
-    // rounded once here, read by every thread.
     auto int8Blocks = [](const GemvTask& t) { return t.type == WeightFormat::Blocks && hasInt8BlockKernel(GgmlType(t.blockType)); };
     ActivationBlocks32 xq32;
     if (std::any_of(tasks.begin(), tasks.end(), int8Blocks)) xq32 = quantizeActivations32(x, m, tasks[0].k);
@@ -314,7 +315,7 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
         int64_t offset = 0;
         for (const auto& t : tasks) {
             const int64_t lo = std::max(begin - offset, int64_t(0)), hi = std::min(end - offset, t.n);
-            if (lo < hi && xq && t.type == WeightFormat::Blocks && kquantKernelFor(t.blockType))
+            if (lo < hi && kquantBlocks(t))
                 gemvKQuantRows(t, xq, m, lo, hi);
             else if (lo < hi && int8Blocks(t))
                 gemvInt8BlockRows(t, xq32, lo, hi);
