@@ -20,7 +20,7 @@ constexpr uint64_t kMaxTensorCount = uint64_t(1) << 20;
 constexpr uint64_t kMaxArrayLength = uint64_t(1) << 32;
 // A count in the header is a claim. Reserving for it is capped in bytes by what remains of the
 // file: a count the file cannot back then costs no more memory than the file's size, and entries
-// actually present grow the vectors as they are read (tests/test_fuzz_regressions.cpp, ReaderHeap).
+// actually present grow the vectors as they are read (tests/core/test_fuzz_regressions.cpp, ReaderHeap).
 template <class T>
 size_t reservation(uint64_t claimed, uint64_t remainingBytes) {
     return size_t(std::min(claimed, remainingBytes / sizeof(T)));

@@ -2,7 +2,7 @@
 // GgufRawBuilder: little-endian bytes exactly as asked, for building GGUF images field by field.
 // Nothing is validated or computed: a wrong count, a 2^63 string length, a custom magic or an
 // offset past the end are written as given. GgufWriter encodes its header with it; tests use it
-// directly to build hostile files (see tests/test_gguf_malformed*.cpp).
+// directly to build hostile files (see tests/core/test_gguf_malformed*.cpp).
 //
 //   GgufRawBuilder b;
 //   b.header(3, /*nTensors*/ 0, /*nKv*/ 1).key("general.name", GgufType::String).u64(1ull << 63);
