@@ -12,17 +12,17 @@
 #include <QtQml/qqmlextensionplugin.h>
 #include <cstdio>
 
-#include "app_settings.h"
-#include "chat_controller.h"
-#include "chat_store.h"
+#include "settings/app_settings.h"
+#include "chat/chat_controller.h"
+#include "store/chat_store.h"
 #include "engine/bundled_model.h"
-#include "engine_controller.h"
-#include "file_dialogs.h"
-#include "sampling_settings.h"
-#include "scene_graph_backend.h"
-#include "screenshot_driver.h"
-#include "step_inspector.h"
-#include "timeline_model.h"
+#include "engine/engine_controller.h"
+#include "app/file_dialogs.h"
+#include "settings/sampling_settings.h"
+#include "app/scene_graph_backend.h"
+#include "app/screenshot_driver.h"
+#include "visualizer/step_inspector.h"
+#include "visualizer/timeline_model.h"
 
 Q_IMPORT_QML_PLUGIN(InferscopePlugin)
 
