@@ -6,32 +6,16 @@
 #include <sstream>
 
 #include "model_test_helpers.h"
-#include "process_runner.h"
+#include "cli_test_helpers.h"
 #include "shared_data.h"
 
 using namespace inferscope;
 using namespace inferscope::testing_model;
 using namespace inferscope::testing_process;
+using namespace inferscope::testing_cli;
 
 namespace {
 
-ProcessResult cli(const std::vector<std::string>& args) { return runProcess(INFERSCOPE_CLI, args); }
-
-std::vector<nlohmann::json> jsonLines(const std::string& out) {
-    std::vector<nlohmann::json> lines;
-    std::istringstream in(out);
-    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
-    return lines;
-}
-
-// A failed command: exit code 1 and exactly one line on stderr containing `what`.
-void expectOneLineError(const ProcessResult& r, const std::string& what) {
-    EXPECT_EQ(r.exitCode, 1) << r.err;
-    const auto lines = r.errLines();
-    ASSERT_EQ(lines.size(), 1u) << r.err;
-    EXPECT_NE(lines[0].find(what), std::string::npos) << lines[0];
-    EXPECT_EQ(lines[0].rfind("inferscope-cli: ", 0), 0u) << lines[0];
-}
 
 }  // namespace
 

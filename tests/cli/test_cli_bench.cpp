@@ -6,14 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "model_test_helpers.h"
-#include "process_runner.h"
+#include "cli_test_helpers.h"
 
 using namespace inferscope::testing_model;
 using namespace inferscope::testing_process;
+using namespace inferscope::testing_cli;
 
-namespace {
-ProcessResult cli(const std::vector<std::string>& args) { return runProcess(INFERSCOPE_CLI, args); }
-}  // namespace
 
 TEST(CliSynth, WritesATinyModelThatInfoDescribes) {
     TempDir dir;

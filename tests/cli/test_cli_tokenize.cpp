@@ -6,25 +6,16 @@
 #include <nlohmann/json.hpp>
 
 #include "model_test_helpers.h"
-#include "process_runner.h"
+#include "cli_test_helpers.h"
 #include "shared_data.h"
 
 using namespace inferscope::testing_model;
 using namespace inferscope::testing_process;
+using namespace inferscope::testing_cli;
 
 namespace {
 
 const std::string kSpm = std::string(INFERSCOPE_TEST_DATA_DIR) + "/ggml-vocab-llama-spm.gguf";  // vocab only, no tensors
-
-ProcessResult cli(const std::vector<std::string>& args) { return runProcess(INFERSCOPE_CLI, args); }
-
-void expectOneLineError(const ProcessResult& r, const std::string& what) {
-    EXPECT_EQ(r.exitCode, 1) << r.err;
-    const auto lines = r.errLines();
-    ASSERT_EQ(lines.size(), 1u) << r.err;
-    EXPECT_NE(lines[0].find(what), std::string::npos) << lines[0];
-    EXPECT_EQ(lines[0].rfind("inferscope-cli: ", 0), 0u) << lines[0];
-}
 
 nlohmann::json jsonOf(const ProcessResult& r) {
     EXPECT_EQ(r.exitCode, 0) << r.err;
