@@ -1,6 +1,7 @@
 // inferscope: the desktop app. Reads the command line, chooses the renderer, has AppGraph
 // (gui/app/) build the window's objects and open the conversation database, loads the model (the
-// command line's, the last one used, or the bundled stories260K) and shows the QML window. `--screenshot FILE.png [--prompt TEXT] [--model FILE]` renders one answer to a PNG.
+// command line's, the last one used, or the bundled stories260K) and shows the QML window.
+// `--screenshot FILE.png [--prompt TEXT] [--model FILE]` renders one answer to a PNG.
 #include <QCommandLineParser>
 #include <QGuiApplication>
 #include <QQuickStyle>
