@@ -6,6 +6,7 @@
 #include <QQuickWindow>
 #include <QSqlDatabase>
 #include <QSqlQuery>
+#include <QtQml/qqmlextensionplugin.h>  // the tests import the module's static plugin
 
 #include "app/app_graph.h"
 

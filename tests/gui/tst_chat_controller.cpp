@@ -437,7 +437,7 @@ private slots:
         Fixture f;
         QVERIFY(loadAndWait(*f.engine, bundledModel()));
         const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-        QSignalSpy labels(f.engine->get(), &EngineController::deviceChanged);
+        QSignalSpy labels(f.engine.get(), &EngineController::deviceChanged);
         f.sampling->setThreads(1);
         QVERIFY(f.answer("Once upon a time"));
         QTRY_VERIFY(f.engine->deviceDescription().endsWith(QStringLiteral(", 1 thread")));

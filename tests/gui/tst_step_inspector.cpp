@@ -237,7 +237,7 @@ private slots:
         const ChatMessage original = f.last();
         const int k = 4;
         const int32_t alternative = original.steps[k].sample.top[1].id;
-        QSignalSpy prefill(f.engine->get(), &EngineController::prefillFinished);
+        QSignalSpy prefill(f.engine.get(), &EngineController::prefillFinished);
         f.inspector->select(1, k);
         QVERIFY(f.answer([&] { return f.inspector->branch(alternative); }));
         const ChatMessage& branched = f.last();

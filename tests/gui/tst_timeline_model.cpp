@@ -126,7 +126,7 @@ private slots:
         QVERIFY(!f.timeline->runWithoutCache());
         QCOMPARE(f.timeline->status(), QStringLiteral("No answer to run again: send a message first."));
 
-        QSignalSpy measured(f.engine->get(), &EngineController::machineMeasured);
+        QSignalSpy measured(f.engine.get(), &EngineController::machineMeasured);
         f.timeline->measureMachine();
         QVERIFY(f.timeline->measuring());
         QCOMPARE(f.timeline->status(), QStringLiteral("Measuring this machine: read bandwidth, then matrix multiply peak…"));
