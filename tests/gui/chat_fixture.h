@@ -5,12 +5,12 @@
 // QAbstractItemModelTester watching the chat's ChatModel.
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
-#include <QStandardPaths>
 #include <QTest>
 #include <functional>
 #include <memory>
 
 #include "app/app_graph.h"
+#include "gui_test_helpers.h"  // useTestLocations(), for each suite's initTestCase
 
 namespace inferscope::testing_gui {
 
@@ -46,11 +46,5 @@ struct ChatFixture : AppGraph {
         return QTest::qWaitFor([&] { return !timeline->busy(); }, ms);
     }
 };
-
-// Every GUI test's initTestCase: settings and data in Qt's test locations.
-inline void isolateSettings() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
-}
 
 }  // namespace inferscope::testing_gui

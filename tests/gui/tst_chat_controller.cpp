@@ -61,7 +61,7 @@ class TestChatController : public QObject {
     };
 
 private slots:
-    void initTestCase() { isolateSettings(); }
+    void initTestCase() { useTestLocations(); }
 
     void completionAnswerStreamsAndIsStored() {
         Fixture f;

@@ -33,7 +33,7 @@ class TestStepInspector : public QObject {
     };
 
 private slots:
-    void initTestCase() { isolateSettings(); }
+    void initTestCase() { useTestLocations(); }
 
     // A newline token's tint stays on the token: Qt's rich text made a tinted span around a line
     // break tint the whole next paragraph. Newlines are written outside the spans.

@@ -29,7 +29,7 @@ class TestTimelineModel : public QObject {
     }
 
 private slots:
-    void initTestCase() { isolateSettings(); }
+    void initTestCase() { useTestLocations(); }
 
     void prefillAndDecodeFiguresOfAnAnswer() {
         Fixture f;
