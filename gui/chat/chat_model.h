@@ -130,7 +130,8 @@ private:
     bool dark_ = false;
     std::vector<Utf8Stream> utf8_;  // one per row (only answers being streamed use theirs)
     // While an answer streams its heat map is rebuilt at most every kStreamingHeatMs: tokens come
-    // up to 60 times a second and laying out rich text that often would slow the decoding.
+    // in batches of about 100 ms (one by one from a slow model) and laying out the rich text
+    // again with each would slow the decoding.
     static constexpr qint64 kStreamingHeatMs = 100;
     QElapsedTimer streamingHeatBuilt_;
 };

@@ -64,7 +64,8 @@ struct GenerationJob {
     bool measurement = false;
 };
 
-// Steps and the latest KV-cache state since the previous batch (coalesced to frame rate).
+// Steps and the latest KV-cache state since the previous batch (EngineWorker sends at most about
+// one batch per 100 ms, kStepBatchMs; a slow model's every step at once).
 struct StepBatch {
     std::vector<StepRecord> steps;
     std::optional<KvCacheStats> kv;

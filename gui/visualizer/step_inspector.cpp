@@ -72,7 +72,8 @@ StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(pa
         following_ = true;
         onModelChanged();
     });
-    // Streaming text changes arrive up to 60 times a second; the panel need not redraw that often.
+    // Streaming text changes arrive with every step batch (about ten a second, more when a model's
+    // steps are slow enough to be sent one by one); the panel follows at most once per 100 ms.
     followTimer_.setSingleShot(true);
     followTimer_.setInterval(100);
     connect(&followTimer_, &QTimer::timeout, this, &StepInspector::onModelChanged);

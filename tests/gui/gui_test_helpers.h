@@ -31,7 +31,7 @@ inline bool loadAndWait(EngineController& engine, const QString& path, int conte
     QSignalSpy loaded(&engine, &EngineController::modelChanged);
     QSignalSpy failed(&engine, &EngineController::loadFailed);
     engine.loadModel(path, contextLength);
-    for (int i = 0; i < 300 && loaded.isEmpty() && failed.isEmpty(); ++i) QTest::qWait(20);
+    (void)QTest::qWaitFor([&] { return !loaded.isEmpty() || !failed.isEmpty(); }, 6000);  // either is read below
     if (!failed.isEmpty()) qWarning() << "load failed:" << failed.first().first().toString();
     return !loaded.isEmpty();
 }

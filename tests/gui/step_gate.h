@@ -29,6 +29,7 @@ public:
             const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
             while (!s->released && !cancelled() && std::chrono::steady_clock::now() < deadline)
                 s->cv.wait_for(lock, std::chrono::milliseconds(5));
+            s->expired = s->expired || (!s->released && !cancelled());
             s->holding = false;
         });
     }
@@ -47,11 +48,16 @@ public:
     // Waits until the engine holds, then delivers the steps it sent before holding (they were
     // posted to the GUI thread first): what the window shows is the answer up to step holdAt.
     bool waitHeld(int ms = 20000) {
-        for (int waited = 0; !holding() && waited < ms; waited += 5) QTest::qWait(5);
-        if (!holding()) return false;
+        if (!QTest::qWaitFor([this] { return holding(); }, ms)) return false;
         QCoreApplication::sendPostedEvents();
         QCoreApplication::processEvents();
         return true;
+    }
+    // True when the gate opened by its 60 s deadline, neither released nor cancelled: whoever
+    // should have stopped the held answer (a stop, a closing window) waited for it instead.
+    bool expired() const {
+        std::lock_guard lock(s_->m);
+        return s_->expired;
     }
     // Lets this and every later answer run on.
     void release() {
@@ -69,6 +75,7 @@ private:
         int holdAt = 0;
         bool holding = false;
         bool released = false;
+        bool expired = false;
     };
     QPointer<EngineController> engine_;
     std::shared_ptr<State> s_;

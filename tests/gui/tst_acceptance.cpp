@@ -78,7 +78,11 @@ class TestAcceptance : public QObject {
     bool loadModel() { return loadAndWait(*app_->engine, bundledModel()); }
 
     void shot(const QString& step) {
-        QTest::qWait(50);  // let bindings and the scene graph settle
+        // Posted events (layout, deferred bindings) delivered and one more frame rendered.
+        QCoreApplication::sendPostedEvents();
+        QSignalSpy rendered(window(), &QQuickWindow::frameSwapped);
+        window()->update();
+        rendered.wait(2000);  // a picture for a person, not a check: taken even if no frame came
         const QString folder = QStringLiteral(INFERSCOPE_ACCEPTANCE_SCREENS);
         QDir().mkpath(folder);
         const QString name = QStringLiteral("%1-%2-%3.png")

@@ -111,7 +111,6 @@ private slots:
 
     void closingTheWindowMidAnswerKeepsItAsStopped() {
         QString shown;
-        qint64 closeMs = 0;
         {
             AppStack app(db());
             QVERIFY(app.openReport.persistent);
@@ -124,10 +123,10 @@ private slots:
             QVERIFY(app.chat->generating());
             shown = app.chat->messages()->at(1).text;
             QVERIFY(!shown.isEmpty());
-            closeMs = app.close();
+            app.close();
+            // Closing cancelled the held answer rather than waiting for it to run on.
+            QVERIFY2(!gate.expired(), "closing the window waited for the answer instead of stopping it");
         }
-        qInfo("closing mid-answer took %lld ms", closeMs);
-        QVERIFY2(closeMs < 2000, qPrintable(QStringLiteral("closing took %1 ms").arg(closeMs)));
         QCOMPARE(integrity(db()), QStringLiteral("ok"));
         ChatStore store;
         QVERIFY(store.open(db()).persistent);
@@ -148,10 +147,11 @@ private slots:
             AppStack app(db());
             QVERIFY(loadAndWait(*app.engine, bundledModel()));
             answerAtLength(*app.chat);
+            StepGate gate(*app.engine, 20);  // the answer cannot run past step 20 unless closing waits for it
             QVERIFY(app.chat->send(QStringLiteral("Once upon a time")));
             QCOMPARE(app.chat->messages()->count(), 2);  // the question and the empty answer
-            const qint64 ms = app.close();  // no event was processed: nothing has come back yet
-            QVERIFY2(ms < 2000, qPrintable(QStringLiteral("closing took %1 ms").arg(ms)));
+            app.close();  // no event was processed: nothing has come back yet
+            QVERIFY2(!gate.expired(), "closing the window waited for the answer instead of stopping it");
         }
         ChatStore store;
         QVERIFY(store.open(db()).persistent);
@@ -165,11 +165,8 @@ private slots:
         AppStack app(db());
         QVERIFY(app.showWindow());
         app.engine->loadModel(bundledModel());
-        QCOMPARE(app.engine->state(), EngineController::State::Loading);
-        QTest::qWait(5);
-        const qint64 ms = app.close();
-        qInfo("closing mid-load took %lld ms", ms);
-        QVERIFY2(ms < 2000, qPrintable(QStringLiteral("closing took %1 ms").arg(ms)));
+        QCOMPARE(app.engine->state(), EngineController::State::Loading);  // closed before the load's answer came back
+        app.close();  // returns: the worker thread was joined (a hang fails by ctest's timeout)
 
         // A generation running and a load queued behind it: the queued load is skipped.
         AppStack again(db());
@@ -179,8 +176,8 @@ private slots:
         QVERIFY(again.chat->send(QStringLiteral("Once upon a time")));
         QVERIFY(held.waitHeld());
         again.engine->loadModel(tinyRandomModel());
-        const qint64 ms2 = again.close();
-        QVERIFY2(ms2 < 2000, qPrintable(QStringLiteral("closing took %1 ms").arg(ms2)));
+        again.close();
+        QVERIFY2(!held.expired(), "closing the window waited for the answer instead of stopping it");
     }
 
     void loadingAnotherModelMidAnswerKeepsIt() {
@@ -234,9 +231,8 @@ private slots:
         app.chat->newConversation();
         QCOMPARE(app.chat->messages()->count(), 0);
         QVERIFY(!app.chat->generating());
-        QSignalSpy state(app.engine.get(), &EngineController::stateChanged);
-        for (int i = 0; i < 250 && app.engine->state() != EngineController::State::Ready; ++i) QTest::qWait(20);
-        QCOMPARE(app.engine->state(), EngineController::State::Ready);
+        // The cancelled job's end has come back (the engine is ready again): anything it streamed was delivered by then.
+        QTRY_COMPARE_WITH_TIMEOUT(app.engine->state(), EngineController::State::Ready, 5000);
         QCOMPARE(app.chat->messages()->count(), 0);  // nothing streamed into the new conversation
         const auto stored = app.store.messages(first);
         QCOMPARE(stored.size(), 2);
@@ -256,7 +252,7 @@ private slots:
         const qint64 second = app.chat->conversationId();
         QVERIFY(app.chat->deleteConversation(second));
         QCOMPARE(app.chat->messages()->count(), 0);
-        for (int i = 0; i < 250 && app.engine->state() != EngineController::State::Ready; ++i) QTest::qWait(20);
+        QTRY_COMPARE_WITH_TIMEOUT(app.engine->state(), EngineController::State::Ready, 5000);
         QCOMPARE(app.chat->messages()->count(), 0);
         QVERIFY(!app.store.conversation(second));
         QCOMPARE(app.store.conversations().size(), 1);

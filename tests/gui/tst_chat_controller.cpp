@@ -27,7 +27,7 @@ class TestChatController : public QObject {
     // candidates and replay logits.
     // "Once upon a time", answered with one seed and regenerated with another: two versions.
     static void answerTwice(ChatFixture& f, ChatMessage& first, ChatMessage& second) {
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         SamplerParams sampled;
         sampled.temperature = 1.0f;
         sampled.seed = 5;
@@ -61,11 +61,11 @@ class TestChatController : public QObject {
     };
 
 private slots:
-    void initTestCase() { isolateSettings(); }
+    void initTestCase() { useTestLocations(); }
 
     void completionAnswerStreamsAndIsStored() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QCOMPARE(f.chat->mode(), QStringLiteral("completion"));  // stories260K names no chat template
         QSignalSpy textChanges(f.chat->messages(), &QAbstractItemModel::dataChanged);
         QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
@@ -99,7 +99,7 @@ private slots:
 
     void regenerateReusesThePrompt() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
         const QString first = f.chat->messages()->at(1).text;
         QVERIFY(f.chat->canRegenerate());
@@ -113,7 +113,7 @@ private slots:
 
     void editTruncatesAndPrefillsOnlyTheNewPart() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
         QVERIFY(f.answer([&] { return f.chat->send(" The end."); }));
         QCOMPARE(f.chat->messages()->count(), 4);
@@ -140,13 +140,13 @@ private slots:
 
     void chatTemplateShapesThePrompt() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         f.chat->setMode("chat");
         f.chat->setTemplateChoice("llama2");
         f.chat->setSystemPrompt("Be kind.");
         QCOMPARE(f.chat->effectiveTemplate(), QStringLiteral("llama2"));
         QVERIFY(f.answer([&] { return f.chat->send("Hi"); }));
-        const auto& tok = *f.engine.model()->tokenizer;
+        const auto& tok = *f.engine->model()->tokenizer;
         const auto expected = tok.encode("<s>[INST] <<SYS>>\nBe kind.\n<</SYS>>\n\nHi [/INST]", false, true);
         QCOMPARE(f.chat->messages()->at(0).tokens, expected);
         QCOMPARE(expected.front(), tok.bosId());
@@ -165,7 +165,7 @@ private slots:
     void everyTemplateFamilyCanBePicked() {
         Fixture f;
         QCOMPARE(f.chat->templateNames(), (QStringList{"auto", "completion", "llama2", "mistral", "chatml", "zephyr", "llama3", "gemma", "phi3"}));
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         f.chat->setMode("chat");
         QCOMPARE(f.chat->effectiveTemplate(), QStringLiteral("llama2"));  // no template, no turn markers in the vocabulary
         for (const char* name : {"llama3", "gemma", "phi3"}) {
@@ -174,21 +174,21 @@ private slots:
             QCOMPARE(f.chat->effectiveTemplate(), QString::fromLatin1(name));
         }
         QVERIFY(f.answer([&] { return f.chat->send("Hi"); }));
-        const auto& tok = *f.engine.model()->tokenizer;
+        const auto& tok = *f.engine->model()->tokenizer;
         QCOMPARE(f.chat->messages()->at(0).tokens, tok.encode("<|user|>\nHi<|end|>\n<|assistant|>\n", true, true));
         QCOMPARE(f.store.conversation(f.chat->conversationId())->templateName, QStringLiteral("phi3"));
     }
 
     void stopKeepsThePartialAnswer() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
-        f.sampling.setMaxTokens(1900);
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
+        f.sampling->setMaxTokens(1900);
         SamplerParams sampled;
         sampled.temperature = 1.0f;
         sampled.seed = 5;
         f.chat->setSamplerOverride(sampled);
         QSignalSpy done(f.chat.get(), &ChatController::answerFinished);
-        StepGate gate(f.engine, 3);  // stopped mid-answer, however fast the machine
+        StepGate gate(*f.engine, 3);  // stopped mid-answer, however fast the machine
         QVERIFY(f.chat->send("Once upon a time"));
         QVERIFY(f.chat->generating());
         QVERIFY(gate.waitHeld());
@@ -203,7 +203,7 @@ private slots:
 
     void reopenedConversationContinuesFromTheCache() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
         const qint64 id = f.chat->conversationId();
         f.chat->newConversation();
@@ -314,7 +314,7 @@ private slots:
     // does: they stay in the stored conversation, and the branch continues in a new one.
     void branchingFromAnEarlierAnswerKeepsTheLaterTurns() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer("Once upon a time"));
         QVERIFY(f.answer(" The end."));
         const qint64 original = f.chat->conversationId();
@@ -403,7 +403,7 @@ private slots:
 
     void branchedVersionsSurviveReopening() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
         const ChatMessage original = f.chat->messages()->at(1);
         const int k = 4;
@@ -435,23 +435,23 @@ private slots:
     // 1 says "1 thread", and 0 ("all cores") is restored rather than meaning "keep".
     void threadCountReachesTheEngineAndItsLabel() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-        QSignalSpy labels(&f.engine, &EngineController::deviceChanged);
-        f.sampling.setThreads(1);
+        QSignalSpy labels(f.engine.get(), &EngineController::deviceChanged);
+        f.sampling->setThreads(1);
         QVERIFY(f.answer("Once upon a time"));
-        QTRY_VERIFY(f.engine.deviceDescription().endsWith(QStringLiteral(", 1 thread")));
+        QTRY_VERIFY(f.engine->deviceDescription().endsWith(QStringLiteral(", 1 thread")));
         QVERIFY(labels.count() >= 1);
-        f.sampling.setThreads(0);
+        f.sampling->setThreads(0);
         QVERIFY(f.answer(" The end."));
-        QTRY_VERIFY2(f.engine.deviceDescription().endsWith(QStringLiteral(", %1 thread%2").arg(cores).arg(cores == 1 ? "" : "s")),
-                     qPrintable(f.engine.deviceDescription()));
+        QTRY_VERIFY2(f.engine->deviceDescription().endsWith(QStringLiteral(", %1 thread%2").arg(cores).arg(cores == 1 ? "" : "s")),
+                     qPrintable(f.engine->deviceDescription()));
     }
 
     // Ctrl+N: a new conversation keeps the mode, template and system prompt the user set.
     void newConversationKeepsModeAndSystemPrompt() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         f.chat->setMode(QStringLiteral("chat"));
         f.chat->setTemplateChoice(QStringLiteral("chatml"));
         f.chat->setSystemPrompt(QStringLiteral("Answer briefly."));
@@ -465,13 +465,13 @@ private slots:
 
     void invalidSettingsBlockSending() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         f.chat->setSamplerOverride(std::nullopt);
-        f.sampling.setTopP(1.5);
-        QCOMPARE(f.sampling.validationError(), QStringLiteral("top-p must be in (0, 1], got 1.5"));
+        f.sampling->setTopP(1.5);
+        QCOMPARE(f.sampling->validationError(), QStringLiteral("top-p must be in (0, 1], got 1.5"));
         QVERIFY(!f.chat->canSend());
         QVERIFY(!f.chat->send("Once"));
-        f.sampling.setTopP(0.9);
+        f.sampling->setTopP(0.9);
         QVERIFY(f.chat->canSend());
     }
 };

@@ -1,8 +1,8 @@
 // Bad input in the GUI, with the real bundled model, a database on disk and the window offscreen:
 //   - hostile sampling settings are refused in the engine's own words, and nothing is sent;
 //   - a 10 MB paste: refused before the composer lays it out and before it is tokenized, with a
-//     clear message, the window's event loop never blocked; a 10 MB message already stored is
-//     shown in part, at once; a message that fits the bound but not the context is tokenized on
+//     clear message (the bound's, from the byte count); a 10 MB message already stored is shown
+//     in part (its first ChatModel::kShownChars characters); a message that fits the bound but not the context is tokenized on
 //     the worker and refused by the engine;
 //   - right-to-left text, emoji, NUL and other control characters, combining marks and lone
 //     surrogates in a prompt, and invalid UTF-8 and NUL bytes in an answer: stored, searched,
@@ -15,7 +15,6 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QTimer>
 
 #include "app_stack.h"
 #include "engine/step_record_codec.h"
@@ -28,28 +27,6 @@ using namespace inferscope::testing_app;
 using namespace inferscope::testing_gui;
 
 namespace {
-
-// The longest gap between the ticks of a 5 ms timer on the GUI thread while `work` runs (and
-// the event loop for `settleMs` after it): how long the window could not repaint or react.
-qint64 worstGapWhile(const std::function<void()>& work, int settleMs = 300) {
-    QElapsedTimer clock;
-    qint64 last = 0, worst = 0;
-    QTimer timer;
-    timer.setInterval(5);
-    QObject::connect(&timer, &QTimer::timeout, [&] {
-        const qint64 now = clock.elapsed();
-        worst = std::max(worst, now - last);
-        last = now;
-    });
-    clock.start();
-    timer.start();
-    QTimer::singleShot(20, [&] {
-        work();
-    });
-    QTest::qWait(20 + settleMs);
-    timer.stop();
-    return std::max(worst, clock.elapsed() - last);
-}
 
 QString tenMegabytes() {
     const QString line = QStringLiteral("Once upon a time there was a little girl named Lily. She liked to play outside. ");
@@ -170,26 +147,23 @@ private slots:
         QVERIFY(input);
         input->forceActiveFocus();
         QGuiApplication::clipboard()->setText(huge);
-        const qint64 pasteGap = worstGapWhile([&] { QTest::keySequence(app.window(), QKeySequence::Paste); });
+        // The freeze this guards against is laying out or tokenizing the 10 MB (8-15 s): the
+        // composer stays empty and the message is the bound's ("at least", from the byte count),
+        // so neither happened.
+        QTest::keySequence(app.window(), QKeySequence::Paste);
         QCOMPARE(input->property("text").toString(), QString());
         QCOMPARE(app.chat->lastError(), QStringLiteral("Not pasted, the text is too long: ") + expected);
-        QCOMPARE(app.find<QQuickItem>(QStringLiteral("errorText"))->property("text").toString(), app.chat->lastError());
-        // A short paste goes in.
+        QTRY_COMPARE(app.find<QQuickItem>(QStringLiteral("errorText"))->property("text").toString(), app.chat->lastError());
+        // A short paste goes in, alone: nothing of the refused one arrived after all.
         QGuiApplication::clipboard()->setText(QStringLiteral("Once upon"));
         QTest::keySequence(app.window(), QKeySequence::Paste);
         QCOMPARE(input->property("text").toString(), QStringLiteral("Once upon"));
 
         // Sent anyway (typed, dropped...): refused before it joins the conversation or is tokenized.
-        bool sent = true;
-        const qint64 sendGap = worstGapWhile([&] { sent = app.chat->send(huge); });
-        QVERIFY(!sent);
+        QVERIFY(!app.chat->send(huge));
         QCOMPARE(app.chat->lastError(), QStringLiteral("The message is too long: ") + expected);
         QCOMPARE(app.chat->messages()->count(), 0);
         QVERIFY(app.store.conversations().isEmpty());
-        qInfo("a 10 MB paste: the event loop's worst gap %lld ms at the paste, %lld ms at sending", pasteGap, sendGap);
-        // The freeze this guards against is tokenizing the 10 MB (8-15 s); 1 s leaves room for a
-        // machine busy with other tests (204 ms was seen at sending under ctest -j2 and an ASan run).
-        QVERIFY2(pasteGap < 1000 && sendGap < 1000, qPrintable(QStringLiteral("%1 / %2 ms").arg(pasteGap).arg(sendGap)));
         QVERIFY(app.chat->canSend());
     }
 
@@ -246,14 +220,11 @@ private slots:
         AppStack app(db());
         QVERIFY(app.showWindow());
         QVERIFY(QTest::qWaitForWindowExposed(app.window()));
-        bool opened = false;
-        const qint64 gap = worstGapWhile([&] { opened = app.chat->openConversation(id); }, 500);
-        QVERIFY(opened);
-        qInfo("opening a 10 MB message: the event loop's worst gap %lld ms", gap);
-        QVERIFY2(gap < 400, qPrintable(QStringLiteral("%1 ms").arg(gap)));  // whole, it takes about 7 s here
+        QVERIFY(app.chat->openConversation(id));
         QCOMPARE(app.chat->messages()->at(0).text, huge);  // kept whole
-        QQuickItem* text = bubbleText(app, 0);
-        QVERIFY(text);
+        // Laid out whole, the bubble took about 7 s: it is given the first kShownChars alone.
+        QQuickItem* text = nullptr;
+        QTRY_VERIFY((text = bubbleText(app, 0)));
         QCOMPARE(text->property("text").toString(), huge.left(ChatModel::kShownChars));
         QVERIFY(text->parentItem()->parentItem()->findChild<QQuickItem*>(QStringLiteral("hiddenNote"))->isVisible());
         QVERIFY(!text->parentItem()->parentItem()->findChild<QQuickItem*>(QStringLiteral("editButton"))->isEnabled());

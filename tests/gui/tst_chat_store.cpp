@@ -268,7 +268,7 @@ void TestChatStore::failedWritesChangeNothing() {
     QVERIFY(store.lastError().contains(QStringLiteral("no conversation")));
     StoredMessage bad = userMessage(cid, QStringLiteral("bad role"));
     bad.role = QStringLiteral("tool");
-    QTest::qWait(2);  // a later updatedAt would show
+    QTRY_VERIFY(QDateTime::currentDateTimeUtc() > touched);  // the clock has moved on: a later updatedAt would show
     QVERIFY(!store.appendMessage(bad));  // CHECK constraint; the whole transaction rolls back
     QVERIFY2(store.lastError().contains(QStringLiteral("CHECK")), qPrintable(store.lastError()));
     QCOMPARE(store.conversation(cid)->updatedAt, touched);

@@ -27,11 +27,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "chat/chat_controller.h"
-#include "store/chat_store.h"
+#include "app/app_graph.h"
 #include "engine/step_record_codec.h"
 #include "gui_test_helpers.h"
-#include "settings/sampling_settings.h"
 
 using namespace inferscope;
 using namespace inferscope::testing_gui;
@@ -48,10 +46,10 @@ QByteArray sha1(const QString& text) { return QCryptographicHash::hash(text.toUt
 // The chatting process.
 class ChatChild : public QObject {
 public:
-    ChatChild(const QString& dir, quint32 seed) : random_(seed) {
+    // The app's object graph (AppGraph) on the database in `dir`, no window.
+    ChatChild(const QString& dir, quint32 seed) : random_(seed), graph_(AppGraph::Options{.database = dir + QStringLiteral("/conversations.db")}) {
         log_ = ::open(qPrintable(dir + QStringLiteral("/committed.log")), O_WRONLY | O_APPEND | O_CREAT, 0600);
-        const auto report = store_.open(dir + QStringLiteral("/conversations.db"));
-        std::printf("open: %s\n", qPrintable(report.message));
+        std::printf("open: %s\n", qPrintable(graph_.openReport.message));
         std::fflush(stdout);
         connect(&store_, &ChatStore::conversationsChanged, this, [this] { logCommitted(); });
         connect(&engine_, &EngineController::modelChanged, this, [this] { next(); });
@@ -91,10 +89,10 @@ private:
     }
 
     QRandomGenerator random_;
-    ChatStore store_;
-    EngineController engine_{nullptr};
-    SamplingSettings sampling_{nullptr};
-    ChatController chat_{&engine_, &sampling_, &store_};
+    AppGraph graph_;
+    ChatStore& store_ = graph_.store;
+    EngineController& engine_ = *graph_.engine;
+    ChatController& chat_ = *graph_.chat;
     QSet<qint64> logged_;
     int log_ = -1;
     bool ready_ = false;

@@ -33,7 +33,7 @@ class TestStepInspector : public QObject {
     };
 
 private slots:
-    void initTestCase() { isolateSettings(); }
+    void initTestCase() { useTestLocations(); }
 
     // A newline token's tint stays on the token: Qt's rich text made a tinted span around a line
     // break tint the whole next paragraph. Newlines are written outside the spans.
@@ -80,11 +80,11 @@ private slots:
         const QString llama3 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/llama3-tiny.gguf");
         if (!QFile::exists(llama3)) QSKIP("../shared/models/arch/llama3-tiny.gguf not found");
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, llama3));
+        QVERIFY(loadAndWait(*f.engine, llama3));
         f.chat->setMode(QStringLiteral("completion"));
-        f.sampling.setMaxTokens(2);
+        f.sampling->setMaxTokens(2);
         QVERIFY(f.answer([&] { return f.chat->send("Hi"); }));
-        const Tokenizer& tok = *f.engine.model()->tokenizer;
+        const Tokenizer& tok = *f.engine->model()->tokenizer;
         const std::string text = "Llama \xF0\x9F\xA6\x99 \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E";  // "Llama 🦙 日本語"
         const std::vector<int32_t> ids = tok.encode(text, false, false);
         QCOMPARE(ids, (std::vector<int32_t>{43, 81101, 11410, 99, 247, 105180, 102158}));
@@ -194,12 +194,11 @@ private slots:
 
     void followsTheNewestStepAndSelectsFromText() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
-        QTest::qWait(150);  // the panel follows at most 10 times a second
+        QTRY_COMPARE(f.inspector->step(), 19);  // the panel follows at most 10 times a second
         QVERIFY(f.inspector->following());
         QCOMPARE(f.inspector->row(), 1);
-        QCOMPARE(f.inspector->step(), 19);
         QCOMPARE(f.inspector->stepCount(), 20);
         // Pick step 1 (" there") from its position in the heat text.
         ChatModel* m = f.chat->messages();
@@ -227,19 +226,18 @@ private slots:
 
         // The next answer is followed again: the panel shows its newest token, not the one clicked.
         QVERIFY(f.answer([&] { return f.chat->send(" The end."); }));
-        QTest::qWait(150);
+        QTRY_COMPARE(f.inspector->row(), 3);
         QVERIFY(f.inspector->following());
-        QCOMPARE(f.inspector->row(), 3);
     }
 
     void branchingEqualsAFreshRunAndKeepsTheOldVersion() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
         const ChatMessage original = f.last();
         const int k = 4;
         const int32_t alternative = original.steps[k].sample.top[1].id;
-        QSignalSpy prefill(&f.engine, &EngineController::prefillFinished);
+        QSignalSpy prefill(f.engine.get(), &EngineController::prefillFinished);
         f.inspector->select(1, k);
         QVERIFY(f.answer([&] { return f.inspector->branch(alternative); }));
         const ChatMessage& branched = f.last();
@@ -286,7 +284,7 @@ private slots:
 
     void regenerateAddsAVersion() {
         Fixture f(1.0f);
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
         const QString first = f.last().text;
         SamplerParams other;
@@ -303,7 +301,7 @@ private slots:
 
     void replayCountsWhatOtherSettingsChange() {
         Fixture f(1.0f);
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
         f.inspector->select(1, 0);
         QVERIFY(f.inspector->replayAvailable());
@@ -329,7 +327,7 @@ private slots:
     // answer has finished" beside finished answers). Another conversation: the panel follows it.
     void anotherConversationIsFollowedAndItsAnswerReplayable() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer("Once upon a time"));
         const qint64 shorter = f.chat->conversationId();
         f.chat->newConversation();
@@ -352,8 +350,8 @@ private slots:
     // (a byte-fallback token showed blank).
     void everyTokenHasAVisibleLabel() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
-        const int n = f.engine.model()->tokenizer->vocabSize();
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
+        const int n = f.engine->model()->tokenizer->vocabSize();
         QVERIFY(n > 256);
         QStringList blank;
         for (int id = 0; id < n; ++id) {
@@ -367,7 +365,7 @@ private slots:
 
     void exportsTheAnswersTokens() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
         f.inspector->select(1, 0);
         QTemporaryDir dir;

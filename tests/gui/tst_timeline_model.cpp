@@ -22,14 +22,20 @@ class TestTimelineModel : public QObject {
         Fixture() : ChatFixture(30) {}
     };
 
+    // The inspector (whose selection the timeline shows) follows streaming at most 10 times a
+    // second: the answer is on the timeline once the inspector has reached its newest step.
+    static void waitFollowed(Fixture& f) {
+        QTRY_VERIFY(f.inspector->row() == 1 && f.inspector->step() == int(f.last().steps.size()) - 1 && f.timeline->row() == 1);
+    }
+
 private slots:
-    void initTestCase() { isolateSettings(); }
+    void initTestCase() { useTestLocations(); }
 
     void prefillAndDecodeFiguresOfAnAnswer() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer("Once upon a time"));
-        QTest::qWait(150);
+        waitFollowed(f);
         QCOMPARE(f.timeline->row(), 1);
         const QVariantMap pf = f.timeline->prefill();
         QCOMPARE(pf.value("tokens").toInt(), 5);
@@ -39,7 +45,7 @@ private slots:
         QCOMPARE(f.timeline->decodeGBps().size(), 29);
         // The bytes a decode pass reads: every matrix and norm once and one row of the embedding,
         // plus 1,280 B of K and V for each position up to and including its own.
-        const QVariantMap d = f.engine.modelDetails();
+        const QVariantMap d = f.engine->modelDetails();
         const double weights = d.value("weightBytesPerToken").toDouble();
         QCOMPARE(f.timeline->decodeBytes(9), weights + 1280.0 * 10);
         // A prefill's FLOPs: 2 per multiply-add of every matrix per token (the LM head once) plus attention.
@@ -53,12 +59,12 @@ private slots:
 
     void runWithoutCacheCountsTheRecomputation() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer("Once upon a time"));
-        QTest::qWait(150);
-        const int contextUsed = f.engine.contextUsed();
-        const double kvBytesUsed = f.engine.kvBytesUsed();
-        const double decodeRate = f.engine.decodeTokensPerSecond();
+        waitFollowed(f);
+        const int contextUsed = f.engine->contextUsed();
+        const double kvBytesUsed = f.engine->kvBytesUsed();
+        const double decodeRate = f.engine->decodeTokensPerSecond();
         QVERIFY(f.timeline->runWithoutCache());
         QVERIFY(f.timeline->busy());
         QVERIFY(f.waitIdle());
@@ -72,18 +78,18 @@ private slots:
         QCOMPARE(f.timeline->noCacheMs().size(), 29);
         QCOMPARE(c.value("kvVectorsPerPosition").toDouble(), 5.0 * 4.0);  // layers × KV heads
         // A measurement: the status bar and KV panel keep the conversation's figures.
-        QCOMPARE(f.engine.contextUsed(), contextUsed);
-        QCOMPARE(f.engine.kvBytesUsed(), kvBytesUsed);
-        QCOMPARE(f.engine.decodeTokensPerSecond(), decodeRate);
+        QCOMPARE(f.engine->contextUsed(), contextUsed);
+        QCOMPARE(f.engine->kvBytesUsed(), kvBytesUsed);
+        QCOMPARE(f.engine->decodeTokensPerSecond(), decodeRate);
     }
 
     // While the answer streams, the prefill block already shows its tokens (it said "0 tokens"
     // until the answer ended).
     void prefillIsShownWhileTheAnswerStreams() {
         ChatFixture f(2000);
-        QVERIFY(loadAndWait(f.engine, bundledModel()));
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QSignalSpy done(f.chat.get(), &ChatController::answerFinished);
-        StepGate gate(f.engine, 3);  // the answer streams until the checks are done
+        StepGate gate(*f.engine, 3);  // the answer streams until the checks are done
         QVERIFY(f.chat->send(QStringLiteral("Once upon a time")));
         QVERIFY(gate.waitHeld());
         QTRY_VERIFY(f.chat->messages()->count() == 2 && f.chat->messages()->at(1).steps.size() >= 2);
@@ -100,9 +106,9 @@ private slots:
     // why it cannot run (it did nothing); measuring the machine says it is under way.
     void experimentsBelongToTheirConversation() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel(), 256));
+        QVERIFY(loadAndWait(*f.engine, bundledModel(), 256));
         QVERIFY(f.answer("Once upon a time"));
-        QTest::qWait(150);
+        waitFollowed(f);
         QVERIFY(f.timeline->runWithoutCache());
         QVERIFY(f.waitIdle());
         QVERIFY(f.timeline->runPrefillSweep());
@@ -120,7 +126,7 @@ private slots:
         QVERIFY(!f.timeline->runWithoutCache());
         QCOMPARE(f.timeline->status(), QStringLiteral("No answer to run again: send a message first."));
 
-        QSignalSpy measured(&f.engine, &EngineController::machineMeasured);
+        QSignalSpy measured(f.engine.get(), &EngineController::machineMeasured);
         f.timeline->measureMachine();
         QVERIFY(f.timeline->measuring());
         QCOMPARE(f.timeline->status(), QStringLiteral("Measuring this machine: read bandwidth, then matrix multiply peak…"));
@@ -131,13 +137,13 @@ private slots:
 
     void prefillSweepDoublesTheLength() {
         Fixture f;
-        QVERIFY(loadAndWait(f.engine, bundledModel(), 256));
+        QVERIFY(loadAndWait(*f.engine, bundledModel(), 256));
         QVERIFY(f.answer("Once upon a time"));
-        const int contextUsed = f.engine.contextUsed();
+        const int contextUsed = f.engine->contextUsed();
         QVERIFY(contextUsed > 0);
         QVERIFY(f.timeline->runPrefillSweep());
         QVERIFY(f.waitIdle());
-        QCOMPARE(f.engine.contextUsed(), contextUsed);  // not the sweep's 256 of 256
+        QCOMPARE(f.engine->contextUsed(), contextUsed);  // not the sweep's 256 of 256
         const QVariantList sweep = f.timeline->sweep();
         QCOMPARE(sweep.size(), 6);  // 8 .. 256
         int expected = 8;
@@ -146,7 +152,7 @@ private slots:
             QVERIFY(v.toMap().value("ms").toDouble() > 0);
             expected *= 2;
         }
-        QCOMPARE(f.engine.state(), EngineController::State::Ready);
+        QCOMPARE(f.engine->state(), EngineController::State::Ready);
     }
 };
 

@@ -1,7 +1,8 @@
 #pragma once
 // KvCacheView: the KV cache as the panel shows it. It follows an EngineController and takes the
 // engine's KvCacheStats after each batch of steps, at the end of a generation and on a model
-// change (never more often: the worker batches to ≤ 60 Hz), and exposes them as properties —
+// change (while an answer streams at most once per kStreamingIntervalMs, 250 ms, on top of the
+// worker's batches of about 100 ms), and exposes them as properties —
 // bytes straight from the stats, the cells' origins as runs — plus the MHA / GQA / MQA and
 // FP32 / FP16 / INT8 counterfactuals. GUI thread only.
 
@@ -105,7 +106,11 @@ public:
     double bytesUsedSlidingLayers() const { return double(stats_.bytesUsedSlidingLayers); }
     double bytesNeededSlidingLayers() const { return double(stats_.bytesNeededSlidingLayers); }
     QString layerTypeSummary() const;
-    int updates() const { return updates_; }
+    int updates() const { return updates_; }  // how many times the figures were taken (for tests)
+    // While streaming: a batch that arrived within the interval waits for its end (for tests).
+    bool updatePending() const { return pending_.isActive(); }
+    // While streaming: the next batch is shown at once, the interval since the last update is over.
+    bool intervalOver() const { return !sinceUpdate_.isValid() || sinceUpdate_.elapsed() >= kStreamingIntervalMs; }
     KvVariantModel* attentionVariants() { return &attentionVariants_; }
     KvVariantModel* elementVariants() { return &elementVariants_; }
 
