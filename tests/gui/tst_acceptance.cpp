@@ -619,7 +619,7 @@ private slots:
         QVERIFY2(insideWindow(memory), qPrintable(text));
         QVERIFY2(memory->property("contentWidth").toReal() <= memory->width() + 0.5, qPrintable(text));
         QVERIFY2(text.startsWith(QLatin1String("memory 3.62 MiB")), qPrintable(text));
-        QCOMPARE(text.contains(QLatin1String("weights 1.12 MiB + KV cache 2.50 MiB")), parts);
+        QCOMPARE(text.contains(QLatin1String("weights 1.12 MiB + KV cache 2.5 MiB")), parts);
         // Nothing drawn over it: the labels before it end where it begins.
         QQuickItem* firstToken = item(QStringLiteral("firstTokenLabel"));
         const qreal firstTokenRight = firstToken->mapToScene(QPointF(firstToken->width(), 0)).x();
