@@ -14,7 +14,6 @@
 namespace inferscope {
 namespace {
 
-ChatController* gInstance = nullptr;
 // Raw logits kept per step for replay: the whole vocabulary of small models (stories260K: 512),
 // the highest 512 otherwise (4 KiB per token).
 constexpr int32_t kReplayWidth = 512;
@@ -62,14 +61,6 @@ QString firstLine(const QString& text, int max) {
 }
 
 }  // namespace
-
-void ChatController::setInstance(ChatController* instance) { gInstance = instance; }
-
-ChatController* ChatController::create(QQmlEngine*, QJSEngine*) {
-    Q_ASSERT(gInstance);
-    QJSEngine::setObjectOwnership(gInstance, QJSEngine::CppOwnership);
-    return gInstance;
-}
 
 ChatController::ChatController(EngineController* engine, SamplingSettings* sampling, ChatStore* store, QObject* parent)
     : QObject(parent), engine_(engine), sampling_(sampling), store_(store) {

@@ -16,6 +16,7 @@
 #include "store/chat_store.h"
 #include "engine/chat_template.h"
 #include "engine/engine_types.h"
+#include "app/qml_singleton.h"
 
 namespace inferscope {
 
@@ -23,7 +24,7 @@ class ChatStore;
 class EngineController;
 class SamplingSettings;
 
-class ChatController : public QObject {
+class ChatController : public QObject, public QmlSingleton<ChatController> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
@@ -50,8 +51,6 @@ public:
     // Closing the window mid-answer: the answer shown so far is kept as a stopped ("cancelled")
     // answer and saved, as if Stop had been pressed; the engine is told to stop.
     ~ChatController() override;
-    static void setInstance(ChatController* instance);
-    static ChatController* create(QQmlEngine*, QJSEngine*);
 
     ChatModel* messages() { return &model_; }
     ChatStore* store() const { return store_; }

@@ -13,8 +13,6 @@
 namespace inferscope {
 namespace {
 
-StepInspector* gInstance = nullptr;
-
 QString printable(const QString& text);
 
 // A token as the panel shows it: spaces and line breaks made visible, raw bytes as <0xNN>.
@@ -54,14 +52,6 @@ QString printable(const QString& text) {
 }
 
 }  // namespace
-
-void StepInspector::setInstance(StepInspector* instance) { gInstance = instance; }
-
-StepInspector* StepInspector::create(QQmlEngine*, QJSEngine*) {
-    Q_ASSERT(gInstance);
-    QJSEngine::setObjectOwnership(gInstance, QJSEngine::CppOwnership);
-    return gInstance;
-}
 
 StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(parent), chat_(chat) {
     ChatModel* m = chat_->messages();

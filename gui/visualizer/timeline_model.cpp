@@ -9,8 +9,6 @@
 namespace inferscope {
 namespace {
 
-TimelineModel* gInstance = nullptr;
-
 double median(QList<qreal> v) {
     if (v.isEmpty()) return 0;
     std::sort(v.begin(), v.end());
@@ -19,14 +17,6 @@ double median(QList<qreal> v) {
 }
 
 }  // namespace
-
-void TimelineModel::setInstance(TimelineModel* instance) { gInstance = instance; }
-
-TimelineModel* TimelineModel::create(QQmlEngine*, QJSEngine*) {
-    Q_ASSERT(gInstance);
-    QJSEngine::setObjectOwnership(gInstance, QJSEngine::CppOwnership);
-    return gInstance;
-}
 
 TimelineModel::TimelineModel(ChatController* chat, StepInspector* inspector, QObject* parent)
     : QObject(parent), chat_(chat), engine_(chat->engine()), inspector_(inspector) {
