@@ -6,6 +6,11 @@
 // Each message remembers the exact tokens it put in the context, so a new turn, a regenerated
 // answer or an edited message sends a prompt whose unchanged prefix the engine finds in its KV
 // cache: only the new part is prefilled (cacheNote says how much was reused).
+//
+// The parts: the prompt's chunks and an answer's context tokens are PromptBuilder's
+// (core/engine/prompt_builder.h), messages to and from the store's rows ConversationMapper's, an
+// answer's figures AnswerStats. chat_controller.cpp sends and streams; chat_controller_conversations.cpp
+// keeps the conversation in the ChatStore and continues edits in new conversations.
 
 #include <QObject>
 #include <QQmlEngine>
@@ -16,6 +21,7 @@
 #include "store/chat_store.h"
 #include "engine/chat_template.h"
 #include "engine/engine_types.h"
+#include "engine/prompt_builder.h"
 #include "app/qml_singleton.h"
 
 namespace inferscope {
@@ -156,7 +162,8 @@ private:
     bool saveRow(int row);
     void saveConversationSettings();
     bool ensureConversation(const QString& firstText);
-    std::vector<int32_t> tokenize(const std::string& text, bool addBos) const;
+    // The template, system prompt and BOS rule of the next prompt (core/engine/prompt_builder.h).
+    PromptBuilder promptBuilder() const;
 
     EngineController* engine_;
     SamplingSettings* sampling_;
