@@ -18,11 +18,10 @@ ScreenshotDriver::ScreenshotDriver(EngineController* engine, ChatController* cha
     connect(engine_, &EngineController::modelChanged, this, &ScreenshotDriver::onModelReady);
     connect(engine_, &EngineController::loadFailed, this, [this](const QString& m) { failWith(m); });
     connect(chat_, &ChatController::answerFinished, this, [this](int row) {
-        const QVariantMap st = chat_->messages()->at(row).stats;
+        const AnswerStats& st = chat_->messages()->at(row).stats;
         std::fprintf(stderr, "inferscope: answer of %d tokens (%s): prefill %.1f tok/s, decode %.1f tok/s, first token %.1f ms\n",
-                     st.value("generatedTokens").toInt(), qPrintable(chat_->messages()->at(row).finishReason),
-                     st.value("prefillTokensPerSecond").toDouble(), st.value("decodeTokensPerSecond").toDouble(),
-                     st.value("timeToFirstTokenMs").toDouble());
+                     st.generatedTokens, qPrintable(finishName(chat_->messages()->at(row).finishReason)), st.prefillTokensPerSecond,
+                     st.decodeTokensPerSecond, st.timeToFirstTokenMs);
         // Give the scene graph a few frames to show the final state.
         QTimer::singleShot(400, this, openDialog_ ? &ScreenshotDriver::openDialogThenCapture : &ScreenshotDriver::capture);
     });

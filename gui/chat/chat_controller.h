@@ -6,6 +6,11 @@
 // Each message remembers the exact tokens it put in the context, so a new turn, a regenerated
 // answer or an edited message sends a prompt whose unchanged prefix the engine finds in its KV
 // cache: only the new part is prefilled (cacheNote says how much was reused).
+//
+// The parts: the prompt's chunks and an answer's context tokens are PromptBuilder's
+// (core/engine/prompt_builder.h), messages to and from the store's rows ConversationMapper's, an
+// answer's figures AnswerStats. chat_controller.cpp sends and streams; chat_controller_conversations.cpp
+// keeps the conversation in the ChatStore and continues edits in new conversations.
 
 #include <QObject>
 #include <QQmlEngine>
@@ -16,6 +21,8 @@
 #include "store/chat_store.h"
 #include "engine/chat_template.h"
 #include "engine/engine_types.h"
+#include "engine/prompt_builder.h"
+#include "app/qml_singleton.h"
 
 namespace inferscope {
 
@@ -23,7 +30,7 @@ class ChatStore;
 class EngineController;
 class SamplingSettings;
 
-class ChatController : public QObject {
+class ChatController : public QObject, public QmlSingleton<ChatController> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
@@ -50,8 +57,6 @@ public:
     // Closing the window mid-answer: the answer shown so far is kept as a stopped ("cancelled")
     // answer and saved, as if Stop had been pressed; the engine is told to stop.
     ~ChatController() override;
-    static void setInstance(ChatController* instance);
-    static ChatController* create(QQmlEngine*, QJSEngine*);
 
     ChatModel* messages() { return &model_; }
     ChatStore* store() const { return store_; }
@@ -157,7 +162,8 @@ private:
     bool saveRow(int row);
     void saveConversationSettings();
     bool ensureConversation(const QString& firstText);
-    std::vector<int32_t> tokenize(const std::string& text, bool addBos) const;
+    // The template, system prompt and BOS rule of the next prompt (core/engine/prompt_builder.h).
+    PromptBuilder promptBuilder() const;
 
     EngineController* engine_;
     SamplingSettings* sampling_;

@@ -13,7 +13,7 @@ qsizetype shownLength(const QString& text) {
 
 // An answer's folded <think> block (Qwen 3): none for questions.
 ThinkingSplit thinkingOf(const ChatMessage& m) {
-    return m.role == QLatin1String("assistant") ? splitThinking(m.text, m.streaming) : ThinkingSplit{};
+    return m.role == Message::Assistant ? splitThinking(m.text, m.streaming) : ThinkingSplit{};
 }
 
 }  // namespace
@@ -26,10 +26,10 @@ QVariant ChatModel::data(const QModelIndex& index, int role) const {
     switch (role) {
         case Qt::DisplayRole:
         case TextRole: return m.text;
-        case RoleRole: return m.role;
+        case RoleRole: return int(m.role);
         case StreamingRole: return m.streaming;
-        case FinishReasonRole: return m.finishReason;
-        case StatsRole: return m.stats;
+        case FinishReasonRole: return int(m.finishReason);
+        case StatsRole: return QVariant::fromValue(m.stats);
         case TokenCountRole: return int(m.tokens.size());
         case GeneratedCountRole: return int(m.steps.size());
         case HeatTextRole:
@@ -69,7 +69,7 @@ QVariant ChatModel::data(const QModelIndex& index, int role) const {
 const HeatText* ChatModel::heatText(int row) const {
     if (row < 0 || row >= count()) return nullptr;
     const ChatMessage& m = messages_[size_t(row)];
-    if (m.role != QLatin1String("assistant") || m.steps.empty() || heatMode_ == HeatMode::Off) return nullptr;
+    if (m.role != Message::Assistant || m.steps.empty() || heatMode_ == HeatMode::Off) return nullptr;
     if (!m.heatValid) {
         m.heat = buildHeatText(m.steps, heatMode_, m.trimLeadingSpace, dark_, m.replayChanged, thinkingOf(m).answerStart);
         m.heatValid = true;
@@ -142,7 +142,7 @@ void ChatModel::forgetTokens(int row) {
 
 void ChatModel::setStoreId(int row, qint64 id) { messages_[size_t(row)].storeId = id; }
 
-void ChatModel::finish(int row, const QString& text, const QString& finishReason, const QVariantMap& stats) {
+void ChatModel::finish(int row, const QString& text, Message::Finish finishReason, const AnswerStats& stats) {
     ChatMessage& m = messages_[size_t(row)];
     m.text = text;
     m.streaming = false;
@@ -157,7 +157,7 @@ void ChatModel::finish(int row, const QString& text, const QString& finishReason
                             TokenStartsRole, VariantIndexRole, VariantCountRole});
 }
 
-void ChatModel::setStats(int row, const QVariantMap& stats) {
+void ChatModel::setStats(int row, const AnswerStats& stats) {
     messages_[size_t(row)].stats = stats;
     const QModelIndex i = index(row);
     emit dataChanged(i, i, {StatsRole});
@@ -237,8 +237,8 @@ void ChatModel::addVariant(int row) {
     m.variants.push_back({});
     m.activeVariant = int(m.variants.size()) - 1;
     m.text.clear();
-    m.finishReason.clear();
-    m.stats.clear();
+    m.finishReason = Message::NotFinished;
+    m.stats = {};
     m.tokens.clear();
     m.steps.clear();
     m.replayChanged.clear();

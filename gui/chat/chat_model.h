@@ -5,47 +5,16 @@
 
 #include <QAbstractListModel>
 #include <QElapsedTimer>
-#include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 #include <string>
 #include <vector>
 
-#include "engine/generation.h"
+#include "chat/chat_message.h"
 #include "chat/thinking.h"
 #include "chat/token_heatmap.h"
 #include "tokenizer/utf8_stream.h"
 
 namespace inferscope {
-
-// One version of an answer: regenerating or branching adds one; the message shows the active one.
-struct AnswerVariant {
-    QString text;
-    QString finishReason;
-    QVariantMap stats;
-    std::vector<int32_t> tokens;
-    std::vector<StepRecord> steps;
-};
-
-struct ChatMessage {
-    qint64 storeId = 0;                 // row id in the ChatStore, 0 until saved
-    QString role;                       // "user" or "assistant"
-    QString text;
-    bool streaming = false;
-    QString finishReason;               // answers: "eos", "stop", "length", "context_full", "cancelled"
-    QVariantMap stats;                  // per-message statistics (see ChatController)
-    std::vector<int32_t> tokens;        // what this message contributed to the context
-    std::vector<StepRecord> steps;      // answers: one record per generated token
-    std::string streamedBytes;          // answers while streaming: the raw bytes so far
-    bool trimLeadingSpace = false;      // chat answers: the first token's word-start space is not shown
-    // Answers: every version (the active one's fields are mirrored above), and which is shown.
-    std::vector<AnswerVariant> variants;
-    int activeVariant = 0;
-    int previousVariant = 0;            // shown before the version being streamed (a failed one goes back to it)
-    std::vector<uint8_t> replayChanged; // per step: a replay picked another token (heat mode "replay")
-    // Heat-map text, built on demand and kept until the steps or the mode change.
-    mutable bool heatValid = false;
-    mutable HeatText heat;
-};
 
 class ChatModel : public QAbstractListModel {
     Q_OBJECT
@@ -57,7 +26,7 @@ class ChatModel : public QAbstractListModel {
     Q_PROPERTY(bool darkTheme READ darkTheme WRITE setDarkTheme NOTIFY heatModeChanged)
 public:
     enum Role {
-        RoleRole = Qt::UserRole + 1,  // "user" / "assistant"
+        RoleRole = Qt::UserRole + 1,  // Message.User / Message.Assistant
         TextRole,
         StreamingRole,
         FinishReasonRole,
@@ -101,9 +70,9 @@ public:
     void forgetTokens(int row);
     void setStoreId(int row, qint64 id);
     // Ends streaming: the final text (stop strings cut), finish reason and statistics.
-    void finish(int row, const QString& text, const QString& finishReason, const QVariantMap& stats);
+    void finish(int row, const QString& text, Message::Finish finishReason, const AnswerStats& stats);
     void setText(int row, const QString& text);
-    void setStats(int row, const QVariantMap& stats);  // an answer's figures known before it ends (its prefill)
+    void setStats(int row, const AnswerStats& stats);  // an answer's figures known before it ends (its prefill)
     void truncate(int rows);  // keep the first `rows` messages
     void reset(std::vector<ChatMessage> messages);
 

@@ -11,19 +11,9 @@
 namespace inferscope {
 namespace {
 
-EngineController* gInstance = nullptr;
-
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 }  // namespace
-
-void EngineController::setInstance(EngineController* instance) { gInstance = instance; }
-
-EngineController* EngineController::create(QQmlEngine*, QJSEngine*) {
-    Q_ASSERT(gInstance);
-    QJSEngine::setObjectOwnership(gInstance, QJSEngine::CppOwnership);
-    return gInstance;
-}
 
 EngineController::EngineController(QObject* parent)
     : QObject(parent), cancelThrough_(std::make_shared<std::atomic<uint64_t>>(0)) {

@@ -14,12 +14,13 @@
 #include <optional>
 
 #include "engine/engine_types.h"
+#include "app/qml_singleton.h"
 
 namespace inferscope {
 
 class EngineWorker;
 
-class EngineController : public QObject {
+class EngineController : public QObject, public QmlSingleton<EngineController> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
@@ -56,8 +57,6 @@ public:
     ~EngineController() override;
 
     // The app's instance, handed to QML (QML_SINGLETON without a default-constructed copy).
-    static void setInstance(EngineController* instance);
-    static EngineController* create(QQmlEngine*, QJSEngine*);
 
     State state() const { return state_; }
     bool busy() const { return state_ == State::Loading || generating(); }

@@ -9,6 +9,7 @@
 
 #include "engine/chat_template.h"
 #include "engine/engine.h"
+#include "engine/prompt_builder.h"  // PromptChunk
 
 namespace inferscope {
 
@@ -38,14 +39,6 @@ struct LoadedModel {
 inline int64_t minTokensFor(int64_t utf8Bytes, int32_t maxTokenBytes) {
     return maxTokenBytes > 0 ? (utf8Bytes + maxTokenBytes - 1) / maxTokenBytes : 0;
 }
-
-// A piece of the prompt: text to tokenize (special tokens parsed), or tokens known exactly.
-struct PromptChunk {
-    std::string text;
-    std::vector<int32_t> tokens;
-    bool hasTokens = false;
-    bool addBos = false;  // text chunks: prepend BOS (the first chunk, when the template does not write it)
-};
 
 struct GenerationJob {
     uint64_t id = 0;

@@ -6,17 +6,8 @@
 
 namespace inferscope {
 namespace {
-AppSettings* gInstance = nullptr;
 constexpr int kMaxRecent = 8;
 }  // namespace
-
-void AppSettings::setInstance(AppSettings* instance) { gInstance = instance; }
-
-AppSettings* AppSettings::create(QQmlEngine*, QJSEngine*) {
-    Q_ASSERT(gInstance);
-    QJSEngine::setObjectOwnership(gInstance, QJSEngine::CppOwnership);
-    return gInstance;
-}
 
 AppSettings::AppSettings(QObject* parent) : QObject(parent) {
     QSettings s;

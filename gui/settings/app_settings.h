@@ -7,9 +7,11 @@
 #include <QRect>
 #include <QStringList>
 
+#include "app/qml_singleton.h"
+
 namespace inferscope {
 
-class AppSettings : public QObject {
+class AppSettings : public QObject, public QmlSingleton<AppSettings> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
@@ -33,8 +35,6 @@ public:
     // No default constructor: with one, Qt 6.4's QML_SINGLETON would build its own instance
     // instead of calling create().
     explicit AppSettings(QObject* parent);
-    static void setInstance(AppSettings* instance);
-    static AppSettings* create(QQmlEngine*, QJSEngine*);
 
     QString theme() const { return theme_; }
     void setTheme(const QString& theme);

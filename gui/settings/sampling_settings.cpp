@@ -6,7 +6,6 @@
 namespace inferscope {
 namespace {
 
-SamplingSettings* gInstance = nullptr;
 
 struct Preset {
     const char* name;
@@ -55,14 +54,6 @@ void readParams(const QSettings& s, SamplerParams& p, int& seed, int& maxTokens)
 }
 
 }  // namespace
-
-void SamplingSettings::setInstance(SamplingSettings* instance) { gInstance = instance; }
-
-SamplingSettings* SamplingSettings::create(QQmlEngine*, QJSEngine*) {
-    Q_ASSERT(gInstance);
-    QJSEngine::setObjectOwnership(gInstance, QJSEngine::CppOwnership);
-    return gInstance;
-}
 
 SamplingSettings::SamplingSettings(QObject* parent) : QObject(parent) { load(); }
 

@@ -7,10 +7,11 @@
 #include <QStringList>
 
 #include "sampler/sampler_params.h"
+#include "app/qml_singleton.h"
 
 namespace inferscope {
 
-class SamplingSettings : public QObject {
+class SamplingSettings : public QObject, public QmlSingleton<SamplingSettings> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
@@ -33,8 +34,6 @@ public:
     // No default constructor: with one, Qt 6.4's QML_SINGLETON would build its own instance
     // instead of calling create().
     explicit SamplingSettings(QObject* parent);
-    static void setInstance(SamplingSettings* instance);
-    static SamplingSettings* create(QQmlEngine*, QJSEngine*);
 
     double temperature() const { return p_.temperature; }
     int topK() const { return p_.topK; }

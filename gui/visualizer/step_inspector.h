@@ -14,13 +14,14 @@
 
 #include "visualizer/candidate_list_model.h"
 #include "sampler/replay.h"
+#include "app/qml_singleton.h"
 
 namespace inferscope {
 
 class ChatController;
 class ChatModel;
 
-class StepInspector : public QObject {
+class StepInspector : public QObject, public QmlSingleton<StepInspector> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
@@ -52,8 +53,6 @@ class StepInspector : public QObject {
 
 public:
     StepInspector(ChatController* chat, QObject* parent);
-    static void setInstance(StepInspector* instance);
-    static StepInspector* create(QQmlEngine*, QJSEngine*);
 
     int row() const { return row_; }
     int step() const { return step_; }

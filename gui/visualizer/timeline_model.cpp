@@ -9,8 +9,6 @@
 namespace inferscope {
 namespace {
 
-TimelineModel* gInstance = nullptr;
-
 double median(QList<qreal> v) {
     if (v.isEmpty()) return 0;
     std::sort(v.begin(), v.end());
@@ -19,14 +17,6 @@ double median(QList<qreal> v) {
 }
 
 }  // namespace
-
-void TimelineModel::setInstance(TimelineModel* instance) { gInstance = instance; }
-
-TimelineModel* TimelineModel::create(QQmlEngine*, QJSEngine*) {
-    Q_ASSERT(gInstance);
-    QJSEngine::setObjectOwnership(gInstance, QJSEngine::CppOwnership);
-    return gInstance;
-}
 
 TimelineModel::TimelineModel(ChatController* chat, StepInspector* inspector, QObject* parent)
     : QObject(parent), chat_(chat), engine_(chat->engine()), inspector_(inspector) {
@@ -96,16 +86,16 @@ void TimelineModel::recompute() {
     decodeMs_.clear();
     decodeGBps_.clear();
     ttftMs_ = 0;
-    if (row_ >= 0 && row_ < m->count() && m->at(row_).role == QLatin1String("assistant")) {
+    if (row_ >= 0 && row_ < m->count() && m->at(row_).role == Message::Assistant) {
         const ChatMessage& a = m->at(row_);
-        const QVariantMap st = a.stats;
-        const int computed = st.value("prefilledTokens").toInt(), reused = st.value("reusedTokens").toInt();
-        const double ms = st.value("prefillMs").toDouble();
+        const AnswerStats& st = a.stats;
+        const int computed = st.prefilledTokens, reused = st.reusedTokens;
+        const double ms = st.prefillMs;
         const PassCost cost(engine_->modelDetails());
         const double flops = cost.prefillFlops(computed, reused);
-        prefill_ = {{"tokens", computed}, {"reused", reused}, {"ms", ms}, {"tokensPerSecond", st.value("prefillTokensPerSecond")},
+        prefill_ = {{"tokens", computed}, {"reused", reused}, {"ms", ms}, {"tokensPerSecond", st.prefillTokensPerSecond},
                     {"gflops", ms > 0 ? flops / (ms * 1e6) : 0.0}};
-        ttftMs_ = st.value("timeToFirstTokenMs").toDouble();
+        ttftMs_ = st.timeToFirstTokenMs;
         double totalFlops = 0, totalUs = 0;
         for (size_t k = 1; k < a.steps.size(); ++k) {
             const StepRecord& s = a.steps[k];
@@ -124,8 +114,8 @@ void TimelineModel::recompute() {
         const bool bf16 = engine_->precision().startsWith(QLatin1String("BF16"));
         const double peak = machine_.value(bf16 ? "peakGflopsBF16" : "peakGflopsF32").toDouble();
         if (peak > 0) prefill_.insert("computeFraction", prefill_.value("gflops").toDouble() / peak);
-        prefill_.insert("kvComputed", st.value("kvComputed"));
-        prefill_.insert("attentionScores", st.value("attentionScores"));
+        prefill_.insert("kvComputed", st.kvComputed);
+        prefill_.insert("attentionScores", st.attentionScores);
     }
     emit changed();
 }
@@ -168,13 +158,10 @@ bool TimelineModel::runWithoutCache() {
     chunk.hasTokens = true;
     if (chunk.tokens.empty()) return false;
     job.chunks.push_back(std::move(chunk));
-    job.sampler.temperature = a.stats.value("temperature").toFloat();
-    job.sampler.topK = a.stats.value("topK").toInt();
-    job.sampler.topP = a.stats.value("topP").toFloat();
-    job.sampler.minP = a.stats.value("minP").toFloat();
-    job.sampler.repeatPenalty = a.stats.value("repeatPenalty").toFloat();
-    job.sampler.repeatLastN = a.stats.value("repeatLastN", SamplerParams{}.repeatLastN).toInt();
-    job.sampler.seed = a.stats.value("seed").toString().toULongLong();
+    // The answer's own settings; an answer stored without them (an earlier version) runs greedy.
+    SamplerParams greedy;
+    greedy.temperature = 0.0f;
+    job.sampler = a.stats.sampler.value_or(greedy);
     job.sampler.topN = 0;
     job.maxTokens = int32_t(a.steps.size());
     job.useKvCache = false;
@@ -247,11 +234,11 @@ void TimelineModel::onFinished(quint64 jobId, const GenerationSummary& summary) 
         return;
     }
     if (experiment_ == Experiment::NoCache) {
-        const QVariantMap st = chat_->messages()->at(std::min(row_, chat_->messages()->count() - 1)).stats;
+        const AnswerStats& st = chat_->messages()->at(std::min(row_, chat_->messages()->count() - 1)).stats;
         const QVariantMap d = engine_->modelDetails();
         const double perVector = d.value("layers").toDouble() * d.value("kvHeads").toDouble();
-        counters_ = {{"cachedKv", st.value("kvComputed")},
-                     {"cachedScores", st.value("attentionScores")},
+        counters_ = {{"cachedKv", st.kvComputed},
+                     {"cachedScores", st.attentionScores},
                      {"uncachedKv", double(summary.kv.kvComputed)},
                      {"uncachedScores", double(summary.kv.attentionScores)},
                      {"kvVectorsPerPosition", perVector},

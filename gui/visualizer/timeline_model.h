@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/engine_types.h"
+#include "app/qml_singleton.h"
 
 namespace inferscope {
 
@@ -20,7 +21,7 @@ class ChatController;
 class EngineController;
 class StepInspector;
 
-class TimelineModel : public QObject {
+class TimelineModel : public QObject, public QmlSingleton<TimelineModel> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
@@ -40,8 +41,6 @@ class TimelineModel : public QObject {
 
 public:
     TimelineModel(ChatController* chat, StepInspector* inspector, QObject* parent);
-    static void setInstance(TimelineModel* instance);
-    static TimelineModel* create(QQmlEngine*, QJSEngine*);
 
     int row() const { return row_; }
     QVariantMap prefill() const { return prefill_; }

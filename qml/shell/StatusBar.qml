@@ -62,7 +62,7 @@ Rectangle {
             ToolTip.text: qsTr("Time to first token: the prompt's prefill plus the first sampling step, the wait before text appears.")
             MouseArea { id: ttftMouse; anchors.fill: parent; hoverEnabled: true }
         }
-        // The memory, whole when there is room ("memory 3.62 MiB (weights 1.12 MiB + KV cache 2.50 MiB)"),
+        // The memory, whole when there is room ("memory 3.62 MiB (weights 1.12 MiB + KV cache 2.5 MiB)"),
         // else the total alone, its parts in the tooltip: at 820 px the whole line was cut off at
         // the window's edge. It takes the room the labels before it leave.
         Item {

@@ -247,7 +247,7 @@ private slots:
         QTest::keyClick(window(), Qt::Key_Escape);
         QVERIFY(arrived(done, 20000));
         gate.release();
-        QCOMPARE(m->at(3).finishReason, QStringLiteral("cancelled"));
+        QCOMPARE(m->at(3).finishReason, Message::Cancelled);
         shot(QStringLiteral("stopped"));
         QTRY_VERIFY(!visibleItems([](QQuickItem* i) { return i->property("text").toString().endsWith(QStringLiteral("· stopped")); }).isEmpty());
 
@@ -623,7 +623,7 @@ private slots:
         QVERIFY2(insideWindow(memory), qPrintable(text));
         QVERIFY2(memory->property("contentWidth").toReal() <= memory->width() + 0.5, qPrintable(text));
         QVERIFY2(text.startsWith(QLatin1String("memory 3.62 MiB")), qPrintable(text));
-        QCOMPARE(text.contains(QLatin1String("weights 1.12 MiB + KV cache 2.50 MiB")), parts);
+        QCOMPARE(text.contains(QLatin1String("weights 1.12 MiB + KV cache 2.5 MiB")), parts);
         // Nothing drawn over it: the labels before it end where it begins.
         QQuickItem* firstToken = item(QStringLiteral("firstTokenLabel"));
         const qreal firstTokenRight = firstToken->mapToScene(QPointF(firstToken->width(), 0)).x();
@@ -888,10 +888,10 @@ private slots:
         QVERIFY(arrived(done, 20000));
         shot(QStringLiteral("branched"));
         const int last = app_->chat->messages()->count() - 1;
-        const QVariantMap st = app_->chat->messages()->at(last).stats;
-        const int reused = st.value(QStringLiteral("reusedTokens")).toInt(), prefilled = st.value(QStringLiteral("prefilledTokens")).toInt();
+        const AnswerStats& st = app_->chat->messages()->at(last).stats;
+        const int reused = st.reusedTokens, prefilled = st.prefilledTokens;
         const QString note = app_->chat->cacheNote();
-        QCOMPARE(reused + prefilled, st.value(QStringLiteral("promptTokens")).toInt());
+        QCOMPARE(reused + prefilled, st.promptTokens);
         if (otherBetween) {
             QVERIFY2(prefilled > 1, qPrintable(note));
             QVERIFY2(note.contains(QStringLiteral("reused %1 cached tokens and prefilled %2.").arg(reused).arg(prefilled)), qPrintable(note));

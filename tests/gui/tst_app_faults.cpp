@@ -193,7 +193,7 @@ private slots:
         QVERIFY(modelChanged.wait(10000));
         QCOMPARE(finished.count(), 1);  // before the new model came
         const ChatMessage answer = app.chat->messages()->at(1);
-        QVERIFY2(answer.finishReason == QLatin1String("cancelled"), qPrintable(answer.finishReason + QStringLiteral(" after %1 steps").arg(answer.steps.size())));
+        QVERIFY2(answer.finishReason == Message::Cancelled, qPrintable(finishName(answer.finishReason) + QStringLiteral(" after %1 steps").arg(answer.steps.size())));
         QVERIFY(!answer.text.isEmpty());
         QVERIFY(answer.tokens.empty());  // forgotten: they belong to the previous vocabulary
         const qint64 id = app.chat->conversationId();
@@ -297,7 +297,7 @@ private slots:
         for (int r = 0; r < 6; ++r) {
             QCOMPARE(stored[r].position, r);
             QCOMPARE(stored[r].content, app.chat->messages()->at(r).text);
-            QCOMPARE(stored[r].role, app.chat->messages()->at(r).role);
+            QCOMPARE(stored[r].role, roleName(app.chat->messages()->at(r).role));
         }
         QCOMPARE(app.store.messages(earlierId), earlier);
     }

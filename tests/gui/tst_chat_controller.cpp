@@ -71,16 +71,16 @@ private slots:
         QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
         ChatModel* m = f.chat->messages();
         QCOMPARE(m->count(), 2);
-        QCOMPARE(m->at(0).role, QStringLiteral("user"));
+        QCOMPARE(m->at(0).role, Message::User);
         QCOMPARE(m->at(0).tokens, (std::vector<int32_t>{1, 403, 407, 261, 378}));
         const ChatMessage& a = m->at(1);
-        QCOMPARE(a.role, QStringLiteral("assistant"));
+        QCOMPARE(a.role, Message::Assistant);
         QVERIFY(!a.streaming);
         QVERIFY(a.text.startsWith(", there was a little girl named Lily"));
-        QCOMPARE(a.finishReason, QStringLiteral("length"));
+        QCOMPARE(a.finishReason, Message::MaxTokens);
         QCOMPARE(int(a.steps.size()), 24);
         QCOMPARE(a.tokens.size(), size_t(24));
-        QCOMPARE(a.stats.value("generatedTokens").toInt(), 24);
+        QCOMPARE(a.stats.generatedTokens, 24);
         QVERIFY(textChanges.count() >= 2);  // streamed, then finished
         // Stored: both messages, with tokens and the per-token records.
         QVERIFY(f.chat->conversationId() != 0);
@@ -152,7 +152,7 @@ private slots:
         QCOMPARE(expected.front(), tok.bosId());
         // The answer did not end with EOS (24-token budget): its context tokens end with " </s>".
         const auto& answerTokens = f.chat->messages()->at(1).tokens;
-        if (f.chat->messages()->at(1).finishReason == QLatin1String("length")) QCOMPARE(answerTokens.back(), tok.eosId());
+        if (f.chat->messages()->at(1).finishReason == Message::MaxTokens) QCOMPARE(answerTokens.back(), tok.eosId());
         const auto conv = f.store.conversation(f.chat->conversationId());
         QVERIFY(conv);
         QCOMPARE(conv->mode, QStringLiteral("chat"));
@@ -195,7 +195,7 @@ private slots:
         f.chat->stop();
         QVERIFY(done.wait(10000));
         const ChatMessage& a = f.chat->messages()->at(1);
-        QCOMPARE(a.finishReason, QStringLiteral("cancelled"));
+        QCOMPARE(a.finishReason, Message::Cancelled);
         QVERIFY(!a.text.isEmpty());
         QVERIFY(!f.chat->generating());
         QCOMPARE(f.store.messages(f.chat->conversationId()).size(), 2);
@@ -336,10 +336,10 @@ private slots:
         // The footer and the panel count the same tokens (the kept ones and the new ones), and the
         // cache note says what the prefill did (it said "reused 0" and "ran only the new one"
         // when the new conversation's whole context was prefilled).
-        const QVariantMap st = m->at(1).stats;
-        QCOMPARE(st.value("generatedTokens").toInt(), int(m->at(1).steps.size()));
-        QCOMPARE(st.value("keptTokens").toInt(), k + 1);
-        const int reused = st.value("reusedTokens").toInt(), prefilled = st.value("prefilledTokens").toInt();
+        const AnswerStats& st = m->at(1).stats;
+        QCOMPARE(st.generatedTokens, int(m->at(1).steps.size()));
+        QCOMPARE(st.keptTokens, k + 1);
+        const int reused = st.reusedTokens, prefilled = st.prefilledTokens;
         // "ran only the new one" only when one token was prefilled.
         const QString note = prefilled == 1
                                  ? QStringLiteral("Branched at token %1: the KV cache was truncated there; reused %2 cached tokens and ran only the new one.")
@@ -418,11 +418,11 @@ private slots:
         QCOMPARE(m->at(1).variants.size(), size_t(2));
         QCOMPARE(m->at(1).activeVariant, 1);
         sameAnswer(m->at(1), branched);
-        QCOMPARE(m->at(1).stats.value("branchedAt").toInt(), k);
+        QCOMPARE(m->at(1).stats.branchedAt, k);
         QCOMPARE(m->at(1).steps[size_t(k) + 1].step, k + 1);  // numbered after the kept steps, as streamed
         QVERIFY(f.chat->showVariant(1, 0));
         sameAnswer(m->at(1), original);
-        QVERIFY(!m->at(1).stats.contains("branchedAt"));
+        QCOMPARE(m->at(1).stats.branchedAt, -1);  // not a branch
 
         // Deleting the conversation takes the versions along.
         const qint64 answerId = f.store.messages(id)[1].id;

@@ -9,7 +9,7 @@
 
 #include "gui_test_helpers.h"
 #include "visualizer/kv/kv_calculator_model.h"
-#include "visualizer/kv/kv_units.h"
+#include "app/units.h"
 
 using namespace inferscope;
 using namespace inferscope::testing_gui;
@@ -42,24 +42,24 @@ private slots:
         QVERIFY(calc.valid());
         QCOMPARE(calc.attention(), QStringLiteral("GQA"));
         QCOMPARE(calc.figures().bytesPerToken, uint64_t(131072));
-        QCOMPARE(kvBinaryBytes(131072), QStringLiteral("128 KiB"));
+        QCOMPARE(binaryBytes(131072), QStringLiteral("128 KiB"));
         QCOMPARE(calc.bytesPerUser(), 536870912.0);
-        QCOMPARE(kvBinaryBytes(536870912), QStringLiteral("512 MiB"));
+        QCOMPARE(binaryBytes(536870912), QStringLiteral("512 MiB"));
         // GQA: 32 query heads share 8 KV heads, a quarter of full multi-head attention.
         QCOMPARE(calc.figures().mhaBytesPerToken, 4 * calc.figures().bytesPerToken);
         QCOMPARE(calc.figures().mqaBytesPerToken, calc.figures().bytesPerToken / 8);
 
         calc.setTokens(128000);
         QCOMPARE(calc.bytesPerUser(), 16777216000.0);
-        QCOMPARE(kvDecimalBytes(16777216000ull), QStringLiteral("16.8 GB"));  // the product's "~16 GB"
-        QCOMPARE(kvBinaryBytes(16777216000ull), QStringLiteral("15.6 GiB"));
+        QCOMPARE(decimalBytes(16777216000ull), QStringLiteral("16.8 GB"));  // the product's "~16 GB"
+        QCOMPARE(binaryBytes(16777216000ull), QStringLiteral("15.6 GiB"));
         QCOMPARE(calc.presetIndex(), -1);  // edited
 
         calc.setTokens(4096);
         calc.setUsers(32);
         QCOMPARE(calc.figures().totalBytes, uint64_t(17179869184ull));
-        QCOMPARE(kvBinaryBytes(17179869184ull), QStringLiteral("16 GiB"));
-        QCOMPARE(kvExactBytes(17179869184ull), QStringLiteral("17,179,869,184 B"));
+        QCOMPARE(binaryBytes(17179869184ull), QStringLiteral("16 GiB"));
+        QCOMPARE(exactBytes(17179869184ull), QStringLiteral("17,179,869,184 B"));
         QCOMPARE(calc.bytesPerUser(), 536870912.0);
         QCOMPARE(calc.figures().mhaTotalBytes, 4 * calc.figures().totalBytes);
     }
@@ -87,7 +87,7 @@ private slots:
         // Llama 2 7B is multi-head: its MHA figure is itself, 2 GiB at 4,096 tokens.
         calc.applyPreset(presetRow(presets, "Llama 2 7B"));
         QCOMPARE(calc.figures().mhaBytesPerToken, calc.figures().bytesPerToken);
-        QCOMPARE(kvBinaryBytes(calc.figures().totalBytes), QStringLiteral("2 GiB"));
+        QCOMPARE(binaryBytes(calc.figures().totalBytes), QStringLiteral("2 GiB"));
         QCOMPARE(presets.data(presets.index(3), KvPresetModel::SummaryRole).toString(),
                  QStringLiteral("22 layers · 32 heads · 4 KV heads · head dim 64 · FP16"));
     }
@@ -178,15 +178,15 @@ private slots:
     }
 
     void unitsKeepThreeDigits() {
-        QCOMPARE(kvBinaryBytes(0), QStringLiteral("0 B"));
-        QCOMPARE(kvBinaryBytes(1023), QStringLiteral("1023 B"));
-        QCOMPARE(kvBinaryBytes(1280), QStringLiteral("1.25 KiB"));
-        QCOMPARE(kvBinaryBytes(2621440), QStringLiteral("2.5 MiB"));
-        QCOMPARE(kvBinaryBytes(88576), QStringLiteral("86.5 KiB"));
-        QCOMPARE(kvDecimalBytes(131072), QStringLiteral("131 kB"));
-        QCOMPARE(kvExactBytes(1280), QStringLiteral("1,280 B"));
-        QCOMPARE(kvDtypeLabel("f16"), QStringLiteral("FP16"));
-        QCOMPARE(kvDtypeLabel("int8"), QStringLiteral("INT8"));
+        QCOMPARE(binaryBytes(0), QStringLiteral("0 B"));
+        QCOMPARE(binaryBytes(1023), QStringLiteral("1023 B"));
+        QCOMPARE(binaryBytes(1280), QStringLiteral("1.25 KiB"));
+        QCOMPARE(binaryBytes(2621440), QStringLiteral("2.5 MiB"));
+        QCOMPARE(binaryBytes(88576), QStringLiteral("86.5 KiB"));
+        QCOMPARE(decimalBytes(131072), QStringLiteral("131 kB"));
+        QCOMPARE(exactBytes(1280), QStringLiteral("1,280 B"));
+        QCOMPARE(dtypeLabel("f16"), QStringLiteral("FP16"));
+        QCOMPARE(dtypeLabel("int8"), QStringLiteral("INT8"));
     }
 
     void theLoadedModelIsAPreset() {

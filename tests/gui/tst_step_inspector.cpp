@@ -135,7 +135,7 @@ private slots:
         ChatModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         ChatMessage answer;
-        answer.role = QStringLiteral("assistant");
+        answer.role = Message::Assistant;
         answer.streaming = true;
         const int row = model.append(answer);
         auto step = [](int k, const char* piece, float p) {
@@ -152,7 +152,7 @@ private slots:
         QCOMPARE(model.data(i, ChatModel::ThinkingRole).toString(), QStringLiteral("Hmm"));
         QCOMPARE(model.data(i, ChatModel::ShownTextRole).toString(), QString());
         model.appendSteps(row, {step(4, "think>", 0.99f), step(5, "\n\n", 0.99f), step(6, "Hello", 0.5f), step(7, " there", 0.99f)});
-        model.finish(row, QStringLiteral("<think>\nHmm</think>\n\nHello there"), QStringLiteral("eos"), {});
+        model.finish(row, QStringLiteral("<think>\nHmm</think>\n\nHello there"), Message::EndOfGeneration, {});
         QCOMPARE(model.data(i, ChatModel::TextRole).toString(), QStringLiteral("<think>\nHmm</think>\n\nHello there"));
         QCOMPARE(model.data(i, ChatModel::ThinkingStateRole).toString(), QStringLiteral("done"));
         QCOMPARE(model.data(i, ChatModel::ThinkingRole).toString(), QStringLiteral("Hmm"));
@@ -171,22 +171,22 @@ private slots:
         QCOMPARE(doc.toPlainText(), heat->plain);
         // Stopped while thinking: all of it is thought, nothing is held back, no answer.
         ChatMessage cut;
-        cut.role = QStringLiteral("assistant");
+        cut.role = Message::Assistant;
         cut.text = QStringLiteral("<think>\nStill </th");
-        cut.finishReason = QStringLiteral("cancelled");
+        cut.finishReason = Message::Cancelled;
         const int cutRow = model.append(cut);
         QCOMPARE(model.data(model.index(cutRow), ChatModel::ThinkingStateRole).toString(), QStringLiteral("cut"));
         QCOMPARE(model.data(model.index(cutRow), ChatModel::ThinkingRole).toString(), QStringLiteral("Still </th"));
         QCOMPARE(model.data(model.index(cutRow), ChatModel::ShownTextRole).toString(), QString());
         // An answer that only mentions the tag later, or a question, has no block.
         ChatMessage plain;
-        plain.role = QStringLiteral("assistant");
+        plain.role = Message::Assistant;
         plain.text = QStringLiteral("Use <think> tags");
         const int plainRow = model.append(plain);
         QCOMPARE(model.data(model.index(plainRow), ChatModel::ThinkingStateRole).toString(), QString());
         QCOMPARE(model.data(model.index(plainRow), ChatModel::ShownTextRole).toString(), QStringLiteral("Use <think> tags"));
         ChatMessage question;
-        question.role = QStringLiteral("user");
+        question.role = Message::User;
         question.text = QStringLiteral("<think>x</think>y");
         const int questionRow = model.append(question);
         QCOMPARE(model.data(model.index(questionRow), ChatModel::ShownTextRole).toString(), QStringLiteral("<think>x</think>y"));
@@ -251,7 +251,7 @@ private slots:
         QCOMPARE(stats.nReused, 5 + k);               // prompt + kept tokens came from the cache
         QVERIFY(f.chat->cacheNote().startsWith(QStringLiteral("Branched at token %1").arg(k + 1)));
         QCOMPARE(branched.variants.size(), size_t(2));
-        QCOMPARE(branched.stats.value("branchedAt").toInt(), k);
+        QCOMPARE(branched.stats.branchedAt, k);
 
         // A fresh engine run of prompt + the first k tokens + the alternative gives the same continuation.
         EngineOptions opt;

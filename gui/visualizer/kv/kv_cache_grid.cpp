@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "visualizer/kv/kv_units.h"
+#include "app/units.h"
 
 namespace inferscope {
 namespace {
@@ -150,13 +150,13 @@ QString KvCacheGrid::describeAt(qreal x, qreal y) const {
                          : origin == QStringLiteral("generated") ? tr("generated token (decode)")
                                                                  : tr("empty, reserved");
     const int layer = layerAt(y);
-    if (layer < 0) return tr("position %1: %2").arg(kvCount(uint64_t(p)), what);
+    if (layer < 0) return tr("position %1: %2").arg(groupedCount(uint64_t(p)), what);
     if (showsHeads()) {
         const qreal within = y - layer * (rowHeight() + rowGap());
         const int head = std::min(source_->kvHeads() - 1, int(within / (rowHeight() / source_->kvHeads())));
-        return tr("position %1, layer %2, KV head %3: %4").arg(kvCount(uint64_t(p))).arg(layer).arg(head).arg(what);
+        return tr("position %1, layer %2, KV head %3: %4").arg(groupedCount(uint64_t(p))).arg(layer).arg(head).arg(what);
     }
-    return tr("position %1, layer %2: %3").arg(kvCount(uint64_t(p))).arg(layer).arg(what);
+    return tr("position %1, layer %2: %3").arg(groupedCount(uint64_t(p))).arg(layer).arg(what);
 }
 
 QVariantList KvCacheGrid::positionTicks() const {
@@ -164,7 +164,7 @@ QVariantList KvCacheGrid::positionTicks() const {
     if (capacity() <= 0 || width() <= 0) return out;
     const int step = niceStep(kMinTickSpacing * viewLength_ / width());
     for (int p = (viewStart_ + step - 1) / step * step; p <= viewStart_ + viewLength_; p += step)
-        out.append(QVariantMap{{QStringLiteral("x"), xOf(p)}, {QStringLiteral("label"), kvCount(uint64_t(p))}});
+        out.append(QVariantMap{{QStringLiteral("x"), xOf(p)}, {QStringLiteral("label"), groupedCount(uint64_t(p))}});
     return out;
 }
 

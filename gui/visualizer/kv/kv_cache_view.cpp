@@ -1,6 +1,6 @@
 #include "visualizer/kv/kv_cache_view.h"
 
-#include "visualizer/kv/kv_units.h"
+#include "app/units.h"
 
 namespace inferscope {
 
@@ -129,7 +129,7 @@ QVariantList KvCacheView::originRuns() const {
 QString KvCacheView::layerTypeSummary() const {
     if (slidingLayers() == 0) return {};
     const int global = layers() - slidingLayers();
-    const QString globalBytes = kvBinaryBytes(stats_.bytesUsedGlobalLayers);
+    const QString globalBytes = binaryBytes(stats_.bytesUsedGlobalLayers);
     const QString rest = global == 0   ? QString()
                          : global == 1 ? tr("The global layer holds %1.").arg(globalBytes)
                                        : tr("The %1 global layers hold %2.").arg(global).arg(globalBytes);
@@ -137,9 +137,9 @@ QString KvCacheView::layerTypeSummary() const {
               "would need %5. %6")
         .arg(slidingLayers())
         .arg(layers())
-        .arg(kvCount(uint64_t(slidingWindow())))
-        .arg(kvBinaryBytes(stats_.bytesUsedSlidingLayers))
-        .arg(kvBinaryBytes(stats_.bytesNeededSlidingLayers))
+        .arg(groupedCount(uint64_t(slidingWindow())))
+        .arg(binaryBytes(stats_.bytesUsedSlidingLayers))
+        .arg(binaryBytes(stats_.bytesNeededSlidingLayers))
         .arg(rest)
         .trimmed();
 }

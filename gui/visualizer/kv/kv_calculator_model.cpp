@@ -1,6 +1,6 @@
 #include "visualizer/kv/kv_calculator_model.h"
 
-#include "visualizer/kv/kv_units.h"
+#include "app/units.h"
 
 namespace inferscope {
 namespace {
@@ -75,7 +75,7 @@ void KvCalculatorModel::applyPreset(int row) {
 
 QStringList KvCalculatorModel::dtypeLabels() const {
     QStringList out;
-    for (const QString& d : dtypes()) out << kvDtypeLabel(d);
+    for (const QString& d : dtypes()) out << dtypeLabel(d);
     return out;
 }
 

@@ -1,6 +1,6 @@
 #include "visualizer/kv/kv_preset_model.h"
 
-#include "visualizer/kv/kv_units.h"
+#include "app/units.h"
 
 namespace inferscope {
 
@@ -68,7 +68,7 @@ QVariant KvPresetModel::data(const QModelIndex& index, int role) const {
     case LoadedRole: return p.loaded;
     case SummaryRole:
         return tr("%1 layers · %2 heads · %3 KV heads · head dim %4 · %5")
-            .arg(p.layers).arg(p.heads).arg(p.kvHeads).arg(p.headDim).arg(kvDtypeLabel(p.dtype));
+            .arg(p.layers).arg(p.heads).arg(p.kvHeads).arg(p.headDim).arg(dtypeLabel(p.dtype));
     default: return {};
     }
 }

@@ -23,8 +23,8 @@ ColumnLayout {
         columnSpacing: Theme.spacing * 2
         rowSpacing: 4
         Label { text: "" }
-        Label { text: qsTr("used: %1 tokens").arg(KvUnits.count(bytes.view.usedCells)); color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.alignment: Qt.AlignRight }
-        Label { text: qsTr("reserved: %1").arg(KvUnits.count(bytes.view.capacity)); color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.alignment: Qt.AlignRight }
+        Label { text: qsTr("used: %1 tokens").arg(Units.count(bytes.view.usedCells)); color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.alignment: Qt.AlignRight }
+        Label { text: qsTr("reserved: %1").arg(Units.count(bytes.view.capacity)); color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.alignment: Qt.AlignRight }
         Repeater {
             model: [
                 {key: "total", label: qsTr("Total"),
@@ -59,14 +59,14 @@ ColumnLayout {
                         visible: cell.index > 0
                         objectName: visible ? cell.row.key + (cell.index === 1 ? "Used" : "Reserved") : ""
                         anchors.right: parent.right
-                        text: KvUnits.exact(cell.value)
+                        text: Units.exact(cell.value)
                         font.family: "monospace"
                         font.pixelSize: Theme.fontSmall + 1
                     }
                     Label {
                         visible: cell.index > 0
                         anchors.right: parent.right
-                        text: KvUnits.binary(cell.value)
+                        text: Units.binary(cell.value)
                         font.pixelSize: Theme.fontSmall
                         color: Theme.muted
                     }
@@ -78,7 +78,7 @@ ColumnLayout {
         objectName: "usageLabel"
         font.pixelSize: Theme.fontSmall
         color: Theme.muted
-        text: qsTr("%1 of %2 in use (%3%)").arg(KvUnits.binary(bytes.view.bytesUsed)).arg(KvUnits.binary(bytes.view.bytesReserved))
+        text: qsTr("%1 of %2 in use (%3%)").arg(Units.binary(bytes.view.bytesUsed)).arg(Units.binary(bytes.view.bytesReserved))
               .arg(bytes.view.bytesReserved > 0 ? (100 * bytes.view.bytesUsed / bytes.view.bytesReserved).toFixed(1) : "0")
     }
     // Gemma 2/3 and Phi-3: bytes per layer type, and what the sliding-window layers really read.
@@ -120,7 +120,7 @@ ColumnLayout {
                     case "kvHeads": return String(bytes.view.kvHeads)
                     case "headDim": return String(bytes.view.headDim)
                     case "element": return bytes.view.bytesPerElement + " B"
-                    case "perToken": return KvUnits.exact(bytes.view.bytesPerToken)
+                    case "perToken": return Units.exact(bytes.view.bytesPerToken)
                     default: return modelData
                     }
                 }
@@ -161,8 +161,8 @@ ColumnLayout {
             readonly property bool used: modelData === "formulaUsed"
             readonly property double total: used ? bytes.view.bytesUsed : bytes.view.bytesReserved
             objectName: modelData
-            text: (used ? qsTr("× %1 used").arg(KvUnits.count(bytes.view.usedCells)) : qsTr("× %1 reserved").arg(KvUnits.count(bytes.view.capacity)))
-                  + " = " + KvUnits.exact(total) + " (" + KvUnits.binary(total) + ")"
+            text: (used ? qsTr("× %1 used").arg(Units.count(bytes.view.usedCells)) : qsTr("× %1 reserved").arg(Units.count(bytes.view.capacity)))
+                  + " = " + Units.exact(total) + " (" + Units.binary(total) + ")"
             font.family: "monospace"
             font.pixelSize: Theme.fontSmall + 1
             Layout.fillWidth: true

@@ -81,7 +81,7 @@ ColumnLayout {
             delegate: ToolButton {
                 id: pick
                 required property int modelData
-                text: KvUnits.count(modelData)
+                text: Units.count(modelData)
                 checkable: true
                 checked: calc.calculator.tokens === pick.modelData
                 font.pixelSize: Theme.fontSmall
@@ -102,8 +102,8 @@ ColumnLayout {
     Repeater {
         model: [
             {name: "perToken", label: qsTr("Per token"), bytes: calc.calculator.bytesPerToken},
-            {name: "perUser", label: qsTr("× %1 tokens").arg(KvUnits.count(calc.calculator.tokens)), bytes: calc.calculator.bytesPerUser},
-            {name: "total", label: calc.calculator.users === 1 ? qsTr("× 1 user") : qsTr("× %1 users").arg(KvUnits.count(calc.calculator.users)),
+            {name: "perUser", label: qsTr("× %1 tokens").arg(Units.count(calc.calculator.tokens)), bytes: calc.calculator.bytesPerUser},
+            {name: "total", label: calc.calculator.users === 1 ? qsTr("× 1 user") : qsTr("× %1 users").arg(Units.count(calc.calculator.users)),
              bytes: calc.calculator.totalBytes}
         ]
         delegate: RowLayout {
@@ -117,7 +117,7 @@ ColumnLayout {
                 Label {
                     objectName: "result_" + result.modelData.name
                     anchors.right: parent.right
-                    text: KvUnits.exact(result.modelData.bytes)
+                    text: Units.exact(result.modelData.bytes)
                     font.family: "monospace"
                     font.pixelSize: Theme.fontSmall + 1
                     font.bold: result.modelData.name === "total"
@@ -125,7 +125,7 @@ ColumnLayout {
                 Label {
                     objectName: "human_" + result.modelData.name
                     anchors.right: parent.right
-                    text: KvUnits.binary(result.modelData.bytes) + "  ·  " + KvUnits.decimal(result.modelData.bytes)
+                    text: Units.binary(result.modelData.bytes) + "  ·  " + Units.decimal(result.modelData.bytes)
                     color: Theme.muted
                     font.pixelSize: Theme.fontSmall
                 }
@@ -142,8 +142,8 @@ ColumnLayout {
         color: Theme.muted
         font.pixelSize: Theme.fontSmall
         text: qsTr("%1 of %2 layers attend to the last %3 positions only: keeping only that window, %4 tokens need %5.")
-              .arg(calc.calculator.slidingLayers).arg(calc.calculator.layers).arg(KvUnits.count(calc.calculator.window))
-              .arg(KvUnits.count(calc.calculator.tokens)).arg(KvUnits.binary(calc.calculator.windowedBytesPerUser))
+              .arg(calc.calculator.slidingLayers).arg(calc.calculator.layers).arg(Units.count(calc.calculator.window))
+              .arg(Units.count(calc.calculator.tokens)).arg(Units.binary(calc.calculator.windowedBytesPerUser))
     }
     Label {
         objectName: "calculatorComparison"
@@ -155,7 +155,7 @@ ColumnLayout {
         color: Theme.muted
         text: qsTr("%1. As MHA (%2 KV heads): %3 per token, %4 in all; as MQA (1 KV head): %5 per token, %6 in all.")
               .arg(calc.calculator.attention).arg(calc.calculator.heads)
-              .arg(KvUnits.binary(calc.calculator.mhaBytesPerToken)).arg(KvUnits.binary(calc.calculator.mhaTotalBytes))
-              .arg(KvUnits.binary(calc.calculator.mqaBytesPerToken)).arg(KvUnits.binary(calc.calculator.mqaTotalBytes))
+              .arg(Units.binary(calc.calculator.mhaBytesPerToken)).arg(Units.binary(calc.calculator.mhaTotalBytes))
+              .arg(Units.binary(calc.calculator.mqaBytesPerToken)).arg(Units.binary(calc.calculator.mqaTotalBytes))
     }
 }

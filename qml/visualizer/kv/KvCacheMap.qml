@@ -36,7 +36,7 @@ ColumnLayout {
                 Rectangle { width: 10; height: 10; radius: 2; color: entry.modelData.color; border.color: Theme.border }
                 KvCacheTerm {
                     objectName: "legend_" + entry.modelData.name
-                    text: KvUnits.count(entry.count) + " " + entry.modelData.text
+                    text: Units.count(entry.count) + " " + entry.modelData.text
                     font.pixelSize: Theme.fontSmall
                     explanation: entry.modelData.tip
                 }

@@ -51,8 +51,8 @@ ColumnLayout {
                     delegate: Label {
                         required property string modelData
                         text: modelData === "perToken" ? qsTr("per token")
-                            : modelData === "now" ? qsTr("%1 now").arg(KvUnits.count(variants.view.usedCells))
-                            : qsTr("at %1").arg(KvUnits.count(variants.view.capacity))
+                            : modelData === "now" ? qsTr("%1 now").arg(Units.count(variants.view.usedCells))
+                            : qsTr("at %1").arg(Units.count(variants.view.capacity))
                         color: Theme.muted
                         font.pixelSize: Theme.fontSmall - 1
                         Layout.preferredWidth: variants.figureWidth
@@ -96,8 +96,8 @@ ColumnLayout {
                                 delegate: Label {
                                     required property string modelData
                                     objectName: modelData
-                                    text: modelData === "perToken" ? KvUnits.exact(row.bytesPerToken)
-                                        : modelData === "atUsed" ? KvUnits.binary(row.bytesAtUsed) : KvUnits.binary(row.bytesAtCapacity)
+                                    text: modelData === "perToken" ? Units.exact(row.bytesPerToken)
+                                        : modelData === "atUsed" ? Units.binary(row.bytesAtUsed) : Units.binary(row.bytesAtCapacity)
                                     font.family: "monospace"
                                     font.pixelSize: Theme.fontSmall
                                     font.bold: row.loaded

@@ -1,4 +1,4 @@
-#include "visualizer/kv/kv_units.h"
+#include "app/units.h"
 
 #include <QLocale>
 #include <array>
@@ -25,18 +25,18 @@ QString scaled(uint64_t bytes, double base, const std::array<const char*, 6>& un
 
 }  // namespace
 
-QString kvCount(uint64_t n) { return QLocale(QLocale::English, QLocale::UnitedStates).toString(qulonglong(n)); }
+QString groupedCount(uint64_t n) { return QLocale(QLocale::English, QLocale::UnitedStates).toString(qulonglong(n)); }
 
-QString kvDtypeLabel(const QString& dtype) {
+QString dtypeLabel(const QString& dtype) {
     if (dtype == QStringLiteral("f32")) return QStringLiteral("FP32");
     if (dtype == QStringLiteral("f16")) return QStringLiteral("FP16");
     return dtype.toUpper();  // BF16, INT8
 }
 
-QString kvExactBytes(uint64_t bytes) { return kvCount(bytes) + QStringLiteral(" B"); }
+QString exactBytes(uint64_t bytes) { return groupedCount(bytes) + QStringLiteral(" B"); }
 
-QString kvBinaryBytes(uint64_t bytes) { return scaled(bytes, 1024.0, {"B", "KiB", "MiB", "GiB", "TiB", "PiB"}); }
+QString binaryBytes(uint64_t bytes) { return scaled(bytes, 1024.0, {"B", "KiB", "MiB", "GiB", "TiB", "PiB"}); }
 
-QString kvDecimalBytes(uint64_t bytes) { return scaled(bytes, 1000.0, {"B", "kB", "MB", "GB", "TB", "PB"}); }
+QString decimalBytes(uint64_t bytes) { return scaled(bytes, 1000.0, {"B", "kB", "MB", "GB", "TB", "PB"}); }
 
 }  // namespace inferscope
