@@ -48,7 +48,10 @@ int main(int argc, char** argv) {
     QCommandLineOption rendererOpt(QStringLiteral("renderer"),
                                    QStringLiteral("auto (software rendering when OpenGL is a CPU rasterizer), software or hardware."),
                                    QStringLiteral("how"), QStringLiteral("auto"));
-    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt});
+    QCommandLineOption tintOpt(QStringLiteral("tint"),
+                               QStringLiteral("Tint answers by: probability, surprisal, entropy or off (with --screenshot: this run only)."),
+                               QStringLiteral("mode"));
+    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt, tintOpt});
     cli.process(app);
     const bool screenshot = cli.isSet(shotOpt);
 
@@ -90,6 +93,7 @@ int main(int argc, char** argv) {
             settings.setInspectorTab(cli.value(panelOpt));
         }
     }
+    if (cli.isSet(tintOpt)) settings.setHeatMode(cli.value(tintOpt));
     if (cli.isSet(maxTokensOpt)) graph.chat->setMaxTokensOverride(cli.value(maxTokensOpt).toInt());
     if (screenshot) settings.setSessionWelcomeSeen(true);
 

@@ -32,6 +32,12 @@ AppGraph::AppGraph(const Options& options) {
     TimelineModel::setInstance(timeline.get());
 
     chat->setStoreMessage(openReport.message);
+    // The saved tint choice is the chat's; the replay box may switch the chat to "replay" for a
+    // while without saving it.
+    chat->messages()->setHeatMode(settings->heatMode());
+    QObject::connect(settings.get(), &AppSettings::heatModeChanged, chat->messages(), [this] {
+        if (chat) chat->messages()->setHeatMode(settings->heatMode());
+    });
 }
 
 AppGraph::~AppGraph() { shutDown(); }

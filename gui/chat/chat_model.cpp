@@ -191,15 +191,7 @@ void ChatModel::reset(std::vector<ChatMessage> messages) {
 
 namespace inferscope {
 
-QString ChatModel::heatMode() const {
-    switch (heatMode_) {
-        case HeatMode::Probability: return QStringLiteral("probability");
-        case HeatMode::Entropy: return QStringLiteral("entropy");
-        case HeatMode::Replay: return QStringLiteral("replay");
-        case HeatMode::Off: break;
-    }
-    return QStringLiteral("off");
-}
+QString ChatModel::heatMode() const { return heatModeName(heatMode_); }
 
 void ChatModel::setHeatMode(const QString& mode) {
     const HeatMode m = heatModeFromName(mode);

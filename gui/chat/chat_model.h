@@ -21,7 +21,8 @@ class ChatModel : public QAbstractListModel {
     QML_ELEMENT
     QML_UNCREATABLE("ChatModel is owned by ChatController")
     Q_PROPERTY(int count READ count NOTIFY countChanged)
-    // How answers are tinted: "off", "probability", "entropy" or "replay" (what a replay changed).
+    // How answers are tinted: "off", "probability", "surprisal", "entropy" or "replay" (what a replay
+    // changed). AppGraph keeps it equal to AppSettings.heatMode (the saved choice).
     Q_PROPERTY(QString heatMode READ heatMode WRITE setHeatMode NOTIFY heatModeChanged)
     Q_PROPERTY(bool darkTheme READ darkTheme WRITE setDarkTheme NOTIFY heatModeChanged)
 public:

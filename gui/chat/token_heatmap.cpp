@@ -3,6 +3,7 @@
 #include <QColor>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "tokenizer/utf8_stream.h"
 
@@ -10,9 +11,26 @@ namespace inferscope {
 
 HeatMode heatModeFromName(const QString& name) {
     if (name == QLatin1String("probability")) return HeatMode::Probability;
+    if (name == QLatin1String("surprisal")) return HeatMode::Surprisal;
     if (name == QLatin1String("entropy")) return HeatMode::Entropy;
     if (name == QLatin1String("replay")) return HeatMode::Replay;
     return HeatMode::Off;
+}
+
+QString heatModeName(HeatMode mode) {
+    switch (mode) {
+        case HeatMode::Probability: return QStringLiteral("probability");
+        case HeatMode::Surprisal: return QStringLiteral("surprisal");
+        case HeatMode::Entropy: return QStringLiteral("entropy");
+        case HeatMode::Replay: return QStringLiteral("replay");
+        case HeatMode::Off: break;
+    }
+    return QStringLiteral("off");
+}
+
+double surprisalBits(double p) {
+    if (!(p > 0)) return std::numeric_limits<double>::infinity();
+    return -std::log2(p);
 }
 
 namespace {
@@ -68,7 +86,9 @@ double uncertainty(const std::vector<StepRecord>& steps, size_t first, size_t la
     }
     switch (mode) {
         case HeatMode::Probability: return 1.0 - p;
-        case HeatMode::Entropy: return entropy / 4.0;  // 4 bits: 16 equally likely choices
+        // A character of several tokens: its surprisal is the sum of theirs (-log2 of the product).
+        case HeatMode::Surprisal: return surprisalBits(p) / kSurprisalTintBits;
+        case HeatMode::Entropy: return entropy / kEntropyTintBits;
         case HeatMode::Replay: return anyChanged ? 1.0 : -1.0;
         case HeatMode::Off: break;
     }

@@ -1,6 +1,6 @@
 #pragma once
 // The token heat map: an answer's text as rich text with one span per generated token, tinted by
-// the token's probability, by the step's entropy, or by whether a replay changed it — and where
+// the token's probability, its surprisal, the step's entropy, or whether a replay changed it — and where
 // each token starts in the text, so a position under the mouse maps back to its step.
 
 #include <QList>
@@ -11,8 +11,17 @@
 
 namespace inferscope {
 
-enum class HeatMode { Off, Probability, Entropy, Replay };
-HeatMode heatModeFromName(const QString& name);  // "off", "probability", "entropy", "replay"
+enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay };
+HeatMode heatModeFromName(const QString& name);  // "off", "probability", "surprisal", "entropy", "replay"
+QString heatModeName(HeatMode mode);
+
+// Surprisal of a token the model gave probability p: -log2 p bits (1 bit: a coin flip's worth of
+// surprise; p 0.25 -> 2 bits). p <= 0 (a pick the raw distribution ruled out) -> +infinity.
+double surprisalBits(double p);
+// The heat map's full tint in surprisal mode: 8 bits, a 1-in-256 pick.
+inline constexpr double kSurprisalTintBits = 8.0;
+// ... and in entropy mode: 4 bits, as unsure as 16 equally likely choices.
+inline constexpr double kEntropyTintBits = 4.0;
 
 // A character whose UTF-8 bytes came from several tokens (byte-level BPE splits emoji and CJK
 // characters; SentencePiece's byte fallback spells them byte by byte). The text shows the whole

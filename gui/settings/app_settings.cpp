@@ -1,6 +1,7 @@
 #include "settings/app_settings.h"
 
 #include "app/file_dialogs.h"
+#include "chat/token_heatmap.h"
 
 #include <QSettings>
 
@@ -19,6 +20,8 @@ AppSettings::AppSettings(QObject* parent) : QObject(parent) {
     inspector_ = s.value("ui/inspector", inspector_).toBool();
     inspectorTab_ = s.value("ui/inspectorTab", inspectorTab_).toString();
     welcomeSeen_ = s.value("ui/welcomeSeen", false).toBool();
+    // A name this version does not know (a newer one's, or garbage) tints nothing rather than guessing.
+    heatMode_ = heatModeName(heatModeFromName(s.value("chat/heatMode", heatMode_).toString()));
 }
 
 void AppSettings::save() {
@@ -33,6 +36,7 @@ void AppSettings::save() {
     s.setValue("ui/sidebar", sidebar_);
     s.setValue("ui/inspector", inspector_);
     s.setValue("ui/inspectorTab", inspectorTab_);
+    s.setValue("chat/heatMode", heatMode_);
     emit changed();
 }
 
@@ -81,6 +85,14 @@ void AppSettings::setInspectorTab(const QString& tab) {
     if (tab == inspectorTab_) return;
     inspectorTab_ = tab;
     save();
+}
+
+void AppSettings::setHeatMode(const QString& mode) {
+    const QString m = heatModeName(heatModeFromName(mode));
+    if (m == heatMode_) return;
+    heatMode_ = m;
+    save();
+    emit heatModeChanged();
 }
 
 // Saved on its own, not by save(): a session value (--screenshot) must never be written.

@@ -26,6 +26,9 @@ class AppSettings : public QObject, public QmlSingleton<AppSettings> {
     Q_PROPERTY(bool sidebarVisible READ sidebarVisible WRITE setSidebarVisible NOTIFY changed)
     Q_PROPERTY(bool inspectorVisible READ inspectorVisible WRITE setInspectorVisible NOTIFY changed)
     Q_PROPERTY(QString inspectorTab READ inspectorTab WRITE setInspectorTab NOTIFY changed)
+    // How the chat tints answers: "probability" | "surprisal" | "entropy" | "replay" | "off"
+    // (ChatModel::heatMode follows it, see AppGraph).
+    Q_PROPERTY(QString heatMode READ heatMode WRITE setHeatMode NOTIFY heatModeChanged)
     // The first-run welcome (qml/controls/WelcomeDialog.qml) has been closed once.
     Q_PROPERTY(bool welcomeSeen READ welcomeSeen WRITE setWelcomeSeen NOTIFY changed)
     // Why the file dialogs cannot open on this machine (a missing QML module), or "" (file_dialogs.h).
@@ -65,6 +68,8 @@ public:
     void setInspectorVisible(bool v);
     QString inspectorTab() const { return inspectorTab_; }
     void setInspectorTab(const QString& tab);
+    QString heatMode() const { return heatMode_; }
+    void setHeatMode(const QString& mode);
     bool welcomeSeen() const { return welcomeSeen_; }
     void setWelcomeSeen(bool seen);
     // This run only (not saved): --screenshot shows no welcome.
@@ -79,6 +84,7 @@ public:
 
 signals:
     void changed();
+    void heatModeChanged();  // on its own: the chat must not follow every window move
 
 private:
     void save();
@@ -90,6 +96,7 @@ private:
     QString inspectorTab_ = QStringLiteral("settings");
     bool persistent_ = true;
     bool welcomeSeen_ = false;
+    QString heatMode_ = QStringLiteral("probability");
     QString fileDialogProblem_;
     QString bundledModel_;
 };

@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSaveFile>
+#include <cmath>
 
 #include "chat/chat_controller.h"
 #include "engine/engine_controller.h"
@@ -51,6 +52,8 @@ QString printable(const QString& text) {
     return s;
 }
 
+// Bits with two decimals; a pick of p 0 is infinitely surprising.
+QString bitsText(double bits) { return std::isinf(bits) ? QStringLiteral("∞") : QString::number(bits, 'f', 2); }
 }  // namespace
 
 StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(parent), chat_(chat) {
@@ -123,6 +126,7 @@ void StepInspector::onModelChanged() {
     }
     if (row_ != oldRow) resetReplayToAnswer();
     refreshCandidateModel();
+    refreshProfile();
     emit selectionChanged();
 }
 
@@ -145,6 +149,28 @@ void StepInspector::refreshCandidateModel() {
     candidateModel_.set(std::move(rows));
 }
 
+void StepInspector::refreshProfile() {
+    const auto* steps = answerSteps();
+    const qsizetype n = steps ? qsizetype(steps->size()) : 0;
+    // The same answer, grown or not: append the new steps only (a streaming answer's records
+    // are appended, never rewritten).
+    if (row_ != profileRow_ || n < surprisal_.size()) {
+        surprisal_.clear();
+        entropy_.clear();
+    } else if (n == surprisal_.size()) {
+        return;
+    }
+    profileRow_ = row_;
+    surprisal_.reserve(n);
+    entropy_.reserve(n);
+    for (qsizetype k = surprisal_.size(); k < n; ++k) {
+        const SampleRecord& s = (*steps)[size_t(k)].sample;
+        surprisal_.append(std::min(surprisalBits(double(s.pRaw)), kStripMaxBits));
+        entropy_.append(double(s.entropyBits));
+    }
+    emit profileChanged();
+}
+
 void StepInspector::setFollowing(bool on) {
     if (on == following_) return;
     following_ = on;
@@ -158,6 +184,7 @@ void StepInspector::select(int row, int step) {
     step_ = step;
     if (row_ != oldRow) resetReplayToAnswer();
     refreshCandidateModel();
+    refreshProfile();
     emit selectionChanged();
     if (replayedStep_ || result_) scheduleReplay();
 }
@@ -202,7 +229,9 @@ QVariantMap StepInspector::current() const {
     const SampleRecord& s = r->sample;
     return {{"step", r->step}, {"position", r->position}, {"id", s.id}, {"token", tokenText(s.id)},
             {"logit", double(s.logit)}, {"pRaw", double(s.pRaw)}, {"pFinal", double(s.pFinal)}, {"rank", s.rank},
-            {"entropyBits", double(s.entropyBits)}, {"forwardMs", double(r->forwardUs) / 1000.0},
+            {"entropyBits", double(s.entropyBits)},
+            {"surprisalBits", bitsText(surprisalBits(double(s.pRaw)))},
+            {"forwardMs", double(r->forwardUs) / 1000.0},
             {"sampleMs", double(r->sampleUs) / 1000.0}, {"endOfGeneration", r->endOfGeneration},
             {"vocabulary", s.survivors[0]}};
 }
@@ -227,7 +256,12 @@ QString StepInspector::describe(int row, int step) const {
     if (row < 0 || row >= m->count() || step < 0 || step >= int(m->at(row).steps.size())) return {};
     const StepRecord& r = m->at(row).steps[size_t(step)];
     const SampleRecord& s = r.sample;
-    QString text = tr("“%1”  %2% · rank %3 · entropy %4 bits").arg(tokenText(s.id)).arg(s.pRaw * 100, 0, 'f', 1).arg(s.rank)
+    const double bits = surprisalBits(double(s.pRaw));
+    QString text = tr("“%1”  %2% · rank %3 · surprisal %4 bits · entropy %5 bits")
+                       .arg(tokenText(s.id))
+                       .arg(s.pRaw * 100, 0, 'f', 1)
+                       .arg(s.rank)
+                       .arg(bitsText(bits))
                        .arg(s.entropyBits, 0, 'f', 2);
     QStringList alternatives;
     for (const CandidateRecord& c : s.top) {

@@ -37,6 +37,11 @@ class StepInspector : public QObject, public QmlSingleton<StepInspector> {
     Q_PROPERTY(QStringList stageNames READ stageNames CONSTANT)
 
     // Replay settings and results (recomputed after each change, debounced).
+    // The selected answer's per-token surprisal (-log2 pRaw, capped at kStripMaxBits for drawing) and
+    // entropy in bits, one value per step: the Probabilities panel's strip. Rebuilt only when the
+    // answer changes or grows (at most ten times a second while it streams).
+    Q_PROPERTY(QList<qreal> answerSurprisal READ answerSurprisal NOTIFY profileChanged)
+    Q_PROPERTY(QList<qreal> answerEntropy READ answerEntropy NOTIFY profileChanged)
     Q_PROPERTY(bool replayAvailable READ replayAvailable NOTIFY selectionChanged)
     Q_PROPERTY(QString replayNote READ replayNote NOTIFY selectionChanged)  // why no replay ("" when available)
     Q_PROPERTY(double replayTemperature READ replayTemperature WRITE setReplayTemperature NOTIFY replayChanged)
@@ -65,6 +70,10 @@ public:
     CandidateListModel* candidateModel() { return &candidateModel_; }
     QVariantList survivors() const;
     QStringList stageNames() const;
+
+    static constexpr double kStripMaxBits = 64.0;  // a pick of p 0 is infinitely surprising; the bar stops here
+    QList<qreal> answerSurprisal() const { return surprisal_; }
+    QList<qreal> answerEntropy() const { return entropy_; }
 
     bool replayAvailable() const;
     QString replayNote() const;
@@ -106,6 +115,7 @@ public:
 
 signals:
     void selectionChanged();
+    void profileChanged();
     void replayChanged();
     void replayResultChanged();
 
@@ -130,6 +140,9 @@ private:
     QTimer replayTimer_;
     QTimer followTimer_;
     CandidateListModel candidateModel_;
+    QList<qreal> surprisal_, entropy_;
+    int profileRow_ = -1;
+    void refreshProfile();
     void refreshCandidateModel();  // while an answer streams, the panel follows at most 10 times a second
 };
 

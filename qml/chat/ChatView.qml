@@ -36,15 +36,34 @@ Rectangle {
             }
             ComboBox {
                 objectName: "heatMode"
-                readonly property var modes: ["probability", "entropy", "replay", "off"]
-                model: [qsTr("probability"), qsTr("entropy"), qsTr("replay changes"), qsTr("nothing")]
+                readonly property var modes: ["probability", "surprisal", "entropy", "replay", "off"]
+                model: [qsTr("probability"), qsTr("surprisal"), qsTr("entropy"), qsTr("replay changes"), qsTr("nothing")]
                 currentIndex: Math.max(0, modes.indexOf(ChatController.messages.heatMode))
-                onActivated: (i) => ChatController.messages.heatMode = modes[i]
+                onActivated: (i) => AppSettings.heatMode = modes[i]
                 font.pixelSize: Theme.fontSmall
                 implicitHeight: 28
                 ToolTip.visible: hovered
-                ToolTip.text: qsTr("Each generated token is tinted: the less probable (or the more uncertain the step), the warmer. Hover a token for its alternatives; click it to inspect the step.")
+                ToolTip.text: qsTr("Each generated token is tinted, the warmer the more notable: probability — the less likely the pick; surprisal — the more bits of surprise (−log₂ p); entropy — the more unsure the model was before picking. Hover a token for its alternatives; click it to inspect the step.")
             }
+        }
+        // What the colour means, in the mode's own unit.
+        Label {
+            objectName: "heatLegend"
+            Layout.fillWidth: true
+            Layout.leftMargin: Theme.spacing * 2
+            Layout.rightMargin: Theme.spacing * 2
+            visible: list.count > 0 && text !== ""
+            color: Theme.muted
+            font.pixelSize: Theme.fontSmall
+            elide: Text.ElideRight
+            readonly property string mode: ChatController.messages.heatMode
+            text: mode === "surprisal" ? qsTr("Tint: surprisal −log₂ p of the chosen token — clear below 0.25 bits, red at 8 bits (a 1-in-256 pick) and above")
+                : mode === "entropy" ? qsTr("Tint: entropy of the step's distribution — clear when sure, red at 4 bits (as unsure as 16 equal choices) and above")
+                : mode === "probability" ? qsTr("Tint: 1 − p of the chosen token — clear when p ≈ 1, red as p → 0")
+                : mode === "replay" ? qsTr("Tint: tokens the replay's settings would have picked differently") : ""
+            ToolTip.visible: legendMouse.containsMouse
+            ToolTip.text: qsTr("Surprisal is how unexpected the picked token was, in bits: −log₂ of its probability (p 0.5 → 1 bit, p 0.25 → 2 bits). Entropy is the surprisal the model expected on average before it picked: how spread its distribution was.")
+            MouseArea { id: legendMouse; anchors.fill: parent; hoverEnabled: true; acceptedButtons: Qt.NoButton }
         }
 
         ListView {

@@ -59,6 +59,19 @@ ScrollView {
             text: qsTr("Send a prompt: each generated token's probability distribution appears here, live. Click any token of an answer to come back to it.")
         }
 
+        // ---- the whole answer: surprisal and entropy per token ----------------------------------
+        SurprisalStrip {
+            objectName: "surprisalStrip"
+            visible: StepInspector.hasStep
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
+            surprisal: StepInspector.answerSurprisal
+            entropy: StepInspector.answerEntropy
+            selected: StepInspector.step
+            describe: (step) => StepInspector.describe(StepInspector.row, step)
+            onStepClicked: (step) => StepInspector.select(StepInspector.row, step)
+        }
+
         // ---- the pick ---------------------------------------------------------------------------
         GridLayout {
             visible: StepInspector.hasStep
@@ -86,6 +99,13 @@ ScrollView {
                 MouseArea { id: entMouse; anchors.fill: parent; hoverEnabled: true }
             }
             Label { text: panel.cur.entropyBits !== undefined ? panel.cur.entropyBits.toFixed(2) + " bits" : "" }
+            Label {
+                text: qsTr("surprisal"); color: Theme.muted
+                ToolTip.visible: surpMouse.containsMouse
+                ToolTip.text: qsTr("How unexpected the pick was, in bits: −log₂ of its probability. 1 bit = a coin flip's outcome; 2 bits = p 0.25; well above the entropy = the model did not see it coming.")
+                MouseArea { id: surpMouse; anchors.fill: parent; hoverEnabled: true }
+            }
+            Label { objectName: "surprisalValue"; text: panel.cur.surprisalBits !== undefined ? panel.cur.surprisalBits + " bits" : "" }
             Label { text: qsTr("time"); color: Theme.muted; ToolTip.visible: timeMouse.containsMouse; ToolTip.text: qsTr("The forward pass that produced these logits (one decode step, or the prefill for the first token), then the sampling."); MouseArea { id: timeMouse; anchors.fill: parent; hoverEnabled: true } }
             Label { Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap; text: panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
         }

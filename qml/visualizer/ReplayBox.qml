@@ -99,6 +99,6 @@ ColumnLayout {
         visible: StepInspector.replayAvailable
         text: qsTr("Mark the changed tokens in the text")
         checked: ChatController.messages.heatMode === "replay"
-        onToggled: ChatController.messages.heatMode = checked ? "replay" : "probability"
+        onToggled: ChatController.messages.heatMode = checked ? "replay" : AppSettings.heatMode
     }
 }

@@ -1,6 +1,7 @@
 // AppSettings' first-run flag: saved once the welcome is closed; a session value, or any value while
 // the settings are not persistent (--screenshot), never written, even when another setting is saved.
 #include <QSettings>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
 
@@ -48,6 +49,26 @@ private slots:
         AppSettings again(nullptr);
         QCOMPARE(again.welcomeSeen(), false);
         QCOMPARE(again.inspectorTab(), QStringLiteral("timeline"));
+    }
+
+    // The chat's tint choice is saved; a name this version does not know comes back as "off".
+    void heatModeIsSaved() {
+        {
+            AppSettings s(nullptr);
+            QCOMPARE(s.heatMode(), QStringLiteral("probability"));
+            QSignalSpy spy(&s, &AppSettings::heatModeChanged);
+            s.setHeatMode(QStringLiteral("surprisal"));
+            QCOMPARE(spy.count(), 1);
+            s.setWindowGeometry(QRect(1, 2, 300, 400));  // another setting: the tint is not re-announced
+            QCOMPARE(spy.count(), 1);
+        }
+        {
+            AppSettings again(nullptr);
+            QCOMPARE(again.heatMode(), QStringLiteral("surprisal"));
+        }
+        QSettings().setValue("chat/heatMode", QStringLiteral("rainbow"));
+        AppSettings garbled(nullptr);
+        QCOMPARE(garbled.heatMode(), QStringLiteral("off"));
     }
 
     void notSavedWhenNotPersistent() {  // --screenshot: the user's settings are left alone

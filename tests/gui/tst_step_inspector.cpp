@@ -192,6 +192,75 @@ private slots:
         QCOMPARE(model.data(model.index(questionRow), ChatModel::ShownTextRole).toString(), QStringLiteral("<think>x</think>y"));
     }
 
+    // Surprisal is -log2 of the pick's raw probability: p 0.25 is 2 bits, exactly. The heat map's
+    // surprisal tint reaches full red at 8 bits, so 2 bits is tinted as a quarter of the way, the
+    // same colour the probability tint gives a token of p 0.75 (1 - p = 0.25); 8 bits (p 1/256)
+    // as strong as a p-0 token in probability mode.
+    void surprisalIsMinusLog2OfTheRawProbability() {
+        QCOMPARE(surprisalBits(0.25), 2.0);
+        QCOMPARE(surprisalBits(0.5), 1.0);
+        QCOMPARE(surprisalBits(1.0), 0.0);
+        QVERIFY(std::isinf(surprisalBits(0.0)));
+        auto heatOf = [](float p, HeatMode mode) {
+            std::vector<StepRecord> steps(1);
+            steps[0].piece = "a";
+            steps[0].sample.pRaw = p;
+            return buildHeatText(steps, mode, false, false).html;
+        };
+        QCOMPARE(heatOf(0.25f, HeatMode::Surprisal), heatOf(0.75f, HeatMode::Probability));
+        QVERIFY(heatOf(0.25f, HeatMode::Surprisal) != heatOf(0.25f, HeatMode::Probability));
+        QCOMPARE(heatOf(1.0f / 256.0f, HeatMode::Surprisal), heatOf(0.0f, HeatMode::Probability));
+        QCOMPARE(heatOf(0.0f, HeatMode::Surprisal), heatOf(0.0f, HeatMode::Probability));  // infinitely surprising: full
+        QCOMPARE(heatModeFromName(QStringLiteral("surprisal")), HeatMode::Surprisal);
+        QCOMPARE(heatModeName(HeatMode::Surprisal), QStringLiteral("surprisal"));
+    }
+
+    // The Probabilities panel's strip: one value per token of the selected answer, surprisal equal
+    // to -log2 pRaw of the engine's records and entropy equal to theirs; the same for the answer
+    // reopened from the store. The saved tint choice tints the chat's heat text.
+    void theStripAndTintShowTheAnswersSurprisal() {
+        Fixture f;
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
+        QVERIFY(f.answer("Once upon a time"));
+        QTRY_COMPARE(f.inspector->step(), 19);
+        const std::vector<StepRecord> steps = f.last().steps;
+        QCOMPARE(steps.size(), size_t(20));
+        auto checkStrip = [&](const std::vector<StepRecord>& want) {
+            const QList<qreal> surprisal = f.inspector->answerSurprisal();
+            const QList<qreal> entropy = f.inspector->answerEntropy();
+            QCOMPARE(surprisal.size(), qsizetype(want.size()));
+            QCOMPARE(entropy.size(), qsizetype(want.size()));
+            for (size_t k = 0; k < want.size(); ++k) {
+                QCOMPARE(surprisal[qsizetype(k)], -std::log2(double(want[k].sample.pRaw)));
+                QCOMPARE(entropy[qsizetype(k)], double(want[k].sample.entropyBits));
+            }
+        };
+        checkStrip(steps);
+        // The hover text and the panel's "surprisal" row say the same, in bits.
+        const QString hover = f.inspector->describe(1, 3);
+        QVERIFY2(hover.contains(QStringLiteral("surprisal %1 bits").arg(-std::log2(double(steps[3].sample.pRaw)), 0, 'f', 2)), qPrintable(hover));
+        QCOMPARE(f.inspector->current().value("surprisalBits").toString(),
+                 QString::number(-std::log2(double(steps[19].sample.pRaw)), 'f', 2));
+
+        // The saved choice drives the chat's tint.
+        f.settings->setHeatMode(QStringLiteral("surprisal"));
+        ChatModel* m = f.chat->messages();
+        QCOMPARE(m->heatMode(), QStringLiteral("surprisal"));
+        const QString html = m->data(m->index(1), ChatModel::HeatTextRole).toString();
+        QCOMPARE(html, buildHeatText(steps, HeatMode::Surprisal, f.last().trimLeadingSpace, m->darkTheme()).html);
+        QVERIFY(html != buildHeatText(steps, HeatMode::Probability, f.last().trimLeadingSpace, m->darkTheme()).html);
+
+        // Reopened from the store: the same strip and tint.
+        const qint64 id = f.chat->conversationId();
+        f.chat->newConversation();
+        QVERIFY(f.inspector->answerSurprisal().isEmpty());
+        QVERIFY(f.chat->openConversation(id));
+        QCOMPARE(f.inspector->row(), 1);
+        checkStrip(steps);
+        QCOMPARE(m->data(m->index(1), ChatModel::HeatTextRole).toString(), html);
+        f.settings->setHeatMode(QStringLiteral("probability"));
+    }
+
     void followsTheNewestStepAndSelectsFromText() {
         Fixture f;
         QVERIFY(loadAndWait(*f.engine, bundledModel()));
