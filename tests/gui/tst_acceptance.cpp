@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "chat/token_heatmap.h"
 #include "step_gate.h"
 #include "app_stack.h"
 #include "gui_test_helpers.h"
@@ -504,6 +505,51 @@ private slots:
             }
         }
         QVERIFY(checked > 0);
+    }
+
+    // Tint by surprisal: chosen in the box above the conversation, the legend says what the colour
+    // means in bits, the answer's tint is the surprisal one; the Probabilities panel's strip has a
+    // bar per token and a click on one selects that step.
+    void tintBySurprisalAndClickTheStrip() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        app_->settings->setInspectorVisible(false);  // only the box's own "surprisal" entry on screen
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        QVERIFY(app_->chat->send(QStringLiteral("Once upon a time")));
+        QVERIFY(arrived(done, 20000));
+        click(item(QStringLiteral("heatMode")));
+        QQuickItem* entry = nullptr;
+        QTRY_VERIFY((entry = visibleWithText(QStringLiteral("surprisal"))));
+        click(entry);
+        QTRY_COMPARE(app_->settings->heatMode(), QStringLiteral("surprisal"));
+        QCOMPARE(app_->chat->messages()->heatMode(), QStringLiteral("surprisal"));
+        QQuickItem* legend = visibleNamed(QStringLiteral("heatLegend"));
+        QVERIFY(legend);
+        QVERIFY2(legend->property("text").toString().startsWith(QStringLiteral("Tint: surprisal")), qPrintable(legend->property("text").toString()));
+        QVERIFY(legend->property("text").toString().contains(QStringLiteral("8 bits")));
+        ChatModel* m = app_->chat->messages();
+        const ChatMessage& answer = m->at(1);
+        QCOMPARE(m->data(m->index(1), ChatModel::HeatTextRole).toString(),
+                 buildHeatText(answer.steps, HeatMode::Surprisal, answer.trimLeadingSpace, m->darkTheme()).html);
+        shot(QStringLiteral("tinted"));
+
+        app_->settings->setInspectorVisible(true);
+        QQuickItem* tab = visibleWithText(QStringLiteral("Probabilities"));
+        QVERIFY(tab);
+        click(tab);
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("probabilities"));
+        QQuickItem* chart = nullptr;
+        QTRY_VERIFY((chart = visibleNamed(QStringLiteral("surprisalChart"))));
+        QTRY_COMPARE(chart->property("values").value<QList<qreal>>().size(), qsizetype(answer.steps.size()));
+        // BarChart's bars start 44 px in and end 4 px before its right edge.
+        const qreal barWidth = (chart->width() - 48) / qreal(answer.steps.size());
+        const QPoint at = chart->mapToScene(QPointF(44 + 3.5 * barWidth, chart->height() / 2)).toPoint();
+        QTest::mouseClick(window(), Qt::LeftButton, {}, at);
+        QTRY_COMPARE(app_->inspector->step(), 3);
+        QCOMPARE(app_->inspector->row(), 1);
+        QVERIFY(!app_->inspector->following());
+        QCOMPARE(chart->property("highlightIndex").toInt(), 3);
+        shot(QStringLiteral("strip"));
     }
 
     // Save preset by keyboard: the popup's name field has the focus, Enter saves (typing went
