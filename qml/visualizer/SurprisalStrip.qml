@@ -52,11 +52,13 @@ ColumnLayout {
             }
             ToolTip.visible: hovered >= 0
             ToolTip.text: hoverText
+            // describe() already names the token, p, surprisal and entropy; without it, the bits.
             readonly property string hoverText: hovered < 0 ? ""
-                : (strip.describe ? strip.describe(hovered) + "\n" : "")
-                  + qsTr("token %1: surprisal %2 bits · entropy %3 bits").arg(hovered + 1)
-                      .arg(hovered < strip.surprisal.length ? strip.surprisal[hovered].toFixed(2) : "–")
-                      .arg(hovered < strip.entropy.length ? strip.entropy[hovered].toFixed(2) : "–")
+                : qsTr("Token %1: ").arg(hovered + 1)
+                  + (strip.describe ? strip.describe(hovered)
+                     : qsTr("surprisal %1 bits · entropy %2 bits")
+                         .arg(hovered < strip.surprisal.length ? strip.surprisal[hovered].toFixed(2) : "–")
+                         .arg(hovered < strip.entropy.length ? strip.entropy[hovered].toFixed(2) : "–"))
         }
     }
     Label {
