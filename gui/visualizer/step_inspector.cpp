@@ -150,24 +150,21 @@ void StepInspector::refreshCandidateModel() {
 }
 
 void StepInspector::refreshProfile() {
-    const auto* steps = answerSteps();
-    const qsizetype n = steps ? qsizetype(steps->size()) : 0;
-    // The same answer, grown or not: append the new steps only (a streaming answer's records
-    // are appended, never rewritten).
-    if (row_ != profileRow_ || n < surprisal_.size()) {
-        surprisal_.clear();
-        entropy_.clear();
-    } else if (n == surprisal_.size()) {
-        return;
+    // Recomputed whole (a few thousand logs at most ten times a second cost microseconds): a
+    // branch or another version of the same answer can change steps without changing their
+    // count. Announced only when it changed, so moving the selection does not repaint the strip.
+    QList<qreal> surprisal, entropy;
+    if (const auto* steps = answerSteps()) {
+        surprisal.reserve(qsizetype(steps->size()));
+        entropy.reserve(qsizetype(steps->size()));
+        for (const StepRecord& r : *steps) {
+            surprisal.append(std::min(surprisalBits(double(r.sample.pRaw)), kStripMaxBits));
+            entropy.append(double(r.sample.entropyBits));
+        }
     }
-    profileRow_ = row_;
-    surprisal_.reserve(n);
-    entropy_.reserve(n);
-    for (qsizetype k = surprisal_.size(); k < n; ++k) {
-        const SampleRecord& s = (*steps)[size_t(k)].sample;
-        surprisal_.append(std::min(surprisalBits(double(s.pRaw)), kStripMaxBits));
-        entropy_.append(double(s.entropyBits));
-    }
+    if (surprisal == surprisal_ && entropy == entropy_) return;
+    surprisal_ = std::move(surprisal);
+    entropy_ = std::move(entropy);
     emit profileChanged();
 }
 

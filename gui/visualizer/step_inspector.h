@@ -38,8 +38,8 @@ class StepInspector : public QObject, public QmlSingleton<StepInspector> {
 
     // Replay settings and results (recomputed after each change, debounced).
     // The selected answer's per-token surprisal (-log2 pRaw, capped at kStripMaxBits for drawing) and
-    // entropy in bits, one value per step: the Probabilities panel's strip. Rebuilt only when the
-    // answer changes or grows (at most ten times a second while it streams).
+    // entropy in bits, one value per step: the Probabilities panel's strip. Announced only when
+    // they change (at most ten times a second while an answer streams).
     Q_PROPERTY(QList<qreal> answerSurprisal READ answerSurprisal NOTIFY profileChanged)
     Q_PROPERTY(QList<qreal> answerEntropy READ answerEntropy NOTIFY profileChanged)
     Q_PROPERTY(bool replayAvailable READ replayAvailable NOTIFY selectionChanged)
@@ -141,7 +141,6 @@ private:
     QTimer followTimer_;
     CandidateListModel candidateModel_;
     QList<qreal> surprisal_, entropy_;
-    int profileRow_ = -1;
     void refreshProfile();
     void refreshCandidateModel();  // while an answer streams, the panel follows at most 10 times a second
 };

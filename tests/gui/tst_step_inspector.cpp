@@ -259,6 +259,34 @@ private slots:
         checkStrip(steps);
         QCOMPARE(m->data(m->index(1), ChatModel::HeatTextRole).toString(), html);
         f.settings->setHeatMode(QStringLiteral("probability"));
+
+        // Two branches at the same step are answers of the same length: showing one, then the
+        // other, the strip follows (it must not take equal length for the same answer).
+        const int k = 4;
+        auto branchWith = [&](int candidate) {
+            f.inspector->select(1, k);
+            return f.answer([&] { return f.inspector->branch(steps[k].sample.top[size_t(candidate)].id); });
+        };
+        QVERIFY(branchWith(1));
+        const std::vector<StepRecord> first = f.last().steps;
+        QVERIFY(f.chat->showVariant(1, 0));
+        QVERIFY(branchWith(2));
+        const std::vector<StepRecord> second = f.last().steps;
+        QCOMPARE(first.size(), second.size());
+        QVERIFY(first[k].sample.pRaw != second[k].sample.pRaw);
+        auto stripIs = [&](const std::vector<StepRecord>& want) {
+            const QList<qreal> got = f.inspector->answerSurprisal();
+            if (got.size() != qsizetype(want.size())) return false;
+            for (size_t i = 0; i < want.size(); ++i)
+                if (got[qsizetype(i)] != -std::log2(double(want[i].sample.pRaw))) return false;
+            return true;
+        };
+        QTRY_VERIFY(stripIs(second));
+        const int firstVariant = f.last().variants.size() == 3 ? 1 : -1;
+        QVERIFY2(firstVariant == 1, "three versions: the original and two branches");
+        QVERIFY(f.chat->showVariant(1, firstVariant));
+        f.inspector->select(1, k);
+        QTRY_VERIFY(stripIs(first));
     }
 
     void followsTheNewestStepAndSelectsFromText() {
