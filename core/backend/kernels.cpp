@@ -135,9 +135,10 @@ inline float softmaxUnnormalized(float* sc, int32_t n) {
 }
 
 // One head group's attention for one query row (attendGroupVec, attendGroup).
-// Keys firstKey .. firstKey + nKeys - 1 are attended (a sliding window starts past 0).
+// Keys firstKey .. firstKey + nKeys - 1 are attended (a sliding window starts past 0). On return
+// with keepWeights, scratch row g (stride nCtx + 16) holds head g's softmax weights, normalised.
 using AttendFn = void (*)(const float*, const void*, const void*, int64_t, int32_t, int32_t, int, int, int, int32_t, float,
-                          float, float*, float*);
+                          float, float*, float*, bool keepWeights);
 
 // One KV head's row `j` as f32: the cache row itself, or widened from half into `buf`.
 inline const float* kvRow(const void* base, bool half, size_t index, int headDim, float* buf) {
@@ -169,7 +170,7 @@ constexpr int32_t kPrefetchRows = 16;  // rows ahead (2 KiB at head dim 64 in f1
 
 template <bool Half, int C>
 void attendGroupVec(const float* q, const void* k, const void* v, int64_t r, int32_t firstKey, int32_t nKeys, int kvh, int group,
-                    int nHead, int32_t nCtx, float scale, float softCap, float* out, float* scratch) {
+                    int nHead, int32_t nCtx, float scale, float softCap, float* out, float* scratch, bool keepWeights) {
     constexpr int hd = 16 * C;
     const size_t stride = size_t(nCtx) + 16;
     const size_t row0 = (size_t(kvh) * size_t(nCtx) + size_t(firstKey)) * hd;
@@ -215,6 +216,8 @@ void attendGroupVec(const float* q, const void* k, const void* v, int64_t r, int
         }
         const __m512 inv = _mm512_set1_ps(1.0f / sum);
         for (int c = 0; c < C; ++c) _mm512_storeu_ps(og + size_t(g) * hd + 16 * c, _mm512_mul_ps(o[c], inv));
+        if (keepWeights)  // the weights as used: p_j · (1 / Σ p)
+            for (int32_t j = 0; j < nKeys; ++j) sc[j] *= 1.0f / sum;
     }
 }
 
@@ -233,7 +236,7 @@ AttendFn vectorKernel(bool, int) { return nullptr; }
 #endif
 
 // Any head dimension: query row r's heads h0 .. h0 + group - 1, all reading KV head kvh, one key
-// (value) row at a time.
+// (value) row at a time. Leaves the normalised weights in scratch (what weightsOut copies).
 void attendGroup(const float* q, const void* k, const void* v, bool half, int64_t r, int32_t firstKey, int32_t nKeys, int kvh,
                  int group, int nHead, int headDim, int32_t nCtx, float scale, float softCap, float* out, float* scratch) {
     const size_t stride = size_t(nCtx) + 16;
@@ -276,6 +279,17 @@ void attendGroup(const float* q, const void* k, const void* v, bool half, int64_
     }
 }
 
+// The group's weights from its scratch rows into weightsOut [nHead][firstKey + nKeys] (the last
+// query row's keys 0 .. P), zero before the window.
+void keepGroupWeights(const float* scratch, int32_t nCtx, int32_t firstKey, int32_t nKeys, int kvh, int group, float* weightsOut) {
+    const size_t stride = size_t(nCtx) + 16, rowLength = size_t(firstKey) + size_t(nKeys);
+    for (int g = 0; g < group; ++g) {
+        float* row = weightsOut + (size_t(kvh) * size_t(group) + size_t(g)) * rowLength;
+        std::fill(row, row + firstKey, 0.0f);
+        std::copy(scratch + size_t(g) * stride, scratch + size_t(g) * stride + nKeys, row + firstKey);
+    }
+}
+
 }  // namespace
 
 void attention(const float* q, const void* k, const void* v, bool kvHalf, int64_t m, int32_t position0, int nHead,
@@ -294,11 +308,13 @@ void attention(const float* q, const void* k, const void* v, bool kvHalf, int64_
             const int32_t pos = position0 + int32_t(r);
             const int32_t firstKey = options.window > 0 ? std::max(0, pos - options.window + 1) : 0;
             const int32_t nKeys = pos + 1 - firstKey;
+            const bool keepWeights = options.weightsOut && r == m - 1;
             if (fast)
-                fast(q, k, v, r, firstKey, nKeys, kvh, group, nHead, nCtx, scale, options.softCap, out, threadScratch);
+                fast(q, k, v, r, firstKey, nKeys, kvh, group, nHead, nCtx, scale, options.softCap, out, threadScratch, keepWeights);
             else
                 attendGroup(q, k, v, kvHalf, r, firstKey, nKeys, kvh, group, nHead, headDim, nCtx, scale, options.softCap, out,
                             threadScratch);
+            if (keepWeights) keepGroupWeights(threadScratch, nCtx, firstKey, nKeys, kvh, group, options.weightsOut);
         }
 }
 

@@ -55,6 +55,10 @@ struct AttentionOptions {
     int32_t window = 0;    // > 0: query at position p sees keys p - window + 1 .. p only (sliding window)
     float softCap = 0.0f;  // > 0: scores → softCap · tanh(scores / softCap) before the softmax (Gemma 2)
     float scale = 0.0f;    // > 0: scores = q·k · scale instead of q·k / sqrt(headDim) (Gemma 27B)
+    // Not null: the softmax weights of the last query row (position P = position0 + m - 1) are
+    // kept here, [nHead][P + 1], key j of head h at [h·(P + 1) + j], 0 outside the window; copied
+    // from the kernel's own scratch after it used them (the logit lens's attention view).
+    float* weightsOut = nullptr;
 };
 
 // Causal grouped-query attention over the KV cache of one layer.
