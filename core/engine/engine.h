@@ -78,6 +78,17 @@ public:
     using ScoreCallback = std::function<void(int32_t position, std::span<const float> logits)>;
     Result<void> score(std::span<const int32_t> tokens, const ScoreCallback& onLogits);
 
+    // Looks inside the pass of the cached token at `position` (its logits predict position + 1):
+    // re-runs that one position over the KV cache (a decode pass reading the cached keys and
+    // values, writing none) with its residual stream and attention weights kept, then reads every
+    // layer out through the final norm and LM head (engine_inspect.cpp). The cache, its counters and
+    // the generation state are left as they were. The last lens row is the distribution the
+    // sampler saw bit for bit where that position was itself run as a decode pass (every step
+    // after the first; the first when its prompt's last token ran alone); after a batched prefill
+    // the re-run's matrix products round differently (GenerateRequest::inspect captures that step
+    // exactly). Errors: InvalidArgument for a position not cached or bad options.
+    Result<PositionInspection> inspectPosition(int32_t position, const InspectOptions& options = {});
+
     // Tokens whose keys and values are in the cache, in order.
     std::span<const int32_t> cachedTokens() const { return cachedTokens_; }
     KvCacheStats kvStats() const { return context_->cache().stats(); }
@@ -87,7 +98,9 @@ public:
 private:
     Engine() = default;
     // Runs tokens[from..) at their positions through the model in batches; returns the last logits.
-    std::span<const float> runBatched(std::span<const int32_t> tokens, int32_t from, int32_t promptLength);
+    // probe: kept of the last token's pass (the one whose logits are returned).
+    std::span<const float> runBatched(std::span<const int32_t> tokens, int32_t from, int32_t promptLength,
+                                      ForwardProbe* probe = nullptr);
     // Ok while the mapped model file is as loaded; otherwise the engine is broken from now on.
     Result<void> checkModelFile();
 
@@ -99,6 +112,7 @@ private:
     std::vector<int32_t> cachedTokens_;
     std::vector<std::string> notices_;
     std::optional<Error> broken_;  // set when the model file changed under the mapping
+    ForwardProbe probe_;           // reused by inspection (its buffers grow to the largest asked)
     int64_t loadUs_ = 0;
 };
 
