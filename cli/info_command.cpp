@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "common/kernel_set.h"
 #include "option_checks.h"
 #include "engine/bundled_model.h"
 #include "gguf/gguf_file.h"
@@ -90,7 +91,7 @@ int run(const InfoArgs& a) {
                             {"rope_freq_scale_sliding", hp.ropeFreqScaleSliding},
                             {"attn_logit_softcap", hp.attnSoftCap},
                             {"final_logit_softcap", hp.finalSoftCap},
-                            {"features", archFeatures(hp)}};
+                            {"features", archFeatures(hp)}, {"kernel_set", kernelSetName()}};
         std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
         return 0;
     }
@@ -128,6 +129,8 @@ int run(const InfoArgs& a) {
     if (hp.slidingWindow > 0)  // the truth about what is allocated (kv_cache.h keeps every position)
         std::printf("                 every layer caches every position; sliding-window layers read only the last %d\n",
                     hp.slidingWindow);
+    std::printf("kernels          %s (%s; INFERSCOPE_KERNELS=portable|avx2|avx512 forces one)\n", kernelSetName(),
+                kernelSetInstructions(activeKernelSet()));
     return 0;
 }
 

@@ -1,3 +1,5 @@
+// Compiled once per kernel set (common/kernel_set.h): the AVX-512 attention kernels exist in the
+// avx512 set; the loops the compiler vectorises get each set's vector width.
 #include "backend/kernels.h"
 
 #include <omp.h>
@@ -9,10 +11,13 @@
 #include <immintrin.h>
 #endif
 
+#include "backend/hsum_avx512.h"
+#include "backend/kernel_table.h"
 #include "gguf/ggml_types.h"
+#include "gguf/quant_blocks.h"
 #include "sampler/exp_nonpositive.h"
 
-namespace inferscope {
+namespace inferscope::INFERSCOPE_KERNELS_NS {
 
 void rmsNorm(const float* x, const float* w, int64_t m, int64_t n, float eps, float* out) {
 #pragma omp parallel for schedule(static) if (m > 1)
@@ -25,18 +30,6 @@ void rmsNorm(const float* x, const float* w, int64_t m, int64_t n, float eps, fl
         const float scale = 1.0f / std::sqrt(ss / float(n) + eps);
 #pragma omp simd
         for (int64_t i = 0; i < n; ++i) o[i] = xr[i] * scale * w[i];
-    }
-}
-
-void makeRopeTable(float* table, int32_t nCtx, int nRot, double freqBase, double freqScale, const float* freqFactors) {
-    const int half = nRot / 2;
-    for (int32_t pos = 0; pos < nCtx; ++pos) {
-        for (int i = 0; i < half; ++i) {
-            const double factor = freqFactors ? double(freqFactors[i]) : 1.0;
-            const double theta = double(pos) * freqScale * std::pow(freqBase, -2.0 * i / nRot) / factor;
-            table[(size_t(pos) * half + i) * 2 + 0] = float(std::cos(theta));
-            table[(size_t(pos) * half + i) * 2 + 1] = float(std::sin(theta));
-        }
     }
 }
 
@@ -142,7 +135,7 @@ using AttendFn = void (*)(const float*, const void*, const void*, int64_t, int32
 // One KV head's row `j` as f32: the cache row itself, or widened from half into `buf`.
 inline const float* kvRow(const void* base, bool half, size_t index, int headDim, float* buf) {
     if (!half) return static_cast<const float*>(base) + index * size_t(headDim);
-    dequantizeRow(GgmlType::F16, static_cast<const uint16_t*>(base) + index * size_t(headDim), buf, size_t(headDim));
+    INFERSCOPE_KERNELS_NS::dequantizeRow(GgmlType::F16, static_cast<const uint16_t*>(base) + index * size_t(headDim), buf, size_t(headDim));
     return buf;
 }
 
@@ -154,13 +147,6 @@ inline __m512 kvLoad16(const void* base, size_t element) {
         return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(base) + element)));
     else
         return _mm512_loadu_ps(static_cast<const float*>(base) + element);
-}
-
-inline float hsum16(__m512 v) {
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
-    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
 }
 
 // attendGroup for headDim = 16·C: the query (or output) row stays in C registers while the keys
@@ -202,7 +188,7 @@ void attendGroupVec(const float* q, const void* k, const void* v, int64_t r, int
             const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(z), _mm512_extractf32x8_ps(z, 1));
             _mm_storeu_ps(sc + j, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
         }
-        for (; j < nKeys; ++j) sc[j] = hsum16(dot(j));
+        for (; j < nKeys; ++j) sc[j] = hsum(dot(j));
         softCapScores(sc, nKeys, softCap);
         const float sum = softmaxUnnormalized(sc, nKeys);
         // out = Σ_j p_j · v_j / Σ_j p_j
@@ -302,13 +288,23 @@ void attention(const float* q, const void* k, const void* v, bool kvHalf, int64_
         }
 }
 
-void referenceLinear(const float* w, int64_t n, int64_t k, const float* x, int64_t m, float* y) {
-    for (int64_t r = 0; r < m; ++r)
-        for (int64_t c = 0; c < n; ++c) {
-            double acc = 0.0;
-            for (int64_t i = 0; i < k; ++i) acc += double(x[r * k + i]) * double(w[c * k + i]);
-            y[r * n + c] = float(acc);
-        }
-}
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS
 
-}  // namespace inferscope
+extern "C" const inferscope::BackendKernels INFERSCOPE_BACKEND_TABLE = {
+    &inferscope::INFERSCOPE_KERNELS_NS::gemv,
+    &inferscope::INFERSCOPE_KERNELS_NS::rmsNorm,
+    &inferscope::INFERSCOPE_KERNELS_NS::ropeInPlace,
+    &inferscope::INFERSCOPE_KERNELS_NS::ropeNeoxInPlace,
+    &inferscope::INFERSCOPE_KERNELS_NS::swiGlu,
+    &inferscope::INFERSCOPE_KERNELS_NS::geluTanhGate,
+    &inferscope::INFERSCOPE_KERNELS_NS::softCapInPlace,
+    &inferscope::INFERSCOPE_KERNELS_NS::addBias,
+    &inferscope::INFERSCOPE_KERNELS_NS::scaleInPlace,
+    &inferscope::INFERSCOPE_KERNELS_NS::attention,
+    &inferscope::INFERSCOPE_KERNELS_NS::kquantKernelFor,
+    &inferscope::INFERSCOPE_KERNELS_NS::quantizeX256,
+    &inferscope::INFERSCOPE_KERNELS_NS::gemvKQuantRows,
+    &inferscope::INFERSCOPE_KERNELS_NS::hasInt8BlockKernel,
+    &inferscope::INFERSCOPE_KERNELS_NS::quantizeActivations32,
+    &inferscope::INFERSCOPE_KERNELS_NS::gemvInt8BlockRows,
+};
