@@ -99,15 +99,16 @@ TEST_P(Int8Blocks, GemvEqualsTheIntegerSumAndIsWithinTheRoundingBoundOfF32) {
     const size_t denseRowBytes = 256 / info.blockSize * info.typeSize;
     ASSERT_EQ(dense.size(), 32 * denseRowBytes);
 
-    // 70 rows of K = 1280: row n = dense rows n..n+4 (mod 32) side by side; more rows than a
-    // thread's chunk so both threads run.
-    constexpr int64_t N = 70, K = 1280;
+    // 400 rows of K = 1280: row n = dense rows n..n+4 (mod 32) side by side; more bytes than
+    // kGemvParallelBytes (Q4_0: 288 KB), so both threads run.
+    constexpr int64_t N = 400, K = 1280;
     std::vector<uint8_t> blocks;
     for (int64_t n = 0; n < N; ++n)
         for (int64_t j = 0; j < K / 256; ++j) {
             const uint8_t* src = dense.data() + size_t((n + j) % 32) * denseRowBytes;
             blocks.insert(blocks.end(), src, src + denseRowBytes);
         }
+    ASSERT_GT(int64_t(blocks.size()), kGemvParallelBytes);
     std::vector<float> w(size_t(N * K));
     for (int64_t n = 0; n < N; ++n) dequantizeRow(type, blocks.data() + size_t(n) * (K / 32) * info.typeSize, w.data() + n * K, K);
 
