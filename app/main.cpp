@@ -15,6 +15,7 @@
 #include "app_settings.h"
 #include "chat_controller.h"
 #include "chat_store.h"
+#include "common/kernel_set.h"
 #include "engine/bundled_model.h"
 #include "engine_controller.h"
 #include "file_dialogs.h"
@@ -29,6 +30,11 @@ Q_IMPORT_QML_PLUGIN(InferscopePlugin)
 using namespace inferscope;
 
 int main(int argc, char** argv) {
+    // A forced kernel set this CPU cannot run is refused before any window (common/kernel_set.h).
+    if (auto kernels = kernelSetFromEnvironment(); !kernels || !selectKernelSet(*kernels)) {
+        std::fprintf(stderr, "inferscope: %s\n", kernels ? "the kernel set could not be selected" : kernels.error().message.c_str());
+        return 1;
+    }
     QGuiApplication app(argc, argv);
     QGuiApplication::setOrganizationName(QStringLiteral("Inferscope"));
     QGuiApplication::setApplicationName(QStringLiteral("Inferscope"));
