@@ -161,7 +161,7 @@ int run(GenerateArgs a) {
                                       {"prompt_tokens", s.prefill.nPrompt}, {"generated_tokens", s.nGenerated},
                                       {"prefill_ms", ms(s.prefill.us)}, {"prefill_tokens_per_s", s.prefill.tokensPerSecond()},
                                       {"decode_ms", ms(s.decodeUs)}, {"decode_tokens_per_s", s.decodeTokensPerSecond()},
-                                      {"time_to_first_token_ms", ms(s.timeToFirstTokenUs)}, {"kv_cache", !a.noKvCache},
+                                      {"time_to_first_token_ms", ms(s.timeToFirstTokenUs)}, {"kv_cache", !a.noKvCache}, {"kv_type", a.kv},
                                       {"kv_bytes_used", s.kv.bytesUsed}, {"kv_bytes_reserved", s.kv.bytesReserved},
                                       {"kv_bytes_per_token", s.kv.bytesPerToken}, {"kv_computed", s.kv.kvComputed},
                                       {"attention_scores", s.kv.attentionScores},
@@ -203,7 +203,7 @@ void addGenerateCommand(CLI::App& app, int& exitCode) {
     cmd->add_flag("--no-kv-cache", a->noKvCache, "recompute the whole sequence at every step (to measure what the cache saves)");
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();
-    cmd->add_option("--kv", a->kv, "KV cache type: f32 or f16 (half the bytes long-context decode reads)")->capture_default_str();
+    cmd->add_option("--kv", a->kv, "KV cache type: f32, f16 (half the bytes long-context decode reads), q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")->capture_default_str();
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
     cmd->add_option("--ctx,-c", a->ctx, "context length (0 = the model's, at most 4096)")->capture_default_str();
     cmd->add_option("--batch", a->batch, "most prompt tokens per prefill pass")->capture_default_str();

@@ -46,9 +46,9 @@ void addBias(float* x, const float* bias, int64_t m, int64_t n) { activeBackendK
 
 void scaleInPlace(float* x, int64_t count, float factor) { activeBackendKernels().scaleInPlace(x, count, factor); }
 
-void attention(const float* q, const void* k, const void* v, bool kvHalf, int64_t m, int32_t position0, int nHead,
+void attention(const float* q, const void* k, const void* v, KvType kvType, int64_t m, int32_t position0, int nHead,
                int nHeadKv, int headDim, int32_t nCtx, float* out, float* scratch, const AttentionOptions& options) {
-    activeBackendKernels().attention(q, k, v, kvHalf, m, position0, nHead, nHeadKv, headDim, nCtx, out, scratch, options);
+    activeBackendKernels().attention(q, k, v, kvType, m, position0, nHead, nHeadKv, headDim, nCtx, out, scratch, options);
 }
 
 void makeRopeTable(float* table, int32_t nCtx, int nRot, double freqBase, double freqScale, const float* freqFactors) {

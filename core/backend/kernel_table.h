@@ -26,7 +26,7 @@ struct BackendKernels {
     void (*softCapInPlace)(float* x, int64_t count, float cap);
     void (*addBias)(float* x, const float* bias, int64_t m, int64_t n);
     void (*scaleInPlace)(float* x, int64_t count, float factor);
-    void (*attention)(const float* q, const void* k, const void* v, bool kvHalf, int64_t m, int32_t position0, int nHead,
+    void (*attention)(const float* q, const void* k, const void* v, KvType kvType, int64_t m, int32_t position0, int nHead,
                       int nHeadKv, int headDim, int32_t nCtx, float* out, float* scratch, const AttentionOptions& options);
     // The GEMV's steps (gemv_kquants.h, gemv_q8blocks.h), for the tests.
     bool (*kquantKernelFor)(uint32_t blockType);

@@ -319,7 +319,7 @@ std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const in
         // (or the last `window` of them on sliding-window layers)
         cache.store(l, position0, m, ctx.k.data(), ctx.v.data());
         assert(ctx.scores.size() >= scratchFloatsFor(ctx) && "thread count raised without fitThreads()");
-        attention(ctx.q.data(), cache.layerKeysData(l), cache.layerValuesData(l), cache.type() == KvType::F16, m, position0,
+        attention(ctx.q.data(), cache.layerKeysData(l), cache.layerValuesData(l), cache.type(), m, position0,
                   hp.nHead, hp.nHeadKv, hp.headDim, cache.capacity(), ctx.att.data(), ctx.scores.data(), L.attention);
         // output projection [gemma: post-attention norm] and residual
         device_.linear(L.wo, ctx.att.data(), m, ctx.tmp.data());
