@@ -63,11 +63,30 @@ TEST(CliKv, TextOutputShowsTheFormula) {
     EXPECT_NE(r.out.find("536870912 bytes (512.00 MiB)"), std::string::npos) << r.out;
 }
 
+TEST(CliKv, BlockTypesCountTheirScales) {
+    // Q8_0: 34 bytes per 32 elements, Q4_0: 18 per 32 (what a --kv q8_0|q4_0 cache allocates).
+    auto q8 = cli({"kv", "--layers", "32", "--heads", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "q8_0",
+                   "--tokens", "4096", "--json"});
+    ASSERT_EQ(q8.exitCode, 0) << q8.err;
+    EXPECT_EQ(nlohmann::json::parse(q8.out)["bytes_per_token"], 2u * 32 * 8 * 4 * 34);
+    auto q4 = cli({"kv", "--layers", "32", "--heads", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "q4_0", "--tokens", "4096"});
+    ASSERT_EQ(q4.exitCode, 0) << q4.err;
+    EXPECT_NE(q4.out.find("x 128 head dim x 18/32 bytes = 36864 (36.00 KiB)"), std::string::npos) << q4.out;
+    expectOneLineError(cli({"kv", "--layers", "2", "--heads", "4", "--head-dim", "48", "--tokens", "4", "--dtype", "q8_0"}),
+                       "head dim (48) must be a multiple of the block size (32)");
+}
+
+TEST(CliGenerate, BlockKvCacheRefusedOnStories260KsHeadDimension) {
+    expectOneLineError(cli({"generate", "--device", "cpu", "--max-tokens", "2", "--kv", "q8_0"}),
+                       "a q8_0 KV cache needs a head dimension that is a multiple of 32 (its blocks are per head); this "
+                       "model's head dimension is 8");
+}
+
 TEST(CliKv, BadArguments) {
     expectOneLineError(cli({"kv", "--layers", "32", "--heads", "32", "--kv-heads", "7", "--head-dim", "128", "--tokens", "4"}),
                        "query heads (32) must be a multiple of KV heads (7)");
     expectOneLineError(cli({"kv", "--layers", "32", "--heads", "32", "--head-dim", "128", "--tokens", "4", "--dtype", "f8"}),
-                       "dtype must be f32, f16, bf16 or int8, got 'f8'");
+                       "dtype must be f32, f16, bf16, int8, q8_0 or q4_0, got 'f8'");
     expectOneLineError(cli({"kv", "--heads", "32", "--head-dim", "128", "--tokens", "4"}), "--layers is required");
     expectOneLineError(cli({"kv", "--layers", "x", "--heads", "32", "--head-dim", "128", "--tokens", "4"}), "--layers");
 }
