@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/kernel_set.h"
 #include "model_test_helpers.h"
 #include "process_runner.h"
 #include "shared_data.h"
@@ -320,4 +321,32 @@ TEST(CliInfo, QuantizedMixListsItsTypesAndRealBytesPerToken) {
     const auto info = nlohmann::json::parse(j.out);
     EXPECT_EQ(info["decode_bytes_per_token"], 1275536u);
     EXPECT_EQ(info["tensor_types"]["Q6_K"], 5);
+}
+
+// The kernel set in use is named; INFERSCOPE_KERNELS forces one and a set this CPU lacks is
+// refused before anything runs (common/kernel_set.h).
+TEST(CliInfo, NamesTheKernelSetAndRefusesOneTheCpuLacks) {
+    struct Restore {
+        ~Restore() { ::unsetenv("INFERSCOPE_KERNELS"); }
+    } restore;
+    ::setenv("INFERSCOPE_KERNELS", "portable", 1);
+    auto r = cli({"info"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("\nkernels          portable (x86-64 baseline (SSE2); INFERSCOPE_KERNELS=portable|avx2|avx512 forces one)\n"),
+              std::string::npos) << r.out;
+    r = cli({"info", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["kernel_set"], "portable");
+    ::unsetenv("INFERSCOPE_KERNELS");
+    r = cli({"info", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["kernel_set"], kernelSetName(bestKernelSet()));
+    ::setenv("INFERSCOPE_KERNELS", "sse9", 1);
+    expectOneLineError(cli({"info"}), "INFERSCOPE_KERNELS=sse9 is not a kernel set (portable, avx2 or avx512)");
+    for (KernelSet set : kKernelSets) {
+        if (kernelSetUnavailableReason(set).empty()) continue;
+        ::setenv("INFERSCOPE_KERNELS", kernelSetName(set), 1);
+        expectOneLineError(cli({"info"}), std::string("INFERSCOPE_KERNELS=") + kernelSetName(set) + " refused: " +
+                                              kernelSetUnavailableReason(set));
+    }
 }
