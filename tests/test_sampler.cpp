@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "sampler/exp_nonpositive.h"
+#include "common/exp_nonpositive.h"
 #include "sampler/sampler_chain.h"
 
 // Counts heap allocations in this test binary (the sampler must not allocate per step). GCC

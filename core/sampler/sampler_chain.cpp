@@ -7,7 +7,7 @@
 #include <limits>
 #include <numbers>
 
-#include "sampler/exp_nonpositive.h"
+#include "common/exp_nonpositive.h"
 
 namespace inferscope {
 namespace {
