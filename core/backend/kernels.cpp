@@ -10,7 +10,7 @@
 #endif
 
 #include "gguf/ggml_types.h"
-#include "sampler/exp_nonpositive.h"
+#include "common/exp_nonpositive.h"
 
 namespace inferscope {
 

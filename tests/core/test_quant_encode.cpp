@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
-#include "gguf/quant_encode.h"
-#include "model/quant_mix.h"
+#include "tools/quant_encode.h"
+#include "tools/quant_mix.h"
 #include "shared_data.h"
 #include "read_bytes.h"
 

@@ -2,7 +2,7 @@
 // ggml's association ((w·x)·l, not w·(x·l)) and this file is compiled with -ffp-contract=off
 // (core/CMakeLists.txt): a fused multiply-add would change the last bit of a sum, and with it a
 // candidate choice, and with that whole sub-blocks.
-#include "gguf/quant_encode.h"
+#include "tools/quant_encode.h"
 
 #include <algorithm>
 #include <cfloat>
