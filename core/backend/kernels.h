@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "sampler/exp_nonpositive.h"
+#include "common/exp_nonpositive.h"
 
 namespace inferscope {
 
