@@ -1,29 +1,20 @@
-// inferscope: the desktop app. Creates the controllers, opens the conversation database, loads
-// the model (the command line's, the last one used, or the bundled stories260K) and shows the
-// QML window. `--screenshot FILE.png [--prompt TEXT] [--model FILE]` renders one answer to a PNG.
+// inferscope: the desktop app. Reads the command line, chooses the renderer, has AppGraph
+// (gui/app/) build the window's objects and open the conversation database, loads the model (the
+// command line's, the last one used, or the bundled stories260K) and shows the QML window.
+// `--screenshot FILE.png [--prompt TEXT] [--model FILE]` renders one answer to a PNG.
 #include <QCommandLineParser>
-#include <QDir>
-#include <QFileInfo>
 #include <QGuiApplication>
-#include <QQmlApplicationEngine>
 #include <QQuickStyle>
 #include <QQuickWindow>
 #include <QStandardPaths>
 #include <QtQml/qqmlextensionplugin.h>
 #include <cstdio>
+#include <memory>
 
-#include "app_settings.h"
-#include "chat_controller.h"
-#include "chat_store.h"
+#include "app/app_graph.h"
+#include "app/scene_graph_backend.h"
+#include "app/screenshot_driver.h"
 #include "common/kernel_set.h"
-#include "engine/bundled_model.h"
-#include "engine_controller.h"
-#include "file_dialogs.h"
-#include "sampling_settings.h"
-#include "scene_graph_backend.h"
-#include "screenshot_driver.h"
-#include "step_inspector.h"
-#include "timeline_model.h"
 
 Q_IMPORT_QML_PLUGIN(InferscopePlugin)
 
@@ -83,33 +74,19 @@ int main(int argc, char** argv) {
     QQuickStyle::setStyle(QStringLiteral("Fusion"));
 
     // Conversations live in the app-data folder (or --data-dir); --screenshot alone keeps them in memory.
-    ChatStore store;
-    QString storeMessage;
-    if (screenshot && !cli.isSet(dataOpt)) {
-        store.open(QStringLiteral(":memory:"));
-    } else {
+    AppGraph::Options options;
+    if (!screenshot || cli.isSet(dataOpt)) {
         const QString dir = cli.isSet(dataOpt) ? cli.value(dataOpt) : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-        QDir().mkpath(dir);
-        const auto report = store.open(dir + QStringLiteral("/conversations.db"));
-        storeMessage = report.message;
-        // Also for whoever reads the terminal or the session log: the window's banner can be dismissed.
-        if (!storeMessage.isEmpty()) std::fprintf(stderr, "inferscope: %s\n", qPrintable(storeMessage));
+        options.database = dir + QStringLiteral("/conversations.db");
     }
+    options.persistentSettings = !screenshot;
+    options.measureMachine = true;
+    AppGraph graph(options);
+    // Also for whoever reads the terminal or the session log: the window's banner can be dismissed.
+    if (!graph.openReport.message.isEmpty()) std::fprintf(stderr, "inferscope: %s\n", qPrintable(graph.openReport.message));
 
-    AppSettings settings(nullptr);
-    settings.setPersistent(!screenshot);
-    SamplingSettings sampling(nullptr);
-    EngineController engine(nullptr);
-    engine.setAutoMeasureMachine(true);
-    ChatController chat(&engine, &sampling, &store);
-    StepInspector inspector(&chat, nullptr);
-    StepInspector::setInstance(&inspector);
-    TimelineModel timeline(&chat, &inspector, nullptr);
-    TimelineModel::setInstance(&timeline);
-    AppSettings::setInstance(&settings);
-    SamplingSettings::setInstance(&sampling);
-    EngineController::setInstance(&engine);
-    ChatController::setInstance(&chat);
+    // This run's choices, never saved.
+    AppSettings& settings = *graph.settings;
     if (cli.isSet(themeOpt)) settings.setSessionTheme(cli.value(themeOpt));
     if (cli.isSet(panelOpt)) {
         if (cli.value(panelOpt) == QLatin1String("none"))
@@ -119,44 +96,26 @@ int main(int argc, char** argv) {
             settings.setInspectorTab(cli.value(panelOpt));
         }
     }
-    if (cli.isSet(maxTokensOpt)) chat.setMaxTokensOverride(cli.value(maxTokensOpt).toInt());
+    if (cli.isSet(maxTokensOpt)) graph.chat->setMaxTokensOverride(cli.value(maxTokensOpt).toInt());
     if (screenshot) settings.setSessionWelcomeSeen(true);
-    chat.setStoreMessage(storeMessage);
 
-    // Which model: the command line's, else the last one used, else the bundled one.
-    QString modelPath = cli.value(modelOpt);
-    if (modelPath.isEmpty() && !cli.positionalArguments().isEmpty()) modelPath = cli.positionalArguments().first();
-    const auto bundled = findBundledModel();
-    const QString bundledPath = bundled ? QString::fromStdString(bundled->string()) : QString();
-    if (modelPath.isEmpty() && !screenshot && QFileInfo::exists(settings.lastModel())) modelPath = settings.lastModel();
-    if (modelPath.isEmpty()) modelPath = bundledPath;
-    settings.setBundledModel(bundledPath);
-    if (!screenshot) {
-        QObject::connect(&engine, &EngineController::modelChanged, &settings, [&] {
-            if (engine.modelPath() != bundledPath) settings.noteModelLoaded(engine.modelPath());
-        });
-    }
+    QString requested = cli.value(modelOpt);
+    if (requested.isEmpty() && !cli.positionalArguments().isEmpty()) requested = cli.positionalArguments().first();
+    const QString modelPath = graph.chooseStartupModel(requested, /*preferLast=*/!screenshot);
+    if (!screenshot) graph.rememberLoadedModels();
 
-    QQmlApplicationEngine qml;
-    qml.addImportPath(QStringLiteral("qrc:/"));  // the Inferscope module's qmldir is at qrc:/Inferscope/
-    // Before the window exists: without a module the file dialogs load when opened, the window
-    // makes none and says what to install instead of crashing.
-    if (const QString problem = missingFileDialogModules(qml); !problem.isEmpty()) {
-        settings.setFileDialogProblem(problem);
-        std::fprintf(stderr, "inferscope: %s\n", qPrintable(problem));
-    }
-    qml.load(QUrl(QStringLiteral("qrc:/Inferscope/Main.qml")));
-    if (qml.rootObjects().isEmpty()) {
+    QQuickWindow* window = graph.loadWindow();
+    if (!settings.fileDialogProblem().isEmpty()) std::fprintf(stderr, "inferscope: %s\n", qPrintable(settings.fileDialogProblem()));
+    if (!window) {
         std::fprintf(stderr, "inferscope: the user interface failed to load\n");
         return 1;
     }
-    auto* window = qobject_cast<QQuickWindow*>(qml.rootObjects().first());
 
-    std::unique_ptr<ScreenshotDriver> driver;
+    std::unique_ptr<ScreenshotDriver> driver;  // declared after the graph: gone before it
     if (screenshot) {
         const QStringList wh = cli.value(sizeOpt).split('x');
-        if (window && wh.size() == 2) window->resize(wh[0].toInt(), wh[1].toInt());
-        driver = std::make_unique<ScreenshotDriver>(&engine, &chat, cli.value(shotOpt), cli.value(promptOpt));
+        if (wh.size() == 2) window->resize(wh[0].toInt(), wh[1].toInt());
+        driver = std::make_unique<ScreenshotDriver>(graph.engine.get(), graph.chat.get(), cli.value(shotOpt), cli.value(promptOpt));
         driver->setWindow(window);
         driver->setOpenDialog(cli.isSet(dialogOpt));
         QObject::connect(driver.get(), &ScreenshotDriver::finished, &app, [](int code) { QCoreApplication::exit(code); });
@@ -166,9 +125,9 @@ int main(int argc, char** argv) {
         return 1;
     }
     if (modelPath.isEmpty()) {
-        engine.reportError(QObject::tr("No model given and the bundled model was not found: open a GGUF file."));
+        graph.engine->reportError(QObject::tr("No model given and the bundled model was not found: open a GGUF file."));
     } else {
-        engine.loadModel(modelPath);
+        graph.engine->loadModel(modelPath);
     }
     return app.exec();
 }

@@ -26,6 +26,7 @@
 #include "option_checks.h"
 #include "engine/bundled_model.h"
 #include "model/llama_model.h"
+#include "model/pass_cost.h"
 
 namespace inferscope::cli {
 namespace {
@@ -259,7 +260,8 @@ int run(const BenchArgs& a) {
     runner.decode(1, std::min(a.genTokens, 8));
     std::vector<Stats> ppStats(pps.size()), ttft(pps.size());
     Stats tg, tgBound, tgFraction, bandwidth, tgNear, tgDeep;
-    const uint64_t kvPerToken = (*ctx)->cache().stats().bytesPerToken;
+    // What each test reads and computes (the same model as the app's Timeline).
+    const PassCost cost(hp, m.weightBytesPerToken(), m.matmulMacsPerToken(), (*ctx)->cache().stats().bytesPerToken);
     std::vector<double> othersBusy;
     std::vector<bool> clean;
     for (int r = 0; r < a.repeat; ++r) {
@@ -281,8 +283,9 @@ int run(const BenchArgs& a) {
         const double tokS = runner.decode(1, a.genTokens);
         const double bwAfter = probe.measure(dev.threads(), 2);
         const double bw = (bwBefore + bwAfter) / 2;
-        // Bytes one decode pass reads: the weights, and the cache up to its position (mean over the run).
-        const double bytes = double(m.weightBytesPerToken()) + double(kvPerToken) * (1.0 + a.genTokens / 2.0);
+        // Bytes one decode pass reads: the weights, and the cache up to its position (mean over
+        // the run's positions 1 .. genTokens).
+        const double bytes = cost.meanDecodeBytes(1, a.genTokens);
         tg.samples.push_back(tokS);
         bandwidth.samples.push_back(bw);
         tgBound.samples.push_back(bw * 1e9 / bytes);
@@ -305,14 +308,8 @@ int run(const BenchArgs& a) {
     notePeakRss();
     const uint64_t peakRss = enginePeakRss;
 
-    // FLOPs of a pp-token prefill: every matrix for every token except the LM head (last token
-    // only), and attention's q·k and p·v over the causal triangle.
-    const double headMacs = double(hp.nVocab) * hp.nEmbd;
-    auto prefillGflop = [&](int32_t pp) {
-        const double matmul = 2.0 * (double(m.matmulMacsPerToken()) - headMacs) * pp + 2.0 * headMacs;
-        const double attn = 4.0 * hp.headDim * hp.nHead * hp.nLayer * (double(pp) * (pp + 1) / 2);
-        return (matmul + attn) / 1e9;
-    };
+    // GFLOP of a pp-token prefill from position 0.
+    auto prefillGflop = [&](int32_t pp) { return cost.prefillFlops(pp, 0) / 1e9; };
     const uint64_t kvBytes = (*ctx)->cache().stats().bytesReserved;
 
     if (a.json) {

@@ -14,6 +14,7 @@ void addSynthCommand(CLI::App& app, int& exitCode);
 void addBenchCommand(CLI::App& app, int& exitCode);
 void addTokenizeCommands(CLI::App& app, int& exitCode);  // tokenize and detokenize
 void addScoreCommand(CLI::App& app, int& exitCode);
+void addPerplexityCommand(CLI::App& app, int& exitCode);
 
 // Prints "inferscope-cli: <message>" on stderr and returns 1.
 int reportError(const std::string& message);

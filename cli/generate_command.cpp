@@ -13,6 +13,7 @@
 #include "option_checks.h"
 #include "engine/bundled_model.h"
 #include "engine/engine.h"
+#include "engine/step_record_json.h"
 #include "engine/stop_strings.h"
 
 namespace inferscope::cli {
@@ -85,18 +86,13 @@ public:
         std::fflush(stdout);
     }
     void onStep(const StepRecord& r) override {
-        nlohmann::ordered_json top = nlohmann::ordered_json::array();
-        for (const auto& c : r.sample.top)
-            top.push_back({{"id", c.id}, {"piece", tok_.tokenBytes(c.id)}, {"logit", c.logit}, {"p", c.p[0]}});
-        nlohmann::ordered_json stages = nlohmann::ordered_json::object();
-        for (int s = 0; s < kSamplerStageCount; ++s)
-            stages[std::string(samplerStageName(SamplerStage(s)))] = r.sample.survivors[size_t(s)];
-        std::printf("%s\n", dumpJson({{"event", "token"}, {"step", r.step}, {"position", r.position}, {"id", r.sample.id},
-                                      {"piece", r.piece}, {"p", r.sample.pRaw}, {"logit", r.sample.logit},
-                                      {"p_final", r.sample.pFinal}, {"rank", r.sample.rank},
-                                      {"entropy_bits", r.sample.entropyBits}, {"survivors", stages}, {"top", top},
-                                      {"eog", r.endOfGeneration}, {"ms", ms(r.forwardUs + r.sampleUs)}})
-                                .c_str());
+        nlohmann::ordered_json event = {{"event", "token"}};
+        // The step record as the app's conversation export writes it (core/engine/step_record_json.h).
+        event.update(stepRecordJson(r, [this](int32_t id) { return std::optional(tok_.tokenBytes(id)); }));
+        // This command's first format had these two; kept for its readers.
+        event["eog"] = r.endOfGeneration;
+        event["ms"] = ms(r.forwardUs + r.sampleUs);
+        std::printf("%s\n", dumpJson(event).c_str());
         std::fflush(stdout);
     }
     void onFinish(const GenerationSummary& s) override { summary_ = s; }

@@ -6,6 +6,7 @@
 //   bench     prefill/decode speed against the machine's bandwidth and matmul peak
 //   tokenize / detokenize   a vocabulary's ids for a text and back
 //   score     teacher-forced logits of a sequence per position, and its perplexity
+//   perplexity  a text's perplexity, and KL divergence from a reference configuration
 #include <cstdio>
 #include <iostream>
 
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
     addBenchCommand(app, exitCode);
     addTokenizeCommands(app, exitCode);
     addScoreCommand(app, exitCode);
+    addPerplexityCommand(app, exitCode);
     refuseEmptyValues(app, {"generate --prompt", "bench --prompt-tokens", "tokenize --text"});
     if (argc > 1 && argv[1][0] == '-' && std::string(argv[1]) != "--help" && std::string(argv[1]) != "-h")
         return reportError(std::string("unknown option '") + argv[1] + "' before the command (see --help)");

@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "engine/bundled_model.h"
 #include "engine/engine.h"
+#include "engine/perplexity.h"
 #include "option_checks.h"
 
 namespace inferscope::cli {
@@ -84,10 +85,7 @@ int run(const ScoreArgs& a) {
     std::vector<int32_t> order;
     auto onLogits = [&](int32_t i, std::span<const float> logits) {
         // p = softmax(logits) at temperature 1, normalised in double.
-        const float maxLogit = *std::max_element(logits.begin(), logits.end());
-        double sum = 0.0;
-        for (float l : logits) sum += std::exp(double(l) - maxLogit);
-        const double logZ = double(maxLogit) + std::log(sum);
+        const double logZ = logSumExp(logits);
         auto prob = [&](int32_t id) { return std::exp(double(logits[size_t(id)]) - logZ); };
         order.resize(logits.size());
         std::iota(order.begin(), order.end(), 0);

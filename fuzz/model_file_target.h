@@ -4,7 +4,7 @@
 // the accessors, the Llama hyperparameters and model description, the chat-template detection,
 // the SentencePiece tokenizer built from the vocabulary, and the encoding of a short text with
 // and without special tokens. Shared by the libFuzzer executable (fuzz_model_file.cpp) and the
-// ctest replay of every kept input (tests/test_fuzz_regressions.cpp).
+// ctest replay of every kept input (tests/core/test_fuzz_regressions.cpp).
 //
 // A defect is a crash, a sanitizer report, or a broken property below; broken properties print
 // what broke on stderr and abort (a crash to libFuzzer, a death to ctest).

@@ -34,13 +34,8 @@ QtObject {
     readonly property int fontNormal: 13
     readonly property int fontLarge: 16
 
-    function bytes(b) {
-        if (b === undefined || b === null || isNaN(b)) return "–"
-        const units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        let v = b, u = 0
-        while (v >= 1024 && u < units.length - 1) { v /= 1024; ++u }
-        return (u === 0 ? v.toFixed(0) : v.toFixed(v < 10 ? 2 : 1)) + " " + units[u]
-    }
+    // Bytes in binary units, as every panel prints them (Units.binary: "128 KiB", "3.62 MiB").
+    function bytes(b) { return b === undefined || b === null || isNaN(b) ? "–" : Units.binary(b) }
     function rate(r) { return r > 0 ? (r >= 100 ? r.toFixed(0) : r.toFixed(1)) : "–" }
     function ms(m) { return m > 0 ? (m >= 100 ? m.toFixed(0) : m.toFixed(1)) + " ms" : "–" }
     function count(n) { return n === undefined ? "–" : Number(n).toLocaleString(Qt.locale("en_US"), "f", 0) }

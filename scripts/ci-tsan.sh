@@ -20,5 +20,5 @@ build=build-tsan
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERSCOPE_SANITIZE=thread "${ccache_args[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target test_engine_threads
 export OMP_NUM_THREADS=1 OMP_THREAD_LIMIT=1 OMP_WAIT_POLICY=PASSIVE
-TSAN_OPTIONS="second_deadlock_stack=1 exitcode=66" "$build/tests/test_engine_threads"
+TSAN_OPTIONS="second_deadlock_stack=1 exitcode=66" "$build/tests/gui/test_engine_threads"
 echo "ci-tsan: no reports"

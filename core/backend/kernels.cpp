@@ -15,7 +15,7 @@
 #include "backend/kernel_table.h"
 #include "gguf/ggml_types.h"
 #include "gguf/quant_blocks.h"
-#include "sampler/exp_nonpositive.h"
+#include "common/exp_nonpositive.h"
 
 namespace inferscope::INFERSCOPE_KERNELS_NS {
 

@@ -10,7 +10,7 @@
 
 #include "kv_cache/kv_type.h"
 
-#include "sampler/exp_nonpositive.h"
+#include "common/exp_nonpositive.h"
 
 namespace inferscope {
 

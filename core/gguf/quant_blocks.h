@@ -1,7 +1,7 @@
 #pragma once
 // The quantized block formats llama-quantize writes (without an importance matrix), decoded to f32
 // exactly as ggml decodes them: the same float32 operations in the same order, so every value is
-// bit-identical to ggml's `dequantize_row_*` (tests/test_quant_blocks.cpp memcmps goldens).
+// bit-identical to ggml's `dequantize_row_*` (tests/core/test_quant_blocks.cpp memcmps goldens).
 //
 // A block holds `blockSize` consecutive weights of one row. Layouts (little-endian, packed, `half`
 // = IEEE fp16), as in ggml-common.h:

@@ -1,7 +1,7 @@
 #pragma once
 // Quantizers for the block formats synth writes, the reference algorithms ggml uses when no importance
 // matrix is given (ggml-quants.c `quantize_row_*_ref`): the same float32 operations in the same order,
-// so the blocks are byte-identical to llama-quantize's (tests/test_quant_encode.cpp memcmps the dense
+// so the blocks are byte-identical to llama-quantize's (tests/core/test_quant_encode.cpp memcmps the dense
 // goldens ggml_quantize_chunk made). This file is compiled with -ffp-contract=off, as ggml's reference
 // rounds every product separately.
 //

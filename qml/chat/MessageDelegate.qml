@@ -8,12 +8,12 @@ import Inferscope
 Item {
     id: root
     required property int index
-    required property string role
+    required property int role            // Message.User, Message.Assistant
     required property string text
     required property string shownText   // at most ChatModel::kShownChars of text
     required property int hiddenChars    // the characters of text left out of shownText
     required property bool streaming
-    required property string finishReason
+    required property int finishReason    // Message.EndOfGeneration, Message.MaxTokens, ...
     required property var stats
     required property int generatedCount
     required property string heatText
@@ -25,7 +25,7 @@ Item {
     property bool isLast: false
     property bool editing: false
 
-    readonly property bool isUser: role === "user"
+    readonly property bool isUser: role === Message.User
     implicitHeight: column.implicitHeight
 
     ColumnLayout {
@@ -270,8 +270,8 @@ Item {
             spacing: Theme.spacing
             visible: !root.streaming
             Label {
-                visible: !root.isUser && root.stats !== undefined && root.stats.generatedTokens !== undefined
-                text: !root.stats || root.stats.generatedTokens === undefined ? "" :
+                visible: !root.isUser && root.stats.complete
+                text: !root.stats.complete ? "" :
                       qsTr("%1 · prefill %2 tok/s (%3 reused, %4 new) · decode %5 tok/s · first token %6 · %7")
                         .arg(root.stats.keptTokens ? qsTr("%1 (%2 kept)").arg(Theme.tokens(root.stats.generatedTokens)).arg(root.stats.keptTokens)
                                                    : Theme.tokens(root.stats.generatedTokens))
@@ -279,11 +279,12 @@ Item {
                         .arg(root.stats.reusedTokens).arg(root.stats.prefilledTokens)
                         .arg(Theme.rate(root.stats.decodeTokensPerSecond))
                         .arg(Theme.ms(root.stats.timeToFirstTokenMs))
-                        .arg(root.finishReason === "eos" ? qsTr("ended by the model")
-                             : root.finishReason === "length" ? qsTr("max tokens reached")
-                             : root.finishReason === "cancelled" ? qsTr("stopped")
-                             : root.finishReason === "stop" ? qsTr("stop string")
-                             : root.finishReason === "context_full" ? qsTr("context full") : root.finishReason)
+                        .arg(root.finishReason === Message.EndOfGeneration ? qsTr("ended by the model")
+                             : root.finishReason === Message.MaxTokens ? qsTr("max tokens reached")
+                             : root.finishReason === Message.Cancelled ? qsTr("stopped")
+                             : root.finishReason === Message.StopString ? qsTr("stop string")
+                             : root.finishReason === Message.ContextFull ? qsTr("context full")
+                             : root.finishReason === Message.Failed ? qsTr("error") : "")
                 color: Theme.muted
                 font.pixelSize: Theme.fontSmall
                 wrapMode: Text.Wrap

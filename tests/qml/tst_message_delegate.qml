@@ -19,8 +19,8 @@ TestCase {
     }
 
     function props(extra) {
-        const p = {index: 1, role: "assistant", text: "Hello there", streaming: false, finishReason: "eos",
-                   stats: {generatedTokens: 12, prefillTokensPerSecond: 500, reusedTokens: 3, prefilledTokens: 2,
+        const p = {index: 1, role: Message.Assistant, text: "Hello there", streaming: false, finishReason: Message.EndOfGeneration,
+                   stats: {complete: true, generatedTokens: 12, prefillTokensPerSecond: 500, reusedTokens: 3, prefilledTokens: 2,
                            decodeTokensPerSecond: 80.5, timeToFirstTokenMs: 14.2},
                    generatedCount: 12, isLast: true, heatText: "", tokenStarts: [], variantIndex: 0, variantCount: 1,
                    thinking: "", thinkingState: ""}
@@ -47,7 +47,7 @@ TestCase {
     }
 
     function test_question_can_be_edited() {
-        const d = createTemporaryObject(delegateComponent, host.contentItem, props({role: "user", text: "Hi", isLast: false}))
+        const d = createTemporaryObject(delegateComponent, host.contentItem, props({role: Message.User, text: "Hi", isLast: false}))
         verify(!findChild(d, "regenerateButton").visible)
         d.editing = true
         verify(!findChild(d, "messageText").visible)
@@ -59,14 +59,14 @@ TestCase {
     function test_a_huge_message_is_shown_in_part() {
         const shown = "x".repeat(20000)
         const d = createTemporaryObject(delegateComponent, host.contentItem,
-                                        props({role: "user", text: shown + "y".repeat(80000), shownText: shown,
+                                        props({role: Message.User, text: shown + "y".repeat(80000), shownText: shown,
                                                hiddenChars: 80000, isLast: false}))
         compare(findChild(d, "messageText").text, shown)
         const note = findChild(d, "hiddenNote")
         verify(note.visible)
         verify(note.text.indexOf("20,000") >= 0 || note.text.indexOf("20000") >= 0, note.text)
         verify(!findChild(d, "editButton").enabled)
-        const small = createTemporaryObject(delegateComponent, host.contentItem, props({role: "user", text: "Hi", isLast: false}))
+        const small = createTemporaryObject(delegateComponent, host.contentItem, props({role: Message.User, text: "Hi", isLast: false}))
         verify(!findChild(small, "hiddenNote").visible)
     }
 

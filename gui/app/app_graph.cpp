@@ -1,0 +1,80 @@
+#include "app/app_graph.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QQmlApplicationEngine>
+#include <QQuickWindow>
+
+#include "app/file_dialogs.h"
+#include "engine/bundled_model.h"
+
+namespace inferscope {
+
+AppGraph::AppGraph(const Options& options) {
+    if (options.database != QLatin1String(":memory:")) QDir().mkpath(QFileInfo(options.database).absolutePath());
+    openReport = store.open(options.database);
+
+    settings = std::make_unique<AppSettings>(nullptr);
+    settings->setPersistent(options.persistentSettings);
+    sampling = std::make_unique<SamplingSettings>(nullptr);
+    engine = std::make_unique<EngineController>(nullptr);
+    engine->setAutoMeasureMachine(options.measureMachine);
+    chat = std::make_unique<ChatController>(engine.get(), sampling.get(), &store);
+    inspector = std::make_unique<StepInspector>(chat.get(), nullptr);
+    timeline = std::make_unique<TimelineModel>(chat.get(), inspector.get(), nullptr);
+
+    // Qt 6.4's QML_SINGLETON without a default constructor: each type's create() hands QML these.
+    AppSettings::setInstance(settings.get());
+    SamplingSettings::setInstance(sampling.get());
+    EngineController::setInstance(engine.get());
+    ChatController::setInstance(chat.get());
+    StepInspector::setInstance(inspector.get());
+    TimelineModel::setInstance(timeline.get());
+
+    chat->setStoreMessage(openReport.message);
+}
+
+AppGraph::~AppGraph() { shutDown(); }
+
+void AppGraph::prepareQmlEngine(QQmlEngine& engine) {
+    engine.addImportPath(QStringLiteral("qrc:/"));  // the Inferscope module's qmldir is at qrc:/Inferscope/
+}
+
+QQuickWindow* AppGraph::loadWindow() {
+    qml = std::make_unique<QQmlApplicationEngine>();
+    prepareQmlEngine(*qml);
+    // Before the window exists: without a module the file dialogs load when opened, the window
+    // makes none and says what to install instead of crashing.
+    if (const QString problem = missingFileDialogModules(*qml); !problem.isEmpty()) settings->setFileDialogProblem(problem);
+    qml->load(QUrl(QStringLiteral("qrc:/Inferscope/Main.qml")));
+    return window();
+}
+
+QQuickWindow* AppGraph::window() const {
+    return qml && !qml->rootObjects().isEmpty() ? qobject_cast<QQuickWindow*>(qml->rootObjects().first()) : nullptr;
+}
+
+QString AppGraph::chooseStartupModel(const QString& requested, bool preferLast) {
+    const auto bundled = findBundledModel();
+    const QString bundledPath = bundled ? QString::fromStdString(bundled->string()) : QString();
+    settings->setBundledModel(bundledPath);
+    if (!requested.isEmpty()) return requested;
+    if (preferLast && QFileInfo::exists(settings->lastModel())) return settings->lastModel();
+    return bundledPath;
+}
+
+void AppGraph::rememberLoadedModels() {
+    QObject::connect(engine.get(), &EngineController::modelChanged, settings.get(), [this] {
+        if (engine->modelPath() != settings->bundledModel()) settings->noteModelLoaded(engine->modelPath());
+    });
+}
+
+void AppGraph::shutDown() {
+    qml.reset();
+    timeline.reset();
+    inspector.reset();
+    chat.reset();
+    engine.reset();
+}
+
+}  // namespace inferscope

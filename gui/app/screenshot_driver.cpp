@@ -1,0 +1,75 @@
+#include "app/screenshot_driver.h"
+
+#include <QImage>
+#include <QQuickWindow>
+#include <cstdio>
+
+#include "chat/chat_controller.h"
+#include "engine/engine_controller.h"
+
+namespace inferscope {
+
+ScreenshotDriver::ScreenshotDriver(EngineController* engine, ChatController* chat, QString outputPath, QString prompt,
+                                   QObject* parent)
+    : QObject(parent), engine_(engine), chat_(chat), output_(std::move(outputPath)), prompt_(std::move(prompt)) {
+    SamplerParams greedy;
+    greedy.temperature = 0.0f;
+    chat_->setSamplerOverride(greedy);
+    connect(engine_, &EngineController::modelChanged, this, &ScreenshotDriver::onModelReady);
+    connect(engine_, &EngineController::loadFailed, this, [this](const QString& m) { failWith(m); });
+    connect(chat_, &ChatController::answerFinished, this, [this](int row) {
+        const AnswerStats& st = chat_->messages()->at(row).stats;
+        std::fprintf(stderr, "inferscope: answer of %d tokens (%s): prefill %.1f tok/s, decode %.1f tok/s, first token %.1f ms\n",
+                     st.generatedTokens, qPrintable(finishName(chat_->messages()->at(row).finishReason)), st.prefillTokensPerSecond,
+                     st.decodeTokensPerSecond, st.timeToFirstTokenMs);
+        // Give the scene graph a few frames to show the final state.
+        QTimer::singleShot(400, this, openDialog_ ? &ScreenshotDriver::openDialogThenCapture : &ScreenshotDriver::capture);
+    });
+    timeout_.setSingleShot(true);
+    timeout_.setInterval(300 * 1000);
+    connect(&timeout_, &QTimer::timeout, this, [this] { failWith(tr("timed out waiting for the answer")); });
+    timeout_.start();
+}
+
+void ScreenshotDriver::onModelReady() {
+    if (sent_) return;
+    sent_ = true;
+    // Let the window finish its first frames (QML compilation, the scene graph's start) before the
+    // prompt runs, so the answer's timings are not those of a machine busy starting the interface.
+    QTimer::singleShot(600, this, [this] {
+        if (prompt_.isEmpty()) {
+            capture();
+            return;
+        }
+        if (!chat_->send(prompt_)) failWith(tr("could not send the prompt: %1").arg(chat_->lastError()));
+    });
+}
+
+void ScreenshotDriver::openDialogThenCapture() {
+    if (!window_) return failWith(tr("no window to capture"));
+    // As Ctrl+O does. Without a QML module the dialog needs, the window reports it (the error
+    // banner) instead of making the dialog: that is a failure here, with its message.
+    QMetaObject::invokeMethod(window_, "openModelDialog");
+    QObject* dialog = window_->findChild<QObject*>(QStringLiteral("modelDialog"));
+    if (!dialog) return failWith(tr("the file dialog was not made: %1").arg(engine_->errorMessage()));
+    QTimer::singleShot(600, this, [this, dialog] {
+        if (!dialog->property("visible").toBool()) return failWith(tr("the file dialog did not open"));
+        std::fprintf(stderr, "inferscope: the file dialog is open\n");
+        capture();
+    });
+}
+
+void ScreenshotDriver::capture() {
+    if (!window_) return failWith(tr("no window to capture"));
+    const QImage image = window_->grabWindow();
+    if (image.isNull() || !image.save(output_, "PNG")) return failWith(tr("could not write %1").arg(output_));
+    std::fprintf(stderr, "inferscope: screenshot saved to %s (%dx%d)\n", qPrintable(output_), image.width(), image.height());
+    emit finished(0);
+}
+
+void ScreenshotDriver::failWith(const QString& message) {
+    std::fprintf(stderr, "inferscope: --screenshot failed: %s\n", qPrintable(message));
+    emit finished(1);
+}
+
+}  // namespace inferscope

@@ -1,0 +1,362 @@
+#include "chat/chat_controller.h"
+
+#include <QClipboard>
+#include <QGuiApplication>
+#include <cmath>
+
+#include "chat/message_text.h"
+#include "engine/engine_controller.h"
+#include "engine/prompt_builder.h"
+#include "settings/sampling_settings.h"
+
+namespace inferscope {
+namespace {
+
+// Raw logits kept per step for replay: the whole vocabulary of small models (stories260K: 512),
+// the highest 512 otherwise (4 KiB per token).
+constexpr int32_t kReplayWidth = 512;
+
+}  // namespace
+
+ChatController::ChatController(EngineController* engine, SamplingSettings* sampling, ChatStore* store, QObject* parent)
+    : QObject(parent), engine_(engine), sampling_(sampling), store_(store) {
+    connect(engine_, &EngineController::modelChanged, this, &ChatController::onModelChanged);
+    connect(engine_, &EngineController::stateChanged, this, &ChatController::canSendChanged);
+    connect(engine_, &EngineController::promptPrepared, this, &ChatController::onPromptPrepared);
+    connect(engine_, &EngineController::prefillFinished, this, &ChatController::onPrefillFinished);
+    connect(engine_, &EngineController::stepsArrived, this, &ChatController::onStepsArrived);
+    connect(engine_, &EngineController::generationFinished, this, &ChatController::onGenerationFinished);
+    connect(engine_, &EngineController::generationFailed, this, &ChatController::onGenerationFailed);
+    connect(sampling_, &SamplingSettings::changed, this, &ChatController::canSendChanged);
+    connect(&model_, &ChatModel::countChanged, this, &ChatController::canSendChanged);
+}
+
+ChatController::~ChatController() { finishInterrupted(); }
+
+void ChatController::finishInterrupted() {
+    if (!generating()) return;
+    engine_->stop();
+    const ChatMessage& m = model_.at(answerRow_);
+    const size_t kept = answerPrefix_.size();  // a branch's kept steps are not part of this job
+    if (m.steps.size() <= kept) {
+        // Nothing new was shown: like an answer that failed (the empty one goes, a regenerated
+        // answer shows its previous version), and the question is kept.
+        onGenerationFailed(activeJob_, QString());
+        if (model_.count() > 0 && model_.at(model_.count() - 1).storeId == 0) saveMessage(model_.count() - 1);
+        return;
+    }
+    GenerationSummary summary;
+    summary.reason = m.steps.back().endOfGeneration ? FinishReason::EndOfGeneration : FinishReason::Cancelled;
+    summary.prefill = activePrefill_;
+    for (size_t i = kept; i < m.steps.size(); ++i) {
+        summary.tokens.push_back(m.steps[i].sample.id);
+        summary.text += m.steps[i].piece;
+    }
+    summary.nGenerated = int32_t(summary.tokens.size());
+    summary.kv = engine_->kvStats();
+    onGenerationFinished(activeJob_, summary);  // the job is no longer this controller's: what still comes is ignored
+}
+
+QStringList ChatController::templateNames() const {
+    QStringList names{QStringLiteral("auto")};
+    for (ChatTemplateKind kind : allChatTemplateKinds()) names << QString::fromLatin1(chatTemplateName(kind).data());
+    return names;
+}
+
+ChatTemplate ChatController::chatTemplate() const {
+    if (mode_ == QLatin1String("completion")) return {ChatTemplateKind::Completion};
+    if (auto k = chatTemplateFromName(templateChoice_.toStdString()); k && templateChoice_ != QLatin1String("auto")) return {*k};
+    if (engine_->model() && engine_->model()->detectedTemplate) return {*engine_->model()->detectedTemplate};
+    // No template in the file: the family whose turn markers the vocabulary has (a Qwen or Gemma
+    // base model), else Llama 2, the most common family for SentencePiece vocabularies.
+    if (engine_->model())
+        if (auto k = chatTemplateFromVocabulary(*engine_->model()->tokenizer)) return {*k};
+    return {ChatTemplateKind::Llama2};
+}
+
+void ChatController::setMode(const QString& mode) {
+    const QString m = mode == QLatin1String("chat") ? QStringLiteral("chat") : QStringLiteral("completion");
+    if (m == mode_) return;
+    mode_ = m;
+    for (size_t r = 0; r < model_.messages().size(); ++r) model_.forgetTokens(int(r));  // re-render under the new template
+    saveConversationSettings();
+    emit settingsChanged();
+}
+
+void ChatController::setTemplateChoice(const QString& choice) {
+    if (choice == templateChoice_ || !templateNames().contains(choice)) return;
+    templateChoice_ = choice;
+    for (size_t r = 0; r < model_.messages().size(); ++r) model_.forgetTokens(int(r));
+    saveConversationSettings();
+    emit settingsChanged();
+}
+
+void ChatController::setSystemPrompt(const QString& text) {
+    const QString prompt = wellFormed(text);
+    if (prompt == systemPrompt_) return;
+    systemPrompt_ = prompt;
+    if (!model_.messages().empty()) model_.forgetTokens(0);  // the system prompt lives in the first chunk
+    saveConversationSettings();
+    emit settingsChanged();
+}
+
+bool ChatController::canSend() const {
+    return engine_->state() == EngineController::State::Ready && !generating() &&
+           (samplerOverride_ || sampling_->valid());
+}
+
+bool ChatController::canRegenerate() const {
+    return canSend() && model_.count() >= 2 && model_.at(model_.count() - 1).role == Message::Assistant;
+}
+
+void ChatController::setError(const QString& message) {
+    lastError_ = message;
+    emit lastErrorChanged();
+}
+
+void ChatController::setCacheNote(const QString& note) {
+    cacheNote_ = note;
+    emit cacheNoteChanged();
+}
+
+PromptBuilder ChatController::promptBuilder() const {
+    const auto& model = engine_->model();
+    return PromptBuilder(chatTemplate(), systemPrompt_.toStdString(), model && model->tokenizer->addBosByDefault());
+}
+
+void ChatController::onModelChanged() {
+    // Token ids belong to a vocabulary: with another model every message is tokenized again.
+    for (size_t r = 0; r < model_.messages().size(); ++r) model_.forgetTokens(int(r));
+    if (model_.count() == 0) {
+        // A fresh conversation takes the model's own way of talking.
+        const bool hasTemplate = engine_->model() && engine_->model()->detectedTemplate;
+        mode_ = hasTemplate ? QStringLiteral("chat") : QStringLiteral("completion");
+        templateChoice_ = QStringLiteral("auto");
+        emit settingsChanged();
+    }
+    emit canSendChanged();
+}
+
+QString ChatController::tooLongError(const QString& text, const QString& what) const {
+    const auto& m = engine_->model();
+    if (!m) return {};
+    const int64_t atLeast = minTokensFor(utf8Length(text), m->maxTokenBytes);
+    if (atLeast <= m->contextLength) return {};
+    return tr("%1: it needs at least %2 tokens and the context holds %3. Shorten it, or load the model with a larger "
+              "context.").arg(what.isEmpty() ? tr("The message is too long") : what).arg(atLeast).arg(m->contextLength);
+}
+
+bool ChatController::pasteAllowed() {
+    if (!qobject_cast<QGuiApplication*>(QCoreApplication::instance())) return true;
+    const QString error = tooLongError(QGuiApplication::clipboard()->text(), tr("Not pasted, the text is too long"));
+    if (error.isEmpty()) return true;
+    setError(error);
+    return false;
+}
+
+bool ChatController::send(const QString& typed) {
+    const QString text = wellFormed(typed);
+    if (!canSend()) return false;
+    if (text.trimmed().isEmpty() && mode_ == QLatin1String("chat")) return false;
+    if (const QString error = tooLongError(text); !error.isEmpty()) {
+        setError(error);
+        return false;
+    }
+    setError(QString());
+    ensureConversation(model_.count() > 0 ? model_.at(0).text : text);  // titled by its first message
+    ChatMessage user;
+    user.role = Message::User;
+    user.text = text;
+    model_.append(std::move(user));
+    return startAnswer();
+}
+
+bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) {
+    const PromptBuilder prompt = promptBuilder();
+    const ChatTemplate& tmpl = prompt.chatTemplate();
+    // One chunk per message before the answer; a message keeps the tokens it had (the KV cache
+    // holds them), the others are rendered from their text.
+    const auto& msgs = model_.messages();
+    const size_t contextRows = answerRow >= 0 ? size_t(answerRow) : msgs.size();
+    std::vector<PromptTurn> turns(contextRows);
+    chunkRows_.clear();
+    for (size_t r = 0; r < contextRows; ++r) {
+        const ChatMessage& m = msgs[r];
+        turns[r].role = m.role == Message::User ? ChatRole::User : ChatRole::Assistant;
+        if (m.tokens.empty()) turns[r].text = m.text.toStdString();
+        else turns[r].tokens = m.tokens;
+        chunkRows_.push_back(int(r));
+    }
+    GenerationJob job;
+    job.chunks = prompt.chunks(std::move(turns));
+    if (!prefix.empty()) {  // a branch: the answer so far, then the chosen alternative
+        job.chunks.push_back(PromptBuilder::keptSteps(prefix));
+        chunkRows_.push_back(-1);
+    }
+    answerPrefix_ = std::move(prefix);
+    activeSampler_ = samplerOverride_ ? *samplerOverride_ : sampling_->params();
+    job.sampler = activeSampler_;
+    job.maxTokens = maxTokensOverride_.value_or(sampling_->maxTokens());
+    job.threads = sampling_->threads();
+    job.stopStrings = tmpl.stopStrings();
+    job.replayWidth = kReplayWidth;
+
+    if (answerRow < 0) {
+        ChatMessage answer;
+        answer.role = Message::Assistant;
+        answer.streaming = true;
+        answer.trimLeadingSpace = tmpl.kind != ChatTemplateKind::Completion;
+        answerRow_ = model_.append(std::move(answer));
+    } else {
+        answerRow_ = answerRow;  // a new version of an existing answer (regenerate, branch)
+    }
+    activeJob_ = engine_->startGeneration(std::move(job));
+    if (activeJob_ == 0) {
+        if (answerRow < 0) model_.truncate(answerRow_);
+        answerRow_ = -1;
+        setError(tr("The model is not ready."));
+        return false;
+    }
+    emit generatingChanged();
+    emit canSendChanged();
+    return true;
+}
+
+void ChatController::stop() {
+    if (generating()) engine_->stop();
+}
+
+bool ChatController::regenerate() {
+    if (!canRegenerate()) return false;
+    const int last = model_.count() - 1;
+    model_.addVariant(last);  // the previous answer stays reachable as another version
+    setError(QString());
+    return startAnswer(last);
+}
+
+bool ChatController::branchFrom(int row, int step, int tokenId) {
+    if (!canSend() || row < 0 || row >= model_.count()) return false;
+    const ChatMessage& answer = model_.at(row);
+    if (answer.role != Message::Assistant || step < 0 || step >= int(answer.steps.size())) return false;
+    const auto& tokenizer = engine_->model()->tokenizer;
+    if (tokenId < 0 || tokenId >= tokenizer->vocabSize()) return false;
+    // The kept steps, and the alternative in place of step `step`'s pick: same distribution,
+    // another choice.
+    std::vector<StepRecord> prefix(answer.steps.begin(), answer.steps.begin() + step + 1);
+    StepRecord& alt = prefix.back();
+    if (alt.sample.id == tokenId) return false;  // not an alternative
+    alt.sample = withAlternativePick(alt.sample, alt.replayIds, alt.replayLogits, tokenId);
+    alt.piece = tokenizer->isEndOfGeneration(tokenId) ? std::string() : tokenizer->tokenBytes(tokenId);
+    alt.endOfGeneration = tokenizer->isEndOfGeneration(tokenId);
+    if (alt.endOfGeneration) return false;  // nothing would follow: not a branch worth running
+
+    // Later turns followed the old continuation: they stay in the stored conversation, and the
+    // branch goes on in a new one (as switching to another version does).
+    if (row + 1 < model_.count()) {
+        const int version = std::max<int>(1, int(answer.variants.size())) + 1;
+        const QString original = title_;
+        const QString title = tr("%1 (version %2)").arg(original).arg(version);
+        if (!continueInNewConversation(row + 1, title, tr("Could not open the branch as a new conversation: %1"))) return false;
+        if (conversationId_ != 0)
+            setStoreMessage(tr("Version %1 of that answer continues here, in “%2”; the turns that followed the other version stay in “%3”.")
+                                .arg(version)
+                                .arg(title, original));
+    }
+    model_.addVariant(row);
+    model_.replaceSteps(row, prefix);
+    setError(QString());
+    return startAnswer(row, std::move(prefix));
+}
+
+void ChatController::onPromptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens) {
+    if (jobId != activeJob_) return;
+    int last = -1;
+    for (qsizetype c = 0; c < chunkTokens.size() && c < qsizetype(chunkRows_.size()); ++c) {
+        const int row = chunkRows_[size_t(c)];
+        if (row < 0) continue;  // a branch's kept answer tokens
+        if (model_.at(row).tokens.empty()) model_.setTokens(row, std::vector<int32_t>(chunkTokens[c].begin(), chunkTokens[c].end()));
+        last = std::max(last, row);
+    }
+    // The new user message is complete: stored (after any earlier one a failed save left out).
+    for (int row = 0; row <= last; ++row)
+        if (model_.at(row).storeId == 0 && !saveMessage(row)) break;
+}
+
+void ChatController::onPrefillFinished(quint64 jobId, const PrefillStats& stats) {
+    if (jobId != activeJob_) return;
+    activePrefill_ = stats;
+    // The Timeline shows the prefill while the answer streams (the final stats replace these).
+    if (answerRow_ >= 0)
+        model_.setStats(answerRow_, AnswerStats::fromPrefill(stats));
+    // A branch in a new conversation (later turns stayed in the old one) may find the cache
+    // holding another context: then more than the new token is prefilled.
+    if (!answerPrefix_.empty() && stats.nComputed == 1)
+        setCacheNote(tr("Branched at token %1: the KV cache was truncated there; reused %2 cached tokens and ran only the new one.")
+                         .arg(answerPrefix_.size()).arg(stats.nReused));
+    else if (!answerPrefix_.empty())
+        setCacheNote(tr("Branched at token %1: reused %2 cached tokens and prefilled %3.")
+                         .arg(answerPrefix_.size()).arg(stats.nReused).arg(stats.nComputed));
+    else if (stats.nReused > 0)
+        setCacheNote(tr("Reused %1 cached tokens from the KV cache; prefilled %2 new.").arg(stats.nReused).arg(stats.nComputed));
+    else
+        setCacheNote(tr("Prefilled %1 tokens (nothing to reuse from the KV cache).").arg(stats.nComputed));
+}
+
+void ChatController::onStepsArrived(quint64 jobId, const StepBatch& batch) {
+    if (jobId != activeJob_ || answerRow_ < 0) return;
+    if (answerPrefix_.empty()) {
+        model_.appendSteps(answerRow_, batch.steps);
+        return;
+    }
+    // A branch: the engine numbers from 0; the answer's steps continue after the kept ones.
+    std::vector<StepRecord> steps = batch.steps;
+    for (StepRecord& s : steps) s.step += int32_t(answerPrefix_.size());
+    model_.appendSteps(answerRow_, steps);
+}
+
+void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary& summary) {
+    if (jobId != activeJob_) return;
+    const PromptBuilder prompt = promptBuilder();
+    const int row = answerRow_;
+    // The answer as shown (a chat answer's word-start space dropped) and the tokens it leaves in the context.
+    std::string keptText;
+    for (const StepRecord& s : answerPrefix_) keptText += s.piece;
+    QString text = QString::fromUtf8(keptText + summary.text);
+    if (prompt.chatTemplate().kind != ChatTemplateKind::Completion && text.startsWith(' ')) text.remove(0, 1);
+    const auto& model = engine_->model();
+    std::vector<int32_t> tokens = prompt.answerTokens(answerPrefix_, summary, model ? model->tokenizer.get() : nullptr);
+    const AnswerStats stats = AnswerStats::fromSummary(summary, int(answerPrefix_.size()), activeSampler_, engine_->modelName(),
+                                                       engine_->deviceDescription());
+    model_.setTokens(row, std::move(tokens));
+    model_.finish(row, text, finishOf(summary.reason), stats);
+    activeJob_ = 0;
+    answerRow_ = -1;
+    answerPrefix_.clear();
+    // A new version replaces the stored answer (and anything after it) in one transaction.
+    saveMessage(row);
+    emit generatingChanged();
+    emit canSendChanged();
+    emit answerFinished(row);
+}
+
+void ChatController::onGenerationFailed(quint64 jobId, const QString& message) {
+    if (jobId != activeJob_) return;
+    // Nothing was generated (a prompt longer than the context, say): drop the empty answer, keep the question.
+    if (answerRow_ >= 0) {
+        const ChatMessage& m = model_.at(answerRow_);
+        if (m.variants.size() > 1)
+            model_.abandonVariant(answerRow_);  // back to the version that exists
+        else if (m.steps.empty())
+            model_.truncate(answerRow_);
+        else
+            model_.finish(answerRow_, m.text, Message::Failed, m.stats);
+    }
+    answerPrefix_.clear();
+    activeJob_ = 0;
+    answerRow_ = -1;
+    setError(message);
+    emit generatingChanged();
+    emit canSendChanged();
+}
+
+}  // namespace inferscope

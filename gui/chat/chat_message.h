@@ -1,0 +1,70 @@
+#pragma once
+// A message of the open conversation as ChatModel keeps it (ChatMessage, and AnswerVariant for
+// each version of an answer), and what kind of message it is and how an answer ended as enums
+// that QML reads by name (Message.User, Message.EndOfGeneration). The store keeps the names
+// ("user", "eos"): roleName/finishName and back.
+
+#include <QObject>
+#include <QString>
+#include <QtQml/qqmlregistration.h>
+#include <string>
+#include <vector>
+
+#include "chat/answer_stats.h"
+#include "chat/token_heatmap.h"
+#include "engine/generation.h"
+
+namespace inferscope {
+namespace Message {
+Q_NAMESPACE
+QML_ELEMENT
+
+enum Role { User, Assistant };
+Q_ENUM_NS(Role)
+
+// How an answer ended: the engine's FinishReason, or not yet (questions, answers streaming), or
+// failed after some tokens were shown.
+enum Finish { NotFinished, EndOfGeneration, StopString, MaxTokens, ContextFull, Cancelled, Failed };
+Q_ENUM_NS(Finish)
+
+}  // namespace Message
+
+// As stored and exported: "user" / "assistant"; anything but "user" reads as an answer.
+QString roleName(Message::Role role);
+Message::Role roleFromName(const QString& name);
+// As stored and exported: "" (not finished), "eos", "stop", "length", "context_full", "cancelled", "error".
+QString finishName(Message::Finish finish);
+Message::Finish finishFromName(const QString& name);
+Message::Finish finishOf(FinishReason reason);
+
+// One version of an answer: regenerating or branching adds one; the message shows the active one.
+struct AnswerVariant {
+    QString text;
+    Message::Finish finishReason = Message::NotFinished;
+    AnswerStats stats;
+    std::vector<int32_t> tokens;
+    std::vector<StepRecord> steps;
+};
+
+struct ChatMessage {
+    qint64 storeId = 0;                 // row id in the ChatStore, 0 until saved
+    Message::Role role = Message::User;
+    QString text;
+    bool streaming = false;
+    Message::Finish finishReason = Message::NotFinished;  // answers
+    AnswerStats stats;                  // answers: prefill, decoding, sampler (answer_stats.h)
+    std::vector<int32_t> tokens;        // what this message contributed to the context
+    std::vector<StepRecord> steps;      // answers: one record per generated token
+    std::string streamedBytes;          // answers while streaming: the raw bytes so far
+    bool trimLeadingSpace = false;      // chat answers: the first token's word-start space is not shown
+    // Answers: every version (the active one's fields are mirrored above), and which is shown.
+    std::vector<AnswerVariant> variants;
+    int activeVariant = 0;
+    int previousVariant = 0;            // shown before the version being streamed (a failed one goes back to it)
+    std::vector<uint8_t> replayChanged; // per step: a replay picked another token (heat mode "replay")
+    // Heat-map text, built on demand and kept until the steps or the mode change.
+    mutable bool heatValid = false;
+    mutable HeatText heat;
+};
+
+}  // namespace inferscope

@@ -1,0 +1,158 @@
+#include "chat/token_heatmap.h"
+
+#include <QColor>
+#include <algorithm>
+#include <cmath>
+
+#include "tokenizer/utf8_stream.h"
+
+namespace inferscope {
+
+HeatMode heatModeFromName(const QString& name) {
+    if (name == QLatin1String("probability")) return HeatMode::Probability;
+    if (name == QLatin1String("entropy")) return HeatMode::Entropy;
+    if (name == QLatin1String("replay")) return HeatMode::Replay;
+    return HeatMode::Off;
+}
+
+namespace {
+
+// Uncertainty in [0, 1] -> a background: transparent when sure, warm and strong when not.
+QString tint(double uncertainty, bool dark) {
+    uncertainty = std::clamp(uncertainty, 0.0, 1.0);
+    if (uncertainty < 0.03) return {};
+    // hue from green-yellow (slightly unsure) to red (very unsure)
+    const double hue = (1.0 - uncertainty) * 60.0 / 360.0;
+    QColor c = QColor::fromHslF(float(hue), 0.85f, dark ? 0.32f : 0.80f);
+    c.setAlphaF(float(0.25 + 0.75 * uncertainty));
+    return QStringLiteral("background-color:rgba(%1,%2,%3,%4);").arg(c.red()).arg(c.green()).arg(c.blue()).arg(c.alphaF(), 0, 'f', 2);
+}
+
+QString escape(const QString& s) {
+    QString out;
+    out.reserve(s.size());
+    for (QChar ch : s) {
+        switch (ch.unicode()) {
+            case '<': out += QLatin1String("&lt;"); break;
+            case '>': out += QLatin1String("&gt;"); break;
+            case '&': out += QLatin1String("&amp;"); break;
+            case '"': out += QLatin1String("&quot;"); break;
+            // A line break inside the paragraph (U+2028), not a new paragraph: Qt's rich text
+            // gives a paragraph that begins with a tinted span that span's background across its
+            // whole width, so one tinted token after a '\n' tinted the whole next line.
+            // The same for every other character Qt's rich text would start a paragraph at: a
+            // vocabulary can hold tokens of '\r', U+2029 or U+0085 (Gemma's does).
+            case '\n':
+            case '\r':
+            case 0x0B:
+            case 0x0C:
+            case 0x85:
+            case 0x2028:
+            case 0x2029: out += QLatin1String("<br/>"); break;
+            default: out += ch;
+        }
+    }
+    return out;
+}
+
+// How unsure the tokens [first, last] were, together, in the mode's terms (-1: no tint).
+// Several tokens of one character: the character's probability is the product of theirs.
+double uncertainty(const std::vector<StepRecord>& steps, size_t first, size_t last, HeatMode mode,
+                   const std::vector<uint8_t>& changed) {
+    double p = 1.0, entropy = 0.0;
+    bool anyChanged = false;
+    for (size_t k = first; k <= last; ++k) {
+        p *= double(steps[k].sample.pRaw);
+        entropy = std::max(entropy, double(steps[k].sample.entropyBits));
+        anyChanged = anyChanged || (k < changed.size() && changed[k]);
+    }
+    switch (mode) {
+        case HeatMode::Probability: return 1.0 - p;
+        case HeatMode::Entropy: return entropy / 4.0;  // 4 bits: 16 equally likely choices
+        case HeatMode::Replay: return anyChanged ? 1.0 : -1.0;
+        case HeatMode::Off: break;
+    }
+    return -1.0;
+}
+
+// Appends text in a tinted span; line breaks stay outside the spans (the break itself is not tinted).
+void appendTinted(QString& html, const QString& text, const QString& style) {
+    if (style.isEmpty()) {
+        html += escape(text);
+        return;
+    }
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    for (qsizetype l = 0; l < lines.size(); ++l) {
+        if (l > 0) html += QLatin1String("<br/>");
+        if (!lines[l].isEmpty()) html += QStringLiteral("<span style=\"%1\">%2</span>").arg(style, escape(lines[l]));
+    }
+}
+
+}  // namespace
+
+HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool trimLeadingSpace, bool dark,
+                       const std::vector<uint8_t>& changed, qsizetype hiddenChars) {
+    HeatText out;
+    out.tokenStarts.reserve(qsizetype(steps.size()));
+    out.html = QStringLiteral("<div style=\"white-space:pre-wrap\">");
+    auto styleOf = [&](size_t first, size_t last) {
+        const double u = uncertainty(steps, first, last, mode, changed);
+        return u < 0 ? QString() : tint(u, dark);
+    };
+    QString full;  // the whole text; out.plain is what follows its first hiddenChars characters
+    Utf8Stream utf8;
+    size_t pendingSince = 0;  // the step whose bytes start the character utf8 is waiting to complete
+    bool first = true;
+    for (size_t k = 0; k < steps.size(); ++k) {
+        const bool continuesCharacter = utf8.pendingBytes() > 0;
+        const size_t from = pendingSince;
+        std::string bytes = utf8.push(steps[k].piece);
+        if (utf8.pendingBytes() > 0 && (!continuesCharacter || !bytes.empty())) pendingSince = k;
+        if (first && trimLeadingSpace && !bytes.empty()) {
+            if (bytes[0] == ' ') bytes.erase(0, 1);
+            first = false;
+        } else if (!bytes.empty()) {
+            first = false;
+        }
+        const QString chunk = QString::fromUtf8(bytes);
+        const qsizetype at = full.size();
+        full += chunk;
+        out.tokenStarts.append(int(std::max(at, hiddenChars) - hiddenChars));
+        const qsizetype hidden = std::clamp<qsizetype>(hiddenChars - at, 0, chunk.size());  // of this chunk
+        // The chunk's first character began in an earlier token: shown whole here, tinted by all of
+        // its tokens, and listed so hovering it can show the split. (A U+FFFD for bytes that never
+        // became a character belongs to the earlier token alone.)
+        qsizetype joinedLength = 0;
+        if (continuesCharacter && !chunk.isEmpty() && chunk[0] != QChar(0xFFFD)) {
+            joinedLength = chunk[0].isHighSurrogate() && chunk.size() > 1 ? 2 : 1;
+            if (hidden == 0) {
+                out.joined.append({int(at - hiddenChars), int(joinedLength), int(from), int(k)});
+                appendTinted(out.html, chunk.left(joinedLength), styleOf(from, k));
+            }
+        }
+        const qsizetype shownFrom = std::max(joinedLength, hidden);
+        if (chunk.size() > shownFrom) appendTinted(out.html, chunk.mid(shownFrom), styleOf(k, k));
+    }
+    const QString rest = QString::fromUtf8(utf8.flush());
+    out.html += escape(rest.mid(std::clamp<qsizetype>(hiddenChars - full.size(), 0, rest.size())));
+    full += rest;
+    out.plain = full.mid(std::min(hiddenChars, full.size()));
+    out.html += QStringLiteral("</div>");
+    return out;
+}
+
+int stepAtPosition(const QList<int>& tokenStarts, int position) {
+    if (tokenStarts.isEmpty() || position < 0) return -1;
+    auto it = std::upper_bound(tokenStarts.begin(), tokenStarts.end(), position);
+    if (it == tokenStarts.begin()) return -1;
+    // Several steps may start at the same offset (tokens that completed no character): take the last.
+    return int(it - tokenStarts.begin()) - 1;
+}
+
+const JoinedCharacter* joinedCharacterAt(const HeatText& heat, int position) {
+    for (const JoinedCharacter& j : heat.joined)
+        if (position >= j.offset && position < j.offset + j.length) return &j;
+    return nullptr;
+}
+
+}  // namespace inferscope

@@ -1,0 +1,272 @@
+#include "engine/engine_controller.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QSettings>
+#include <QUrl>
+
+#include "common/kernel_set.h"
+#include "engine/engine_worker.h"
+#include "model/weight_format_note.h"
+
+namespace inferscope {
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+}  // namespace
+
+EngineController::EngineController(QObject* parent)
+    : QObject(parent), cancelThrough_(std::make_shared<std::atomic<uint64_t>>(0)) {
+    worker_ = new EngineWorker(cancelThrough_);
+    worker_->moveToThread(&thread_);
+    connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+    // GUI -> worker
+    connect(this, &EngineController::requestLoad, worker_, &EngineWorker::loadModel, Qt::QueuedConnection);
+    connect(this, &EngineController::requestGenerate, worker_, &EngineWorker::generate, Qt::QueuedConnection);
+    connect(this, &EngineController::requestMachineMeasurement, worker_, &EngineWorker::measureMachine, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::machineMeasured, this, [this](double gbps, double f32, double bf16) {
+        QSettings s;
+        s.setValue(machineKey(), QVariantList{gbps, f32, bf16});
+        emit machineMeasured(gbps, f32, bf16);
+    }, Qt::QueuedConnection);
+    // worker -> GUI
+    connect(worker_, &EngineWorker::loadProgress, this, [this](quint64 id, float f, const QString& stage) {
+        if (id != pendingLoad_) return;
+        loadProgress_ = f;
+        loadStage_ = stage;
+        emit loadProgressChanged();
+    }, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::modelLoaded, this, &EngineController::onModelLoaded, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::loadFailed, this, &EngineController::onLoadFailed, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::promptPrepared, this, &EngineController::promptPrepared, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::prefillFinished, this, &EngineController::onPrefillFinished, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::stepsReady, this, &EngineController::onStepsReady, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::generationFinished, this, &EngineController::onGenerationFinished, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::generationFailed, this, &EngineController::onGenerationFailed, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::deviceChanged, this, [this](const QString& description) {
+        if (!model_) return;
+        model_->device = description.toStdString();
+        emit deviceChanged();
+    }, Qt::QueuedConnection);
+    thread_.setObjectName("inferscope-engine");
+    thread_.start();
+}
+
+void EngineController::setStepHookForTesting(std::function<void(int, const std::function<bool()>&)> hook) { worker_->setStepHook(std::move(hook)); }
+
+EngineController::~EngineController() {
+    // Closing mid-generation: cancel, let the worker return, then stop its thread.
+    cancelThrough_->store(UINT64_MAX);
+    thread_.quit();
+    thread_.wait();
+}
+
+QString EngineController::modelName() const { return model_ ? qs(model_->info.name) : QString(); }
+QString EngineController::modelPath() const { return model_ ? qs(model_->path) : QString(); }
+QString EngineController::deviceDescription() const { return model_ ? qs(model_->device) : QString(); }
+QString EngineController::kernelSet() const { return QString::fromLatin1(inferscope::kernelSetName()); }
+QString EngineController::precision() const { return model_ ? qs(model_->precision) : QString(); }
+
+QString EngineController::detectedTemplate() const {
+    if (!model_ || !model_->detectedTemplate) return QString();
+    return qs(std::string(chatTemplateName(*model_->detectedTemplate)));
+}
+
+QVariantMap EngineController::modelDetails() const { return modelDetails_; }
+
+// Built once per model: bindings and the timeline's per-step cost figures read it often.
+QVariantMap EngineController::describeModel() const {
+    if (!model_) return {};
+    const auto& i = model_->info;
+    const auto& hp = i.hparams;
+    QVariantMap types;
+    for (const auto& [name, count] : i.tensorTypes) types.insert(qs(name), count);
+    return {{"name", qs(i.name)},
+            {"architecture", qs(hp.architecture)},
+            {"parameters", double(i.nParams)},
+            {"layers", hp.nLayer},
+            {"embedding", hp.nEmbd},
+            {"heads", hp.nHead},
+            {"kvHeads", hp.nHeadKv},
+            {"headDim", hp.headDim},
+            {"feedForward", hp.nFf},
+            {"vocabSize", hp.nVocab},
+            {"trainedContext", hp.nCtxTrain},
+            {"ropeFreqBase", hp.ropeFreqBase},
+            {"tensorTypes", types},
+            {"bitsPerWeight", i.bitsPerWeight},
+            {"formatNote", qs(weightFormatNote(i))},
+            {"fileBytes", double(i.fileBytes)},
+            {"weightBytesPerToken", double(model_->weightBytesPerToken)},
+            {"matmulMacsPerToken", double(model_->matmulMacsPerToken)},
+            {"kvBytesPerToken", double(model_->kv.bytesPerToken)},
+            {"kvBytesPerElement", model_->kv.bytesPerElement},
+            {"loadMs", double(model_->loadUs) / 1000.0},
+            // "sentencepiece" or "bpe", and the BPE pre-tokenizer as the file names it ("llama-bpe", "qwen2")
+            {"tokenizer", qs(model_->tokenizer ? std::string(model_->tokenizer->familyName()) : i.tokenizerModel)},
+            {"preTokenizer", qs(model_->tokenizer ? std::string(model_->tokenizer->preTokenizerName()) : std::string())}};
+}
+
+QStringList EngineController::notices() const {
+    QStringList out;
+    if (model_)
+        for (const auto& n : model_->notices) out << qs(n);
+    return out;
+}
+
+void EngineController::setState(State s) {
+    if (state_ == s) return;
+    state_ = s;
+    emit stateChanged();
+}
+
+void EngineController::setError(const QString& message) {
+    errorMessage_ = message;
+    emit errorMessageChanged();
+}
+
+void EngineController::clearError() { setError(QString()); }
+
+void EngineController::loadModel(const QString& pathOrUrl, int contextLength) {
+    const QUrl url(pathOrUrl);
+    const QString path = url.isLocalFile() ? url.toLocalFile() : pathOrUrl;
+    if (generating()) stop();  // the worker finishes the generation first, then loads
+    EngineOptions opt;
+    opt.modelPath = path.toStdString();
+    opt.contextLength = contextLength;
+    pendingLoad_ = nextId_++;
+    loadingPath_ = QFileInfo(path).fileName();
+    loadProgress_ = 0;
+    loadStage_ = tr("opening");
+    emit loadProgressChanged();
+    setState(State::Loading);
+    emit requestLoad(pendingLoad_, opt);
+}
+
+void EngineController::onModelLoaded(quint64 requestId, const LoadedModel& model) {
+    if (requestId != pendingLoad_) return;  // superseded by a later request
+    pendingLoad_ = 0;
+    model_ = model;
+    modelDetails_ = describeModel();
+    kv_ = model.kv;
+    prefillTps_ = decodeTps_ = ttftMs_ = 0;
+    loadingPath_.clear();
+    clearError();
+    // The machine's limits: from the settings when this CPU was measured before, else measured now
+    // (once, about a second on the worker; requested before anything reacting to the new model can
+    // queue a generation, so the figures are there when its timeline is shown).
+    const QVariantList cached = QSettings().value(machineKey()).toList();
+    if (cached.size() == 3)
+        emit machineMeasured(cached[0].toDouble(), cached[1].toDouble(), cached[2].toDouble());
+    else if (autoMeasureMachine_)
+        emit requestMachineMeasurement();
+    setState(State::Ready);
+    emit modelChanged();
+    emit deviceChanged();
+    emit statsChanged();
+}
+
+void EngineController::measureMachine() {
+    if (model_) emit requestMachineMeasurement();
+}
+
+QString EngineController::machineKey() const {
+    static const QString cpu = [] {
+        QFile f(QStringLiteral("/proc/cpuinfo"));
+        if (f.open(QIODevice::ReadOnly))
+            for (const QByteArray& line : f.readAll().split('\n'))
+                if (line.startsWith("model name")) return QString::fromUtf8(line.mid(line.indexOf(':') + 1).trimmed());
+        return QStringLiteral("unknown CPU");
+    }();
+    const QString threads = model_ ? QString::fromStdString(model_->device) : QString();
+    return QStringLiteral("machine/") + QString(cpu + QLatin1Char(' ') + threads).replace(QLatin1Char('/'), QLatin1Char('_'));
+}
+
+void EngineController::onLoadFailed(quint64 requestId, const QString& message) {
+    if (requestId != pendingLoad_) return;
+    pendingLoad_ = 0;
+    loadingPath_.clear();
+    setError(message);
+    setState(model_ ? State::Ready : State::NoModel);
+    emit loadFailed(message);
+}
+
+quint64 EngineController::startGeneration(GenerationJob job) {
+    if (!model_ || state_ != State::Ready) return 0;
+    job.id = nextId_++;
+    currentJob_ = job.id;
+    measuring_ = job.measurement;
+    if (measuring_) {
+        clearError();
+        setState(State::Prefilling);
+        emit requestGenerate(job);
+        return job.id;
+    }
+    decodeSteps_ = 0;
+    decodeStartUs_ = 0;
+    decodeTps_ = 0;
+    clearError();
+    setState(State::Prefilling);
+    emit requestGenerate(job);
+    return job.id;
+}
+
+void EngineController::stop() {
+    if (!generating()) return;
+    cancelThrough_->store(currentJob_);
+    setState(State::Stopping);
+}
+
+void EngineController::onPrefillFinished(quint64 jobId, const PrefillStats& stats) {
+    if (jobId != currentJob_) return;
+    if (!measuring_) {
+        prefillTps_ = stats.tokensPerSecond();
+        ttftMs_ = double(stats.us) / 1000.0;
+    }
+    if (state_ == State::Prefilling) setState(State::Decoding);
+    emit statsChanged();
+    emit prefillFinished(jobId, stats);
+}
+
+void EngineController::onStepsReady(quint64 jobId, const StepBatch& batch) {
+    if (jobId != currentJob_) return;
+    if (measuring_) {
+        emit stepsArrived(jobId, batch);
+        return;
+    }
+    // Live decode rate from the engine's own timings of each decode pass.
+    for (const auto& s : batch.steps)
+        if (s.step > 0) {
+            decodeStartUs_ += s.forwardUs;
+            decodeSteps_ += 1;
+        }
+    if (decodeStartUs_ > 0) decodeTps_ = decodeSteps_ * 1e6 / double(decodeStartUs_);
+    if (batch.kv) kv_ = *batch.kv;
+    emit statsChanged();
+    emit stepsArrived(jobId, batch);
+}
+
+void EngineController::onGenerationFinished(quint64 jobId, const GenerationSummary& summary) {
+    if (jobId != currentJob_) return;
+    if (!measuring_) {
+        kv_ = summary.kv;
+        prefillTps_ = summary.prefill.tokensPerSecond();
+        decodeTps_ = summary.decodeTokensPerSecond();
+        ttftMs_ = double(summary.timeToFirstTokenUs) / 1000.0;
+    }
+    currentJob_ = 0;
+    setState(pendingLoad_ ? State::Loading : State::Ready);
+    emit statsChanged();
+    emit generationFinished(jobId, summary);
+}
+
+void EngineController::onGenerationFailed(quint64 jobId, const QString& message) {
+    if (jobId != currentJob_) return;
+    currentJob_ = 0;
+    setError(message);
+    setState(pendingLoad_ ? State::Loading : State::Ready);
+    emit generationFailed(jobId, message);
+}
+
+}  // namespace inferscope

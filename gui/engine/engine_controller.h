@@ -1,0 +1,163 @@
+#pragma once
+// EngineController: the GUI thread's face of the engine. It owns the EngineWorker and its
+// QThread, keeps the state machine (NoModel → Loading → Ready ⇄ Prefilling → Decoding → …) and
+// the figures the status bar shows, and relays the worker's events to the chat and the
+// visualizer. Registered for QML as a singleton; the app creates the one instance.
+
+#include <QObject>
+#include <QQmlEngine>
+#include <QThread>
+#include <QVariantMap>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "engine/engine_types.h"
+#include "app/qml_singleton.h"
+
+namespace inferscope {
+
+class EngineWorker;
+
+class EngineController : public QObject, public QmlSingleton<EngineController> {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+    Q_PROPERTY(State state READ state NOTIFY stateChanged)
+    Q_PROPERTY(bool busy READ busy NOTIFY stateChanged)
+    Q_PROPERTY(bool hasModel READ hasModel NOTIFY modelChanged)
+    Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
+    Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelChanged)
+    Q_PROPERTY(QString deviceDescription READ deviceDescription NOTIFY deviceChanged)
+    Q_PROPERTY(QString kernelSet READ kernelSet CONSTANT)  // "avx2": the hand-written kernels in use (core/common/kernel_set.h)
+    Q_PROPERTY(QString precision READ precision NOTIFY modelChanged)
+    Q_PROPERTY(QVariantMap modelDetails READ modelDetails NOTIFY modelChanged)
+    Q_PROPERTY(QString detectedTemplate READ detectedTemplate NOTIFY modelChanged)
+    Q_PROPERTY(int contextLength READ contextLength NOTIFY modelChanged)
+    Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
+    Q_PROPERTY(double weightBytes READ weightBytes NOTIFY modelChanged)
+    Q_PROPERTY(double kvBytesReserved READ kvBytesReserved NOTIFY modelChanged)
+    Q_PROPERTY(double kvBytesUsed READ kvBytesUsed NOTIFY statsChanged)
+    Q_PROPERTY(double prefillTokensPerSecond READ prefillTokensPerSecond NOTIFY statsChanged)
+    Q_PROPERTY(double decodeTokensPerSecond READ decodeTokensPerSecond NOTIFY statsChanged)
+    Q_PROPERTY(double timeToFirstTokenMs READ timeToFirstTokenMs NOTIFY statsChanged)
+    Q_PROPERTY(double loadProgress READ loadProgress NOTIFY loadProgressChanged)
+    Q_PROPERTY(QString loadStage READ loadStage NOTIFY loadProgressChanged)
+    Q_PROPERTY(QString loadingPath READ loadingPath NOTIFY stateChanged)
+    Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY errorMessageChanged)
+    Q_PROPERTY(QStringList notices READ notices NOTIFY modelChanged)
+
+public:
+    enum class State { NoModel, Loading, Ready, Prefilling, Decoding, Stopping };
+    Q_ENUM(State)
+
+    // No default constructor: with one, Qt 6.4's QML_SINGLETON would build its own instance
+    // instead of calling create().
+    explicit EngineController(QObject* parent);
+    ~EngineController() override;
+
+    // The app's instance, handed to QML (QML_SINGLETON without a default-constructed copy).
+
+    State state() const { return state_; }
+    bool busy() const { return state_ == State::Loading || generating(); }
+    bool generating() const { return state_ == State::Prefilling || state_ == State::Decoding || state_ == State::Stopping; }
+    bool hasModel() const { return model_.has_value(); }
+    const std::optional<LoadedModel>& model() const { return model_; }
+    QString modelName() const;
+    QString modelPath() const;
+    QString deviceDescription() const;
+    QString kernelSet() const;
+    QString precision() const;
+    QVariantMap modelDetails() const;
+    QString detectedTemplate() const;
+    int contextLength() const { return model_ ? model_->contextLength : 0; }
+    int contextUsed() const { return kv_.nUsed; }
+    double weightBytes() const { return model_ ? double(model_->weightBytesResident) : 0.0; }
+    double kvBytesReserved() const { return double(kv_.bytesReserved); }
+    double kvBytesUsed() const { return double(kv_.bytesUsed); }
+    const KvCacheStats& kvStats() const { return kv_; }
+    double prefillTokensPerSecond() const { return prefillTps_; }
+    double decodeTokensPerSecond() const { return decodeTps_; }
+    double timeToFirstTokenMs() const { return ttftMs_; }
+    double loadProgress() const { return loadProgress_; }
+    QString loadStage() const { return loadStage_; }
+    QString loadingPath() const { return loadingPath_; }
+    QString errorMessage() const { return errorMessage_; }
+    QStringList notices() const;
+
+    // Loads a model (a path or a file:// URL) on the worker. While generating, the generation is
+    // cancelled first. The current model stays in use until the new one has loaded.
+    Q_INVOKABLE void loadModel(const QString& pathOrUrl, int contextLength = 0);
+    // Stops the running generation within one step (the answer so far is kept).
+    Q_INVOKABLE void stop();
+    Q_INVOKABLE void clearError();
+    Q_INVOKABLE void reportError(const QString& message) { setError(message); }
+
+    // Measures the machine's limits on the worker (bandwidth, matmul peak); the result is kept in
+    // the settings per CPU and thread count, and measured again only on request.
+    Q_INVOKABLE void measureMachine();
+
+    // Starts a generation (GUI thread); returns its job id, or 0 when no model is ready.
+    quint64 startGeneration(GenerationJob job);
+
+signals:
+    void stateChanged();
+    void modelChanged();
+    void deviceChanged();  // the device description (its thread count), also on every load
+    void statsChanged();
+    void loadProgressChanged();
+    void errorMessageChanged();
+    void loadFailed(const QString& message);
+
+    void promptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens);
+    void prefillFinished(quint64 jobId, const inferscope::PrefillStats& stats);
+    void stepsArrived(quint64 jobId, const inferscope::StepBatch& batch);
+    void generationFinished(quint64 jobId, const inferscope::GenerationSummary& summary);
+    void generationFailed(quint64 jobId, const QString& message);
+    void machineMeasured(double bandwidthGBps, double peakGflopsF32, double peakGflopsBF16);
+
+    // to the worker (queued)
+    void requestLoad(quint64 requestId, const inferscope::EngineOptions& options);
+    void requestGenerate(const inferscope::GenerationJob& job);
+    void requestMachineMeasurement();
+
+private:
+    void setState(State s);
+    void setError(const QString& message);
+    void onModelLoaded(quint64 requestId, const LoadedModel& model);
+    QVariantMap describeModel() const;
+    void onLoadFailed(quint64 requestId, const QString& message);
+    void onPrefillFinished(quint64 jobId, const PrefillStats& stats);
+    void onStepsReady(quint64 jobId, const StepBatch& batch);
+    void onGenerationFinished(quint64 jobId, const GenerationSummary& summary);
+    void onGenerationFailed(quint64 jobId, const QString& message);
+    QString machineKey() const;  // QSettings key of this CPU and thread count
+
+    QThread thread_;
+    EngineWorker* worker_ = nullptr;  // lives on thread_
+    std::shared_ptr<std::atomic<uint64_t>> cancelThrough_;
+    State state_ = State::NoModel;
+    std::optional<LoadedModel> model_;
+    QVariantMap modelDetails_;
+    KvCacheStats kv_;
+    quint64 nextId_ = 1;
+    quint64 pendingLoad_ = 0;
+    quint64 currentJob_ = 0;
+    bool measuring_ = false;  // the current job is a GenerationJob::measurement
+    double prefillTps_ = 0, decodeTps_ = 0, ttftMs_ = 0;
+    qint64 decodeStartUs_ = 0;
+    int decodeSteps_ = 0;
+    double loadProgress_ = 0;
+    QString loadStage_, loadingPath_, errorMessage_;
+    bool autoMeasureMachine_ = false;
+
+public:
+    // The app measures the machine after the first load (about a second, once per CPU); off by
+    // default so that tests and tools do not pay for it.
+    void setAutoMeasureMachine(bool on) { autoMeasureMachine_ = on; }
+    // See EngineWorker::StepHook (tests only: tests/gui/step_gate.h).
+    void setStepHookForTesting(std::function<void(int step, const std::function<bool()>& cancelled)> hook);
+};
+
+}  // namespace inferscope

@@ -1,0 +1,77 @@
+#pragma once
+// Value types that cross from the engine's worker thread to the GUI thread in queued signals.
+
+#include <QMetaType>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/chat_template.h"
+#include "engine/engine.h"
+#include "engine/prompt_builder.h"  // PromptChunk
+#include "model/pass_cost.h"
+
+namespace inferscope {
+
+// What the GUI knows about the loaded model (a snapshot made on the worker at load).
+struct LoadedModel {
+    std::string path;
+    ModelInfo info;
+    std::string device;                      // "CPU avx512_core_bf16, 2 threads"
+    std::string precision;                   // "F32 ×35" / "BF16 from F16 ×35"
+    std::vector<std::string> notices;
+    int32_t contextLength = 0;
+    uint64_t weightBytesResident = 0;        // weights in memory as computed (mapped or converted)
+    uint64_t weightBytesPerToken = 0;        // read by one forward pass
+    uint64_t matmulMacsPerToken = 0;
+    int64_t loadUs = 0;
+    KvCacheStats kv;                         // empty cache, capacity and bytes reserved
+    PassCost cost;                           // a pass's bytes and FLOPs (the Timeline's figures)
+    std::optional<ChatTemplateKind> detectedTemplate;  // from tokenizer.chat_template
+    std::shared_ptr<const Tokenizer> tokenizer;        // immutable, thread-safe
+    // The most bytes of text one token can stand for, when every byte of any text is covered by
+    // some token (SentencePiece's byte fallback, byte-level BPE's 256 byte tokens); 0 otherwise.
+    // A text of n bytes then needs at least ceil(n / maxTokenBytes) tokens: a prompt that cannot
+    // fit the context is refused without tokenizing it (10 MB took Llama 3's BPE ~8 s).
+    int32_t maxTokenBytes = 0;
+};
+
+// The fewest tokens `utf8Bytes` bytes of text can become (0 when maxTokenBytes is 0: no bound).
+inline int64_t minTokensFor(int64_t utf8Bytes, int32_t maxTokenBytes) {
+    return maxTokenBytes > 0 ? (utf8Bytes + maxTokenBytes - 1) / maxTokenBytes : 0;
+}
+
+struct GenerationJob {
+    uint64_t id = 0;
+    std::vector<PromptChunk> chunks;
+    SamplerParams sampler;
+    int32_t maxTokens = 256;
+    std::vector<std::string> stopStrings;
+    bool useKvCache = true;
+    // The Settings' thread count (0: one per core), applied before the job; nullopt keeps the
+    // current count (measurements run with whatever the answers ran with).
+    std::optional<int32_t> threads;
+    int32_t replayWidth = 0;  // raw logits kept per step for replay (GenerateRequest::replayWidth)
+    bool resetCache = false;  // start from an empty KV cache (measurements: nothing reused)
+    // A Timeline measurement (no-cache rerun, prefill sweep): the status bar and KV panel keep
+    // describing the conversation, not the measurement's throw-away cache.
+    bool measurement = false;
+};
+
+// Steps and the latest KV-cache state since the previous batch (EngineWorker sends at most about
+// one batch per 100 ms, kStepBatchMs; a slow model's every step at once).
+struct StepBatch {
+    std::vector<StepRecord> steps;
+    std::optional<KvCacheStats> kv;
+};
+
+}  // namespace inferscope
+
+Q_DECLARE_METATYPE(inferscope::LoadedModel)
+Q_DECLARE_METATYPE(inferscope::GenerationJob)
+Q_DECLARE_METATYPE(inferscope::EngineOptions)
+Q_DECLARE_METATYPE(inferscope::PrefillStats)
+Q_DECLARE_METATYPE(inferscope::StepBatch)
+Q_DECLARE_METATYPE(inferscope::GenerationSummary)
+Q_DECLARE_METATYPE(inferscope::KvCacheStats)

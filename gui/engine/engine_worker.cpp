@@ -1,0 +1,215 @@
+#include "engine/engine_worker.h"
+
+#include <QElapsedTimer>
+#include <algorithm>
+#include <bitset>
+
+#include "backend/memory_probe.h"
+
+namespace inferscope {
+namespace {
+
+// Turns the engine's per-step callbacks into batches, at most about one per kStepBatchMs (the
+// first step at once, so the first token shows without delay). Every batch costs the GUI thread a
+// fixed amount (the answer's text laid out again, the open panel updated, a frame painted), and on
+// 2 cores whatever the GUI thread takes stalls one of the engine's two OpenMP threads. At one batch
+// a frame (16 ms) the app decoded the 110M-shape model 10-35% slower than inferscope-cli, at 100 ms
+// 5-10% (bench/gui_vs_cli.sh). A batch is sent when the next step, if it takes as long as the last
+// one, would arrive past the interval: a slow model (one token per 80 ms) still shows every token
+// the moment it is made, and a fast one streams ten batches a second.
+constexpr qint64 kStepBatchMs = 100;
+
+class BatchingObserver : public GenerationObserver {
+public:
+    BatchingObserver(EngineWorker* worker, quint64 jobId, std::shared_ptr<const EngineWorker::StepHook> hook, std::function<bool()> cancelled)
+        : worker_(worker), jobId_(jobId), hook_(std::move(hook)), cancelled_(std::move(cancelled)) {
+        clock_.start();
+    }
+
+    void onPrefill(const PrefillStats& p) override { emit worker_->prefillFinished(jobId_, p); }
+    void onStep(const StepRecord& r) override {
+        batch_.steps.push_back(r);
+        if (hook_) {
+            flush();
+            (*hook_)(r.step, cancelled_);
+            return;
+        }
+        const qint64 now = clock_.elapsed();  // since the last batch
+        const qint64 stepMs = now - lastStepAt_;
+        lastStepAt_ = now;
+        if (r.step == 0 || now + stepMs >= kStepBatchMs) flush();
+    }
+    void onKvCache(const KvCacheStats& s) override { batch_.kv = s; }
+    void flush() {
+        if (batch_.steps.empty() && !batch_.kv) return;
+        emit worker_->stepsReady(jobId_, batch_);
+        batch_ = {};
+        clock_.restart();
+        lastStepAt_ = 0;
+    }
+
+private:
+    EngineWorker* worker_;
+    quint64 jobId_;
+    std::shared_ptr<const EngineWorker::StepHook> hook_;
+    std::function<bool()> cancelled_;
+    StepBatch batch_;
+    QElapsedTimer clock_;
+    qint64 lastStepAt_ = 0;  // ms after the last batch
+};
+
+// See LoadedModel::maxTokenBytes. Every byte of a text must reach some token, or a text of bytes
+// no token covers would need fewer tokens than the bound says:
+//  - SentencePiece: the byte-fallback tokens <0x00>..<0xFF>;
+//  - byte-level BPE: a token for each of the 256 byte-alphabet characters (merging starts from
+//    them, so every byte ends in a token). A normal token stands for its decoded bytes (its piece
+//    is the byte alphabet's spelling, up to twice as long: Llama 3's 128 spaces are a 256-byte
+//    piece); special and user-defined tokens match their piece's text.
+// The bound counts bytes of well-formed UTF-8 (the app's texts come from QString): byte-level BPE
+// reads an overlong sequence as the shorter character it encodes.
+int32_t maxTokenBytes(const Tokenizer& tokenizer) {
+    const bool bytePair = tokenizer.family() == TokenizerFamily::BytePair;
+    int byteTokens = 0;
+    std::bitset<256> singleBytes;
+    size_t longest = 0;
+    for (int32_t id = 0; id < tokenizer.vocabSize(); ++id) {
+        const TokenType type = tokenizer.type(id);
+        const std::string bytes = tokenizer.tokenBytes(id);
+        byteTokens += type == TokenType::Byte ? 1 : 0;
+        if (bytes.size() == 1 && type == TokenType::Normal) singleBytes.set(uint8_t(bytes[0]));
+        const size_t piece = tokenizer.piece(id).size();
+        longest = std::max({longest, bytes.size(), bytePair && type == TokenType::Normal ? 0 : piece});
+    }
+    const bool everyByteCovered = bytePair ? singleBytes.all() : byteTokens == 256;
+    return everyByteCovered ? int32_t(std::max<size_t>(longest, 1)) : 0;
+}
+
+}  // namespace
+
+EngineWorker::EngineWorker(std::shared_ptr<std::atomic<uint64_t>> cancelThrough, QObject* parent)
+    : QObject(parent), cancelThrough_(std::move(cancelThrough)) {}
+
+EngineWorker::~EngineWorker() = default;
+
+void EngineWorker::setStepHook(StepHook hook) {
+    std::lock_guard lock(hookMutex_);
+    stepHook_ = hook ? std::make_shared<const StepHook>(std::move(hook)) : nullptr;
+}
+
+bool EngineWorker::shuttingDown() const { return cancelThrough_->load(std::memory_order_relaxed) == UINT64_MAX; }
+
+void EngineWorker::loadModel(quint64 requestId, const EngineOptions& options) {
+    if (shuttingDown()) return;  // the window closed with this load still queued: nobody waits for it
+    int lastPercent = -1;
+    auto progress = [&](float fraction, std::string_view stage) {
+        const int percent = int(fraction * 100.0f);
+        if (percent == lastPercent) return;  // at most 101 signals per load
+        lastPercent = percent;
+        emit loadProgress(requestId, fraction, QString::fromUtf8(stage.data(), qsizetype(stage.size())));
+    };
+    // The previous engine stays until the new one has loaded: a model that fails to load leaves
+    // the app working with the old one.
+    auto engine = Engine::load(options, progress);
+    if (!engine) {
+        emit loadFailed(requestId, QString::fromStdString(engine.error().message));
+        return;
+    }
+    engine_ = std::move(*engine);
+    modelPath_ = options.modelPath.string();
+
+    LoadedModel m;
+    m.path = modelPath_;
+    m.info = engine_->info();
+    m.device = engine_->device().description();
+    m.precision = engine_->model().precisionSummary();
+    m.notices = engine_->notices();
+    m.contextLength = engine_->contextLength();
+    m.weightBytesResident = engine_->model().weightBytesResident();
+    m.weightBytesPerToken = engine_->model().weightBytesPerToken();
+    m.matmulMacsPerToken = engine_->model().matmulMacsPerToken();
+    m.loadUs = engine_->loadUs();
+    m.kv = engine_->kvStats();
+    m.cost = PassCost(engine_->hparams(), m.weightBytesPerToken, m.matmulMacsPerToken, m.kv.bytesPerToken);
+    m.detectedTemplate = detectChatTemplate(m.info.chatTemplate);
+    m.tokenizer = engine_->sharedTokenizer();
+    m.maxTokenBytes = maxTokenBytes(*m.tokenizer);
+    maxTokenBytes_ = m.maxTokenBytes;
+    emit modelLoaded(requestId, m);
+}
+
+void EngineWorker::generate(const GenerationJob& job) {
+    if (shuttingDown()) return;
+    if (!engine_) {
+        emit generationFailed(job.id, tr("No model is loaded."));
+        return;
+    }
+    auto cancelled = [this, id = job.id] { return cancelThrough_->load(std::memory_order_relaxed) >= id; };
+    if (job.threads) {
+        const std::string before = engine_->device().description();
+        if (auto ok = engine_->setThreads(*job.threads); !ok) {
+            emit generationFailed(job.id, QString::fromStdString(ok.error().message));
+            return;
+        }
+        if (engine_->device().description() != before) emit deviceChanged(QString::fromStdString(engine_->device().description()));
+    }
+    if (job.resetCache) engine_->reset();
+    // A prompt that cannot fit is refused before tokenizing: 10 MB of text takes SentencePiece
+    // about 15 s (during which neither stop nor closing the window could interrupt it).
+    int64_t atLeast = 0;
+    for (const PromptChunk& c : job.chunks)
+        atLeast += c.hasTokens ? int64_t(c.tokens.size()) : minTokensFor(int64_t(c.text.size()), maxTokenBytes_);
+    if (atLeast > engine_->contextLength()) {
+        emit generationFailed(job.id, tr("the prompt is at least %1 tokens but the context holds %2; shorten it or load with a larger context")
+                                          .arg(atLeast).arg(engine_->contextLength()));
+        return;
+    }
+    // Tokenize the text chunks here, off the GUI thread (a long paste can take a while).
+    GenerateRequest req;
+    QList<QList<int>> chunkTokens;
+    for (const PromptChunk& c : job.chunks) {
+        std::vector<int32_t> ids = c.hasTokens ? c.tokens : engine_->tokenizer().encode(c.text, c.addBos, true);
+        req.prompt.insert(req.prompt.end(), ids.begin(), ids.end());
+        chunkTokens.append(QList<int>(ids.begin(), ids.end()));
+    }
+    emit promptPrepared(job.id, chunkTokens);
+    req.sampler = job.sampler;
+    req.maxTokens = job.maxTokens;
+    req.stopStrings = job.stopStrings;
+    req.useKvCache = job.useKvCache;
+    req.replayWidth = job.replayWidth;
+
+    std::shared_ptr<const StepHook> hook;
+    {
+        std::lock_guard lock(hookMutex_);
+        hook = stepHook_;
+    }
+    BatchingObserver observer(this, job.id, std::move(hook), cancelled);
+    auto result = engine_->generate(req, &observer, cancelled);
+    observer.flush();
+    if (!result) {
+        emit generationFailed(job.id, QString::fromStdString(result.error().message));
+        return;
+    }
+    emit generationFinished(job.id, *result);
+}
+
+}  // namespace inferscope
+
+namespace inferscope {
+
+void EngineWorker::measureMachine() {
+    if (!engine_ || shuttingDown()) return;
+    ComputeDevice& device = engine_->mutableDevice();
+    device.bindThreads();
+    double bandwidth = 0;
+    {
+        ReadBandwidthProbe probe;  // 512 MiB, freed right after
+        bandwidth = probe.measure(device.threads(), 3);
+    }
+    // Square-ish shapes like a 2048-wide model's prefill, about a quarter second each.
+    const double f32 = device.measureMatmulPeak(ComputeDevice::PeakType::F32, 256, 2048, 2048, 0.25);
+    const double bf16 = device.measureMatmulPeak(ComputeDevice::PeakType::BF16, 256, 2048, 2048, 0.25);
+    emit machineMeasured(bandwidth, f32, bf16);
+}
+
+}  // namespace inferscope

@@ -1,0 +1,62 @@
+#pragma once
+// EngineWorker: owns the engine on its own thread. The GUI talks to it only through queued
+// signals and slots carrying value types (engine_types.h); the one thing shared is the cancel
+// mark, an atomic job id. Step records are batched here, about one batch per 100 ms (engine_worker.cpp),
+// so a fast model does not flood the GUI thread with events.
+
+#include <QObject>
+#include <QString>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "engine/engine_types.h"
+
+namespace inferscope {
+
+class EngineWorker : public QObject {
+    Q_OBJECT
+public:
+    // cancelThrough: every job with id <= its value is cancelled (set by the GUI thread).
+    explicit EngineWorker(std::shared_ptr<std::atomic<uint64_t>> cancelThrough, QObject* parent = nullptr);
+    ~EngineWorker() override;
+
+    // Called on this thread after each decode step, with the step's index and a check of whether
+    // the job was cancelled; while one is set every step is sent to the GUI at once. Tests use it to
+    // hold an answer mid-stream (StepGate) so that what they check while it streams does not depend
+    // on how fast the machine is. Thread-safe; takes effect from the next job.
+    using StepHook = std::function<void(int step, const std::function<bool()>& cancelled)>;
+    void setStepHook(StepHook hook);
+
+public slots:
+    void loadModel(quint64 requestId, const inferscope::EngineOptions& options);
+    void generate(const inferscope::GenerationJob& job);
+    // Measures this machine's memory read bandwidth and matmul peak (F32, BF16) on the engine's
+    // threads: the limits the timeline compares prefill and decode against. Takes about a second.
+    void measureMachine();
+
+signals:
+    void loadProgress(quint64 requestId, float fraction, const QString& stage);
+    void modelLoaded(quint64 requestId, const inferscope::LoadedModel& model);
+    void loadFailed(quint64 requestId, const QString& message);
+
+    void promptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens);
+    void prefillFinished(quint64 jobId, const inferscope::PrefillStats& stats);
+    void stepsReady(quint64 jobId, const inferscope::StepBatch& batch);
+    void generationFinished(quint64 jobId, const inferscope::GenerationSummary& summary);
+    void generationFailed(quint64 jobId, const QString& message);
+    void machineMeasured(double bandwidthGBps, double peakGflopsF32, double peakGflopsBF16);
+    void deviceChanged(const QString& description);  // "CPU avx512_core_bf16, 1 thread" after a thread-count change
+
+private:
+    bool shuttingDown() const;  // EngineController is being destroyed: queued work is skipped
+    std::unique_ptr<Engine> engine_;
+    int32_t maxTokenBytes_ = 0;  // of the loaded model (LoadedModel::maxTokenBytes)
+    std::string modelPath_;
+    std::shared_ptr<std::atomic<uint64_t>> cancelThrough_;
+    std::mutex hookMutex_;
+    std::shared_ptr<const StepHook> stepHook_;
+};
+
+}  // namespace inferscope

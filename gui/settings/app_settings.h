@@ -1,0 +1,97 @@
+#pragma once
+// AppSettings: what the app remembers between runs (QSettings): the last and recent models, the
+// window's geometry, the theme and panel layout. Sampling has its own SamplingSettings.
+
+#include <QObject>
+#include <QQmlEngine>
+#include <QRect>
+#include <QStringList>
+
+#include "app/qml_singleton.h"
+
+namespace inferscope {
+
+class AppSettings : public QObject, public QmlSingleton<AppSettings> {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+    Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)  // "light" | "dark"
+    Q_PROPERTY(QString lastModel READ lastModel NOTIFY changed)
+    Q_PROPERTY(QStringList recentModels READ recentModels NOTIFY changed)
+    // The model bundled with the app ("" when absent), and the model menu's list: the recent
+    // models, then the bundled one (always offered, though never recorded as recent).
+    Q_PROPERTY(QString bundledModel READ bundledModel NOTIFY changed)
+    Q_PROPERTY(QStringList modelChoices READ modelChoices NOTIFY changed)
+    Q_PROPERTY(QRect windowGeometry READ windowGeometry WRITE setWindowGeometry NOTIFY changed)
+    Q_PROPERTY(bool sidebarVisible READ sidebarVisible WRITE setSidebarVisible NOTIFY changed)
+    Q_PROPERTY(bool inspectorVisible READ inspectorVisible WRITE setInspectorVisible NOTIFY changed)
+    Q_PROPERTY(QString inspectorTab READ inspectorTab WRITE setInspectorTab NOTIFY changed)
+    // The first-run welcome (qml/controls/WelcomeDialog.qml) has been closed once.
+    Q_PROPERTY(bool welcomeSeen READ welcomeSeen WRITE setWelcomeSeen NOTIFY changed)
+    // Why the file dialogs cannot open on this machine (a missing QML module), or "" (file_dialogs.h).
+    Q_PROPERTY(QString fileDialogProblem READ fileDialogProblem NOTIFY changed)
+
+public:
+    // No default constructor: with one, Qt 6.4's QML_SINGLETON would build its own instance
+    // instead of calling create().
+    explicit AppSettings(QObject* parent);
+
+    QString theme() const { return theme_; }
+    void setTheme(const QString& theme);
+    // This run only (not saved): --theme on the command line.
+    void setSessionTheme(const QString& theme);
+    // false: changes last for this run only (the --screenshot mode leaves the user's settings alone).
+    void setPersistent(bool persistent) { persistent_ = persistent; }
+    QString lastModel() const { return recent_.isEmpty() ? QString() : recent_.first(); }
+    QStringList recentModels() const { return recent_; }
+    // Puts a successfully loaded model first in the recent list (at most 8 entries).
+    Q_INVOKABLE void noteModelLoaded(const QString& path);
+    Q_INVOKABLE void forgetModel(const QString& path);
+    QString bundledModel() const { return bundledModel_; }
+    void setBundledModel(const QString& path) {
+        bundledModel_ = path;
+        emit changed();
+    }
+    QStringList modelChoices() const {
+        QStringList all = recent_;
+        if (!bundledModel_.isEmpty() && !all.contains(bundledModel_)) all << bundledModel_;
+        return all;
+    }
+    QRect windowGeometry() const { return geometry_; }
+    void setWindowGeometry(const QRect& r);
+    bool sidebarVisible() const { return sidebar_; }
+    void setSidebarVisible(bool v);
+    bool inspectorVisible() const { return inspector_; }
+    void setInspectorVisible(bool v);
+    QString inspectorTab() const { return inspectorTab_; }
+    void setInspectorTab(const QString& tab);
+    bool welcomeSeen() const { return welcomeSeen_; }
+    void setWelcomeSeen(bool seen);
+    // This run only (not saved): --screenshot shows no welcome.
+    void setSessionWelcomeSeen(bool seen);
+    QString fileDialogProblem() const { return fileDialogProblem_; }
+    void setFileDialogProblem(const QString& problem) {
+        fileDialogProblem_ = problem;
+        emit changed();
+    }
+    // "Save as" starts here: suggestedSavePath() of file_dialogs.h.
+    Q_INVOKABLE QString suggestedSavePath(const QString& title, const QString& suffix) const;
+
+signals:
+    void changed();
+
+private:
+    void save();
+    QString theme_ = QStringLiteral("light");
+    QStringList recent_;
+    QRect geometry_;
+    bool sidebar_ = true;
+    bool inspector_ = true;
+    QString inspectorTab_ = QStringLiteral("settings");
+    bool persistent_ = true;
+    bool welcomeSeen_ = false;
+    QString fileDialogProblem_;
+    QString bundledModel_;
+};
+
+}  // namespace inferscope

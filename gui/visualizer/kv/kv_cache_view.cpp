@@ -1,0 +1,147 @@
+#include "visualizer/kv/kv_cache_view.h"
+
+#include "app/units.h"
+
+namespace inferscope {
+
+QString cellOriginName(CellOrigin origin) {
+    switch (origin) {
+    case CellOrigin::Prompt: return QStringLiteral("prompt");
+    case CellOrigin::Generated: return QStringLiteral("generated");
+    case CellOrigin::Empty: break;
+    }
+    return QStringLiteral("empty");
+}
+
+KvCacheView::KvCacheView(QObject* parent) : QObject(parent) {
+    pending_.setSingleShot(true);
+    pending_.setTimerType(Qt::PreciseTimer);  // never early: a coarse timer may fire 5% before its time
+    connect(&pending_, &QTimer::timeout, this, &KvCacheView::followEngine);
+}
+
+void KvCacheView::setEngine(EngineController* engine) {
+    if (engine_ == engine) return;
+    for (const auto& c : connections_) disconnect(c);
+    connections_.clear();
+    engine_ = engine;
+    if (engine_) {
+        // kvStats() is current when each of these arrives: the controller stores the batch's
+        // stats before relaying it.
+        connections_ << connect(engine_, &EngineController::stepsArrived, this, [this](quint64, const StepBatch& batch) {
+            if (batch.kv) followStreaming();
+        });
+        connections_ << connect(engine_, &EngineController::generationFinished, this, &KvCacheView::followEngine);
+        connections_ << connect(engine_, &EngineController::modelChanged, this, &KvCacheView::followEngine);
+        followEngine();
+    }
+    emit engineChanged();
+}
+
+void KvCacheView::setActive(bool active) {
+    if (active_ == active) return;
+    active_ = active;
+    if (active_) followEngine();
+    emit activeChanged();
+}
+
+// The grid and a dozen figures repainted with every step batch cost the engine 10% of its decode
+// speed on 2 cores (bench/gui_vs_cli.sh); four updates a second still show the cache growing.
+void KvCacheView::followStreaming() {
+    if (!active_ || pending_.isActive()) return;
+    const qint64 since = sinceUpdate_.isValid() ? sinceUpdate_.elapsed() : kStreamingIntervalMs;
+    if (since < kStreamingIntervalMs) {
+        pending_.start(int(kStreamingIntervalMs - since));
+        return;
+    }
+    followEngine();
+}
+
+void KvCacheView::followEngine() {
+    pending_.stop();
+    if (!active_) return;
+    sinceUpdate_.start();
+    if (!engine_ || !engine_->hasModel()) return clear();
+    setStats(engine_->kvStats(), engine_->model()->info.hparams.nHead);
+}
+
+void KvCacheView::setStats(const KvCacheStats& stats, int queryHeads) {
+    stats_ = stats;
+    queryHeads_ = queryHeads;
+    ++updates_;
+    attentionVariants_.update(stats_, queryHeads_);
+    elementVariants_.update(stats_, queryHeads_);
+    emit changed();
+}
+
+void KvCacheView::clear() {
+    stats_ = {};
+    queryHeads_ = 0;
+    attentionVariants_.clear();
+    elementVariants_.clear();
+    emit changed();
+}
+
+QString KvCacheView::simulate(int layers, int queryHeads, int kvHeads, int headDim, int capacity, const QVariantList& runs) {
+    const KvCacheLayout layout{layers, kvHeads, headDim, capacity};
+    if (queryHeads <= 0 || kvHeads <= 0 || queryHeads % kvHeads != 0)
+        return tr("query heads (%1) must be a positive multiple of KV heads (%2)").arg(queryHeads).arg(kvHeads);
+    const double bytes = 2.0 * layers * kvHeads * headDim * double(capacity) * sizeof(float);
+    if (bytes > 256.0 * 1024 * 1024) return tr("a simulated cache is limited to 256 MiB");
+    auto cache = KvCache::create(layout);
+    if (!cache) return QString::fromStdString(cache.error().message);
+    int32_t position = 0;
+    for (const QVariant& run : runs) {
+        const QVariantMap r = run.toMap();
+        const int32_t count = r.value(QStringLiteral("count")).toInt();
+        const QString origin = r.value(QStringLiteral("origin")).toString();
+        if (count <= 0 || position + count > capacity) return tr("the runs must be positive and fit in %1 positions").arg(capacity);
+        cache->commit(position, count, origin == QStringLiteral("generated") ? CellOrigin::Generated : CellOrigin::Prompt);
+        position += count;
+    }
+    setStats(cache->stats(), queryHeads);
+    return {};
+}
+
+QString KvCacheView::elementType() const {
+    // The cache's element type by its size (the engine stores f32 today; f16 and int8 would come
+    // with their own sizes).
+    switch (bytesPerElement()) {
+    case 4: return QStringLiteral("FP32");
+    case 2: return QStringLiteral("FP16");
+    case 1: return QStringLiteral("INT8");
+    default: return QString();
+    }
+}
+
+QString KvCacheView::attention() const {
+    if (!hasCache() || queryHeads_ <= 0) return QString();
+    if (kvHeads() == queryHeads_) return QStringLiteral("MHA");
+    return kvHeads() == 1 ? QStringLiteral("MQA") : QStringLiteral("GQA");
+}
+
+QVariantList KvCacheView::originRuns() const {
+    QVariantList out;
+    for (const auto& [count, origin] : stats_.originRuns)
+        out.append(QVariantMap{{QStringLiteral("origin"), cellOriginName(origin)}, {QStringLiteral("count"), count}});
+    return out;
+}
+
+QString KvCacheView::layerTypeSummary() const {
+    if (slidingLayers() == 0) return {};
+    const int global = layers() - slidingLayers();
+    const QString globalBytes = binaryBytes(stats_.bytesUsedGlobalLayers);
+    const QString rest = global == 0   ? QString()
+                         : global == 1 ? tr("The global layer holds %1.").arg(globalBytes)
+                                       : tr("The %1 global layers hold %2.").arg(global).arg(globalBytes);
+    return tr("%1 of %2 layers attend to the last %3 positions only: their cells hold %4, a cache keeping only the window "
+              "would need %5. %6")
+        .arg(slidingLayers())
+        .arg(layers())
+        .arg(groupedCount(uint64_t(slidingWindow())))
+        .arg(binaryBytes(stats_.bytesUsedSlidingLayers))
+        .arg(binaryBytes(stats_.bytesNeededSlidingLayers))
+        .arg(rest)
+        .trimmed();
+}
+
+}  // namespace inferscope

@@ -1,0 +1,143 @@
+#pragma once
+// KvCacheView: the KV cache as the panel shows it. It follows an EngineController and takes the
+// engine's KvCacheStats after each batch of steps, at the end of a generation and on a model
+// change (while an answer streams at most once per kStreamingIntervalMs, 250 ms, on top of the
+// worker's batches of about 100 ms), and exposes them as properties —
+// bytes straight from the stats, the cells' origins as runs — plus the MHA / GQA / MQA and
+// FP32 / FP16 / INT8 counterfactuals. GUI thread only.
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QPointer>
+#include <QQmlEngine>
+#include <QTimer>
+#include <QVariantList>
+
+#include "engine/engine_controller.h"
+#include "kv_cache/kv_cache.h"
+#include "visualizer/kv/kv_variant_model.h"
+
+namespace inferscope {
+
+class KvCacheView : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    Q_PROPERTY(inferscope::EngineController* engine READ engine WRITE setEngine NOTIFY engineChanged)
+    // While false (the panel is hidden) the engine's batches are ignored; on becoming true the
+    // view catches up with the engine's current stats.
+    Q_PROPERTY(bool active READ active WRITE setActive NOTIFY activeChanged)
+    Q_PROPERTY(bool hasCache READ hasCache NOTIFY changed)
+    // shape
+    Q_PROPERTY(int layers READ layers NOTIFY changed)
+    Q_PROPERTY(int queryHeads READ queryHeads NOTIFY changed)
+    Q_PROPERTY(int kvHeads READ kvHeads NOTIFY changed)
+    Q_PROPERTY(int headDim READ headDim NOTIFY changed)
+    Q_PROPERTY(int capacity READ capacity NOTIFY changed)            // positions reserved (the context)
+    Q_PROPERTY(int bytesPerElement READ bytesPerElement NOTIFY changed)
+    Q_PROPERTY(QString elementType READ elementType NOTIFY changed)  // "FP32", "FP16", "INT8"
+    Q_PROPERTY(QString attention READ attention NOTIFY changed)      // "MHA", "GQA", "MQA"
+    Q_PROPERTY(int groupSize READ groupSize NOTIFY changed)          // query heads per KV head
+    // fill
+    Q_PROPERTY(int usedCells READ usedCells NOTIFY changed)
+    Q_PROPERTY(int promptCells READ promptCells NOTIFY changed)
+    Q_PROPERTY(int generatedCells READ generatedCells NOTIFY changed)
+    Q_PROPERTY(QVariantList originRuns READ originRuns NOTIFY changed)  // [{origin: "prompt"|"generated", count}]
+    // bytes, from KvCacheStats
+    Q_PROPERTY(double bytesPerToken READ bytesPerToken NOTIFY changed)
+    Q_PROPERTY(double bytesUsed READ bytesUsed NOTIFY changed)
+    Q_PROPERTY(double bytesReserved READ bytesReserved NOTIFY changed)
+    Q_PROPERTY(double bytesUsedPerLayer READ bytesUsedPerLayer NOTIFY changed)
+    Q_PROPERTY(double bytesReservedPerLayer READ bytesReservedPerLayer NOTIFY changed)
+    Q_PROPERTY(double bytesUsedPerHead READ bytesUsedPerHead NOTIFY changed)
+    Q_PROPERTY(double bytesReservedPerHead READ bytesReservedPerHead NOTIFY changed)
+    // Sliding-window layers (Gemma 2/3, Phi-3): how many, their window, and per layer type what the
+    // cells hold and what a cache keeping only the window would need (KvCacheStats).
+    Q_PROPERTY(int slidingLayers READ slidingLayers NOTIFY changed)
+    Q_PROPERTY(int slidingWindow READ slidingWindow NOTIFY changed)
+    Q_PROPERTY(double bytesUsedGlobalLayers READ bytesUsedGlobalLayers NOTIFY changed)
+    Q_PROPERTY(double bytesUsedSlidingLayers READ bytesUsedSlidingLayers NOTIFY changed)
+    Q_PROPERTY(double bytesNeededSlidingLayers READ bytesNeededSlidingLayers NOTIFY changed)
+    Q_PROPERTY(QString layerTypeSummary READ layerTypeSummary NOTIFY changed)  // "" without sliding layers
+    Q_PROPERTY(int updates READ updates NOTIFY changed)  // how many times new stats arrived
+    Q_PROPERTY(inferscope::KvVariantModel* attentionVariants READ attentionVariants CONSTANT)
+    Q_PROPERTY(inferscope::KvVariantModel* elementVariants READ elementVariants CONSTANT)
+
+public:
+    explicit KvCacheView(QObject* parent = nullptr);
+
+    EngineController* engine() const { return engine_; }
+    void setEngine(EngineController* engine);
+    bool active() const { return active_; }
+    void setActive(bool active);
+
+    // Shows these stats (the engine's, or a cache made by simulate()).
+    void setStats(const KvCacheStats& stats, int queryHeads);
+    // A real KvCache of this shape with no model behind it, filled with runs of cells
+    // ([{origin: "prompt"|"generated", count}]): its bookkeeping and allocation are the core's.
+    // For tests and demos; refuses caches over 256 MiB. Returns "" or the reason it refused.
+    Q_INVOKABLE QString simulate(int layers, int queryHeads, int kvHeads, int headDim, int capacity, const QVariantList& runs);
+    Q_INVOKABLE void clear();
+
+    const KvCacheStats& stats() const { return stats_; }
+    bool hasCache() const { return stats_.layout.nLayer > 0; }
+    int layers() const { return stats_.layout.nLayer; }
+    int queryHeads() const { return queryHeads_; }
+    int kvHeads() const { return stats_.layout.nHeadKv; }
+    int headDim() const { return stats_.layout.headDim; }
+    int capacity() const { return stats_.layout.nCtx; }
+    int bytesPerElement() const { return hasCache() ? stats_.bytesPerElement : 0; }
+    QString elementType() const;
+    QString attention() const;
+    int groupSize() const { return kvHeads() > 0 ? queryHeads_ / kvHeads() : 0; }
+    int usedCells() const { return stats_.nUsed; }
+    int promptCells() const { return stats_.nPromptCells; }
+    int generatedCells() const { return stats_.nUsed - stats_.nPromptCells; }
+    QVariantList originRuns() const;
+    double bytesPerToken() const { return double(stats_.bytesPerToken); }
+    double bytesUsed() const { return double(stats_.bytesUsed); }
+    double bytesReserved() const { return double(stats_.bytesReserved); }
+    double bytesUsedPerLayer() const { return double(stats_.bytesUsedPerLayer); }
+    double bytesReservedPerLayer() const { return double(stats_.bytesReservedPerLayer); }
+    double bytesUsedPerHead() const { return double(stats_.bytesUsedPerHead); }
+    double bytesReservedPerHead() const { return double(stats_.bytesReservedPerHead); }
+    int slidingLayers() const { return stats_.layout.slidingWindow > 0 ? stats_.layout.nSlidingLayers : 0; }
+    int slidingWindow() const { return slidingLayers() > 0 ? stats_.layout.slidingWindow : 0; }
+    double bytesUsedGlobalLayers() const { return double(stats_.bytesUsedGlobalLayers); }
+    double bytesUsedSlidingLayers() const { return double(stats_.bytesUsedSlidingLayers); }
+    double bytesNeededSlidingLayers() const { return double(stats_.bytesNeededSlidingLayers); }
+    QString layerTypeSummary() const;
+    int updates() const { return updates_; }  // how many times the figures were taken (for tests)
+    // While streaming: a batch that arrived within the interval waits for its end (for tests).
+    bool updatePending() const { return pending_.isActive(); }
+    // While streaming: the next batch is shown at once, the interval since the last update is over.
+    bool intervalOver() const { return !sinceUpdate_.isValid() || sinceUpdate_.elapsed() >= kStreamingIntervalMs; }
+    KvVariantModel* attentionVariants() { return &attentionVariants_; }
+    KvVariantModel* elementVariants() { return &elementVariants_; }
+
+signals:
+    void engineChanged();
+    void activeChanged();
+    void changed();
+
+private:
+    void followEngine();
+    // While an answer streams, at most one update per kStreamingIntervalMs; the last batch's stats
+    // are shown when that interval ends, and the final stats at once when the answer ends.
+    void followStreaming();
+    static constexpr int kStreamingIntervalMs = 250;
+
+    QPointer<EngineController> engine_;
+    QList<QMetaObject::Connection> connections_;
+    KvCacheStats stats_;
+    int queryHeads_ = 0;
+    int updates_ = 0;
+    bool active_ = true;
+    QElapsedTimer sinceUpdate_;
+    QTimer pending_;
+    KvVariantModel attentionVariants_{KvVariantModel::Axis::Attention};
+    KvVariantModel elementVariants_{KvVariantModel::Axis::ElementType};
+};
+
+QString cellOriginName(CellOrigin origin);  // "empty", "prompt", "generated"
+
+}  // namespace inferscope

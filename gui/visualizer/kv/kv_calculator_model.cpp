@@ -1,0 +1,128 @@
+#include "visualizer/kv/kv_calculator_model.h"
+
+#include "app/units.h"
+
+namespace inferscope {
+namespace {
+
+uint64_t nonNegative(int v) { return v > 0 ? uint64_t(v) : 0; }
+
+QString dtypeOfElementSize(int32_t bytes) {
+    switch (bytes) {
+    case 4: return QStringLiteral("f32");
+    case 2: return QStringLiteral("f16");
+    case 1: return QStringLiteral("int8");
+    default: return QString();
+    }
+}
+
+}  // namespace
+
+KvCalculatorModel::KvCalculatorModel(QObject* parent) : QObject(parent) { applyPreset(0); }
+
+void KvCalculatorModel::setEngine(EngineController* engine) {
+    if (engine_ == engine) return;
+    disconnect(modelConnection_);
+    engine_ = engine;
+    if (engine_) modelConnection_ = connect(engine_, &EngineController::modelChanged, this, &KvCalculatorModel::onModelChanged);
+    onModelChanged();
+    emit engineChanged();
+}
+
+void KvCalculatorModel::onModelChanged() {
+    if (!engine_ || !engine_->hasModel()) {
+        const bool showingLoaded = presetIndex_ >= 0 && presets_.preset(presetIndex_).loaded;
+        presets_.setLoadedModel(std::nullopt);
+        if (showingLoaded) {  // the inputs stay, as a custom shape
+            presetIndex_ = -1;
+            emit inputsChanged();
+        }
+        return;
+    }
+    const auto& model = *engine_->model();
+    const auto& hp = model.info.hparams;
+    KvPreset p;
+    p.name = QString::fromStdString(model.info.name);
+    p.layers = hp.nLayer;
+    p.heads = hp.nHead;
+    p.kvHeads = hp.nHeadKv;
+    p.headDim = hp.headDim;
+    p.dtype = dtypeOfElementSize(model.kv.bytesPerElement);  // as the engine allocated it
+    p.tokens = model.contextLength;
+    p.trainedContext = hp.nCtxTrain;
+    for (int32_t il = 0; il < hp.nLayer; ++il) p.slidingLayers += hp.isSlidingLayer(il) ? 1 : 0;
+    p.window = p.slidingLayers > 0 ? hp.slidingWindow : 0;
+    presets_.setLoadedModel(p);
+    if (presetIndex_ == presets_.count() - 1) applyPreset(presetIndex_);  // showing the loaded model: follow it
+}
+
+void KvCalculatorModel::applyPreset(int row) {
+    if (row < 0 || row >= presets_.count()) return;
+    const KvPreset& p = presets_.preset(row);
+    layers_ = p.layers;
+    heads_ = p.heads;
+    kvHeads_ = p.kvHeads;
+    headDim_ = p.headDim;
+    dtype_ = p.dtype;
+    tokens_ = p.tokens;
+    users_ = 1;
+    slidingLayers_ = p.slidingLayers;
+    window_ = p.window;
+    presetIndex_ = row;
+    emit inputsChanged();
+    recompute();
+}
+
+QStringList KvCalculatorModel::dtypeLabels() const {
+    QStringList out;
+    for (const QString& d : dtypes()) out << dtypeLabel(d);
+    return out;
+}
+
+void KvCalculatorModel::setInput(int& field, int value) {
+    if (field == value) return;
+    field = value;
+    presetIndex_ = -1;
+    emit inputsChanged();
+    recompute();
+}
+
+void KvCalculatorModel::setDtype(const QString& v) {
+    if (dtype_ == v) return;
+    dtype_ = v;
+    presetIndex_ = -1;
+    emit inputsChanged();
+    recompute();
+}
+
+void KvCalculatorModel::recompute() {
+    error_.clear();
+    figures_ = {};
+    bytesPerElement_ = perUser_ = windowedPerUser_ = 0;
+    auto bpe = kvBytesPerElement(dtype_.toStdString());
+    if (!bpe) {
+        error_ = QString::fromStdString(bpe.error().message);
+    } else {
+        const KvShape shape{nonNegative(layers_), nonNegative(heads_),   nonNegative(kvHeads_), nonNegative(headDim_),
+                            *bpe,                 nonNegative(slidingLayers_), nonNegative(window_)};
+        auto total = computeKvFigures(shape, nonNegative(tokens_), nonNegative(users_));
+        auto perUser = total ? computeKvFigures(shape, nonNegative(tokens_), 1) : total;
+        if (!total || !perUser) {
+            error_ = QString::fromStdString((total ? perUser : total).error().message);
+        } else {
+            bytesPerElement_ = *bpe;
+            figures_ = *total;
+            perUser_ = perUser->totalBytes;
+            windowedPerUser_ = perUser->windowedTotalBytes;
+        }
+    }
+    emit resultsChanged();
+}
+
+QString KvCalculatorModel::attention() const {
+    if (!valid()) return QString();
+    if (kvHeads_ == heads_) return QStringLiteral("MHA");
+    return kvHeads_ == 1 ? QStringLiteral("MQA") : QStringLiteral("GQA");
+}
+
+}  // namespace inferscope

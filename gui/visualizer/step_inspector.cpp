@@ -1,0 +1,337 @@
+#include "visualizer/step_inspector.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
+
+#include "chat/chat_controller.h"
+#include "engine/engine_controller.h"
+#include "chat/token_heatmap.h"
+#include "tokenizer/utf8_stream.h"
+
+namespace inferscope {
+namespace {
+
+QString printable(const QString& text);
+
+// A token as the panel shows it: spaces and line breaks made visible, raw bytes as <0xNN>.
+QString visible(const std::string& bytes, std::string_view piece) {
+    if (bytes.empty()) return QString::fromUtf8(piece.data(), qsizetype(piece.size()));  // control: "</s>"
+    auto byteLabel = [](uint8_t b) { return QStringLiteral("<0x%1>").arg(QString::number(b, 16).rightJustified(2, QLatin1Char('0')).toUpper()); };
+    // A lone byte that is not a character by itself (DEL and controls included): as the byte.
+    if (bytes.size() == 1 && (uint8_t(bytes[0]) >= 0x7F || (bytes[0] < 0x20 && bytes[0] != '\n'))) return byteLabel(uint8_t(bytes[0]));
+    // Byte-level BPE splits a character's bytes between tokens: a part of one shows as its bytes
+    // ("<0xF0><0x9F>"), not as U+FFFD.
+    QString s;
+    for (size_t i = 0; i < bytes.size();) {
+        const int len = utf8Sequence(std::string_view(bytes).substr(i));
+        if (len <= 0) {
+            s += byteLabel(uint8_t(bytes[i++]));
+            continue;
+        }
+        s += printable(QString::fromUtf8(bytes.data() + i, len));
+        i += size_t(len);
+    }
+    return s;
+}
+
+// A whole character or more, with spaces, line breaks and invisible characters made visible.
+QString printable(const QString& text) {
+    QString s;
+    for (const QChar c : text) {
+        if (c == QLatin1Char(' ')) s += QChar(0x2423);  // ␣
+        else if (c == QLatin1Char('\n')) s += QStringLiteral("\\n");
+        else if (c == QLatin1Char('\t')) s += QStringLiteral("\\t");
+        // Other spaces (no-break, hair…) and invisible characters showed as a blank: their code point.
+        else if (!c.isSurrogate() && (c.isSpace() || !c.isPrint() || c.category() == QChar::Other_Format))
+            s += QStringLiteral("<U+%1>").arg(QString::number(c.unicode(), 16).rightJustified(4, QLatin1Char('0')).toUpper());
+        else s += c;
+    }
+    return s;
+}
+
+}  // namespace
+
+StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(parent), chat_(chat) {
+    ChatModel* m = chat_->messages();
+    connect(m, &QAbstractItemModel::rowsInserted, this, &StepInspector::onModelChanged);
+    connect(m, &QAbstractItemModel::rowsRemoved, this, &StepInspector::onModelChanged);
+    // Another conversation: its newest answer (a step picked in the previous one means nothing here).
+    connect(m, &QAbstractItemModel::modelReset, this, [this] {
+        following_ = true;
+        onModelChanged();
+    });
+    // Streaming text changes arrive with every step batch (about ten a second, more when a model's
+    // steps are slow enough to be sent one by one); the panel follows at most once per 100 ms.
+    followTimer_.setSingleShot(true);
+    followTimer_.setInterval(100);
+    connect(&followTimer_, &QTimer::timeout, this, &StepInspector::onModelChanged);
+    connect(m, &QAbstractItemModel::dataChanged, this, [this] {
+        if (!followTimer_.isActive()) followTimer_.start();
+    });
+    // A new answer is what the user waits for: the panel follows it again, even after a click on
+    // an older token turned following off (Probabilities said "No token yet" while tokens streamed).
+    connect(chat_, &ChatController::generatingChanged, this, [this] {
+        if (chat_->generating()) setFollowing(true);
+    });
+    connect(chat_, &ChatController::answerFinished, this, [this](int row) {
+        if (row == row_) {
+            resetReplayToAnswer();
+        }
+    });
+    replayTimer_.setSingleShot(true);
+    replayTimer_.setInterval(40);
+    connect(&replayTimer_, &QTimer::timeout, this, &StepInspector::runReplay);
+}
+
+const std::vector<StepRecord>* StepInspector::answerSteps() const {
+    const ChatModel* m = chat_->messages();
+    if (row_ < 0 || row_ >= m->count()) return nullptr;
+    const ChatMessage& msg = m->at(row_);
+    return msg.role == Message::Assistant ? &msg.steps : nullptr;
+}
+
+const StepRecord* StepInspector::stepRecord() const {
+    const auto* steps = answerSteps();
+    if (!steps || step_ < 0 || step_ >= int(steps->size())) return nullptr;
+    return &(*steps)[size_t(step_)];
+}
+
+int StepInspector::stepCount() const {
+    const auto* steps = answerSteps();
+    return steps ? int(steps->size()) : 0;
+}
+
+void StepInspector::onModelChanged() {
+    const ChatModel* m = chat_->messages();
+    const int oldRow = row_;
+    if (following_) {
+        // The newest step of the last answer.
+        row_ = -1;
+        for (int r = m->count() - 1; r >= 0; --r)
+            if (m->at(r).role == Message::Assistant) {
+                row_ = r;
+                break;
+            }
+        step_ = row_ >= 0 ? int(m->at(row_).steps.size()) - 1 : -1;
+    } else if (row_ >= m->count()) {
+        row_ = -1;
+        step_ = -1;
+    } else if (row_ >= 0) {
+        step_ = std::min(step_, int(m->at(row_).steps.size()) - 1);
+    }
+    if (row_ != oldRow) resetReplayToAnswer();
+    refreshCandidateModel();
+    emit selectionChanged();
+}
+
+void StepInspector::refreshCandidateModel() {
+    QList<CandidateRow> rows;
+    if (const StepRecord* r = stepRecord()) {
+        rows.reserve(qsizetype(r->sample.top.size()));
+        for (const CandidateRecord& c : r->sample.top) {
+            CandidateRow row;
+            row.id = c.id;
+            row.token = tokenText(c.id);
+            row.logit = c.logit;
+            row.pRaw = c.p[0];
+            row.pFinal = c.p[kSamplerStageCount - 1];
+            for (float v : c.p) row.p.append(double(v));
+            row.chosen = c.id == r->sample.id;
+            rows.append(std::move(row));
+        }
+    }
+    candidateModel_.set(std::move(rows));
+}
+
+void StepInspector::setFollowing(bool on) {
+    if (on == following_) return;
+    following_ = on;
+    onModelChanged();
+}
+
+void StepInspector::select(int row, int step) {
+    following_ = false;
+    const int oldRow = row_;
+    row_ = row;
+    step_ = step;
+    if (row_ != oldRow) resetReplayToAnswer();
+    refreshCandidateModel();
+    emit selectionChanged();
+    if (replayedStep_ || result_) scheduleReplay();
+}
+
+void StepInspector::selectAtPosition(int row, int textPosition) {
+    const ChatModel* m = chat_->messages();
+    if (row < 0 || row >= m->count()) return;
+    const QVariantList starts = m->data(m->index(row), ChatModel::TokenStartsRole).toList();
+    QList<int> s;
+    for (const QVariant& v : starts) s.append(v.toInt());
+    const int step = stepAtPosition(s, textPosition);
+    if (step >= 0) select(row, step);
+}
+
+void StepInspector::stepBy(int delta) {
+    if (row_ < 0) return;
+    select(row_, std::clamp(step_ + delta, 0, std::max(0, stepCount() - 1)));
+}
+
+QString StepInspector::tokenText(int32_t id) const {
+    const auto& model = chat_->engine()->model();
+    if (!model) return QString::number(id);
+    return visible(model->tokenizer->tokenBytes(id), model->tokenizer->piece(id));
+}
+
+QStringList StepInspector::stageNames() const {
+    QStringList names;
+    for (int s = 0; s < kSamplerStageCount; ++s) names << QString::fromLatin1(samplerStageName(SamplerStage(s)).data());
+    return names;
+}
+
+QVariantMap StepInspector::candidateMap(const CandidateRecord& c, int32_t chosen) const {
+    QVariantList p;
+    for (float v : c.p) p.append(double(v));
+    return {{"id", c.id}, {"token", tokenText(c.id)}, {"logit", double(c.logit)}, {"p", p},
+            {"pRaw", double(c.p[0])}, {"pFinal", double(c.p[kSamplerStageCount - 1])}, {"chosen", c.id == chosen}};
+}
+
+QVariantMap StepInspector::current() const {
+    const StepRecord* r = stepRecord();
+    if (!r) return {};
+    const SampleRecord& s = r->sample;
+    return {{"step", r->step}, {"position", r->position}, {"id", s.id}, {"token", tokenText(s.id)},
+            {"logit", double(s.logit)}, {"pRaw", double(s.pRaw)}, {"pFinal", double(s.pFinal)}, {"rank", s.rank},
+            {"entropyBits", double(s.entropyBits)}, {"forwardMs", double(r->forwardUs) / 1000.0},
+            {"sampleMs", double(r->sampleUs) / 1000.0}, {"endOfGeneration", r->endOfGeneration},
+            {"vocabulary", s.survivors[0]}};
+}
+
+QVariantList StepInspector::candidates() const {
+    QVariantList out;
+    const StepRecord* r = stepRecord();
+    if (!r) return out;
+    for (const CandidateRecord& c : r->sample.top) out.append(candidateMap(c, r->sample.id));
+    return out;
+}
+
+QVariantList StepInspector::survivors() const {
+    QVariantList out;
+    if (const StepRecord* r = stepRecord())
+        for (int32_t n : r->sample.survivors) out.append(n);
+    return out;
+}
+
+QString StepInspector::describe(int row, int step) const {
+    const ChatModel* m = chat_->messages();
+    if (row < 0 || row >= m->count() || step < 0 || step >= int(m->at(row).steps.size())) return {};
+    const StepRecord& r = m->at(row).steps[size_t(step)];
+    const SampleRecord& s = r.sample;
+    QString text = tr("“%1”  %2% · rank %3 · entropy %4 bits").arg(tokenText(s.id)).arg(s.pRaw * 100, 0, 'f', 1).arg(s.rank)
+                       .arg(s.entropyBits, 0, 'f', 2);
+    QStringList alternatives;
+    for (const CandidateRecord& c : s.top) {
+        if (c.id == s.id) continue;
+        alternatives << tr("“%1” %2%").arg(tokenText(c.id)).arg(c.p[0] * 100, 0, 'f', 1);
+        if (alternatives.size() == 4) break;
+    }
+    if (!alternatives.isEmpty()) text += QLatin1Char('\n') + tr("else: ") + alternatives.join(QStringLiteral(" · "));
+    return text;
+}
+
+QString StepInspector::describeAt(int row, int position) const {
+    const HeatText* heat = chat_->messages()->heatText(row);
+    if (!heat) return {};
+    const JoinedCharacter* joined = joinedCharacterAt(*heat, position);
+    if (!joined) return describe(row, stepAtPosition(heat->tokenStarts, position));
+    // One character, several tokens: the split, then the token that completed it.
+    const std::vector<StepRecord>& steps = chat_->messages()->at(row).steps;
+    if (joined->lastStep >= int(steps.size())) return {};
+    QStringList parts;
+    double together = 1.0;
+    for (int k = joined->firstStep; k <= joined->lastStep; ++k) {
+        const SampleRecord& s = steps[size_t(k)].sample;
+        parts << tr("“%1” %2%").arg(tokenText(s.id)).arg(s.pRaw * 100, 0, 'f', 1);
+        together *= double(s.pRaw);
+    }
+    const int count = joined->lastStep - joined->firstStep + 1;
+    return tr("“%1” is one character from %2 tokens: %3 · together %4%")
+               .arg(heat->plain.mid(joined->offset, joined->length))
+               .arg(count)
+               .arg(parts.join(QStringLiteral(" + ")))
+               .arg(together * 100, 0, 'f', 1) +
+           QLatin1Char('\n') + describe(row, joined->lastStep);
+}
+
+bool StepInspector::branch(int tokenId) {
+    if (!stepRecord()) return false;
+    return chat_->branchFrom(row_, step_, tokenId);
+}
+
+// ---- replay -------------------------------------------------------------------------------------
+
+// ---- export -------------------------------------------------------------------------------------
+
+bool StepInspector::exportRecords(const QUrl& file, const QString& format) {
+    exportError_.clear();
+    const auto* steps = answerSteps();
+    if (!steps || steps->empty()) {
+        exportError_ = tr("no answer is selected");
+        return false;
+    }
+    const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly)) {
+        exportError_ = out.errorString();
+        return false;
+    }
+    const QStringList stages = stageNames();
+    if (format == QLatin1String("csv")) {
+        auto csv = [](QString s) { return QLatin1Char('"') + s.replace(QLatin1Char('"'), QStringLiteral("\"\"")) + QLatin1Char('"'); };
+        QString text = QStringLiteral("step,position,id,token,p,p_final,logit,rank,entropy_bits,forward_ms,sample_ms");
+        for (int c = 1; c <= 5; ++c) text += QStringLiteral(",top%1_id,top%1_token,top%1_p").arg(c);
+        text += QLatin1Char('\n');
+        for (const StepRecord& r : *steps) {
+            const SampleRecord& s = r.sample;
+            text += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9").arg(r.step).arg(r.position).arg(s.id).arg(csv(tokenText(s.id)))
+                        .arg(double(s.pRaw), 0, 'g', 7).arg(double(s.pFinal), 0, 'g', 7).arg(double(s.logit), 0, 'g', 7)
+                        .arg(s.rank).arg(double(s.entropyBits), 0, 'g', 6);
+            text += QStringLiteral(",%1,%2").arg(double(r.forwardUs) / 1000.0, 0, 'f', 3).arg(double(r.sampleUs) / 1000.0, 0, 'f', 3);
+            for (size_t c = 0; c < 5; ++c) {
+                if (c < s.top.size())
+                    text += QStringLiteral(",%1,%2,%3").arg(s.top[c].id).arg(csv(tokenText(s.top[c].id))).arg(double(s.top[c].p[0]), 0, 'g', 7);
+                else
+                    text += QStringLiteral(",,,");
+            }
+            text += QLatin1Char('\n');
+        }
+        out.write(text.toUtf8());
+    } else {
+        QJsonArray array;
+        for (const StepRecord& r : *steps) {
+            const SampleRecord& s = r.sample;
+            QJsonArray top;
+            for (const CandidateRecord& c : s.top) {
+                QJsonObject stageP;
+                for (int st = 0; st < kSamplerStageCount; ++st) stageP[stages[st]] = double(c.p[size_t(st)]);
+                top.append(QJsonObject{{"id", c.id}, {"token", tokenText(c.id)}, {"logit", double(c.logit)}, {"p", double(c.p[0])},
+                                       {"stages", stageP}});
+            }
+            QJsonObject survivors;
+            for (int st = 0; st < kSamplerStageCount; ++st) survivors[stages[st]] = s.survivors[size_t(st)];
+            array.append(QJsonObject{{"step", r.step}, {"position", r.position}, {"id", s.id}, {"token", tokenText(s.id)},
+                                     {"piece", QString::fromUtf8(r.piece)}, {"p", double(s.pRaw)}, {"p_final", double(s.pFinal)},
+                                     {"logit", double(s.logit)}, {"rank", s.rank}, {"entropy_bits", double(s.entropyBits)},
+                                     {"forward_ms", double(r.forwardUs) / 1000.0}, {"sample_ms", double(r.sampleUs) / 1000.0},
+                                     {"survivors", survivors}, {"top", top}, {"eog", r.endOfGeneration}});
+        }
+        out.write(QJsonDocument(QJsonObject{{"model", chat_->engine()->modelName()}, {"steps", array}}).toJson(QJsonDocument::Indented));
+    }
+    if (!out.commit()) {
+        exportError_ = out.errorString();
+        return false;
+    }
+    return true;
+}
+
+}  // namespace inferscope

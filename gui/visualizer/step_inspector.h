@@ -1,0 +1,136 @@
+#pragma once
+// StepInspector: what the Probabilities panel shows — one generation step of one answer (the
+// newest while an answer streams, or one the user picked in the text): its top candidates with
+// their probability after every sampler stage, the pick, its rank, the step's entropy — and a
+// replay of the whole answer with other sampler settings, from the logits stored per step.
+// GUI thread; reads ChatController's ChatModel.
+
+#include <QObject>
+#include <QQmlEngine>
+#include <QTimer>
+#include <QUrl>
+#include <QVariantList>
+#include <optional>
+
+#include "visualizer/candidate_list_model.h"
+#include "sampler/replay.h"
+#include "app/qml_singleton.h"
+
+namespace inferscope {
+
+class ChatController;
+class ChatModel;
+
+class StepInspector : public QObject, public QmlSingleton<StepInspector> {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+    Q_PROPERTY(int row READ row NOTIFY selectionChanged)            // the answer's row in ChatModel, -1: none
+    Q_PROPERTY(int step READ step NOTIFY selectionChanged)          // the step within it
+    Q_PROPERTY(int stepCount READ stepCount NOTIFY selectionChanged)
+    Q_PROPERTY(bool following READ following WRITE setFollowing NOTIFY selectionChanged)  // track the newest step
+    Q_PROPERTY(bool hasStep READ hasStep NOTIFY selectionChanged)
+    Q_PROPERTY(QVariantMap current READ current NOTIFY selectionChanged)      // the step: token, p, rank, entropy, timings
+    Q_PROPERTY(QVariantList candidates READ candidates NOTIFY selectionChanged)  // top-N with per-stage p
+    Q_PROPERTY(inferscope::CandidateListModel* candidateModel READ candidateModel CONSTANT)  // the same, updated in place
+    Q_PROPERTY(QVariantList survivors READ survivors NOTIFY selectionChanged)    // per stage
+    Q_PROPERTY(QStringList stageNames READ stageNames CONSTANT)
+
+    // Replay settings and results (recomputed after each change, debounced).
+    Q_PROPERTY(bool replayAvailable READ replayAvailable NOTIFY selectionChanged)
+    Q_PROPERTY(QString replayNote READ replayNote NOTIFY selectionChanged)  // why no replay ("" when available)
+    Q_PROPERTY(double replayTemperature READ replayTemperature WRITE setReplayTemperature NOTIFY replayChanged)
+    Q_PROPERTY(int replayTopK READ replayTopK WRITE setReplayTopK NOTIFY replayChanged)
+    Q_PROPERTY(double replayTopP READ replayTopP WRITE setReplayTopP NOTIFY replayChanged)
+    Q_PROPERTY(double replayMinP READ replayMinP WRITE setReplayMinP NOTIFY replayChanged)
+    Q_PROPERTY(double replayRepeatPenalty READ replayRepeatPenalty WRITE setReplayRepeatPenalty NOTIFY replayChanged)
+    Q_PROPERTY(int replayChangedCount READ replayChangedCount NOTIFY replayResultChanged)
+    Q_PROPERTY(int replayInexactCount READ replayInexactCount NOTIFY replayResultChanged)
+    Q_PROPERTY(double replayMinStoredMass READ replayMinStoredMass NOTIFY replayResultChanged)
+    Q_PROPERTY(QString replayError READ replayError NOTIFY replayResultChanged)
+    Q_PROPERTY(QVariantMap replayCurrent READ replayCurrent NOTIFY replayResultChanged)        // the selected step replayed
+    Q_PROPERTY(QVariantList replayCandidates READ replayCandidates NOTIFY replayResultChanged)
+
+public:
+    StepInspector(ChatController* chat, QObject* parent);
+
+    int row() const { return row_; }
+    int step() const { return step_; }
+    int stepCount() const;
+    bool following() const { return following_; }
+    void setFollowing(bool on);
+    bool hasStep() const { return stepRecord() != nullptr; }
+    QVariantMap current() const;
+    QVariantList candidates() const;
+    CandidateListModel* candidateModel() { return &candidateModel_; }
+    QVariantList survivors() const;
+    QStringList stageNames() const;
+
+    bool replayAvailable() const;
+    QString replayNote() const;
+    double replayTemperature() const { return replay_.temperature; }
+    int replayTopK() const { return replay_.topK; }
+    double replayTopP() const { return replay_.topP; }
+    double replayMinP() const { return replay_.minP; }
+    double replayRepeatPenalty() const { return replay_.repeatPenalty; }
+    void setReplayTemperature(double v);
+    void setReplayTopK(int v);
+    void setReplayTopP(double v);
+    void setReplayMinP(double v);
+    void setReplayRepeatPenalty(double v);
+    int replayChangedCount() const { return result_ ? result_->changed : 0; }
+    int replayInexactCount() const { return result_ ? result_->inexact : 0; }
+    double replayMinStoredMass() const { return result_ ? result_->minStoredMass : 1.0; }
+    QString replayError() const { return replayError_; }
+    QVariantMap replayCurrent() const;
+    QVariantList replayCandidates() const;
+
+    // Selects a step (row -1: none); stops following the stream.
+    Q_INVOKABLE void select(int row, int step);
+    Q_INVOKABLE void selectAtPosition(int row, int textPosition);  // the step under a character of the heat text
+    Q_INVOKABLE void stepBy(int delta);
+    // The replay's settings start as the answer's own.
+    Q_INVOKABLE void resetReplayToAnswer();
+    // A one-line description of a step for the hover tooltip: the token, its probability, rank, alternatives.
+    Q_INVOKABLE QString describe(int row, int step) const;
+    // The hover tooltip for the character at a heat-text position: describe() of its step, or for a
+    // character whose bytes came from several tokens, the split (each token, its bytes and probability) first.
+    Q_INVOKABLE QString describeAt(int row, int position) const;
+    // Continues the answer from the selected step with another candidate (see ChatController::branchFrom).
+    Q_INVOKABLE bool branch(int tokenId);
+    // The selected answer's per-token records as JSON or CSV ("json" | "csv"), written atomically.
+    Q_INVOKABLE bool exportRecords(const QUrl& file, const QString& format);
+    Q_INVOKABLE QString lastExportError() const { return exportError_; }
+    // A token as the panels show it: spaces and line breaks made visible, raw bytes as <0xNN>.
+    Q_INVOKABLE QString tokenText(int32_t id) const;
+
+signals:
+    void selectionChanged();
+    void replayChanged();
+    void replayResultChanged();
+
+private:
+    const StepRecord* stepRecord() const;
+    const std::vector<StepRecord>* answerSteps() const;
+    std::vector<int32_t> contextBefore(int row) const;
+    void onModelChanged();
+    void scheduleReplay();
+    void runReplay();
+    QVariantMap candidateMap(const CandidateRecord& c, int32_t chosen) const;
+
+    ChatController* chat_;
+    int row_ = -1;
+    int step_ = -1;
+    bool following_ = true;
+    SamplerParams replay_;
+    std::optional<ReplayResult> result_;
+    std::optional<SampleRecord> replayedStep_;
+    QString replayError_;
+    QString exportError_;
+    QTimer replayTimer_;
+    QTimer followTimer_;
+    CandidateListModel candidateModel_;
+    void refreshCandidateModel();  // while an answer streams, the panel follows at most 10 times a second
+};
+
+}  // namespace inferscope

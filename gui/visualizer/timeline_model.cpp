@@ -1,0 +1,267 @@
+#include "visualizer/timeline_model.h"
+
+#include <algorithm>
+
+#include "chat/chat_controller.h"
+#include "engine/engine_controller.h"
+#include "visualizer/step_inspector.h"
+
+namespace inferscope {
+namespace {
+
+double median(QList<qreal> v) {
+    if (v.isEmpty()) return 0;
+    std::sort(v.begin(), v.end());
+    const qsizetype n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+TimelineModel::TimelineModel(ChatController* chat, StepInspector* inspector, QObject* parent)
+    : QObject(parent), chat_(chat), engine_(chat->engine()), inspector_(inspector) {
+    connect(inspector_, &StepInspector::selectionChanged, this, &TimelineModel::recompute);
+    connect(chat_, &ChatController::answerFinished, this, &TimelineModel::recompute);
+    connect(engine_, &EngineController::modelChanged, this, [this] {
+        forgetExperiments();
+        recompute();
+    });
+    // The experiments ran on the conversation shown: another one starts without them.
+    connect(chat_->messages(), &QAbstractItemModel::modelReset, this, &TimelineModel::forgetExperiments);
+    connect(engine_, &EngineController::machineMeasured, this, [this](double gbps, double f32, double bf16) {
+        machine_ = {{"bandwidthGBps", gbps}, {"peakGflopsF32", f32}, {"peakGflopsBF16", bf16}, {"measured", true}};
+        if (measuring_) {
+            measuring_ = false;
+            setStatus(tr("Machine measured."));
+        }
+        emit machineChanged();
+        recompute();
+    });
+    connect(engine_, &EngineController::generationFinished, this, &TimelineModel::onFinished);
+    connect(engine_, &EngineController::generationFailed, this, &TimelineModel::onFailed);
+    connect(engine_, &EngineController::stepsArrived, this, &TimelineModel::onSteps);
+}
+
+// ---- the model's cost per pass, from its shape (core/model/pass_cost.h) ---------------------------
+
+namespace {
+
+// Every figure 0 while no model is loaded.
+PassCost passCost(const EngineController* engine) { return engine->model() ? engine->model()->cost : PassCost(); }
+
+}  // namespace
+
+double TimelineModel::decodeBytes(int position) const { return passCost(engine_).decodeBytes(position); }
+double TimelineModel::decodeFlops(int position) const { return passCost(engine_).decodeFlops(position); }
+double TimelineModel::prefillFlops(int tokens, int reused) const { return passCost(engine_).prefillFlops(tokens, reused); }
+
+// ---- the shown answer -------------------------------------------------------------------------------
+
+void TimelineModel::recompute() {
+    const ChatModel* m = chat_->messages();
+    row_ = inspector_->row();
+    prefill_.clear();
+    decode_.clear();
+    decodeMs_.clear();
+    decodeGBps_.clear();
+    ttftMs_ = 0;
+    if (row_ >= 0 && row_ < m->count() && m->at(row_).role == Message::Assistant) {
+        const ChatMessage& a = m->at(row_);
+        const AnswerStats& st = a.stats;
+        const int computed = st.prefilledTokens, reused = st.reusedTokens;
+        const double ms = st.prefillMs;
+        const PassCost cost = passCost(engine_);
+        const double flops = cost.prefillFlops(computed, reused);
+        prefill_ = {{"tokens", computed}, {"reused", reused}, {"ms", ms}, {"tokensPerSecond", st.prefillTokensPerSecond},
+                    {"gflops", ms > 0 ? flops / (ms * 1e6) : 0.0}};
+        ttftMs_ = st.timeToFirstTokenMs;
+        double totalFlops = 0, totalUs = 0;
+        for (size_t k = 1; k < a.steps.size(); ++k) {
+            const StepRecord& s = a.steps[k];
+            if (s.forwardUs <= 0) continue;
+            decodeMs_.append(double(s.forwardUs) / 1000.0);
+            // the pass ran the previous token, at position s.position - 1
+            decodeGBps_.append(cost.decodeBytes(s.position - 1) / (double(s.forwardUs) * 1e3));
+            totalFlops += cost.decodeFlops(s.position - 1);
+            totalUs += double(s.forwardUs);
+        }
+        const double medMs = median(decodeMs_);
+        decode_ = {{"passes", int(decodeMs_.size())}, {"medianMs", medMs}, {"tokensPerSecond", medMs > 0 ? 1000.0 / medMs : 0.0},
+                   {"medianGBps", median(decodeGBps_)}, {"gflops", totalUs > 0 ? totalFlops / (totalUs * 1e3) : 0.0}};
+        const double bw = machine_.value("bandwidthGBps").toDouble();
+        if (bw > 0) decode_.insert("bandwidthFraction", median(decodeGBps_) / bw);
+        const bool bf16 = engine_->precision().startsWith(QLatin1String("BF16"));
+        const double peak = machine_.value(bf16 ? "peakGflopsBF16" : "peakGflopsF32").toDouble();
+        if (peak > 0) prefill_.insert("computeFraction", prefill_.value("gflops").toDouble() / peak);
+        prefill_.insert("kvComputed", st.kvComputed);
+        prefill_.insert("attentionScores", st.attentionScores);
+    }
+    emit changed();
+}
+
+std::vector<int32_t> TimelineModel::contextTokens(int row) const {
+    std::vector<int32_t> tokens;
+    const ChatModel* m = chat_->messages();
+    for (int r = 0; r < row && r < m->count(); ++r) tokens.insert(tokens.end(), m->at(r).tokens.begin(), m->at(r).tokens.end());
+    return tokens;
+}
+
+void TimelineModel::forgetExperiments() {
+    if (busy()) cancelExperiment();  // its result would land on the other conversation
+    noCacheMs_.clear();
+    counters_.clear();
+    sweep_.clear();
+    if (!measuring_) status_.clear();
+    emit experimentsChanged();
+    emit busyChanged();
+}
+
+void TimelineModel::setStatus(const QString& status) {
+    status_ = status;
+    emit busyChanged();
+}
+
+// ---- experiments ------------------------------------------------------------------------------------
+
+bool TimelineModel::runWithoutCache() {
+    const ChatModel* m = chat_->messages();
+    if (busy()) return false;
+    if (row_ < 0 || row_ >= m->count() || m->at(row_).steps.empty()) {
+        setStatus(tr("No answer to run again: send a message first."));
+        return false;
+    }
+    const ChatMessage& a = m->at(row_);
+    GenerationJob job;
+    PromptChunk chunk;
+    chunk.tokens = contextTokens(row_);
+    chunk.hasTokens = true;
+    if (chunk.tokens.empty()) return false;
+    job.chunks.push_back(std::move(chunk));
+    // The answer's own settings; an answer stored without them (an earlier version) runs greedy.
+    SamplerParams greedy;
+    greedy.temperature = 0.0f;
+    job.sampler = a.stats.sampler.value_or(greedy);
+    job.sampler.topN = 0;
+    job.maxTokens = int32_t(a.steps.size());
+    job.useKvCache = false;
+    job.resetCache = true;
+    job.measurement = true;
+    job_ = engine_->startGeneration(job);
+    if (job_ == 0) return false;
+    experiment_ = Experiment::NoCache;
+    noCacheMs_.clear();
+    setStatus(tr("Running the same %1 tokens without the KV cache…").arg(a.steps.size()));
+    emit experimentsChanged();
+    return true;
+}
+
+bool TimelineModel::runPrefillSweep() {
+    if (busy() || !engine_->hasModel()) return false;
+    const int limit = std::min(engine_->contextLength(), 2048);
+    sweepLengths_.clear();
+    for (int n = 8; n <= limit; n *= 2) sweepLengths_.push_back(n);
+    if (sweepLengths_.empty()) return false;
+    // The conversation's tokens, repeated to the longest length (any real text will do: the cost
+    // of a prefill depends on the length only).
+    sweepTokens_ = contextTokens(chat_->messages()->count());
+    if (sweepTokens_.size() < 2) sweepTokens_ = {engine_->model()->tokenizer->bosId() >= 0 ? engine_->model()->tokenizer->bosId() : 0};
+    sweepIndex_ = 0;
+    sweep_.clear();
+    experiment_ = Experiment::Sweep;
+    emit experimentsChanged();
+    return startSweepJob();
+}
+
+bool TimelineModel::startSweepJob() {
+    const int n = sweepLengths_[sweepIndex_];
+    GenerationJob job;
+    PromptChunk chunk;
+    chunk.hasTokens = true;
+    for (int i = 0; i < n; ++i) chunk.tokens.push_back(sweepTokens_[size_t(i) % sweepTokens_.size()]);
+    job.chunks.push_back(std::move(chunk));
+    job.sampler.temperature = 0.0f;
+    job.sampler.topN = 0;
+    job.maxTokens = 1;
+    job.resetCache = true;
+    job.measurement = true;
+    job_ = engine_->startGeneration(job);
+    if (job_ == 0) {
+        experiment_ = Experiment::None;
+        setStatus(tr("The engine is busy."));
+        return false;
+    }
+    setStatus(tr("Prefill sweep: %1 tokens (%2 of %3)…").arg(n).arg(sweepIndex_ + 1).arg(sweepLengths_.size()));
+    return true;
+}
+
+void TimelineModel::cancelExperiment() {
+    if (busy()) engine_->stop();
+}
+
+void TimelineModel::onSteps(quint64 jobId, const StepBatch& batch) {
+    if (jobId != job_ || experiment_ != Experiment::NoCache) return;
+    for (const StepRecord& s : batch.steps)
+        if (s.step > 0) noCacheMs_.append(double(s.forwardUs) / 1000.0);
+    emit experimentsChanged();
+}
+
+void TimelineModel::onFinished(quint64 jobId, const GenerationSummary& summary) {
+    if (jobId != job_ || !busy()) return;
+    if (summary.reason == FinishReason::Cancelled) {
+        experiment_ = Experiment::None;
+        setStatus(tr("Stopped."));
+        return;
+    }
+    if (experiment_ == Experiment::NoCache) {
+        const AnswerStats& st = chat_->messages()->at(std::min(row_, chat_->messages()->count() - 1)).stats;
+        const QVariantMap d = engine_->modelDetails();
+        const double perVector = d.value("layers").toDouble() * d.value("kvHeads").toDouble();
+        counters_ = {{"cachedKv", st.kvComputed},
+                     {"cachedScores", st.attentionScores},
+                     {"uncachedKv", double(summary.kv.kvComputed)},
+                     {"uncachedScores", double(summary.kv.attentionScores)},
+                     {"kvVectorsPerPosition", perVector},
+                     {"cachedDecodeMs", double(0)},
+                     {"uncachedDecodeMs", double(summary.decodeUs) / 1000.0},
+                     {"uncachedPrefillMs", double(summary.prefill.us) / 1000.0},
+                     {"tokens", summary.nGenerated}};
+        double cachedUs = 0;
+        for (qreal ms : decodeMs_) cachedUs += ms;
+        counters_["cachedDecodeMs"] = cachedUs;
+        experiment_ = Experiment::None;
+        setStatus(tr("Without the cache: %1 ms of decoding against %2 ms with it.")
+                      .arg(summary.decodeUs / 1000.0, 0, 'f', 1).arg(cachedUs, 0, 'f', 1));
+        emit experimentsChanged();
+        return;
+    }
+    // sweep
+    const int n = sweepLengths_[sweepIndex_];
+    const double ms = double(summary.prefill.us) / 1000.0;
+    sweep_.append(QVariantMap{{"tokens", n}, {"ms", ms}, {"msPerToken", ms / n}, {"gflops", ms > 0 ? prefillFlops(n, 0) / (ms * 1e6) : 0.0}});
+    emit experimentsChanged();
+    if (++sweepIndex_ < sweepLengths_.size()) {
+        startSweepJob();
+        return;
+    }
+    experiment_ = Experiment::None;
+    setStatus(tr("Prefill sweep done: %1 lengths.").arg(sweep_.size()));
+}
+
+void TimelineModel::onFailed(quint64 jobId, const QString& message) {
+    if (jobId != job_ || !busy()) return;
+    experiment_ = Experiment::None;
+    setStatus(message);
+}
+
+void TimelineModel::measureMachine() {
+    if (!engine_->hasModel()) {
+        setStatus(tr("Load a model first: the machine is measured on the engine's thread with its settings."));
+        return;
+    }
+    // About a second of full load with nothing on screen: the status says it is under way.
+    measuring_ = true;
+    setStatus(tr("Measuring this machine: read bandwidth, then matrix multiply peak…"));
+    engine_->measureMachine();
+}
+
+}  // namespace inferscope

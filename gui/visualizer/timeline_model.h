@@ -1,0 +1,107 @@
+#pragma once
+// TimelineModel: what the Timeline panel shows for an answer — prefill as one block, each decode
+// step's time, time to first token, and what those times achieved (GB/s of weights and KV cache
+// read per decode step, GFLOP/s in prefill) against this machine's measured limits. It also runs
+// two experiments on the engine: the same prompt without the KV cache (every step recomputes the
+// whole sequence), and a prefill sweep (prompt lengths doubling) that shows attention's quadratic
+// cost on long prompts. GUI thread; the experiments run on the engine's worker like any answer.
+
+#include <QObject>
+#include <QQmlEngine>
+#include <QVariantList>
+#include <QVariantMap>
+#include <vector>
+
+#include "engine/engine_types.h"
+#include "app/qml_singleton.h"
+
+namespace inferscope {
+
+class ChatController;
+class EngineController;
+class StepInspector;
+
+class TimelineModel : public QObject, public QmlSingleton<TimelineModel> {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+    Q_PROPERTY(int row READ row NOTIFY changed)                          // the answer shown, -1: none
+    Q_PROPERTY(QVariantMap prefill READ prefill NOTIFY changed)          // tokens, reused, ms, tokensPerSecond, gflops
+    Q_PROPERTY(QList<qreal> decodeMs READ decodeMs NOTIFY changed)       // per decode pass
+    Q_PROPERTY(QList<qreal> decodeGBps READ decodeGBps NOTIFY changed)   // bytes read / time, per pass
+    Q_PROPERTY(QVariantMap decode READ decode NOTIFY changed)            // passes, medianMs, tokensPerSecond, medianGBps, gflops
+    Q_PROPERTY(double timeToFirstTokenMs READ timeToFirstTokenMs NOTIFY changed)
+    Q_PROPERTY(QVariantMap machine READ machine NOTIFY machineChanged)   // bandwidthGBps, peakGflops, precision, measured
+    Q_PROPERTY(bool busy READ busy NOTIFY busyChanged)                   // an experiment is running
+    Q_PROPERTY(QString status READ status NOTIFY busyChanged)
+    Q_PROPERTY(bool measuring READ measuring NOTIFY busyChanged)         // measureMachine() is under way
+    Q_PROPERTY(QList<qreal> noCacheMs READ noCacheMs NOTIFY experimentsChanged)
+    Q_PROPERTY(QVariantMap counters READ counters NOTIFY experimentsChanged)  // with / without the cache
+    Q_PROPERTY(QVariantList sweep READ sweep NOTIFY experimentsChanged)       // [{tokens, ms, msPerToken}]
+
+public:
+    TimelineModel(ChatController* chat, StepInspector* inspector, QObject* parent);
+
+    int row() const { return row_; }
+    QVariantMap prefill() const { return prefill_; }
+    QList<qreal> decodeMs() const { return decodeMs_; }
+    QList<qreal> decodeGBps() const { return decodeGBps_; }
+    QVariantMap decode() const { return decode_; }
+    double timeToFirstTokenMs() const { return ttftMs_; }
+    QVariantMap machine() const { return machine_; }
+    bool busy() const { return experiment_ != Experiment::None; }
+    QString status() const { return status_; }
+    bool measuring() const { return measuring_; }
+    QList<qreal> noCacheMs() const { return noCacheMs_; }
+    QVariantMap counters() const { return counters_; }
+    QVariantList sweep() const { return sweep_; }
+
+    // Reruns the shown answer's prompt and length without the KV cache.
+    Q_INVOKABLE bool runWithoutCache();
+    // Prefill time for prompts of 8, 16, 32, ... tokens up to the context (at most 2048).
+    Q_INVOKABLE bool runPrefillSweep();
+    Q_INVOKABLE void cancelExperiment();
+    // The machine's limits, measured on the engine thread (also done after each model load).
+    Q_INVOKABLE void measureMachine();
+
+    // Figures of one decode pass at position p (0-based) and of a prefill of n tokens after
+    // `reused` cached ones, from the model's shape: what the engine reads and computes.
+    double decodeBytes(int position) const;
+    double prefillFlops(int tokens, int reused) const;
+    double decodeFlops(int position) const;
+
+signals:
+    void changed();
+    void machineChanged();
+    void busyChanged();
+    void experimentsChanged();
+
+private:
+    enum class Experiment { None, NoCache, Sweep };
+    void recompute();
+    void onFinished(quint64 jobId, const GenerationSummary& summary);
+    void onFailed(quint64 jobId, const QString& message);
+    void onSteps(quint64 jobId, const StepBatch& batch);
+    bool startSweepJob();
+    std::vector<int32_t> contextTokens(int row) const;
+    void setStatus(const QString& status);
+
+    ChatController* chat_;
+    EngineController* engine_;
+    StepInspector* inspector_;
+    int row_ = -1;
+    QVariantMap prefill_, decode_, machine_, counters_;
+    QList<qreal> decodeMs_, decodeGBps_, noCacheMs_;
+    double ttftMs_ = 0;
+    QVariantList sweep_;
+    Experiment experiment_ = Experiment::None;
+    bool measuring_ = false;
+    void forgetExperiments();
+    quint64 job_ = 0;
+    std::vector<int> sweepLengths_;
+    size_t sweepIndex_ = 0;
+    std::vector<int32_t> sweepTokens_;
+    QString status_;
+};
+
+}  // namespace inferscope

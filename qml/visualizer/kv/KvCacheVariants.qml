@@ -1,0 +1,121 @@
+pragma ComponentBehavior: Bound
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Inferscope
+
+// The same model's cache with another attention layout (MHA / GQA / MQA) or element type
+// (FP32 / FP16 / INT8): bytes per token, now and at the full context, against the real cache.
+ColumnLayout {
+    id: variants
+    required property KvCacheView view
+    spacing: 6
+    readonly property int figureWidth: 68
+
+    readonly property var explanations: ({
+        "MHA": qsTr("Multi-head attention: every query head has its own key and value head, the largest cache."),
+        "GQA": qsTr("Grouped-query attention: each group of query heads shares one key/value head, so the cache shrinks by the group size."),
+        "MQA": qsTr("Multi-query attention: all query heads share a single key/value head, the smallest cache."),
+        "FP32": qsTr("Each key and value element stored in 4 bytes, full single precision."),
+        "FP16": qsTr("Each element in 2 bytes instead of 4: half the cache, with about 3 significant digits kept."),
+        "INT8": qsTr("Each element in 1 byte instead of 4: a quarter of the cache, as 8-bit integers with scales that restore their range.")
+    })
+
+    Repeater {
+        // The models of these Repeaters hold no live figure: a new array at every update would
+        // rebuild all their items (four times a second while an answer streams).
+        model: [
+            {name: "attention", tip: qsTr("How many key/value heads the query heads share decides how many vectors each token stores per layer.")},
+            {name: "element", tip: qsTr("Storing keys and values in 2 bytes (FP16) or 1 byte (INT8) instead of 4 halves or quarters the cache.")}
+        ]
+        delegate: ColumnLayout {
+            id: table
+            required property var modelData
+            readonly property bool attention: modelData.name === "attention"
+            readonly property string title: attention ? qsTr("Attention layout, at %1").arg(variants.view.elementType)
+                                                      : qsTr("Element type, at %1 KV heads").arg(variants.view.kvHeads)
+            Layout.fillWidth: true
+            spacing: 2
+
+            RowLayout {
+                Layout.fillWidth: true
+                KvCacheTerm { text: table.title; font.bold: true; explanation: table.modelData.tip; Layout.fillWidth: true }
+            }
+            RowLayout {  // column heads
+                Layout.fillWidth: true
+                Layout.leftMargin: 6
+                Layout.rightMargin: 3
+                Item { Layout.fillWidth: true }
+                Repeater {
+                    model: ["perToken", "now", "capacity"]
+                    delegate: Label {
+                        required property string modelData
+                        text: modelData === "perToken" ? qsTr("per token")
+                            : modelData === "now" ? qsTr("%1 now").arg(Units.count(variants.view.usedCells))
+                            : qsTr("at %1").arg(Units.count(variants.view.capacity))
+                        color: Theme.muted
+                        font.pixelSize: Theme.fontSmall - 1
+                        Layout.preferredWidth: variants.figureWidth
+                        horizontalAlignment: Text.AlignRight
+                    }
+                }
+            }
+            Repeater {
+                model: table.attention ? variants.view.attentionVariants : variants.view.elementVariants
+                delegate: Rectangle {
+                    id: row
+                    required property string name
+                    required property string detail
+                    required property double bytesPerToken
+                    required property double bytesAtUsed
+                    required property double bytesAtCapacity
+                    required property string ratioText
+                    required property bool loaded
+                    objectName: table.modelData.name + "_" + name
+                    Layout.fillWidth: true
+                    implicitHeight: rowColumn.implicitHeight + 6
+                    radius: 4
+                    color: loaded ? Theme.accentSoft : "transparent"
+                    ColumnLayout {
+                        id: rowColumn
+                        anchors.fill: parent
+                        anchors.margins: 3
+                        anchors.leftMargin: 6
+                        spacing: 0
+                        RowLayout {
+                            Layout.fillWidth: true
+                            KvCacheTerm { text: row.name; font.bold: true; Layout.preferredWidth: 40; explanation: variants.explanations[row.name] ?? "" }
+                            Label {
+                                text: row.loaded ? qsTr("as loaded") : row.ratioText
+                                color: row.loaded ? Theme.accent : Theme.muted
+                                font.pixelSize: Theme.fontSmall
+                                Layout.fillWidth: true
+                            }
+                            Repeater {
+                                model: ["perToken", "atUsed", "atCapacity"]
+                                delegate: Label {
+                                    required property string modelData
+                                    objectName: modelData
+                                    text: modelData === "perToken" ? Units.exact(row.bytesPerToken)
+                                        : modelData === "atUsed" ? Units.binary(row.bytesAtUsed) : Units.binary(row.bytesAtCapacity)
+                                    font.family: "monospace"
+                                    font.pixelSize: Theme.fontSmall
+                                    font.bold: row.loaded
+                                    Layout.preferredWidth: variants.figureWidth
+                                    horizontalAlignment: Text.AlignRight
+                                }
+                            }
+                        }
+                        Label {
+                            text: row.detail
+                            color: Theme.muted
+                            font.pixelSize: Theme.fontSmall
+                            elide: Text.ElideRight
+                            Layout.fillWidth: true
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,959 @@
+// Acceptance: the app as a person uses it. The real object graph (tests/gui/app_stack.h, as
+// app/main.cpp builds it), Main.qml in a real window (offscreen in ctest), driven by QTest mouse
+// and keyboard events on that window, one scenario per user task. Each asserts on what is on
+// screen (item text, visibility, geometry inside the window) and in the conversation database.
+// Every step leaves a screenshot in build/acceptance-screens/; any QML warning fails the test.
+#include <QGuiApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QHash>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QQuickItem>
+#include <QQuickStyle>
+#include <QQuickWindow>
+#include <QTemporaryDir>
+#include <QTest>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include "step_gate.h"
+#include "app_stack.h"
+#include "gui_test_helpers.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_app;
+using namespace inferscope::testing_gui;
+
+namespace {
+
+// The signal came, during the wait or already before it (a short answer may finish while the key
+// that sent it is still being processed).
+bool arrived(QSignalSpy& spy, int ms) { return !spy.isEmpty() || spy.wait(ms); }
+
+// QML's warnings (bindings, type errors, layout loops) collected while a scenario runs.
+QStringList gQmlWarnings;
+QtMessageHandler gPrevious = nullptr;
+
+void collectQmlWarnings(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+    const bool fromQml = QByteArray(context.category ? context.category : "").startsWith("qml") ||
+                         QByteArray(context.category ? context.category : "").startsWith("js") || message.contains(QLatin1String(".qml:")) ||
+                         message.contains(QLatin1String("Polish loop")) || message.contains(QLatin1String("Binding loop")) ||
+                         // Asked by QML for a position past a text's end (the selected token's outline).
+                         message.startsWith(QLatin1String("QTextCursor::"));
+    if (type != QtDebugMsg && type != QtInfoMsg && fromQml) gQmlWarnings << message;
+    if (gPrevious) gPrevious(type, context, message);
+}
+
+}  // namespace
+
+class TestAcceptance : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    std::unique_ptr<AppStack> app_;
+    int shotNumber_ = 0;
+
+    QQuickWindow* window() const { return app_->window(); }
+
+    // The app with its window at w×h, the welcome already seen, answers greedy and short.
+    bool start(int w, int h) {
+        app_ = std::make_unique<AppStack>(dir_.filePath(QStringLiteral("conversations.db")));
+        app_->settings->setSessionWelcomeSeen(true);
+        app_->sampling->setMaxTokens(16);
+        SamplerParams greedy;
+        greedy.temperature = 0.0f;
+        app_->chat->setSamplerOverride(greedy);
+        if (!app_->showWindow()) return false;
+        window()->resize(w, h);
+        window()->show();
+        window()->requestActivate();
+        return QTest::qWaitForWindowExposed(window()) && QTest::qWaitForWindowActive(window());
+    }
+    bool loadModel() { return loadAndWait(*app_->engine, bundledModel()); }
+
+    void shot(const QString& step) {
+        // Posted events (layout, deferred bindings) delivered and one more frame rendered.
+        QCoreApplication::sendPostedEvents();
+        QSignalSpy rendered(window(), &QQuickWindow::frameSwapped);
+        window()->update();
+        rendered.wait(2000);  // a picture for a person, not a check: taken even if no frame came
+        const QString folder = QStringLiteral(INFERSCOPE_ACCEPTANCE_SCREENS);
+        QDir().mkpath(folder);
+        const QString name = QStringLiteral("%1-%2-%3.png")
+                                 .arg(++shotNumber_, 2, 10, QLatin1Char('0'))
+                                 .arg(QString::fromLatin1(QTest::currentTestFunction()), step);
+        window()->grabWindow().save(QDir(folder).filePath(name));
+    }
+
+    QQuickItem* item(const QString& objectName) const { return app_->find<QQuickItem>(objectName); }
+    // Every visible item of the visual tree (popups included) whose objectName or text matches.
+    QList<QQuickItem*> visibleItems(const std::function<bool(QQuickItem*)>& match) const {
+        QList<QQuickItem*> found;
+        std::function<void(QQuickItem*)> walk = [&](QQuickItem* i) {
+            if (!i->isVisible()) return;
+            if (match(i)) found << i;
+            for (QQuickItem* c : i->childItems()) walk(c);
+        };
+        walk(window()->contentItem());
+        return found;
+    }
+    QQuickItem* visibleNamed(const QString& objectName) const {
+        const auto all = visibleItems([&](QQuickItem* i) { return i->objectName() == objectName; });
+        return all.isEmpty() ? nullptr : all.last();
+    }
+    QQuickItem* visibleWithText(const QString& text) const {
+        const auto all = visibleItems([&](QQuickItem* i) { return i->property("text").toString() == text; });
+        return all.isEmpty() ? nullptr : all.last();
+    }
+    // A conversation's row in the sidebar, by its title.
+    QQuickItem* sidebarRow(const QString& title) const {
+        QQuickItem* list = item(QStringLiteral("conversationList"));
+        if (!list) return nullptr;
+        const auto all = visibleItems([&](QQuickItem* i) {
+            if (i->property("text").toString() != title) return false;
+            for (QQuickItem* p = i->parentItem(); p; p = p->parentItem())
+                if (p == list) return true;
+            return false;
+        });
+        return all.isEmpty() ? nullptr : all.first();
+    }
+    // The item lies wholly inside the window (not cut off by its edges).
+    bool insideWindow(QQuickItem* i) const {
+        const QRectF r = i->mapRectToScene(QRectF(0, 0, i->width(), i->height()));
+        return r.width() > 0 && r.height() > 0 && r.left() >= -0.5 && r.top() >= -0.5 && r.right() <= window()->width() + 0.5 &&
+               r.bottom() <= window()->height() + 0.5;
+    }
+    void click(QQuickItem* i) {
+        QVERIFY(i);
+        QVERIFY2(insideWindow(i), qPrintable(i->objectName()));
+        QTest::mouseClick(window(), Qt::LeftButton, {}, i->mapToScene(QPointF(i->width() / 2, i->height() / 2)).toPoint());
+    }
+    // Key by key, as typed (QTest::keyClicks takes widgets only).
+    void typeText(const QString& text) {
+        for (const QChar c : text) QTest::keyClick(window(), c.toLatin1());
+    }
+    // Types a message into the composer and presses Enter; waits for the answer to finish.
+    bool sendByKeyboard(const QString& text) {
+        QQuickItem* input = item(QStringLiteral("composerInput"));
+        if (!input) return false;
+        input->forceActiveFocus();
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        typeText(text);
+        const QString typed = input->property("text").toString();
+        QTest::keyClick(window(), Qt::Key_Return);
+        if (arrived(done, 20000)) return true;
+        std::fprintf(stderr, "not sent: typed \"%s\", composer \"%s\", messages %d, focus %d, error \"%s\", canSend %d\n",
+                     qPrintable(typed), qPrintable(input->property("text").toString()), app_->chat->messages()->count(), int(input->hasActiveFocus()),
+                     qPrintable(app_->chat->lastError()), int(app_->chat->canSend()));
+        return false;
+    }
+    // The Probabilities panel's most probable candidate that was not picked, once the panel has
+    // stopped moving: it is laid out again as the step's figures arrive, and a click at where the
+    // bar was landed on another button.
+    QQuickItem* unpickedCandidate() const {
+        QQuickItem* other = nullptr;
+        QPointF was(-1, -1);
+        for (int n = 0, still = 0; n < 60 && still < 3; ++n) {
+            QTest::qWait(50);
+            other = nullptr;
+            for (int c = 0; c < 5 && !other; ++c)
+                if (QQuickItem* bar = visibleNamed(QStringLiteral("candidate_%1").arg(c)); bar && bar->isEnabled()) other = bar;
+            const QPointF at = other ? other->mapToScene(QPointF(0, 0)) : QPointF(-1, -1);
+            still = at == was ? still + 1 : 0;
+            was = at;
+        }
+        return other;
+    }
+    // The last message as the reader sees it (its heat map is rich text: the characters only).
+    QString lastMessageText() const {
+        const auto texts = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); });
+        if (texts.isEmpty()) return {};
+        QString plain;
+        QMetaObject::invokeMethod(texts.last(), "getText", Q_RETURN_ARG(QString, plain), Q_ARG(int, 0),
+                                  Q_ARG(int, texts.last()->property("length").toInt()));
+        return plain;
+    }
+
+private slots:
+    void initTestCase() {
+        useTestLocations();
+        QVERIFY(dir_.isValid());
+        QQuickStyle::setStyle(QStringLiteral("Fusion"));
+        gPrevious = qInstallMessageHandler(collectQmlWarnings);
+    }
+    void init() {
+        gQmlWarnings.clear();
+        shotNumber_ = 0;
+    }
+    void cleanup() {
+        app_.reset();
+        removeFilesIn(dir_.path());
+        QVERIFY2(gQmlWarnings.isEmpty(), qPrintable(gQmlWarnings.join(QLatin1Char('\n'))));
+    }
+
+    // Ctrl+O opens the file dialog (it crashed on Qt 6.4 without Qt.labs.folderlistmodel); the
+    // chosen model loads and its name shows in the title and the top bar.
+    void openAModelThroughTheDialog() {
+        QVERIFY(start(1400, 900));
+        QCOMPARE(app_->settings->fileDialogProblem(), QString());
+        shot(QStringLiteral("start"));
+        QObject* dialog = window()->findChild<QObject*>(QStringLiteral("modelDialog"));
+        QVERIFY(dialog);
+        // The folder the user would have browsed to: the bundled model's.
+        dialog->setProperty("currentFolder", QUrl::fromLocalFile(QFileInfo(bundledModel()).absolutePath()));
+        window()->requestActivate();
+        QTest::keyClick(window(), Qt::Key_O, Qt::ControlModifier);
+        QTRY_VERIFY(dialog->property("visible").toBool());
+        QQuickItem* file = nullptr;
+        QTRY_VERIFY((file = visibleWithText(QStringLiteral("stories260K.gguf"))));
+        shot(QStringLiteral("dialog"));
+        click(file);
+        QSignalSpy loaded(app_->engine.get(), &EngineController::modelChanged);
+        click(visibleWithText(QStringLiteral("Open")));
+        QVERIFY(arrived(loaded, 10000));
+        QCOMPARE(app_->engine->modelName(), QStringLiteral("stories260K"));
+        QCOMPARE(window()->title(), QStringLiteral("stories260K"));  // the platform adds " — Inferscope"
+        QVERIFY(visibleWithText(QStringLiteral("stories260K")) || item(QStringLiteral("modelButton"))->property("text").toString().contains("stories260K"));
+        shot(QStringLiteral("loaded"));
+    }
+
+    // Send with Enter, stop with Esc, regenerate with Ctrl+R: the answers show, the versions
+    // label says 2 / 2, and the database holds both versions.
+    void sendStopAndRegenerate() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        shot(QStringLiteral("answered"));
+        const ChatModel* m = app_->chat->messages();
+        QCOMPARE(m->count(), 2);
+        QVERIFY2(lastMessageText().contains(QStringLiteral("there was a little girl")), qPrintable(lastMessageText()));
+
+        // A long answer, stopped with Esc.
+        app_->sampling->setMaxTokens(400);
+        QQuickItem* input = item(QStringLiteral("composerInput"));
+        input->forceActiveFocus();
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        StepGate gate(*app_->engine, 5);  // still streaming when Esc is pressed, however fast the machine
+        typeText(QStringLiteral(" The end."));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QVERIFY(gate.waitHeld());
+        QVERIFY(app_->chat->generating());
+        QTest::keyClick(window(), Qt::Key_Escape);
+        QVERIFY(arrived(done, 20000));
+        gate.release();
+        QCOMPARE(m->at(3).finishReason, Message::Cancelled);
+        shot(QStringLiteral("stopped"));
+        QTRY_VERIFY(!visibleItems([](QQuickItem* i) { return i->property("text").toString().endsWith(QStringLiteral("· stopped")); }).isEmpty());
+
+        app_->sampling->setMaxTokens(16);
+        QSignalSpy again(app_->chat.get(), &ChatController::answerFinished);
+        QTest::keyClick(window(), Qt::Key_R, Qt::ControlModifier);
+        QVERIFY(arrived(again, 20000));
+        QQuickItem* versions = visibleNamed(QStringLiteral("variantLabel"));
+        QVERIFY(versions);
+        QCOMPARE(versions->property("text").toString(), QStringLiteral("2 / 2"));
+        const auto stored = app_->store.messages(app_->chat->conversationId());
+        QCOMPARE(stored.size(), 4);
+        QCOMPARE(stored[3].versionCount, 2);
+        shot(QStringLiteral("regenerated"));
+    }
+
+    // Edit an earlier question and resend: the later turns stay in the database, the edit
+    // continues in a new conversation shown in the sidebar.
+    void editAnEarlierQuestion() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        QVERIFY(sendByKeyboard(QStringLiteral(" The end.")));
+        const qint64 original = app_->chat->conversationId();
+        const auto edits = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("editButton"); });
+        QVERIFY(edits.size() >= 2);
+        click(edits[1]);  // the second question's
+        QQuickItem* editor = visibleNamed(QStringLiteral("editor"));
+        QVERIFY(editor);
+        QVERIFY(insideWindow(editor));
+        editor->forceActiveFocus();
+        QTest::keyClick(window(), Qt::Key_A, Qt::ControlModifier);
+        typeText(QStringLiteral(" Then a dog came."));
+        shot(QStringLiteral("editing"));
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        click(visibleNamed(QStringLiteral("resendButton")));
+        QVERIFY(arrived(done, 20000));
+        shot(QStringLiteral("resent"));
+        QVERIFY(app_->chat->conversationId() != original);
+        QCOMPARE(app_->store.messages(original).size(), 4);
+        QCOMPARE(app_->store.messages(original)[2].content, QStringLiteral(" The end."));
+        const auto edited = app_->store.messages(app_->chat->conversationId());
+        QCOMPARE(edited.size(), 4);
+        QCOMPARE(edited[2].content, QStringLiteral(" Then a dog came."));
+        QVERIFY(sidebarRow(QStringLiteral("Once upon a time (edited)")));
+    }
+
+    // Branch from a candidate token of an earlier answer (the Probabilities tab): nothing is lost.
+    void branchFromAnEarlierAnswer() {
+        QVERIFY(start(1400, 900));
+        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        QVERIFY(sendByKeyboard(QStringLiteral(" The end.")));
+        const qint64 original = app_->chat->conversationId();
+        app_->inspector->select(1, 4);  // as a click on the answer's fifth token does
+        QTRY_VERIFY(visibleNamed(QStringLiteral("candidate_1")));
+        shot(QStringLiteral("candidates"));
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        QQuickItem* other = unpickedCandidate();
+        QVERIFY(other);
+        click(other);
+        QVERIFY(arrived(done, 20000));
+        shot(QStringLiteral("branched"));
+        QVERIFY(app_->chat->conversationId() != original);
+        QCOMPARE(app_->store.messages(original).size(), 4);  // the later question and answer stay
+        QCOMPARE(app_->store.messages(app_->chat->conversationId()).size(), 2);
+        QCOMPARE(app_->chat->title(), QStringLiteral("Once upon a time (version 2)"));
+        QCOMPARE(visibleNamed(QStringLiteral("variantLabel"))->property("text").toString(), QStringLiteral("2 / 2"));
+        QVERIFY(sidebarRow(QStringLiteral("Once upon a time (version 2)")));
+
+        // Back to the original: all four turns on screen again.
+        click(sidebarRow(QStringLiteral("Once upon a time")));
+        QTRY_COMPARE(app_->chat->conversationId(), original);
+        QTRY_COMPARE(visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); }).size(), 4);
+        shot(QStringLiteral("original"));
+    }
+
+    // Export both formats from the conversation's ⋯ button (no right-click), through "Save as"
+    // with the suggested name, then read the files back.
+    void exportBothFormats() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        const QString answer = app_->chat->messages()->at(1).text;
+        for (const QString& format : {QStringLiteral("md"), QStringLiteral("json")}) {
+            click(visibleNamed(QStringLiteral("conversationActions")));
+            QQuickItem* entry = nullptr;
+            QTRY_VERIFY((entry = visibleWithText(format == QLatin1String("md") ? QStringLiteral("Export as Markdown…")
+                                                                                 : QStringLiteral("Export as JSON (with token probabilities)…"))));
+            click(entry);
+            QQuickItem* field = nullptr;
+            QTRY_VERIFY((field = visibleNamed(QStringLiteral("savePathField"))));
+            QTRY_VERIFY(field->hasActiveFocus());
+            QVERIFY(insideWindow(field));
+            QVERIFY2(field->property("text").toString().endsWith(QStringLiteral("/Once upon a time.") + format),
+                     qPrintable(field->property("text").toString()));
+            shot(QStringLiteral("save-as-") + format);
+            // Typing replaces the selected name: a new file in another folder.
+            QTest::keyClick(window(), Qt::Key_A, Qt::ControlModifier);
+            const QString path = dir_.filePath(QStringLiteral("export #1.") + format);
+            typeText(path);
+            QTest::keyClick(window(), Qt::Key_Return);
+            QTRY_VERIFY(QFile::exists(path));
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray bytes = f.readAll();
+            if (format == QLatin1String("md")) {
+                QVERIFY(bytes.contains("Once upon a time"));
+                QVERIFY(bytes.contains(answer.toUtf8()));
+            } else {
+                const QJsonObject doc = QJsonDocument::fromJson(bytes).object();
+                QCOMPARE(doc.value(QStringLiteral("messages")).toArray().size(), 2);
+                QCOMPARE(doc.value(QStringLiteral("messages")).toArray()[1].toObject().value(QStringLiteral("content")).toString(), answer);
+            }
+        }
+        QCOMPARE(app_->chat->lastError(), QString());
+    }
+
+    // Keyboard only: Tab leaves the composer without typing a tab; Ctrl+B / Ctrl+I hide and show
+    // the side panels; Ctrl+N starts afresh keeping the mode and system prompt.
+    void keyboardOnly() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        QQuickItem* input = item(QStringLiteral("composerInput"));
+        input->forceActiveFocus();
+        typeText(QStringLiteral("Hello"));
+        QTest::keyClick(window(), Qt::Key_Tab);
+        QCOMPARE(input->property("text").toString(), QStringLiteral("Hello"));
+        QVERIFY(!input->hasActiveFocus());
+        QVERIFY(window()->activeFocusItem());
+        shot(QStringLiteral("tabbed"));
+        QTest::keyClick(window(), Qt::Key_Backtab, Qt::ShiftModifier);
+        QTRY_VERIFY(input->hasActiveFocus());
+
+        app_->chat->setMode(QStringLiteral("chat"));
+        app_->chat->setSystemPrompt(QStringLiteral("Be brief."));
+        QTest::keyClick(window(), Qt::Key_N, Qt::ControlModifier);
+        QCOMPARE(app_->chat->mode(), QStringLiteral("chat"));
+        QCOMPARE(app_->chat->systemPrompt(), QStringLiteral("Be brief."));
+        QTest::keyClick(window(), Qt::Key_I, Qt::ControlModifier);
+        QTRY_VERIFY(!app_->settings->inspectorVisible());
+        QTest::keyClick(window(), Qt::Key_I, Qt::ControlModifier);
+        QTRY_VERIFY(app_->settings->inspectorVisible());
+        shot(QStringLiteral("done"));
+    }
+
+    // A stored answer names the model that wrote it, not the model loaded now.
+    void storedAnswersNameTheirOwnModel() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        StoredConversation c;
+        c.title = QStringLiteral("Older chat");
+        c.modelName = QStringLiteral("/models/TinyLlama.gguf");
+        const qint64 id = *app_->store.createConversation(c);
+        StoredMessage question;
+        question.conversationId = id;
+        question.role = QStringLiteral("user");
+        question.content = QStringLiteral("Hi");
+        QVERIFY(app_->store.appendMessage(question));
+        StoredMessage answer;
+        answer.conversationId = id;
+        answer.position = 1;
+        answer.role = QStringLiteral("assistant");
+        answer.content = QStringLiteral("Hello!");
+        answer.finishReason = QStringLiteral("eos");
+        answer.stats = QJsonObject{{QStringLiteral("model"), QStringLiteral("TinyLlama")}, {QStringLiteral("generatedTokens"), 1}};
+        QVERIFY(app_->store.appendMessage(answer));
+        QTRY_VERIFY(sidebarRow(QStringLiteral("Older chat")));
+        click(sidebarRow(QStringLiteral("Older chat")));
+        QTRY_COMPARE(app_->chat->conversationId(), id);
+        auto authors = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("authorLabel"); });
+        std::sort(authors.begin(), authors.end(), [](QQuickItem* a, QQuickItem* b) { return a->mapToScene({0, 0}).y() < b->mapToScene({0, 0}).y(); });
+        QCOMPARE(authors.size(), 2);
+        QCOMPARE(authors[1]->property("text").toString(), QStringLiteral("TinyLlama"));
+        shot(QStringLiteral("older"));
+        // "1 token", not "1 tokens"
+        QTRY_COMPARE(visibleItems([](QQuickItem* i) { return i->property("text").toString().startsWith(QStringLiteral("1 token ·")); }).size(), 1);
+        shot(QStringLiteral("older"));
+    }
+
+    // The smallest window (820×600): the composer and every inspector tab are inside the window,
+    // and each tab opens its panel.
+    // The heat map in chat mode: tinted while the answer streams and once it is done (it showed
+    // untinted until the conversation was reopened); the tooltip under the pointer names the token
+    // under the pointer (it was empty, far away or the neighbour's); a clicked token is outlined.
+    void heatMapTooltipAndSelection() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        app_->chat->setMode(QStringLiteral("chat"));
+        QCOMPARE(app_->chat->messages()->heatMode(), QStringLiteral("probability"));
+        auto heatBody = [&]() -> QQuickItem* {
+            const auto all = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); });
+            return all.isEmpty() ? nullptr : all.last();
+        };
+        auto tinted = [&](QQuickItem* body) { return body && body->property("text").toString().contains(QLatin1String("background-color")); };
+
+        // Streaming: a long answer, looked at before it ends.
+        app_->sampling->setMaxTokens(400);
+        QQuickItem* input = item(QStringLiteral("composerInput"));
+        input->forceActiveFocus();
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        StepGate gate(*app_->engine, 12);  // looked at while it streams, however fast the machine
+        typeText(QStringLiteral("Once upon a time"));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QVERIFY(gate.waitHeld());
+        QTRY_VERIFY(app_->chat->generating() && app_->chat->messages()->count() == 2 && app_->chat->messages()->at(1).steps.size() > 8);
+        QTRY_VERIFY2_WITH_TIMEOUT(tinted(heatBody()), "no tint while streaming", 3000);
+        shot(QStringLiteral("streaming"));
+        QTest::keyClick(window(), Qt::Key_Escape);
+        QVERIFY(arrived(done, 20000));
+        gate.release();
+
+        // Finished: still tinted, without reopening the conversation.
+        QTRY_VERIFY2(tinted(heatBody()), "a finished chat answer is untinted");
+        QQuickItem* body = heatBody();
+        shot(QStringLiteral("finished"));
+
+        // Hover the middle of some token's characters: the tooltip is that token's, beside the pointer.
+        const QVariantList starts = app_->chat->messages()->data(app_->chat->messages()->index(1), ChatModel::TokenStartsRole).toList();
+        QVERIFY(starts.size() > 8);
+        int checked = 0;
+        for (int step = 2; step < starts.size() - 1 && checked < 4; ++step) {
+            const int a = starts[step].toInt(), b = starts[step + 1].toInt();
+            if (b - a < 3) continue;  // wide enough to hover inside
+            QRectF ra, rb;
+            QMetaObject::invokeMethod(body, "positionToRectangle", Q_RETURN_ARG(QRectF, ra), Q_ARG(int, a + 1));
+            QMetaObject::invokeMethod(body, "positionToRectangle", Q_RETURN_ARG(QRectF, rb), Q_ARG(int, b - 1));
+            if (qAbs(ra.y() - rb.y()) > 1) continue;  // on one line
+            // Just right of the token's last-but-one character boundary: inside the token.
+            const QPointF local((ra.x() + rb.x()) / 2 + 1, ra.y() + ra.height() / 2);
+            const QPoint scene = body->mapToScene(local).toPoint();
+            QTest::mouseMove(window(), scene);
+            QObject* tip = body->findChild<QObject*>(QStringLiteral("tokenTip"));
+            QVERIFY(tip);
+            QTRY_VERIFY(tip->property("visible").toBool());
+            QCOMPARE(body->property("hoveredStep").toInt(), step);
+            QCOMPARE(tip->property("text").toString(), app_->inspector->describe(1, step));
+            QVERIFY(!tip->property("text").toString().isEmpty());
+            const QPointF tipAt = body->mapToScene(QPointF(tip->property("x").toReal(), tip->property("y").toReal()));
+            QVERIFY2(QLineF(tipAt, QPointF(scene)).length() < 60, qPrintable(QStringLiteral("tip at %1,%2, pointer at %3,%4").arg(tipAt.x()).arg(tipAt.y()).arg(scene.x()).arg(scene.y())));
+            if (checked == 0) shot(QStringLiteral("tooltip"));
+            ++checked;
+            // Click it: the step is selected, and outlined in the text.
+            if (checked == 1) {
+                QTest::mouseClick(window(), Qt::LeftButton, {}, scene);
+                QTRY_COMPARE(app_->inspector->step(), step);
+                QCOMPARE(app_->inspector->row(), 1);
+                QQuickItem* mark = visibleNamed(QStringLiteral("selectedTokenMark"));
+                QVERIFY2(mark, "the selected token is not outlined");
+                const QRectF m = mark->mapRectToItem(body, QRectF(0, 0, mark->width(), mark->height()));
+                QVERIFY2(m.contains(local), "the outline is not around the clicked token");
+                shot(QStringLiteral("selected"));
+            }
+        }
+        QVERIFY(checked > 0);
+    }
+
+    // Save preset by keyboard: the popup's name field has the focus, Enter saves (typing went
+    // nowhere: the field was not focused).
+    void savePresetByKeyboard() {
+        QVERIFY(start(1400, 900));
+        app_->sampling->deletePreset(QStringLiteral("Mine"));  // left by an earlier run
+        QVERIFY(!app_->sampling->presetNames().contains(QStringLiteral("Mine")));
+        app_->settings->setInspectorVisible(true);
+        QQuickItem* tab = visibleWithText(QStringLiteral("Settings"));
+        QVERIFY(tab);
+        click(tab);
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("settings"));
+        QQuickItem* save = nullptr;
+        QTRY_VERIFY((save = visibleWithText(QStringLiteral("Save…"))));
+        click(save);
+        QQuickItem* field = nullptr;
+        QTRY_VERIFY((field = visibleNamed(QStringLiteral("presetName"))));
+        QTRY_VERIFY2(field->hasActiveFocus(), "the preset name field has no focus");
+        typeText(QStringLiteral("Mine"));
+        QCOMPARE(field->property("text").toString(), QStringLiteral("Mine"));
+        shot(QStringLiteral("typed"));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY(app_->sampling->presetNames().contains(QStringLiteral("Mine")));
+        QTRY_VERIFY(!visibleNamed(QStringLiteral("presetName")));
+        QVERIFY(app_->sampling->deletePreset(QStringLiteral("Mine")));  // the next scenarios start without it
+    }
+
+    // At 1400x900 the panels' contents stay inside the inspector: the token export's PNG button,
+    // the Model panel's Engine line, and the KV map's hover readout (it was elided).
+    void panelsFitAt1400x900() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        app_->settings->setInspectorVisible(true);
+        QQuickItem* inspector = item(QStringLiteral("inspector"));
+        QVERIFY(inspector);
+        const QRectF panel = inspector->mapRectToScene(QRectF(0, 0, inspector->width(), inspector->height()));
+        auto insidePanel = [&](QQuickItem* i, const QString& what) {
+            QVERIFY2(i, qPrintable(what));
+            const QRectF r = i->mapRectToScene(QRectF(0, 0, i->width(), i->height()));
+            QVERIFY2(r.left() >= panel.left() - 0.5 && r.right() <= panel.right() + 0.5,
+                     qPrintable(QStringLiteral("%1 at %2..%3, the inspector %4..%5").arg(what).arg(r.left()).arg(r.right()).arg(panel.left()).arg(panel.right())));
+        };
+
+        click(visibleWithText(QStringLiteral("Probabilities")));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("probabilities"));
+        QQuickItem* png = nullptr;
+        QTRY_VERIFY((png = visibleWithText(QStringLiteral("PNG"))));
+        shot(QStringLiteral("probabilities"));
+        insidePanel(png, QStringLiteral("PNG"));
+        // The step's time is read whole ("0.36 ms pass …" was elided).
+        const auto times = visibleItems([](QQuickItem* i) {
+            const QString t = i->property("text").toString();
+            return t.contains(QLatin1String(" ms sampling")) && (t.contains(QLatin1String(" ms pass + ")) || t.startsWith(QLatin1String("from prefill")));
+        });
+        QCOMPARE(times.size(), 1);
+        QVERIFY2(!times[0]->property("truncated").toBool(), qPrintable(times[0]->property("text").toString()));
+
+        click(visibleWithText(QStringLiteral("Model")));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("model"));
+        QQuickItem* engine = nullptr;
+        QTRY_VERIFY((engine = visibleWithText(app_->engine->deviceDescription())));
+        shot(QStringLiteral("model"));
+        QVERIFY2(engine->property("contentWidth").toReal() <= engine->width() + 0.5,
+                 qPrintable(QStringLiteral("Engine text %1 px wide in %2").arg(engine->property("contentWidth").toReal()).arg(engine->width())));
+        insidePanel(engine, QStringLiteral("Engine"));
+
+        click(visibleWithText(QStringLiteral("KV cache")));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("kv"));
+        QQuickItem* grid = nullptr;
+        QTRY_VERIFY((grid = visibleNamed(QStringLiteral("grid"))));
+        QQuickItem* readout = visibleNamed(QStringLiteral("readout"));
+        QVERIFY(readout);
+        const QString idle = readout->property("text").toString();
+        QTest::mouseMove(window(), grid->mapToScene(QPointF(grid->width() / 8, grid->height() / 2)).toPoint());
+        QTRY_VERIFY(readout->property("text").toString() != idle);
+        shot(QStringLiteral("kv-hover"));
+        QVERIFY2(!readout->property("truncated").toBool(), qPrintable(readout->property("text").toString()));
+        insidePanel(readout, QStringLiteral("readout"));
+    }
+
+    // Without a model the status bar says so and nothing else: it said "0 / 1 tokens" and
+    // "memory 0 B (weights 0 B + KV cache 0 B)".
+    void noModelSaysSo() {
+        QVERIFY(start(1400, 900));
+        shot(QStringLiteral("no-model"));
+        QCOMPARE(item(QStringLiteral("stateLabel"))->property("text").toString(), QStringLiteral("No model"));
+        QVERIFY(!item(QStringLiteral("contextBar"))->isVisible());
+        QVERIFY(visibleItems([](QQuickItem* i) { return i->property("text").toString().contains(QLatin1String(" / 1 tokens")); }).isEmpty());
+        QVERIFY(visibleItems([](QQuickItem* i) { return i->property("text").toString().startsWith(QLatin1String("memory ")); }).isEmpty());
+        QVERIFY(loadModel());
+        QTRY_VERIFY(item(QStringLiteral("contextBar"))->isVisible());
+        QCOMPARE(item(QStringLiteral("contextLabel"))->property("text").toString(), QStringLiteral("0 / 2,048 tokens"));
+    }
+
+    // The status bar's last item, the memory, is read whole inside the window at both sizes (it
+    // ran past the right edge), with its parts where there is room for them.
+    void statusBarFits_data() {
+        QTest::addColumn<int>("w");
+        QTest::addColumn<int>("h");
+        QTest::addColumn<bool>("parts");
+        QTest::newRow("1400x900") << 1400 << 900 << true;
+        QTest::newRow("820x600") << 820 << 600 << false;
+    }
+    void statusBarFits() {
+        QFETCH(int, w);
+        QFETCH(int, h);
+        QFETCH(bool, parts);
+        QVERIFY(start(w, h));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        shot(QStringLiteral("status-%1").arg(w));
+        QQuickItem* memory = item(QStringLiteral("memoryLabel"));
+        QVERIFY(memory && memory->isVisible());
+        const QString text = memory->property("text").toString();
+        QVERIFY2(insideWindow(memory), qPrintable(text));
+        QVERIFY2(memory->property("contentWidth").toReal() <= memory->width() + 0.5, qPrintable(text));
+        QVERIFY2(text.startsWith(QLatin1String("memory 3.62 MiB")), qPrintable(text));
+        QCOMPARE(text.contains(QLatin1String("weights 1.12 MiB + KV cache 2.5 MiB")), parts);
+        // Nothing drawn over it: the labels before it end where it begins.
+        QQuickItem* firstToken = item(QStringLiteral("firstTokenLabel"));
+        const qreal firstTokenRight = firstToken->mapToScene(QPointF(firstToken->width(), 0)).x();
+        QVERIFY2(firstTokenRight <= memory->mapToScene(QPointF(0, 0)).x(), qPrintable(text));
+        QVERIFY(insideWindow(firstToken));
+    }
+
+    // Settings open, the mode switched to chat from the top bar: the system prompt appears under
+    // the "Conversation" heading and the panel's headings stay clear of it (it was drawn over
+    // "Sampling").
+    void settingsAfterSwitchingToChat() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        app_->settings->setInspectorVisible(true);
+        click(visibleWithText(QStringLiteral("Settings")));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("settings"));
+        QCOMPARE(app_->chat->mode(), QStringLiteral("completion"));
+        shot(QStringLiteral("completion"));
+        click(item(QStringLiteral("modeBox")));
+        QQuickItem* chat = nullptr;
+        QTRY_VERIFY((chat = visibleWithText(QStringLiteral("Chat"))));
+        click(chat);
+        QTRY_COMPARE(app_->chat->mode(), QStringLiteral("chat"));
+        QQuickItem* prompt = nullptr;
+        QTRY_VERIFY((prompt = visibleNamed(QStringLiteral("systemPrompt"))));
+        shot(QStringLiteral("chat"));
+        const QRectF field = prompt->mapRectToScene(QRectF(0, 0, prompt->width(), prompt->height()));
+        for (const QString& heading : {QStringLiteral("Sampling"), QStringLiteral("Conversation"), QStringLiteral("System prompt")}) {
+            QQuickItem* label = visibleWithText(heading);
+            QVERIFY2(label, qPrintable(heading));
+            const QRectF r = label->mapRectToScene(QRectF(0, 0, label->width(), label->height()));
+            QVERIFY2(r.bottom() <= field.top() + 0.5,
+                     qPrintable(QStringLiteral("%1 at y %2..%3, the system prompt at %4..%5").arg(heading).arg(r.top()).arg(r.bottom()).arg(field.top()).arg(field.bottom())));
+        }
+    }
+
+    // Keyboard only, beyond the composer: Tab reaches the top bar, the conversation list and the
+    // inspector's tabs, each with its focus drawn; Enter and Space activate, arrows move in the
+    // list and between the tabs, the Menu key opens a conversation's actions. (The list's rows and
+    // the tabs had no focus of their own and none drawn; Enter did nothing on a button.)
+    void keyboardReachesSidebarTopBarAndTabs() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        const qint64 first = app_->chat->conversationId();
+        QTest::keyClick(window(), Qt::Key_N, Qt::ControlModifier);
+        QVERIFY(sendByKeyboard(QStringLiteral("One day")));
+        const qint64 second = app_->chat->conversationId();
+        QVERIFY(first != second);
+        click(item(QStringLiteral("composerInput")));
+        QTRY_VERIFY(item(QStringLiteral("composerInput"))->hasActiveFocus());
+
+        // Tab (at most once round every stop) until the focus is on an item that matches.
+        auto tabTo = [&](const std::function<bool(QQuickItem*)>& match) {
+            for (int n = 0; n < 60; ++n) {
+                QTest::keyClick(window(), Qt::Key_Tab);
+                if (QQuickItem* f = window()->activeFocusItem(); f && match(f)) return f;
+            }
+            return static_cast<QQuickItem*>(nullptr);
+        };
+        auto ringShown = [](QQuickItem* i) {
+            QQuickItem* ring = i ? i->findChild<QQuickItem*>(QStringLiteral("focusRing")) : nullptr;
+            return ring && ring->isVisible();
+        };
+
+        // The top bar: the model button, Enter opens its menu.
+        QQuickItem* modelButton = tabTo([&](QQuickItem* f) { return f == item(QStringLiteral("modelButton")); });
+        QVERIFY2(modelButton, "Tab never reached the model button");
+        QVERIFY(modelButton->property("visualFocus").toBool());
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY(visibleWithText(QStringLiteral("Open GGUF file…  (Ctrl+O)")));
+        shot(QStringLiteral("model-menu"));
+        QTest::keyClick(window(), Qt::Key_Escape);
+        QTRY_VERIFY(!visibleWithText(QStringLiteral("Open GGUF file…  (Ctrl+O)")));
+
+        // The conversation list: one stop, the current row outlined, Down then Enter opens the
+        // other conversation.
+        QQuickItem* list = item(QStringLiteral("conversationList"));
+        modelButton->forceActiveFocus(Qt::TabFocusReason);
+        // The list's focus is on its current row, inside it.
+        QVERIFY2(tabTo([&](QQuickItem* f) { return f == list || list->isAncestorOf(f); }), "Tab never reached the conversation list");
+        QVERIFY(list->hasActiveFocus());
+        const int rowBefore = list->property("currentIndex").toInt();
+        QVERIFY(rowBefore >= 0);
+        QQuickItem* current = list->property("currentItem").value<QQuickItem*>();
+        QVERIFY2(ringShown(current), "the list's current row is not outlined");
+        shot(QStringLiteral("list-focused"));
+        const qint64 rowId = current->property("conversationId").toLongLong();
+        QTest::keyClick(window(), rowBefore == 0 ? Qt::Key_Down : Qt::Key_Up);
+        QTRY_VERIFY(list->property("currentIndex").toInt() != rowBefore);
+        current = list->property("currentItem").value<QQuickItem*>();
+        const qint64 otherId = current->property("conversationId").toLongLong();
+        QVERIFY(otherId != rowId);
+        QVERIFY(ringShown(current));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_COMPARE(app_->chat->conversationId(), otherId);
+        QVERIFY(list->hasActiveFocus());
+        shot(QStringLiteral("list-opened"));
+        // Space opens too: back to the first row.
+        QTest::keyClick(window(), rowBefore == 0 ? Qt::Key_Up : Qt::Key_Down);
+        QTest::keyClick(window(), Qt::Key_Space);
+        QTRY_COMPARE(app_->chat->conversationId(), rowId);
+        // The Menu key: the row's actions, without a mouse.
+        QTest::keyClick(window(), Qt::Key_Menu);
+        QTRY_VERIFY(visibleWithText(QStringLiteral("Rename")));
+        shot(QStringLiteral("row-actions"));
+        QTest::keyClick(window(), Qt::Key_Escape);
+        QTRY_VERIFY(!visibleWithText(QStringLiteral("Rename")));
+        // Tab from the list: the current row's ⋯ button, Enter opens the same menu.
+        QVERIFY(list->hasActiveFocus());
+        QTest::keyClick(window(), Qt::Key_Tab);
+        QQuickItem* actions = window()->activeFocusItem();
+        QVERIFY(actions);
+        QCOMPARE(actions->objectName(), QStringLiteral("conversationActions"));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY(visibleWithText(QStringLiteral("Rename")));
+        QTest::keyClick(window(), Qt::Key_Escape);
+        QTRY_VERIFY(!visibleWithText(QStringLiteral("Rename")));
+
+        // The inspector's tabs: the shown one is the stop, outlined; Right and Left show the next
+        // and come back, Enter keeps it shown.
+        QQuickItem* tab = tabTo([](QQuickItem* f) { return QByteArray(f->metaObject()->className()).startsWith("InspectorTab"); });
+        QVERIFY2(tab, "Tab never reached the inspector's tabs");
+        QCOMPARE(tab->property("text").toString(), QStringLiteral("Probabilities"));
+        QVERIFY2(ringShown(tab), "the focused tab is not outlined");
+        shot(QStringLiteral("tab-focused"));
+        QTest::keyClick(window(), Qt::Key_Right);
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("timeline"));
+        QCOMPARE(window()->activeFocusItem()->property("text").toString(), QStringLiteral("Timeline"));
+        QVERIFY(ringShown(window()->activeFocusItem()));
+        shot(QStringLiteral("tab-right"));
+        QTest::keyClick(window(), Qt::Key_Left);
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("probabilities"));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QCOMPARE(app_->settings->inspectorTab(), QStringLiteral("probabilities"));
+        // One stop for the bar: the next Tab leaves it.
+        QTest::keyClick(window(), Qt::Key_Tab);
+        QVERIFY(!QByteArray(window()->activeFocusItem()->metaObject()->className()).startsWith("InspectorTab"));
+
+        // Enter on a toggle of the top bar: the inspector is hidden and shown again.
+        QQuickItem* toggle = tabTo([](QQuickItem* f) { return f->property("text").toString() == QStringLiteral("◨"); });
+        QVERIFY(toggle);
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY(!app_->settings->inspectorVisible());
+        QTest::keyClick(window(), Qt::Key_Space);
+        QTRY_VERIFY(app_->settings->inspectorVisible());
+    }
+
+    // Dark theme: every label on screen is readable on what is drawn behind it, WCAG's 4.5:1 for
+    // text (3:1 for bold text of 14 px and more), measured on the rendered window: the label's
+    // colour against the most common colour inside its box. The selected conversation was white
+    // on light violet (2.7:1), the sampler funnel's percentages light on light blue (2.1:1).
+    void darkThemeIsReadable_data() {
+        QTest::addColumn<QString>("panel");
+        QTest::newRow("probabilities") << QStringLiteral("probabilities");
+        QTest::newRow("timeline") << QStringLiteral("timeline");
+        QTest::newRow("kv") << QStringLiteral("kv");
+        QTest::newRow("settings") << QStringLiteral("settings");
+        QTest::newRow("model") << QStringLiteral("model");
+    }
+    void darkThemeIsReadable() {
+        QFETCH(QString, panel);
+        QVERIFY(start(1400, 900));
+        app_->settings->setSessionTheme(QStringLiteral("dark"));
+        app_->settings->setInspectorVisible(true);
+        app_->settings->setInspectorTab(panel);
+        QVERIFY(loadModel());
+        app_->sampling->setMaxTokens(24);
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        app_->inspector->select(1, 3);  // a token picked with a high probability: the funnel's cells filled
+        shot(QStringLiteral("dark-") + panel);
+        const QImage image = window()->grabWindow().convertToFormat(QImage::Format_RGB32);
+        auto luminance = [](QColor c) {
+            auto f = [](double x) { return x <= 0.03928 ? x / 12.92 : std::pow((x + 0.055) / 1.055, 2.4); };
+            return 0.2126 * f(c.redF()) + 0.7152 * f(c.greenF()) + 0.0722 * f(c.blueF());
+        };
+        auto contrast = [&](QColor a, QColor b) {
+            const double la = luminance(a), lb = luminance(b);
+            return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+        };
+        const auto labels = visibleItems([](QQuickItem* i) {
+            const QByteArray cls = i->metaObject()->className();
+            return (cls.startsWith("QQuickText") && !cls.startsWith("QQuickTextInput") && !cls.startsWith("QQuickTextEdit")) ||
+                   cls.startsWith("QQuickLabel") || cls.startsWith("Label_");
+        });
+        QStringList unreadable;
+        int checked = 0;
+        for (QQuickItem* label : labels) {
+            const QString text = label->property("text").toString();
+            if (text.trimmed().isEmpty() || !label->isEnabled() || label->opacity() < 1 || !insideWindow(label)) continue;
+            QQuickItem* control = label->parentItem();
+            if (control && !control->isEnabled()) continue;  // disabled controls are dimmed on purpose
+            const QRect box = label->mapRectToScene(QRectF(0, 0, std::min(label->width(), label->property("contentWidth").toReal()), std::min(label->height(), label->property("contentHeight").toReal()))).toAlignedRect().intersected(image.rect());
+            // What is shown of it: its clipping ancestors (scroll views) cut it.
+            QRect shown = box;
+            for (QQuickItem* p = label->parentItem(); p; p = p->parentItem())
+                if (p->clip()) shown &= p->mapRectToScene(QRectF(0, 0, p->width(), p->height())).toAlignedRect();
+            if (shown != box) continue;  // partly hidden: what is behind it is not its background
+            if (box.width() < 4 || box.height() < 4) continue;
+            QHash<QRgb, int> counts;
+            for (int y = box.top(); y <= box.bottom(); ++y)
+                for (int x = box.left(); x <= box.right(); ++x) ++counts[image.pixel(x, y)];
+            QRgb background = 0;
+            int most = 0;
+            for (auto it = counts.cbegin(); it != counts.cend(); ++it)
+                if (it.value() > most) { most = it.value(); background = it.key(); }
+            const QColor colour = label->property("color").value<QColor>();
+            const QFont font = label->property("font").value<QFont>();
+            const double needed = font.bold() && font.pixelSize() >= 14 ? 3.0 : 4.5;
+            const double ratio = contrast(colour, QColor(background));
+            ++checked;
+            if (ratio < needed)
+                unreadable << QStringLiteral("\"%1\" %2 on %3: %4:1").arg(text.left(40), colour.name(), QColor(background).name()).arg(ratio, 0, 'f', 2);
+        }
+        QVERIFY(checked > 20);
+        QVERIFY2(unreadable.isEmpty(), qPrintable(unreadable.join(QLatin1Char('\n'))));
+    }
+
+    // After a branch the cache note, the answer's footer and the stats agree: the prefix up to
+    // the branch is reused and only the new token is prefilled, in chat and completion mode, from
+    // the last answer and an earlier one; with another conversation's context in the cache in
+    // between, the note counts what was really prefilled. ("reused 0" beside 10 prefilled was
+    // reported; not reproduced in any of these.)
+    void branchNoteMatchesTheCache_data() {
+        QTest::addColumn<QString>("mode");
+        QTest::addColumn<int>("turns");
+        QTest::addColumn<int>("row");
+        QTest::addColumn<bool>("otherBetween");
+        QTest::newRow("chat, earlier answer") << "chat" << 2 << 1 << false;
+        QTest::newRow("chat, last answer") << "chat" << 1 << 1 << false;
+        QTest::newRow("completion, last answer") << "completion" << 1 << 1 << false;
+        QTest::newRow("chat, last of two") << "chat" << 2 << 3 << false;
+        QTest::newRow("completion, another conversation in between") << "completion" << 1 << 1 << true;
+    }
+    void branchNoteMatchesTheCache() {
+        QFETCH(QString, mode);
+        QFETCH(int, turns);
+        QFETCH(int, row);
+        QFETCH(bool, otherBetween);
+        QVERIFY(start(1400, 900));
+        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
+        QVERIFY(loadModel());
+        app_->chat->setMode(mode);
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        if (turns > 1) QVERIFY(sendByKeyboard(QStringLiteral(" The end.")));
+        const qint64 first = app_->chat->conversationId();
+        if (otherBetween) {  // the cache then holds another text
+            QTest::keyClick(window(), Qt::Key_N, Qt::ControlModifier);
+            QVERIFY(sendByKeyboard(QStringLiteral("Tom had a red hat")));
+            click(sidebarRow(QStringLiteral("Once upon a time")));
+            QTRY_COMPARE(app_->chat->conversationId(), first);
+        }
+        app_->inspector->select(row, 4);
+        QQuickItem* other = nullptr;
+        QTRY_VERIFY(visibleNamed(QStringLiteral("candidate_1")));
+        QTRY_VERIFY(app_->inspector->step() == 4 && !app_->inspector->following());
+        other = unpickedCandidate();
+        QVERIFY(other);
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        click(other);
+        QVERIFY(arrived(done, 20000));
+        shot(QStringLiteral("branched"));
+        const int last = app_->chat->messages()->count() - 1;
+        const AnswerStats& st = app_->chat->messages()->at(last).stats;
+        const int reused = st.reusedTokens, prefilled = st.prefilledTokens;
+        const QString note = app_->chat->cacheNote();
+        QCOMPARE(reused + prefilled, st.promptTokens);
+        if (otherBetween) {
+            QVERIFY2(prefilled > 1, qPrintable(note));
+            QVERIFY2(note.contains(QStringLiteral("reused %1 cached tokens and prefilled %2.").arg(reused).arg(prefilled)), qPrintable(note));
+        } else {
+            QCOMPARE(prefilled, 1);
+            QVERIFY(reused > 0);
+            QVERIFY2(note.contains(QStringLiteral("reused %1 cached tokens and ran only the new one").arg(reused)), qPrintable(note));
+        }
+        // The footer says the same.
+        QVERIFY(!visibleItems([&](QQuickItem* i) {
+                     return i->property("text").toString().contains(QStringLiteral("(%1 reused, %2 new)").arg(reused).arg(prefilled));
+                 }).isEmpty());
+    }
+
+    void smallestWindow() {
+        QVERIFY(start(820, 600));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        QVERIFY(insideWindow(item(QStringLiteral("composerInput"))));
+        QVERIFY(insideWindow(item(QStringLiteral("sendButton"))));
+        // The sidebar's texts end inside it, whole or elided ('2 messages · 2026-12-02 04:1' was cut).
+        QQuickItem* list = item(QStringLiteral("conversationList"));
+        const qreal sidebarRight = list->mapToScene(QPointF(list->width(), 0)).x();
+        const auto sidebarTexts = visibleItems([&](QQuickItem* i) {
+            if (i->property("text").toString().isEmpty() || !i->property("truncated").isValid()) return false;
+            for (QQuickItem* p = i->parentItem(); p; p = p->parentItem())
+                if (p == list) return true;
+            return false;
+        });
+        QVERIFY(sidebarTexts.size() >= 2);
+        for (QQuickItem* t : sidebarTexts) {
+            const qreal shownRight = t->mapToScene(QPointF(std::min(t->width(), t->property("contentWidth").toReal()), 0)).x();
+            QVERIFY2(shownRight <= sidebarRight + 0.5, qPrintable(QStringLiteral("'%1' ends at %2, the list at %3").arg(t->property("text").toString()).arg(shownRight).arg(sidebarRight)));
+        }
+        const QStringList tabs = {QStringLiteral("Probabilities"), QStringLiteral("Timeline"), QStringLiteral("KV cache"),
+                                  QStringLiteral("Settings"), QStringLiteral("Model")};
+        const QStringList keys = {QStringLiteral("probabilities"), QStringLiteral("timeline"), QStringLiteral("kv"),
+                                  QStringLiteral("settings"), QStringLiteral("model")};
+        for (int t = 0; t < tabs.size(); ++t) {
+            QQuickItem* tab = visibleWithText(tabs[t]);
+            QVERIFY2(tab, qPrintable(tabs[t]));
+            QVERIFY2(insideWindow(tab), qPrintable(tabs[t]));
+            click(tab);
+            QTRY_COMPARE(app_->settings->inspectorTab(), keys[t]);
+            shot(keys[t]);
+            // The chat's contents stay in the chat's column, left of the inspector (the column
+            // grew past it and the tint box, Edit, Regenerate and Send went under the inspector).
+            const qreal inspectorLeft = item(QStringLiteral("inspector"))->mapToScene(QPointF(0, 0)).x();
+            for (const QString& name : {QStringLiteral("messageList"), QStringLiteral("heatMode"), QStringLiteral("cacheNote"), QStringLiteral("composerInput"),
+                                        QStringLiteral("sendButton"), QStringLiteral("editButton"), QStringLiteral("regenerateButton")}) {
+                QQuickItem* i = visibleNamed(name);
+                QVERIFY2(i, qPrintable(name));
+                const qreal right = i->mapToScene(QPointF(i->width(), 0)).x();
+                QVERIFY2(right <= inspectorLeft + 0.5, qPrintable(QStringLiteral("%1 ends at %2, the inspector begins at %3").arg(name).arg(right).arg(inspectorLeft)));
+            }
+        }
+    }
+};
+
+int main(int argc, char** argv) {
+    QGuiApplication app(argc, argv);  // as app/main.cpp
+    TestAcceptance test;
+    return QTest::qExec(&test, argc, argv);
+}
+#include "tst_acceptance.moc"

@@ -1,0 +1,205 @@
+// EngineController and EngineWorker with the real bundled model: loading with progress, a failed
+// load keeping the previous model, streaming in batches, stop, cache reuse after an edit,
+// errors as signals, loading while generating, and a GUI event loop that stays responsive.
+#include <QElapsedTimer>
+#include <QThread>
+#include <atomic>
+#include <QSignalSpy>
+#include <QTest>
+#include <QTimer>
+
+#include "engine/engine_controller.h"
+#include "gui_test_helpers.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_gui;
+
+class TestEngineController : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
+    }
+
+    void loadsTheBundledModelWithProgress() {
+        EngineController engine(nullptr);
+        QCOMPARE(engine.state(), EngineController::State::NoModel);
+        QSignalSpy progress(&engine, &EngineController::loadProgressChanged);
+        QSignalSpy states(&engine, &EngineController::stateChanged);
+        QVERIFY(loadAndWait(engine, bundledModel()));
+        QCOMPARE(engine.state(), EngineController::State::Ready);
+        QCOMPARE(engine.modelName(), QStringLiteral("stories260K"));
+        QCOMPARE(engine.contextLength(), 2048);
+        QCOMPARE(engine.kvBytesReserved(), 1280.0 * 2048);  // 2 × 5 layers × 4 KV heads × 8 × 4 bytes per token
+        QCOMPARE(engine.weightBytes(), 292800.0 * 4);  // every F32 tensor, used in place from the mapping
+        QVERIFY(progress.count() >= 2);
+        QCOMPARE(engine.loadProgress(), 1.0);
+        QVERIFY(states.count() >= 2);  // Loading, then Ready
+        QCOMPARE(engine.modelDetails().value("kvHeads").toInt(), 4);
+    }
+
+    void aFailedLoadKeepsThePreviousModel() {
+        EngineController engine(nullptr);
+        QVERIFY(loadAndWait(engine, bundledModel()));
+        QSignalSpy failed(&engine, &EngineController::loadFailed);
+        engine.loadModel(QStringLiteral("/nonexistent/model.gguf"));
+        QCOMPARE(engine.state(), EngineController::State::Loading);
+        QVERIFY(failed.wait(5000));
+        QCOMPARE(failed.first().first().toString(), QStringLiteral("cannot open /nonexistent/model.gguf: No such file or directory"));
+        QCOMPARE(engine.errorMessage(), failed.first().first().toString());
+        QCOMPARE(engine.state(), EngineController::State::Ready);
+        QCOMPARE(engine.modelName(), QStringLiteral("stories260K"));
+        // and it still generates
+        QSignalSpy finished(&engine, &EngineController::generationFinished);
+        QVERIFY(engine.startGeneration(textJob("Once upon a time", 5)) != 0);
+        QVERIFY(finished.wait(10000));
+    }
+
+    void aPromptStreamsInBatches() {
+        EngineController engine(nullptr);
+        QVERIFY(loadAndWait(engine, bundledModel()));
+        QSignalSpy prepared(&engine, &EngineController::promptPrepared);
+        QSignalSpy prefill(&engine, &EngineController::prefillFinished);
+        QSignalSpy steps(&engine, &EngineController::stepsArrived);
+        QSignalSpy finished(&engine, &EngineController::generationFinished);
+        QList<EngineController::State> states;
+        connect(&engine, &EngineController::stateChanged, this, [&] { states << engine.state(); });
+        const quint64 job = engine.startGeneration(textJob("Once upon a time", 40));
+        QVERIFY(job != 0);
+        QVERIFY(finished.wait(10000));
+        QCOMPARE(prepared.count(), 1);
+        const auto chunks = prepared.first().at(1).value<QList<QList<int>>>();
+        QCOMPARE(chunks.size(), 1);
+        QCOMPARE(chunks.first(), (QList<int>{1, 403, 407, 261, 378}));
+        QCOMPARE(prefill.count(), 1);
+        QCOMPARE(prefill.first().at(1).value<PrefillStats>().nComputed, 5);
+        // Batched: fewer signals than tokens, all 40 steps delivered in order.
+        QVERIFY(steps.count() >= 1);
+        std::vector<int32_t> ids;
+        for (const auto& args : steps) {
+            QCOMPARE(args.first().toULongLong(), job);
+            for (const auto& s : args.at(1).value<StepBatch>().steps) ids.push_back(s.sample.id);
+        }
+        const auto summary = finished.first().at(1).value<GenerationSummary>();
+        QCOMPARE(ids.size(), size_t(40));
+        QCOMPARE(ids, summary.tokens);
+        // llama.cpp's greedy continuation of "Once upon a time" starts ", there was a little girl".
+        QCOMPARE(QString::fromStdString(summary.text).left(25), QStringLiteral(", there was a little girl"));
+        QCOMPARE(states, (QList<EngineController::State>{EngineController::State::Prefilling, EngineController::State::Decoding,
+                                                         EngineController::State::Ready}));
+        QCOMPARE(engine.contextUsed(), 5 + 39);
+        QVERIFY(engine.decodeTokensPerSecond() > 0);
+        QVERIFY(engine.prefillTokensPerSecond() > 0);
+    }
+
+    void stopCancelsPromptly() {
+        EngineController engine(nullptr);
+        QVERIFY(loadAndWait(engine, bundledModel()));
+        QSignalSpy steps(&engine, &EngineController::stepsArrived);
+        QSignalSpy finished(&engine, &EngineController::generationFinished);
+        auto job = textJob("Once upon a time", 1900, 1.0f);  // sampled: never ends by itself soon
+        job.sampler.seed = 1;
+        QVERIFY(engine.startGeneration(job) != 0);
+        QVERIFY(steps.wait(10000));
+        engine.stop();
+        QCOMPARE(engine.state(), EngineController::State::Stopping);
+        QVERIFY(finished.wait(5000));
+        const auto summary = finished.first().at(1).value<GenerationSummary>();
+        if (summary.reason == FinishReason::EndOfGeneration) QSKIP("the story ended before the stop arrived");
+        QCOMPARE(summary.reason, FinishReason::Cancelled);
+        QVERIFY2(summary.nGenerated < 1900, "the stop was not honoured");
+        QCOMPARE(engine.state(), EngineController::State::Ready);
+    }
+
+    void anEditReusesTheCachedPrefix() {
+        EngineController engine(nullptr);
+        QVERIFY(loadAndWait(engine, bundledModel()));
+        QSignalSpy prefill(&engine, &EngineController::prefillFinished);
+        QSignalSpy finished(&engine, &EngineController::generationFinished);
+        QVERIFY(engine.startGeneration(textJob("Once upon a time", 8)) != 0);
+        QVERIFY(finished.wait(10000));
+        // "Once upon a dog": the first three tokens (BOS, Once, upon) are unchanged.
+        QVERIFY(engine.startGeneration(textJob("Once upon a dog", 8)) != 0);
+        QVERIFY(finished.wait(10000));
+        const auto second = prefill.last().at(1).value<PrefillStats>();
+        QCOMPARE(second.nReused, 4);  // <s> Once upon a
+        QCOMPARE(second.nComputed, second.nPrompt - 4);
+    }
+
+    void errorsSurfaceAsSignals() {
+        EngineController engine(nullptr);
+        QVERIFY(loadAndWait(engine, bundledModel(), 8));
+        QCOMPARE(engine.contextLength(), 8);
+        QSignalSpy failed(&engine, &EngineController::generationFailed);
+        QVERIFY(engine.startGeneration(textJob("Once upon a time there was a girl named Lily", 4)) != 0);
+        QVERIFY(failed.wait(5000));
+        QVERIFY2(failed.first().at(1).toString().startsWith("the prompt is "), qPrintable(failed.first().at(1).toString()));
+        QVERIFY(failed.first().at(1).toString().contains("but the context holds 8"));
+        QCOMPARE(engine.errorMessage(), failed.first().at(1).toString());
+        QCOMPARE(engine.state(), EngineController::State::Ready);
+        auto bad = textJob("Once", 4);
+        bad.sampler.topP = 1.5f;
+        QVERIFY(engine.startGeneration(bad) != 0);
+        QVERIFY(failed.wait(5000));
+        QCOMPARE(failed.last().at(1).toString(), QStringLiteral("top-p must be in (0, 1], got 1.5"));
+    }
+
+    void loadingWhileGeneratingCancelsFirst() {
+        EngineController engine(nullptr);
+        QVERIFY(loadAndWait(engine, bundledModel()));
+        QSignalSpy steps(&engine, &EngineController::stepsArrived);
+        QSignalSpy finished(&engine, &EngineController::generationFinished);
+        QSignalSpy loaded(&engine, &EngineController::modelChanged);
+        auto job = textJob("Once upon a time", 1900, 1.0f);
+        QVERIFY(engine.startGeneration(job) != 0);
+        QVERIFY(steps.wait(10000));
+        engine.loadModel(QStringLiteral(INFERSCOPE_TEST_DATA_DIR "/llama-2-tiny-random.gguf"));
+        QVERIFY(loaded.wait(10000));
+        QCOMPARE(finished.count(), 1);  // the generation ended (cancelled) before the new model came
+        QCOMPARE(engine.modelDetails().value("vocabSize").toInt(), 32000);
+        QCOMPARE(engine.modelDetails().value("tokenizer").toString(), QString("sentencepiece"));
+        QCOMPARE(engine.modelDetails().value("preTokenizer").toString(), QString());
+        QCOMPARE(engine.state(), EngineController::State::Ready);
+    }
+
+    void theGuiThreadStaysResponsiveWhileDecoding() {
+        // Nothing heavy runs on the GUI thread: every decode step runs on the worker's thread, and
+        // a 5 ms timer on the GUI thread keeps firing during a long generation. Its worst lateness
+        // is printed (a figure for a person, not a pass mark: the machine may be loaded).
+        EngineController engine(nullptr);
+        QVERIFY(loadAndWait(engine, bundledModel()));
+        QThread* const guiThread = QThread::currentThread();
+        std::atomic<int> stepsOnGuiThread{0}, stepsSeen{0};
+        engine.setStepHookForTesting([&](int, const std::function<bool()>&) {
+            ++stepsSeen;
+            if (QThread::currentThread() == guiThread) ++stepsOnGuiThread;
+        });
+        QSignalSpy finished(&engine, &EngineController::generationFinished);
+        auto job = textJob("Once upon a time", 1500, 1.0f);
+        job.sampler.seed = 3;
+        QElapsedTimer clock;
+        qint64 last = 0, worst = 0;
+        int ticks = 0;
+        QTimer timer;
+        timer.setInterval(5);
+        connect(&timer, &QTimer::timeout, this, [&] {
+            const qint64 now = clock.elapsed();
+            if (ticks++ > 0) worst = std::max(worst, now - last);
+            last = now;
+        });
+        clock.start();
+        timer.start();
+        QVERIFY(engine.startGeneration(job) != 0);
+        QVERIFY(finished.wait(60000));
+        timer.stop();
+        qInfo("event loop: %d ticks over %lld ms of generation, worst gap %lld ms", ticks, clock.elapsed(), worst);
+        engine.setStepHookForTesting({});
+        QVERIFY(ticks > 5);
+        QVERIFY(stepsSeen > 0);
+        QCOMPARE(stepsOnGuiThread.load(), 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEngineController)
+#include "tst_engine_controller.moc"

@@ -1,0 +1,393 @@
+// The visualizer's data with the real model: the Probabilities panel's step (following the
+// stream, picked from the text), branching from an alternative (equal to a fresh run of the same
+// tokens, with only one new token prefilled), answer versions, replay over the stored logits,
+// the heat map's token offsets, and the per-token export.
+#include <QAbstractItemModelTester>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBlock>
+#include <QTextDocument>
+
+#include "chat/chat_controller.h"
+#include "chat/token_heatmap.h"
+#include "store/chat_store.h"
+#include "chat_fixture.h"
+#include "gui_test_helpers.h"
+#include "settings/sampling_settings.h"
+#include "visualizer/step_inspector.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_gui;
+
+class TestStepInspector : public QObject {
+    Q_OBJECT
+
+    struct Fixture : ChatFixture {
+        explicit Fixture(float temperature = 0.0f) : ChatFixture(20, temperature) {}
+    };
+
+private slots:
+    void initTestCase() { useTestLocations(); }
+
+    // A newline token's tint stays on the token: Qt's rich text made a tinted span around a line
+    // break tint the whole next paragraph. Newlines are written outside the spans.
+    void aNewlineDoesNotCarryItsTintIntoTheNextParagraph() {
+        std::vector<StepRecord> steps(3);
+        steps[0].piece = "A";
+        steps[1].piece = "\nB";
+        steps[2].piece = "C";
+        for (StepRecord& s : steps) s.sample.pRaw = 0.1f;  // all tinted
+        const HeatText heat = buildHeatText(steps, HeatMode::Probability, false, false, {});
+        QCOMPARE(heat.plain, QStringLiteral("A\nBC"));
+        QCOMPARE(heat.tokenStarts, (QList<int>{0, 1, 3}));
+        QVERIFY2(!heat.html.contains(QRegularExpression(QStringLiteral("<span[^>]*>[^<]*\n"))), qPrintable(heat.html));
+        QCOMPARE(heat.html.count(QStringLiteral("<span")), 3);  // A, B and C; nothing around the newline
+        // As the chat's TextEdit lays it out: one paragraph (the break is a line separator, so no
+        // paragraph starts with a tinted span, which Qt paints across the whole line), the same
+        // characters at the same offsets as the plain text, no paragraph background.
+        QTextDocument doc;
+        doc.setHtml(heat.html);
+        QCOMPARE(doc.blockCount(), 1);
+        QCOMPARE(doc.toPlainText(), heat.plain);
+        QCOMPARE(doc.characterCount() - 1, heat.plain.size());
+        QVERIFY(!doc.firstBlock().blockFormat().hasProperty(QTextFormat::BackgroundBrush));
+
+        // Every character Qt would start a paragraph at, inside tinted tokens: still one paragraph.
+        std::vector<StepRecord> odd(6);
+        const char* pieces[] = {"a", "\rb", "c\xE2\x80\xA9", "d\xC2\x85", "\x0B" "e", "\x0C" "f"};
+        for (size_t i = 0; i < odd.size(); ++i) {
+            odd[i].piece = pieces[i];
+            odd[i].sample.pRaw = 0.1f;
+        }
+        const HeatText oddHeat = buildHeatText(odd, HeatMode::Probability, false, false, {});
+        QTextDocument oddDoc;
+        oddDoc.setHtml(oddHeat.html);
+        QCOMPARE(oddDoc.blockCount(), 1);
+        QCOMPARE(oddDoc.characterCount() - 1, oddHeat.plain.size());
+    }
+
+    // Byte-level BPE splits an emoji's bytes between tokens: Llama 3's vocabulary writes " 🦙" as
+    // " \xF0\x9F" + "\xA6" + "\x99". The heat text shows the character whole, once, tinted by the
+    // probability of all three tokens (0.5 · 0.9 · 1 = 0.45, like a 0.45 token), and hovering it
+    // names the split; the partial tokens are labelled by their bytes, not as U+FFFD.
+    void aCharacterSplitBetweenTokensIsShownWholeWithItsSplitOnHover() {
+        const QString llama3 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/llama3-tiny.gguf");
+        if (!QFile::exists(llama3)) QSKIP("../shared/models/arch/llama3-tiny.gguf not found");
+        Fixture f;
+        QVERIFY(loadAndWait(*f.engine, llama3));
+        f.chat->setMode(QStringLiteral("completion"));
+        f.sampling->setMaxTokens(2);
+        QVERIFY(f.answer([&] { return f.chat->send("Hi"); }));
+        const Tokenizer& tok = *f.engine->model()->tokenizer;
+        const std::string text = "Llama \xF0\x9F\xA6\x99 \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E";  // "Llama 🦙 日本語"
+        const std::vector<int32_t> ids = tok.encode(text, false, false);
+        QCOMPARE(ids, (std::vector<int32_t>{43, 81101, 11410, 99, 247, 105180, 102158}));
+        const float p[] = {0.99f, 0.99f, 0.5f, 0.9f, 1.0f, 0.99f, 0.99f};
+        std::vector<StepRecord> steps(ids.size());
+        for (size_t k = 0; k < ids.size(); ++k) {
+            steps[k].step = int32_t(k);
+            steps[k].sample.id = ids[k];
+            steps[k].sample.pRaw = p[k];
+            steps[k].piece = tok.tokenBytes(ids[k]);
+        }
+        ChatModel* m = f.chat->messages();
+        m->replaceSteps(1, steps);
+        const HeatText* heat = m->heatText(1);
+        QVERIFY(heat);
+        QCOMPARE(heat->plain, QString::fromUtf8(text));
+        QCOMPARE(heat->tokenStarts, (QList<int>{0, 1, 5, 6, 6, 8, 11}));  // the emoji's first two tokens end at " " and add nothing
+        QCOMPARE(heat->joined.size(), 1);
+        QCOMPARE(heat->joined[0].offset, 6);
+        QCOMPARE(heat->joined[0].length, 2);  // a surrogate pair
+        QCOMPARE(heat->joined[0].firstStep, 2);
+        QCOMPARE(heat->joined[0].lastStep, 4);
+        QVERIFY2(!heat->html.contains(QChar(0xFFFD)), qPrintable(heat->html));
+        // The emoji in a span of its own with the tint of p = 0.45; the CJK characters are whole tokens.
+        StepRecord at045 = steps[0];
+        at045.sample.pRaw = 0.45f;
+        at045.piece = "x";
+        const QString tint045 = buildHeatText({at045}, HeatMode::Probability, false, false).html.section(QLatin1Char('"'), 3, 3);
+        QVERIFY(tint045.startsWith(QStringLiteral("background-color:rgba(")));
+        QVERIFY2(heat->html.contains(QStringLiteral("<span style=\"%1\">%2</span>").arg(tint045, QString::fromUtf8("\xF0\x9F\xA6\x99"))), qPrintable(heat->html));
+        QCOMPARE(f.inspector->tokenText(11410), QStringLiteral("\u2423<0xF0><0x9F>"));
+        QCOMPARE(f.inspector->tokenText(99), QStringLiteral("<0xA6>"));
+        // Hovering either half of the emoji: the split, then the token that completed it.
+        const QString split = QString::fromUtf8("“\xF0\x9F\xA6\x99” is one character from 3 tokens: “\u2423<0xF0><0x9F>” 50.0% + “<0xA6>” 90.0% + “<0x99>” 100.0% · together 45.0%\n");
+        QCOMPARE(f.inspector->describeAt(1, 6), split + f.inspector->describe(1, 4));
+        QCOMPARE(f.inspector->describeAt(1, 7), split + f.inspector->describe(1, 4));
+        // A character of one token: that token alone.
+        QCOMPARE(f.inspector->describeAt(1, 9), f.inspector->describe(1, 5));
+        QCOMPARE(f.inspector->describeAt(1, 5), f.inspector->describe(1, 2));
+    }
+
+    // Qwen 3 thinks first: "<think>\nHmm</think>\n\nHello" (ids 151667 198 80022 151668 271 9707 of
+    // its vocabulary; <think> and </think> are user-defined tokens, so their text is in the answer).
+    // The model gives the thought apart, folded by the view, and the answer proper as the shown
+    // text and heat text; the stored text stays whole. While streaming, a tag's first characters
+    // are held back ("</" of "</think>"), and the answer shows only after the block ends.
+    void aThinkBlockIsFoldedOutOfTheAnswer() {
+        ChatModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        ChatMessage answer;
+        answer.role = Message::Assistant;
+        answer.streaming = true;
+        const int row = model.append(answer);
+        auto step = [](int k, const char* piece, float p) {
+            StepRecord s;
+            s.step = k;
+            s.sample.id = k;
+            s.sample.pRaw = p;
+            s.piece = piece;
+            return s;
+        };
+        const QModelIndex i = model.index(row);
+        model.appendSteps(row, {step(0, "<think>", 0.99f), step(1, "\n", 0.99f), step(2, "Hmm", 0.5f), step(3, "</", 0.99f)});
+        QCOMPARE(model.data(i, ChatModel::ThinkingStateRole).toString(), QStringLiteral("thinking"));
+        QCOMPARE(model.data(i, ChatModel::ThinkingRole).toString(), QStringLiteral("Hmm"));
+        QCOMPARE(model.data(i, ChatModel::ShownTextRole).toString(), QString());
+        model.appendSteps(row, {step(4, "think>", 0.99f), step(5, "\n\n", 0.99f), step(6, "Hello", 0.5f), step(7, " there", 0.99f)});
+        model.finish(row, QStringLiteral("<think>\nHmm</think>\n\nHello there"), Message::EndOfGeneration, {});
+        QCOMPARE(model.data(i, ChatModel::TextRole).toString(), QStringLiteral("<think>\nHmm</think>\n\nHello there"));
+        QCOMPARE(model.data(i, ChatModel::ThinkingStateRole).toString(), QStringLiteral("done"));
+        QCOMPARE(model.data(i, ChatModel::ThinkingRole).toString(), QStringLiteral("Hmm"));
+        QCOMPARE(model.data(i, ChatModel::ShownTextRole).toString(), QStringLiteral("Hello there"));
+        QCOMPARE(model.data(i, ChatModel::HiddenCharsRole).toInt(), 0);
+        // The heat text is the answer proper: the thought's steps start at 0 and show nothing.
+        const HeatText* heat = model.heatText(row);
+        QVERIFY(heat);
+        QCOMPARE(heat->plain, QStringLiteral("Hello there"));
+        QCOMPARE(heat->tokenStarts, (QList<int>{0, 0, 0, 0, 0, 0, 0, 5}));
+        QCOMPARE(stepAtPosition(heat->tokenStarts, 0), 6);
+        QCOMPARE(stepAtPosition(heat->tokenStarts, 6), 7);
+        QVERIFY2(!heat->html.contains(QStringLiteral("Hmm")) && !heat->html.contains(QStringLiteral("think")), qPrintable(heat->html));
+        QTextDocument doc;
+        doc.setHtml(heat->html);
+        QCOMPARE(doc.toPlainText(), heat->plain);
+        // Stopped while thinking: all of it is thought, nothing is held back, no answer.
+        ChatMessage cut;
+        cut.role = Message::Assistant;
+        cut.text = QStringLiteral("<think>\nStill </th");
+        cut.finishReason = Message::Cancelled;
+        const int cutRow = model.append(cut);
+        QCOMPARE(model.data(model.index(cutRow), ChatModel::ThinkingStateRole).toString(), QStringLiteral("cut"));
+        QCOMPARE(model.data(model.index(cutRow), ChatModel::ThinkingRole).toString(), QStringLiteral("Still </th"));
+        QCOMPARE(model.data(model.index(cutRow), ChatModel::ShownTextRole).toString(), QString());
+        // An answer that only mentions the tag later, or a question, has no block.
+        ChatMessage plain;
+        plain.role = Message::Assistant;
+        plain.text = QStringLiteral("Use <think> tags");
+        const int plainRow = model.append(plain);
+        QCOMPARE(model.data(model.index(plainRow), ChatModel::ThinkingStateRole).toString(), QString());
+        QCOMPARE(model.data(model.index(plainRow), ChatModel::ShownTextRole).toString(), QStringLiteral("Use <think> tags"));
+        ChatMessage question;
+        question.role = Message::User;
+        question.text = QStringLiteral("<think>x</think>y");
+        const int questionRow = model.append(question);
+        QCOMPARE(model.data(model.index(questionRow), ChatModel::ShownTextRole).toString(), QStringLiteral("<think>x</think>y"));
+    }
+
+    void followsTheNewestStepAndSelectsFromText() {
+        Fixture f;
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
+        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
+        QTRY_COMPARE(f.inspector->step(), 19);  // the panel follows at most 10 times a second
+        QVERIFY(f.inspector->following());
+        QCOMPARE(f.inspector->row(), 1);
+        QCOMPARE(f.inspector->stepCount(), 20);
+        // Pick step 1 (" there") from its position in the heat text.
+        ChatModel* m = f.chat->messages();
+        const QVariantList starts = m->data(m->index(1), ChatModel::TokenStartsRole).toList();
+        QCOMPARE(starts.size(), 20);
+        QCOMPARE(starts[0].toInt(), 0);   // ","
+        QCOMPARE(starts[1].toInt(), 1);   // " there"
+        QCOMPARE(starts[2].toInt(), 7);   // " was"
+        f.inspector->selectAtPosition(1, 3);
+        QVERIFY(!f.inspector->following());
+        QCOMPARE(f.inspector->step(), 1);
+        const QVariantMap cur = f.inspector->current();
+        QCOMPARE(cur.value("id").toInt(), 383);
+        QCOMPARE(cur.value("token").toString(), QString::fromUtf8("\u2423there"));
+        QCOMPARE(cur.value("rank").toInt(), 1);
+        const QVariantList cands = f.inspector->candidates();
+        QCOMPARE(cands.size(), 20);
+        QVERIFY(cands[0].toMap().value("chosen").toBool());
+        QCOMPARE(cands[0].toMap().value("p").toList().size(), kSamplerStageCount);
+        QCOMPARE(f.inspector->survivors().size(), kSamplerStageCount);
+        QVERIFY(f.inspector->describe(1, 1).startsWith(QString::fromUtf8("“\u2423there”")));
+        // The heat text has one span per tinted token and the same characters as the answer.
+        const QString html = m->data(m->index(1), ChatModel::HeatTextRole).toString();
+        QVERIFY(html.contains("<span style=\"background-color:rgba("));
+
+        // The next answer is followed again: the panel shows its newest token, not the one clicked.
+        QVERIFY(f.answer([&] { return f.chat->send(" The end."); }));
+        QTRY_COMPARE(f.inspector->row(), 3);
+        QVERIFY(f.inspector->following());
+    }
+
+    void branchingEqualsAFreshRunAndKeepsTheOldVersion() {
+        Fixture f;
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
+        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
+        const ChatMessage original = f.last();
+        const int k = 4;
+        const int32_t alternative = original.steps[k].sample.top[1].id;
+        QSignalSpy prefill(f.engine.get(), &EngineController::prefillFinished);
+        f.inspector->select(1, k);
+        QVERIFY(f.answer([&] { return f.inspector->branch(alternative); }));
+        const ChatMessage& branched = f.last();
+        // The kept tokens, the alternative, then a continuation.
+        QCOMPARE(branched.steps.size(), size_t(20 + k + 1));
+        for (int s = 0; s < k; ++s) QCOMPARE(branched.steps[size_t(s)].sample.id, original.steps[size_t(s)].sample.id);
+        QCOMPARE(branched.steps[size_t(k)].sample.id, alternative);
+        QCOMPARE(branched.steps[size_t(k) + 1].step, k + 1);  // numbered after the kept steps
+        const auto stats = prefill.last().at(1).value<PrefillStats>();
+        QCOMPARE(stats.nComputed, 1);                 // only the alternative ran: no new prefill
+        QCOMPARE(stats.nReused, 5 + k);               // prompt + kept tokens came from the cache
+        QVERIFY(f.chat->cacheNote().startsWith(QStringLiteral("Branched at token %1").arg(k + 1)));
+        QCOMPARE(branched.variants.size(), size_t(2));
+        QCOMPARE(branched.stats.branchedAt, k);
+
+        // A fresh engine run of prompt + the first k tokens + the alternative gives the same continuation.
+        EngineOptions opt;
+        opt.modelPath = bundledModel().toStdString();
+        opt.device = DeviceKind::Cpu;
+        auto fresh = Engine::load(opt);
+        QVERIFY(fresh);
+        GenerateRequest req;
+        req.prompt = {1, 403, 407, 261, 378};
+        for (int s = 0; s < k; ++s) req.prompt.push_back(original.steps[size_t(s)].sample.id);
+        req.prompt.push_back(alternative);
+        req.sampler.temperature = 0.0f;
+        req.maxTokens = 20;
+        auto reference = (*fresh)->generate(req);
+        QVERIFY(reference);
+        for (size_t s = 0; s < reference->tokens.size(); ++s)
+            QCOMPARE(branched.steps[size_t(k) + 1 + s].sample.id, reference->tokens[s]);
+
+        // The previous version stays reachable.
+        const QString branchedText = branched.text;
+        QVERIFY(f.chat->showVariant(1, 0));
+        QCOMPARE(f.last().text, original.text);
+        QVERIFY(f.chat->showVariant(1, 1));
+        QCOMPARE(f.last().text, branchedText);
+        // The store keeps the shown version.
+        const auto stored = f.store.messages(f.chat->conversationId());
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[1].content, branchedText);
+    }
+
+    void regenerateAddsAVersion() {
+        Fixture f(1.0f);
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
+        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
+        const QString first = f.last().text;
+        SamplerParams other;
+        other.temperature = 1.0f;
+        other.seed = 4242;
+        f.chat->setSamplerOverride(other);
+        QVERIFY(f.answer([&] { return f.chat->regenerate(); }));
+        QCOMPARE(f.chat->messages()->count(), 2);
+        QCOMPARE(f.last().variants.size(), size_t(2));
+        QCOMPARE(f.last().activeVariant, 1);
+        QVERIFY(f.chat->showVariant(1, 0));
+        QCOMPARE(f.last().text, first);
+    }
+
+    void replayCountsWhatOtherSettingsChange() {
+        Fixture f(1.0f);
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
+        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
+        f.inspector->select(1, 0);
+        QVERIFY(f.inspector->replayAvailable());
+        // The answer's own settings and seed: nothing changes.
+        f.inspector->resetReplayToAnswer();
+        QSignalSpy result(f.inspector.get(), &StepInspector::replayResultChanged);
+        QVERIFY(result.wait(2000));
+        QCOMPARE(f.inspector->replayError(), QString());
+        QCOMPARE(f.inspector->replayChangedCount(), 0);
+        QCOMPARE(f.inspector->replayInexactCount(), 0);  // stories260K: all 512 logits are stored
+        // Greedy: exactly the steps whose pick was not the most probable change.
+        int notTop = 0;
+        for (const auto& s : f.last().steps) notTop += s.sample.rank != 1;
+        f.inspector->setReplayTemperature(0.0);
+        QVERIFY(result.wait(2000));
+        QCOMPARE(f.inspector->replayChangedCount(), notTop);
+        QCOMPARE(int(f.last().replayChanged.size()), 20);
+        QCOMPARE(f.inspector->replayCurrent().value("id").toInt(), f.last().steps[0].sample.top[0].id);
+    }
+
+    // The replay box beside a finished answer offers the replay: after a click on a token of a
+    // longer conversation, opening a shorter one left the panel on no step ("Available once an
+    // answer has finished" beside finished answers). Another conversation: the panel follows it.
+    void anotherConversationIsFollowedAndItsAnswerReplayable() {
+        Fixture f;
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
+        QVERIFY(f.answer("Once upon a time"));
+        const qint64 shorter = f.chat->conversationId();
+        f.chat->newConversation();
+        QVERIFY(f.answer("Once upon a time"));
+        QVERIFY(f.answer(" The end."));
+        f.inspector->select(3, 2);
+        QVERIFY(!f.inspector->following());
+        QVERIFY(f.chat->openConversation(shorter));
+        QCOMPARE(f.chat->messages()->count(), 2);
+        QVERIFY(f.inspector->following());
+        QCOMPARE(f.inspector->row(), 1);
+        QVERIFY(f.inspector->replayAvailable());
+        QCOMPARE(f.inspector->replayNote(), QString());
+        // Why not, when not: no answer yet.
+        f.chat->newConversation();
+        QCOMPARE(f.inspector->replayNote(), QStringLiteral("No answer yet: every step's logits are kept, so the sampler can run again on them once one has finished."));
+    }
+
+    // Every token of the vocabulary shows as something visible in "picked" and the candidates
+    // (a byte-fallback token showed blank).
+    void everyTokenHasAVisibleLabel() {
+        Fixture f;
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
+        const int n = f.engine->model()->tokenizer->vocabSize();
+        QVERIFY(n > 256);
+        QStringList blank;
+        for (int id = 0; id < n; ++id) {
+            const QString label = f.inspector->tokenText(id);
+            bool seen = false;
+            for (const QChar c : label) seen = seen || (c.isPrint() && !c.isSpace() && c.category() != QChar::Other_Format);
+            if (!seen) blank << QStringLiteral("%1 \"%2\"").arg(id).arg(label);
+        }
+        QVERIFY2(blank.isEmpty(), qPrintable(blank.join(QStringLiteral(", "))));
+    }
+
+    void exportsTheAnswersTokens() {
+        Fixture f;
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
+        QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
+        f.inspector->select(1, 0);
+        QTemporaryDir dir;
+        const QString json = dir.filePath("tokens.json"), csv = dir.filePath("tokens.csv");
+        QVERIFY(f.inspector->exportRecords(QUrl::fromLocalFile(json), "json"));
+        QVERIFY(f.inspector->exportRecords(QUrl::fromLocalFile(csv), "csv"));
+        QFile jf(json);
+        QVERIFY(jf.open(QIODevice::ReadOnly));
+        const QJsonArray steps = QJsonDocument::fromJson(jf.readAll()).object().value("steps").toArray();
+        QCOMPARE(steps.size(), 20);
+        QCOMPARE(steps[0].toObject().value("id").toInt(), 432);
+        QCOMPARE(steps[0].toObject().value("piece").toString(), QStringLiteral(","));
+        QCOMPARE(steps[0].toObject().value("top").toArray().size(), 20);
+        QVERIFY(steps[0].toObject().value("top").toArray()[0].toObject().value("stages").toObject().contains("top-p"));
+        QFile cf(csv);
+        QVERIFY(cf.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(cf.readAll()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 21);
+        QVERIFY(lines[0].startsWith("step,position,id,token,p,p_final,logit,rank,entropy_bits"));
+        QVERIFY(lines[1].startsWith("0,5,432,\",\","));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStepInspector)
+#include "tst_step_inspector.moc"

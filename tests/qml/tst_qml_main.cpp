@@ -1,0 +1,32 @@
+// QtQuickTest runner for tests/qml/tst_*.qml: the app's object graph (AppGraph; QML's Inferscope
+// module's singletons) with no model loaded, so each component is tested on synthetic data.
+#include <QGuiApplication>
+#include <QQmlEngine>
+#include <QStandardPaths>
+#include <QtQml/qqmlextensionplugin.h>
+#include <QtQuickTest>
+#include <memory>
+
+#include "app/app_graph.h"
+
+Q_IMPORT_QML_PLUGIN(InferscopePlugin)
+
+using namespace inferscope;
+
+class Setup : public QObject {
+    Q_OBJECT
+public slots:
+    void applicationAvailable() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
+        graph_ = std::make_unique<AppGraph>(AppGraph::Options{});
+    }
+    void qmlEngineAvailable(QQmlEngine* engine) { AppGraph::prepareQmlEngine(*engine); }
+    void cleanupTestCase() { graph_->shutDown(); }
+
+private:
+    std::unique_ptr<AppGraph> graph_;
+};
+
+QUICK_TEST_MAIN_WITH_SETUP(inferscope_qml, Setup)
+#include "tst_qml_main.moc"
