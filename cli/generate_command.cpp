@@ -14,6 +14,7 @@
 #include "option_checks.h"
 #include "engine/bundled_model.h"
 #include "engine/engine.h"
+#include "engine/step_record_json.h"
 #include "engine/stop_strings.h"
 
 namespace inferscope::cli {
@@ -88,17 +89,12 @@ public:
         std::fflush(stdout);
     }
     void onStep(const StepRecord& r) override {
-        nlohmann::ordered_json top = nlohmann::ordered_json::array();
-        for (const auto& c : r.sample.top)
-            top.push_back({{"id", c.id}, {"piece", tok_.tokenBytes(c.id)}, {"logit", c.logit}, {"p", c.p[0]}});
-        nlohmann::ordered_json stages = nlohmann::ordered_json::object();
-        for (int s = 0; s < kSamplerStageCount; ++s)
-            stages[std::string(samplerStageName(SamplerStage(s)))] = r.sample.survivors[size_t(s)];
-        nlohmann::ordered_json event = {{"event", "token"}, {"step", r.step}, {"position", r.position}, {"id", r.sample.id},
-                                        {"piece", r.piece}, {"p", r.sample.pRaw}, {"logit", r.sample.logit},
-                                        {"p_final", r.sample.pFinal}, {"rank", r.sample.rank},
-                                        {"entropy_bits", r.sample.entropyBits}, {"survivors", stages}, {"top", top},
-                                        {"eog", r.endOfGeneration}, {"ms", ms(r.forwardUs + r.sampleUs)}};
+        nlohmann::ordered_json event = {{"event", "token"}};
+        // The step record as the app's conversation export writes it (core/engine/step_record_json.h).
+        event.update(stepRecordJson(r, [this](int32_t id) { return std::optional(tok_.tokenBytes(id)); }));
+        // This command's first format had these two; kept for its readers.
+        event["eog"] = r.endOfGeneration;
+        event["ms"] = ms(r.forwardUs + r.sampleUs);
         if (r.inspection && !r.inspection->lens.layers.empty()) event["lens"] = lensJson(r.inspection->lens, tok_);
         std::printf("%s\n", dumpJson(event).c_str());
         if (r.inspection && !r.inspection->attention.weights.empty()) {
@@ -175,7 +171,7 @@ int run(GenerateArgs a) {
                                       {"prompt_tokens", s.prefill.nPrompt}, {"generated_tokens", s.nGenerated},
                                       {"prefill_ms", ms(s.prefill.us)}, {"prefill_tokens_per_s", s.prefill.tokensPerSecond()},
                                       {"decode_ms", ms(s.decodeUs)}, {"decode_tokens_per_s", s.decodeTokensPerSecond()},
-                                      {"time_to_first_token_ms", ms(s.timeToFirstTokenUs)}, {"kv_cache", !a.noKvCache},
+                                      {"time_to_first_token_ms", ms(s.timeToFirstTokenUs)}, {"kv_cache", !a.noKvCache}, {"kv_type", a.kv},
                                       {"kv_bytes_used", s.kv.bytesUsed}, {"kv_bytes_reserved", s.kv.bytesReserved},
                                       {"kv_bytes_per_token", s.kv.bytesPerToken}, {"kv_computed", s.kv.kvComputed},
                                       {"attention_scores", s.kv.attentionScores},
@@ -220,7 +216,7 @@ void addGenerateCommand(CLI::App& app, int& exitCode) {
     cmd->add_flag("--no-kv-cache", a->noKvCache, "recompute the whole sequence at every step (to measure what the cache saves)");
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();
-    cmd->add_option("--kv", a->kv, "KV cache type: f32 or f16 (half the bytes long-context decode reads)")->capture_default_str();
+    cmd->add_option("--kv", a->kv, "KV cache type: f32, f16 (half the bytes long-context decode reads), q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")->capture_default_str();
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
     cmd->add_option("--ctx,-c", a->ctx, "context length (0 = the model's, at most 4096)")->capture_default_str();
     cmd->add_option("--batch", a->batch, "most prompt tokens per prefill pass")->capture_default_str();

@@ -114,6 +114,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
     if (options.batchSize < 1)
         return fail(ErrorKind::InvalidArgument, fmt::format("batch size must be positive, got {}", options.batchSize));
 
+    if (auto ok = checkKvHeadDim(options.kvType, hp.headDim); !ok) return std::unexpected(ok.error());
     // Before any weight is converted or the cache allocated: weights + KV cache + buffers must fit
     // in available memory and in the process's address-space and data limits.
     const LoadShape shape{options.precision, nCtx, options.batchSize, options.kvType, engine->device_->threads()};

@@ -34,7 +34,8 @@ struct EngineOptions {
     int32_t contextLength = 0;              // 0: the model's trained length, at most kDefaultContext;
                                             // more than the trained length is capped (with a notice)
     int32_t batchSize = 512;                // most tokens per prefill forward pass
-    KvType kvType = KvType::F32;            // F16 halves the cache and what long-context decode reads
+    KvType kvType = KvType::F32;            // F16 halves the cache and what long-context decode reads; Q8_0
+                                            // (34/128 of F32) and Q4_0 (18/128) need head dim % 32 == 0
     bool warmUp = true;                     // one throw-away pass at load (threads, JIT, page-in)
     static constexpr int32_t kDefaultContext = 4096;
 };

@@ -326,7 +326,7 @@ std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const in
             std::memcpy(probe->querySlot(l), ctx.q.data() + (m - 1) * Q, size_t(Q) * sizeof(float));
             attentionOptions.weightsOut = probe->attentionSlot(l);
         }
-        attention(ctx.q.data(), cache.layerKeysData(l), cache.layerValuesData(l), cache.type() == KvType::F16, m, position0,
+        attention(ctx.q.data(), cache.layerKeysData(l), cache.layerValuesData(l), cache.type(), m, position0,
                   hp.nHead, hp.nHeadKv, hp.headDim, cache.capacity(), ctx.att.data(), ctx.scores.data(), attentionOptions);
         // output projection [gemma: post-attention norm] and residual
         device_.linear(L.wo, ctx.att.data(), m, ctx.tmp.data());

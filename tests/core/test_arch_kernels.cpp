@@ -58,7 +58,7 @@ TEST_P(WindowedAttention, MatchesReference) {
     }
     std::vector<float> out(q.size(), NAN), scratch(attentionScratchFloats(omp_get_max_threads(), nHead, nHeadKv, hd, nCtx));
     attention(q.data(), half ? static_cast<const void*>(k16.data()) : k.data(), half ? static_cast<const void*>(v16.data()) : v.data(),
-              half, m, p0, nHead, nHeadKv, hd, nCtx, out.data(), scratch.data(), AttentionOptions{window, softCap, scale});
+              half ? KvType::F16 : KvType::F32, m, p0, nHead, nHeadKv, hd, nCtx, out.data(), scratch.data(), AttentionOptions{window, softCap, scale});
     const int group = nHead / nHeadKv;
     for (int64_t r = 0; r < m; ++r)
         for (int h = 0; h < nHead; ++h) {
