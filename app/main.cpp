@@ -14,12 +14,18 @@
 #include "app/app_graph.h"
 #include "app/scene_graph_backend.h"
 #include "app/screenshot_driver.h"
+#include "common/kernel_set.h"
 
 Q_IMPORT_QML_PLUGIN(InferscopePlugin)
 
 using namespace inferscope;
 
 int main(int argc, char** argv) {
+    // A forced kernel set this CPU cannot run is refused before any window (common/kernel_set.h).
+    if (auto kernels = kernelSetFromEnvironment(); !kernels || !selectKernelSet(*kernels)) {
+        std::fprintf(stderr, "inferscope: %s\n", kernels ? "the kernel set could not be selected" : kernels.error().message.c_str());
+        return 1;
+    }
     QGuiApplication app(argc, argv);
     QGuiApplication::setOrganizationName(QStringLiteral("Inferscope"));
     QGuiApplication::setApplicationName(QStringLiteral("Inferscope"));

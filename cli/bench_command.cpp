@@ -22,9 +22,11 @@
 #include "backend/compute_device.h"
 #include "backend/memory_probe.h"
 #include "commands.h"
+#include "common/kernel_set.h"
 #include "option_checks.h"
 #include "engine/bundled_model.h"
 #include "model/llama_model.h"
+#include "model/pass_cost.h"
 
 namespace inferscope::cli {
 namespace {
@@ -258,7 +260,8 @@ int run(const BenchArgs& a) {
     runner.decode(1, std::min(a.genTokens, 8));
     std::vector<Stats> ppStats(pps.size()), ttft(pps.size());
     Stats tg, tgBound, tgFraction, bandwidth, tgNear, tgDeep;
-    const uint64_t kvPerToken = (*ctx)->cache().stats().bytesPerToken;
+    // What each test reads and computes (the same model as the app's Timeline).
+    const PassCost cost(hp, m.weightBytesPerToken(), m.matmulMacsPerToken(), (*ctx)->cache().stats().bytesPerToken);
     std::vector<double> othersBusy;
     std::vector<bool> clean;
     for (int r = 0; r < a.repeat; ++r) {
@@ -280,8 +283,9 @@ int run(const BenchArgs& a) {
         const double tokS = runner.decode(1, a.genTokens);
         const double bwAfter = probe.measure(dev.threads(), 2);
         const double bw = (bwBefore + bwAfter) / 2;
-        // Bytes one decode pass reads: the weights, and the cache up to its position (mean over the run).
-        const double bytes = double(m.weightBytesPerToken()) + double(kvPerToken) * (1.0 + a.genTokens / 2.0);
+        // Bytes one decode pass reads: the weights, and the cache up to its position (mean over
+        // the run's positions 1 .. genTokens).
+        const double bytes = cost.meanDecodeBytes(1, a.genTokens);
         tg.samples.push_back(tokS);
         bandwidth.samples.push_back(bw);
         tgBound.samples.push_back(bw * 1e9 / bytes);
@@ -304,14 +308,8 @@ int run(const BenchArgs& a) {
     notePeakRss();
     const uint64_t peakRss = enginePeakRss;
 
-    // FLOPs of a pp-token prefill: every matrix for every token except the LM head (last token
-    // only), and attention's q·k and p·v over the causal triangle.
-    const double headMacs = double(hp.nVocab) * hp.nEmbd;
-    auto prefillGflop = [&](int32_t pp) {
-        const double matmul = 2.0 * (double(m.matmulMacsPerToken()) - headMacs) * pp + 2.0 * headMacs;
-        const double attn = 4.0 * hp.headDim * hp.nHead * hp.nLayer * (double(pp) * (pp + 1) / 2);
-        return (matmul + attn) / 1e9;
-    };
+    // GFLOP of a pp-token prefill from position 0.
+    auto prefillGflop = [&](int32_t pp) { return cost.prefillFlops(pp, 0) / 1e9; };
     const uint64_t kvBytes = (*ctx)->cache().stats().bytesReserved;
 
     if (a.json) {
@@ -330,7 +328,7 @@ int run(const BenchArgs& a) {
                              {"tokens_per_s_at_10", tgNear.json()},
                              {"ratio", tgNear.median() > 0 ? tgDeep.median() / tgNear.median() : 0.0}});
         nlohmann::ordered_json j = {
-            {"commit", gitCommit()}, {"model", path.filename().string()}, {"cpu_isa", std::string(dev.isaName())},
+            {"commit", gitCommit()}, {"model", path.filename().string()}, {"cpu_isa", std::string(dev.isaName())}, {"kernel_set", kernelSetName()},
             {"threads", dev.threads()}, {"precision", m.precisionSummary()}, {"kv_type", a.kv},
             {"parameters_read_per_token_bytes", m.weightBytesPerToken()}, {"weights_resident_bytes", m.weightBytesResident()},
             {"kv_cache_bytes", kvBytes}, {"load_ms", loadS * 1e3}, {"peak_rss_bytes", peakRss},
@@ -347,8 +345,8 @@ int run(const BenchArgs& a) {
     std::printf("load %.0f ms | peak RSS %.0f MiB (weights %.0f MiB + KV %.0f MiB + 150 MiB = %.0f MiB budget)\n", loadS * 1e3,
                 double(peakRss) / (1 << 20), double(m.weightBytesResident()) / (1 << 20), double(kvBytes) / (1 << 20),
                 double(m.weightBytesResident() + kvBytes + (uint64_t(150) << 20)) / (1 << 20));
-    std::printf("machine: read bandwidth %.1f GB/s (median of %d probes) | matmul peak f32 %.0f, bf16 %.0f GFLOP/s, s8 %.0f GOP/s\n",
-                bandwidth.median(), int(bandwidth.samples.size()) * 2, peakF32, peakBf16, peakS8);
+    std::printf("machine: read bandwidth %.1f GB/s (median of %d probes) | matmul peak f32 %.0f, bf16 %.0f GFLOP/s, s8 %.0f GOP/s | kernels %s\n",
+                bandwidth.median(), int(bandwidth.samples.size()) * 2, peakF32, peakBf16, peakS8, kernelSetName());
     for (size_t i = 0; i < pps.size(); ++i) {
         const double gflops = ppStats[i].median() * prefillGflop(pps[i]) / pps[i];
         std::printf("pp%-5d %8.1f tok/s (%.1f..%.1f) | first token %.0f ms | %.0f GFLOP/s = %.0f%% of peak\n", pps[i],
@@ -375,7 +373,7 @@ void addBenchCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
     cmd->add_option("--repeat,-r", a->repeat, "interleaved rounds after the warm-up")->capture_default_str();
     cmd->add_option("--compute", a->compute, "auto, f32, bf16 or int8")->capture_default_str();
-    cmd->add_option("--kv", a->kv, "KV cache type: f16 (as llama.cpp) or f32")->capture_default_str();
+    cmd->add_option("--kv", a->kv, "KV cache type: f16 (as llama.cpp), f32, q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")->capture_default_str();
     cmd->add_option("--depth", a->depth, "also decode 16 tokens at this position and at position 10 (0 = off)")->capture_default_str();
     cmd->add_option("--probe-mib", a->probeMib, "bandwidth probe buffer (beyond the last-level cache)")->capture_default_str();
     cmd->add_option("--peak-seconds", a->peakSeconds, "time per matmul peak probe")->capture_default_str();

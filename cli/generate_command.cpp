@@ -1,5 +1,5 @@
 // inferscope-cli generate: run a prompt through the engine; stream the text, or one JSON object
-// per event (prefill, each token with its top candidates, done).
+// per event (prefill, each token with its top candidates [and its logit lens], [attention], done).
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -10,9 +10,11 @@
 #include <optional>
 
 #include "commands.h"
+#include "inspection_json.h"
 #include "option_checks.h"
 #include "engine/bundled_model.h"
 #include "engine/engine.h"
+#include "engine/step_record_json.h"
 #include "engine/stop_strings.h"
 
 namespace inferscope::cli {
@@ -25,6 +27,8 @@ struct GenerateArgs {
     std::string model, tokenizer, prompt, device = "auto", compute = "auto", kv = "f32";
     std::vector<std::string> stops;
     int32_t maxTokens = 256, threads = 0, ctx = 0, batch = 512;
+    bool lens = false;
+    int32_t lensTopK = 5, attentionAt = -1;  // inspection_json.h
     std::optional<uint64_t> seed;
     SamplerParams sampler;
     bool noKvCache = false, json = false, noBos = false;
@@ -77,7 +81,7 @@ private:
 
 class JsonPrinter : public GenerationObserver {
 public:
-    explicit JsonPrinter(const Tokenizer& tok) : tok_(tok) {}
+    JsonPrinter(const Tokenizer& tok, std::vector<int32_t> prompt) : tok_(tok), sequence_(std::move(prompt)) {}
     void onPrefill(const PrefillStats& p) override {
         std::printf("%s\n", dumpJson({{"event", "prefill"}, {"tokens", p.nComputed}, {"reused", p.nReused},
                                       {"prompt_tokens", p.nPrompt}, {"ms", ms(p.us)}, {"tokens_per_s", p.tokensPerSecond()}})
@@ -85,25 +89,28 @@ public:
         std::fflush(stdout);
     }
     void onStep(const StepRecord& r) override {
-        nlohmann::ordered_json top = nlohmann::ordered_json::array();
-        for (const auto& c : r.sample.top)
-            top.push_back({{"id", c.id}, {"piece", tok_.tokenBytes(c.id)}, {"logit", c.logit}, {"p", c.p[0]}});
-        nlohmann::ordered_json stages = nlohmann::ordered_json::object();
-        for (int s = 0; s < kSamplerStageCount; ++s)
-            stages[std::string(samplerStageName(SamplerStage(s)))] = r.sample.survivors[size_t(s)];
-        std::printf("%s\n", dumpJson({{"event", "token"}, {"step", r.step}, {"position", r.position}, {"id", r.sample.id},
-                                      {"piece", r.piece}, {"p", r.sample.pRaw}, {"logit", r.sample.logit},
-                                      {"p_final", r.sample.pFinal}, {"rank", r.sample.rank},
-                                      {"entropy_bits", r.sample.entropyBits}, {"survivors", stages}, {"top", top},
-                                      {"eog", r.endOfGeneration}, {"ms", ms(r.forwardUs + r.sampleUs)}})
-                                .c_str());
+        nlohmann::ordered_json event = {{"event", "token"}};
+        // The step record as the app's conversation export writes it (core/engine/step_record_json.h).
+        event.update(stepRecordJson(r, [this](int32_t id) { return std::optional(tok_.tokenBytes(id)); }));
+        // This command's first format had these two; kept for its readers.
+        event["eog"] = r.endOfGeneration;
+        event["ms"] = ms(r.forwardUs + r.sampleUs);
+        if (r.inspection && !r.inspection->lens.layers.empty()) event["lens"] = lensJson(r.inspection->lens, tok_);
+        std::printf("%s\n", dumpJson(event).c_str());
+        if (r.inspection && !r.inspection->attention.weights.empty()) {
+            std::printf("%s\n", dumpJson(attentionEventJson(r, r.inspection->attention, sequence_)).c_str());
+            attentionPrinted_ = true;
+        }
+        sequence_.push_back(r.sample.id);
         std::fflush(stdout);
     }
+    bool attentionPrinted_ = false;
     void onFinish(const GenerationSummary& s) override { summary_ = s; }
     std::optional<GenerationSummary> summary_;
 
 private:
     const Tokenizer& tok_;
+    std::vector<int32_t> sequence_;  // prompt and generated so far
 };
 
 int run(GenerateArgs a) {
@@ -144,10 +151,13 @@ int run(GenerateArgs a) {
     req.maxTokens = a.maxTokens;
     req.stopStrings = a.stops;
     req.useKvCache = !a.noKvCache;
+    req.inspect.lens = a.lens;
+    req.inspect.lensTopK = a.lensTopK;
+    req.inspect.attentionStep = a.attentionAt;
 
     std::signal(SIGINT, onSigint);
     TextPrinter text(a.stops, a.prompt.empty());
-    JsonPrinter json(e.tokenizer());
+    JsonPrinter json(e.tokenizer(), req.prompt);
     if (!a.json) {
         std::fputs(a.prompt.c_str(), stdout);
         std::fflush(stdout);
@@ -161,13 +171,16 @@ int run(GenerateArgs a) {
                                       {"prompt_tokens", s.prefill.nPrompt}, {"generated_tokens", s.nGenerated},
                                       {"prefill_ms", ms(s.prefill.us)}, {"prefill_tokens_per_s", s.prefill.tokensPerSecond()},
                                       {"decode_ms", ms(s.decodeUs)}, {"decode_tokens_per_s", s.decodeTokensPerSecond()},
-                                      {"time_to_first_token_ms", ms(s.timeToFirstTokenUs)}, {"kv_cache", !a.noKvCache},
+                                      {"time_to_first_token_ms", ms(s.timeToFirstTokenUs)}, {"kv_cache", !a.noKvCache}, {"kv_type", a.kv},
                                       {"kv_bytes_used", s.kv.bytesUsed}, {"kv_bytes_reserved", s.kv.bytesReserved},
                                       {"kv_bytes_per_token", s.kv.bytesPerToken}, {"kv_computed", s.kv.kvComputed},
                                       {"attention_scores", s.kv.attentionScores},
                                       {"attention_scores_sliding", s.kv.attentionScoresSliding}, {"seed", a.sampler.seed},
                                       {"text", s.text}, {"device", e.device().description()}})
                                 .c_str());
+        if (a.attentionAt >= 0 && !json.attentionPrinted_)
+            return reportError("--attention-at " + std::to_string(a.attentionAt) + ": the generation ended after " +
+                               std::to_string(s.nGenerated) + " tokens");
     } else {
         std::fprintf(stderr,
                      "\n[%s] prefill %d tokens in %.1f ms (%.1f tok/s) | decode %d tokens in %.1f ms (%.1f tok/s) | "
@@ -203,11 +216,16 @@ void addGenerateCommand(CLI::App& app, int& exitCode) {
     cmd->add_flag("--no-kv-cache", a->noKvCache, "recompute the whole sequence at every step (to measure what the cache saves)");
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();
-    cmd->add_option("--kv", a->kv, "KV cache type: f32 or f16 (half the bytes long-context decode reads)")->capture_default_str();
+    cmd->add_option("--kv", a->kv, "KV cache type: f32, f16 (half the bytes long-context decode reads), q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")->capture_default_str();
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
     cmd->add_option("--ctx,-c", a->ctx, "context length (0 = the model's, at most 4096)")->capture_default_str();
     cmd->add_option("--batch", a->batch, "most prompt tokens per prefill pass")->capture_default_str();
-    cmd->add_flag("--json", a->json, "one JSON object per event");
+    CLI::Option* json = cmd->add_flag("--json", a->json, "one JSON object per event");
+    cmd->add_flag("--lens", a->lens, "logit lens: each layer's top candidates and residual norm in every token event")->needs(json);
+    cmd->add_option("--lens-top-k", a->lensTopK, "candidates per layer with --lens")->capture_default_str()->check(CLI::Range(1, kMaxTopN));
+    cmd->add_option("--attention-at", a->attentionAt, "print this step's attention weights (layers x heads x positions) as an event")
+        ->check(CLI::NonNegativeNumber)
+        ->needs(json);
     cmd->final_callback([a, &exitCode] { exitCode = run(*a); });
 }
 

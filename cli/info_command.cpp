@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "commands.h"
+#include "kv_cache/kv_type.h"
+#include "common/kernel_set.h"
 #include "option_checks.h"
 #include "engine/bundled_model.h"
 #include "gguf/gguf_file.h"
@@ -16,6 +18,17 @@
 
 namespace inferscope::cli {
 namespace {
+
+// What KvCache allocates per token for a type: 2 × layers × KV heads × row bytes.
+uint64_t kvBytesPerToken(const LlamaHParams& hp, KvType type) {
+    return 2 * uint64_t(hp.nLayer) * uint64_t(hp.nHeadKv) * kvRowBytes(type, hp.headDim);
+}
+
+// The same for a block type, null when the head dimension is not whole blocks (the type is refused).
+nlohmann::ordered_json blockKvBytesPerToken(const LlamaHParams& hp, KvType type) {
+    if (hp.headDim % kKvBlockElements != 0) return nullptr;
+    return kvBytesPerToken(hp, type);
+}
 
 // The architecture's departures from the plain Llama pass, in words ("q/k/v biases, NEOX RoPE").
 std::string archFeatures(const LlamaHParams& hp) {
@@ -82,6 +95,8 @@ int run(const InfoArgs& a) {
                             {"rms_eps", hp.rmsEps}, {"tied_output", info->tiedOutput},
                             {"tokenizer", info->tokenizerModel}, {"kv_bytes_per_token_f32", info->kvBytesPerTokenF32},
                             {"kv_bytes_per_token_f16", info->kvBytesPerTokenF16},
+                            {"kv_bytes_per_token_q8_0", blockKvBytesPerToken(hp, KvType::Q8_0)},
+                            {"kv_bytes_per_token_q4_0", blockKvBytesPerToken(hp, KvType::Q4_0)},
                             {"rope_mode", hp.arch.rope == RopeMode::Neox ? "neox" : "normal"},
                             {"rope_freq_scale", hp.ropeFreqScale},
                             {"sliding_window", hp.slidingWindow},
@@ -90,7 +105,7 @@ int run(const InfoArgs& a) {
                             {"rope_freq_scale_sliding", hp.ropeFreqScaleSliding},
                             {"attn_logit_softcap", hp.attnSoftCap},
                             {"final_logit_softcap", hp.finalSoftCap},
-                            {"features", archFeatures(hp)}};
+                            {"features", archFeatures(hp)}, {"kernel_set", kernelSetName()}};
         std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
         return 0;
     }
@@ -125,9 +140,16 @@ int run(const InfoArgs& a) {
     std::printf("KV bytes/token   %llu in F32, %llu in F16 (2 x %d layers x %d KV heads x %d head dim x bytes)\n",
                 (unsigned long long)info->kvBytesPerTokenF32, (unsigned long long)info->kvBytesPerTokenF16, hp.nLayer,
                 hp.nHeadKv, hp.headDim);
+    if (hp.headDim % kKvBlockElements == 0)
+        std::printf("                 %llu in Q8_0, %llu in Q4_0 (--kv q8_0|q4_0: ggml's blocks of 32)\n",
+                    (unsigned long long)kvBytesPerToken(hp, KvType::Q8_0), (unsigned long long)kvBytesPerToken(hp, KvType::Q4_0));
+    else
+        std::printf("                 no Q8_0/Q4_0 cache: head dim %d is not a multiple of %d\n", hp.headDim, kKvBlockElements);
     if (hp.slidingWindow > 0)  // the truth about what is allocated (kv_cache.h keeps every position)
         std::printf("                 every layer caches every position; sliding-window layers read only the last %d\n",
                     hp.slidingWindow);
+    std::printf("kernels          %s (%s; INFERSCOPE_KERNELS=portable|avx2|avx512 forces one)\n", kernelSetName(),
+                kernelSetInstructions(activeKernelSet()));
     return 0;
 }
 

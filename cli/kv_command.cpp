@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "commands.h"
 #include "option_checks.h"
@@ -31,22 +32,26 @@ std::string human(uint64_t bytes) {
 
 int run(const KvArgs& a) {
     const uint64_t kvHeads = a.kvHeads.value_or(a.heads);
-    auto bpe = kvBytesPerElement(a.dtype);
-    if (!bpe) return reportError(bpe.error().message);
-    auto f = computeKvFigures({a.layers, a.heads, kvHeads, a.headDim, *bpe}, a.tokens, a.users);
+    auto size = kvElementSize(a.dtype);
+    if (!size) return reportError(size.error().message);
+    KvShape shape{a.layers, a.heads, kvHeads, a.headDim, size->bytes};
+    shape.blockElements = size->elements;
+    auto f = computeKvFigures(shape, a.tokens, a.users);
     if (!f) return reportError(f.error().message);
     if (a.json) {
         nlohmann::ordered_json j = {{"layers", a.layers}, {"heads", a.heads}, {"kv_heads", kvHeads}, {"head_dim", a.headDim},
-                            {"dtype", a.dtype}, {"bytes_per_element", *bpe}, {"tokens", a.tokens}, {"users", a.users},
+                            {"dtype", a.dtype}, {"bytes_per_element", size->elements == 1 ? nlohmann::json(size->bytes) : nlohmann::json(double(size->bytes) / double(size->elements))}, {"tokens", a.tokens}, {"users", a.users},
                             {"bytes_per_token", f->bytesPerToken}, {"total_bytes", f->totalBytes},
                             {"mha_bytes_per_token", f->mhaBytesPerToken}, {"mha_total_bytes", f->mhaTotalBytes},
                             {"mqa_bytes_per_token", f->mqaBytesPerToken}, {"mqa_total_bytes", f->mqaTotalBytes}};
         std::printf("%s\n", j.dump().c_str());
         return 0;
     }
-    std::printf("bytes per token: 2 (K and V) x %llu layers x %llu KV heads x %llu head dim x %llu bytes = %llu (%s)\n",
-                (unsigned long long)a.layers, (unsigned long long)kvHeads, (unsigned long long)a.headDim,
-                (unsigned long long)*bpe, (unsigned long long)f->bytesPerToken, human(f->bytesPerToken).c_str());
+    const std::string elementBytes = size->elements == 1 ? std::to_string(size->bytes)
+                                                         : std::to_string(size->bytes) + "/" + std::to_string(size->elements);
+    std::printf("bytes per token: 2 (K and V) x %llu layers x %llu KV heads x %llu head dim x %s bytes = %llu (%s)\n",
+                (unsigned long long)a.layers, (unsigned long long)kvHeads, (unsigned long long)a.headDim, elementBytes.c_str(),
+                (unsigned long long)f->bytesPerToken, human(f->bytesPerToken).c_str());
     std::printf("total: %llu tokens x %llu user%s = %llu bytes (%s)\n", (unsigned long long)a.tokens,
                 (unsigned long long)a.users, a.users == 1 ? "" : "s", (unsigned long long)f->totalBytes, human(f->totalBytes).c_str());
     std::printf("as MHA (%llu KV heads): %llu bytes per token, %llu total (%s); GQA saves %.0f%%\n",
@@ -66,7 +71,7 @@ void addKvCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--heads", args->heads, "query heads")->required()->check(kUnsigned);
     cmd->add_option("--kv-heads", args->kvHeads, "key/value heads (default: --heads, i.e. MHA)")->check(kUnsigned);
     cmd->add_option("--head-dim", args->headDim, "dimension of one head")->required()->check(kUnsigned);
-    cmd->add_option("--dtype", args->dtype, "cache element type: f32, f16, bf16, int8")->capture_default_str();
+    cmd->add_option("--dtype", args->dtype, "cache element type: f32, f16, bf16, int8, q8_0 (34 bytes per 32), q4_0 (18 per 32)")->capture_default_str();
     cmd->add_option("--tokens", args->tokens, "context length in tokens")->required()->check(kUnsigned);
     cmd->add_option("--users", args->users, "concurrent sequences")->capture_default_str()->check(kUnsigned);
     cmd->add_flag("--json", args->json, "one JSON object");

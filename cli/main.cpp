@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "common/kernel_set.h"
 #include "option_checks.h"
 
 namespace inferscope::cli {
@@ -24,6 +25,10 @@ int reportError(const std::string& message) {
 
 int main(int argc, char** argv) {
     using namespace inferscope::cli;
+    // A forced kernel set this machine cannot run is refused here, never silently replaced.
+    const auto kernels = inferscope::kernelSetFromEnvironment();
+    if (!kernels) return reportError(kernels.error().message);
+    if (const auto selected = inferscope::selectKernelSet(*kernels); !selected) return reportError(selected.error().message);
     CLI::App app{"Inferscope engine from the command line: run Llama-family GGUF models and inspect inference."};
     app.require_subcommand(1);
     app.fallthrough(false);

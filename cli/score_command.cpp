@@ -22,7 +22,7 @@ namespace inferscope::cli {
 namespace {
 
 struct ScoreArgs {
-    std::string model, prompt, ids, device = "auto", compute = "auto";
+    std::string model, prompt, ids, device = "auto", compute = "auto", kv = "f32";
     int32_t topN = 5, threads = 0, ctx = 0;
     bool json = false, noBos = false;
 };
@@ -63,6 +63,9 @@ int run(const ScoreArgs& a) {
     opt.precision = *precision;
     opt.threads = a.threads;
     opt.contextLength = a.ctx;
+    auto kvType = parseKvType(a.kv);
+    if (!kvType) return reportError(kvType.error().message);
+    opt.kvType = *kvType;
     auto engine = Engine::load(opt);
     if (!engine) return reportError(engine.error().message);
     Engine& e = **engine;
@@ -110,7 +113,7 @@ int run(const ScoreArgs& a) {
     if (auto ok = e.score(tokens, onLogits); !ok) return reportError(ok.error().message);
     const double perplexity = n > 1 ? std::exp(nll / double(n - 1)) : 1.0;
     if (a.json) {
-        nlohmann::ordered_json done = {{"event", "done"}, {"tokens", n}, {"perplexity", perplexity}};
+        nlohmann::ordered_json done = {{"event", "done"}, {"tokens", n}, {"perplexity", perplexity}, {"kv_type", a.kv}};
         std::printf("%s\n", done.dump().c_str());
     } else {
         std::printf("%d tokens, perplexity %.4f\n", n, perplexity);
@@ -131,6 +134,8 @@ void addScoreCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--top-n", a->topN, "candidates reported per position")->capture_default_str();
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();
+    cmd->add_option("--kv", a->kv, "KV cache type: f32, f16, q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")
+        ->capture_default_str();
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
     cmd->add_option("--ctx,-c", a->ctx, "context length (0 = the model's, at most 4096)")->capture_default_str();
     cmd->add_flag("--json", a->json, "one JSON object per position, then a done line");

@@ -8,7 +8,7 @@
 #include "option_checks.h"
 #include "engine/bundled_model.h"
 #include "gguf/gguf_file.h"
-#include "model/synth_model.h"
+#include "tools/synth_model.h"
 
 namespace inferscope::cli {
 namespace {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
-#include "gguf/gguf_raw_builder.h"
-#include "gguf/gguf_writer.h"
+#include "tools/gguf_raw_builder.h"
+#include "tools/gguf_writer.h"
 #include "tiny_bpe_vocab.h"
 
 using namespace inferscope;

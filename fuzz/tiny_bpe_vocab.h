@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gguf/gguf_writer.h"
+#include "tools/gguf_writer.h"
 
 namespace inferscope::tiny_bpe {
 

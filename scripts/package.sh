@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Release packages: the .deb and the .tar.gz built for any x86-64 CPU (INFERSCOPE_NATIVE=OFF, where
-# build/ is tuned for this machine), into build-package/packages/. Extra arguments go to cmake's
-# configure step. `scripts/test-package.sh` checks the packages of build/ the same way.
+# Release packages: the .deb and the .tar.gz, for any x86-64 CPU (the default build: the kernels
+# choose AVX-512, AVX2 or portable code at run time, core/common/kernel_set.h), into
+# build-package/packages/. Extra arguments go to cmake's configure step. `scripts/test-package.sh`
+# checks the packages of build/, the same build, which CI tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh

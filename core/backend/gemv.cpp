@@ -1,3 +1,5 @@
+// Compiled once per kernel set (common/kernel_set.h): the AVX-512 kernels below in the avx512
+// set, the AVX2 ones in the avx2 set, the portable loop in the portable set.
 #include "backend/gemv.h"
 
 #include "backend/gemv_blocks.h"
@@ -11,8 +13,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/hsum_avx512.h"
 #include "common/aligned_buffer.h"
 #include "gguf/ggml_types.h"
+#include "gguf/quant_blocks.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
 #include <immintrin.h>
@@ -22,7 +26,7 @@
 #define INFERSCOPE_GEMV_AVX2 1
 #endif
 
-namespace inferscope {
+namespace inferscope::INFERSCOPE_KERNELS_NS {
 namespace {
 
 constexpr int64_t elementBytes(WeightFormat t) { return t == WeightFormat::F32 ? 4 : 2; }
@@ -47,14 +51,6 @@ inline __m512 load16(const void* w, int64_t c, __mmask16 mask) {
     } else {
         return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(w) + c));
     }
-}
-
-// Sum of the 16 lanes (GCC 12 warns spuriously inside hsum).
-inline float hsum(__m512 v) {
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
-    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
 }
 
 constexpr int kPrefetchBytes = 1024;  // software prefetch distance along each weight row (measured best of 0/512/1024)
@@ -237,7 +233,7 @@ void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, 
 }
 
 #else
-// Portable fallback (a build without -march=native on an AVX-512 machine): one row at a time.
+// The portable set: one row at a time.
 void deinterleave(const float*, int64_t, int64_t, float*) {}
 void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, const float*) {
     if (t.type == WeightFormat::Blocks) {
@@ -248,7 +244,7 @@ void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, 
     std::vector<float> row(size_t(t.k));
     const char* base = static_cast<const char*>(t.w);
     for (int64_t n = n0; n < n1; ++n) {
-        dequantizeRow(type, base + n * t.k * elementBytes(t.type), row.data(), size_t(t.k));
+        INFERSCOPE_KERNELS_NS::dequantizeRow(type, base + n * t.k * elementBytes(t.type), row.data(), size_t(t.k));
         for (int64_t i = 0; i < m; ++i) {
             float acc = 0.0f;
             for (int64_t c = 0; c < t.k; ++c) acc += row[size_t(c)] * x[i * t.k + c];
@@ -272,9 +268,6 @@ void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, 
     }
 }
 #endif
-
-// Below this many weight bytes one thread finishes before a fork/join would pay off.
-constexpr int64_t kParallelBytes = 256 * 1024;
 
 }  // namespace
 
@@ -309,7 +302,7 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
     auto int8Blocks = [](const GemvTask& t) { return t.type == WeightFormat::Blocks && hasInt8BlockKernel(GgmlType(t.blockType)); };
     ActivationBlocks32 xq32;
     if (std::any_of(tasks.begin(), tasks.end(), int8Blocks)) xq32 = quantizeActivations32(x, m, tasks[0].k);
-    const int threads = totalBytes < kParallelBytes ? 1 : std::max(1, nThreads);
+    const int threads = totalBytes < kGemvParallelBytes ? 1 : std::max(1, nThreads);
     // Rows of [begin, end) in the global row space, task by task.
     auto runRows = [&](int64_t begin, int64_t end) {
         int64_t offset = 0;
@@ -340,4 +333,4 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
         runRows(begin, std::min(begin + chunk, totalRows));
 }
 
-}  // namespace inferscope
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS

@@ -26,6 +26,17 @@ struct GemvTask {
 // Runs every task on the same x [m][k] (m = 1..kGemvMaxRows), on up to nThreads OpenMP threads
 // (one when the whole job is too small to pay for the fork). No allocation after a thread's first
 // call.
+// Runs in the active kernel set (common/kernel_set.h).
 void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThreads);
 
+// Above this many weight bytes a call runs on nThreads threads; below, one thread finishes before
+// a fork/join would pay off.
+inline constexpr int64_t kGemvParallelBytes = 256 * 1024;
+
 }  // namespace inferscope
+
+#ifdef INFERSCOPE_KERNELS_NS
+namespace inferscope::INFERSCOPE_KERNELS_NS {
+void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThreads);  // a kernel set's own
+}
+#endif

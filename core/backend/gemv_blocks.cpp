@@ -9,7 +9,7 @@
 #include "common/aligned_buffer.h"
 #include "gguf/quant_blocks.h"
 
-namespace inferscope {
+namespace inferscope::INFERSCOPE_KERNELS_NS {
 namespace {
 
 // Elements decoded per step: 4 KiB of f32, stays in L1 beside x's chunk; a multiple of every
@@ -52,11 +52,11 @@ void gemvBlockRows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int
         float acc[kGemvMaxRows] = {};
         for (int64_t c = 0; c < k; c += kChunk) {
             const int64_t len = std::min(kChunk, k - c);  // whole blocks: k is
-            dequantizeBlocks(type, row + c / info.blockSize * info.typeSize, decoded.data(), size_t(len / info.blockSize));
+            INFERSCOPE_KERNELS_NS::dequantizeBlocks(type, row + c / info.blockSize * info.typeSize, decoded.data(), size_t(len / info.blockSize));
             for (int64_t i = 0; i < m; ++i) acc[i] += dot(decoded.data(), x + i * k + c, len);
         }
         for (int64_t i = 0; i < m; ++i) t.y[i * t.n + n] = acc[i];
     }
 }
 
-}  // namespace inferscope
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS

@@ -8,9 +8,10 @@
 
 #include "backend/gemv.h"
 
-namespace inferscope {
+// Declared for a kernel set's sources (common/kernel_set.h) only.
+namespace inferscope::INFERSCOPE_KERNELS_NS {
 
 // Rows [n0, n1) of a Blocks task: y[i, n] = x[i, :] · decode(W[n, :]) for i < m.
 void gemvBlockRows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1);
 
-}  // namespace inferscope
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS

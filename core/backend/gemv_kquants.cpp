@@ -10,7 +10,7 @@
 #include <immintrin.h>
 #endif
 
-namespace inferscope {
+namespace inferscope::INFERSCOPE_KERNELS_NS {
 namespace {
 
 #if defined(__AVX2__)
@@ -107,4 +107,4 @@ void gemvKQuantRows(const GemvTask& t, const XBlock256* xq, int64_t m, int64_t n
     __builtin_trap();  // callers check kquantKernelFor: a programmer error
 }
 
-}  // namespace inferscope
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS

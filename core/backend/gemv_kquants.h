@@ -8,7 +8,7 @@
 // and the offsets of Q6_K (-32) and Q3_K (-4) come out of x's precomputed sub-block sums.
 // llama.cpp rounds x too (its Q8_K, a scale per 256), so the logits stay as close to the exact
 // computation as llama.cpp's, or closer.
-// A build without AVX2 has no kernel here (kquantKernelFor is false) and decodes blocks to f32.
+// The portable kernel set has no kernel here (kquantKernelFor is false) and decodes blocks to f32.
 
 #include <cstdint>
 
@@ -27,7 +27,14 @@ struct alignas(32) XBlock256 {
     int16_t sum32[8];   // Σ q over each 32 elements (Q4_K's and Q5_K's sub-blocks)
 };
 
-// True when this build computes blocks of `blockType` (a GgmlType id) with an integer kernel.
+}  // namespace inferscope
+
+// A kernel set's functions (common/kernel_set.h), declared in its sources only; elsewhere they are
+// reached through backend/kernel_table.h.
+#ifdef INFERSCOPE_KERNELS_NS
+namespace inferscope::INFERSCOPE_KERNELS_NS {
+
+// True when this kernel set computes blocks of `blockType` (a GgmlType id) with an integer kernel.
 bool kquantKernelFor(uint32_t blockType);
 
 // x [m][k] (k a multiple of 256) rounded to out [m][k / 256] (q = x·127 / max|x| rounded to nearest
@@ -38,4 +45,5 @@ void quantizeX256(const float* x, int64_t m, int64_t k, XBlock256* out);
 // i < m, with x̂ = xq [m][k / 256] (quantizeX256 of the call's x).
 void gemvKQuantRows(const GemvTask& t, const XBlock256* xq, int64_t m, int64_t n0, int64_t n1);
 
-}  // namespace inferscope
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS
+#endif

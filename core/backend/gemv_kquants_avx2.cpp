@@ -11,7 +11,7 @@
 
 #if defined(__AVX2__)
 
-namespace inferscope::kquants {
+namespace inferscope::INFERSCOPE_KERNELS_NS::kquants {
 namespace {
 
 // Q4_K / Q5_K: 8 six-bit scales and 8 six-bit mins in 12 bytes, unpacked one per byte. Sub-blocks
@@ -185,5 +185,5 @@ void q6_KRows(const GemvTask& t, const XBlock256* xq, int64_t m, int64_t n0, int
     forRows(m, [&]<int M>() { q6Rows<M>(t, xq, n0, n1); });
 }
 
-}  // namespace inferscope::kquants
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS::kquants
 #endif  // __AVX2__

@@ -9,7 +9,7 @@
 
 #include "backend/gemv_kquants.h"
 
-namespace inferscope::kquants {
+namespace inferscope::INFERSCOPE_KERNELS_NS::kquants {
 
 void q4_KRows(const GemvTask& t, const XBlock256* xq, int64_t m, int64_t n0, int64_t n1);  // gemv_kquants_avx2.cpp
 void q5_KRows(const GemvTask& t, const XBlock256* xq, int64_t m, int64_t n0, int64_t n1);
@@ -48,5 +48,5 @@ void forRows(int64_t m, Kernel&& kernel) {
     }
 }
 
-}  // namespace inferscope::kquants
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS::kquants
 #endif

@@ -37,7 +37,15 @@ struct ActivationBlocks32 {
     int64_t m = 0, k = 0;
 };
 
-// True where this build has an integer kernel for `type` (the six formats above, AVX2 builds).
+}  // namespace inferscope
+
+// A kernel set's functions (common/kernel_set.h), declared in its sources only; elsewhere they are
+// reached through backend/kernel_table.h.
+#ifdef INFERSCOPE_KERNELS_NS
+namespace inferscope::INFERSCOPE_KERNELS_NS {
+
+// True where this kernel set has an integer kernel for `type` (the six formats above; the avx2
+// and avx512 sets).
 bool hasInt8BlockKernel(GgmlType type);
 
 // Rounds x [m][k] (k a multiple of 32) into the calling thread's buffer (grown once, then reused;
@@ -47,4 +55,5 @@ ActivationBlocks32 quantizeActivations32(const float* x, int64_t m, int64_t k);
 // Rows [n0, n1) of a Blocks task whose type has an integer kernel: y[i, n] = x̂[i, :] · W[n, :].
 void gemvInt8BlockRows(const GemvTask& t, const ActivationBlocks32& xq, int64_t n0, int64_t n1);
 
-}  // namespace inferscope
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS
+#endif

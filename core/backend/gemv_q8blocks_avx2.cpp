@@ -11,7 +11,7 @@
 #include "common/aligned_buffer.h"
 #include "gguf/quant_blocks.h"
 
-namespace inferscope {
+namespace inferscope::INFERSCOPE_KERNELS_NS {
 namespace {
 
 constexpr int64_t kBlock = 32;
@@ -302,4 +302,4 @@ void gemvInt8BlockRows(const GemvTask& t, const ActivationBlocks32& xq, int64_t 
     (void)t, (void)xq, (void)n0, (void)n1;  // unreachable: callers ask hasInt8BlockKernel first
 }
 
-}  // namespace inferscope
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS

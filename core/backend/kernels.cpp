@@ -1,3 +1,5 @@
+// Compiled once per kernel set (common/kernel_set.h): the AVX-512 attention kernels exist in the
+// avx512 set; the loops the compiler vectorises get each set's vector width.
 #include "backend/kernels.h"
 
 #include <omp.h>
@@ -5,14 +7,17 @@
 #include <algorithm>
 #include <cmath>
 
-#if defined(__AVX512F__)
+#if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
+#include "backend/hsum_avx512.h"
+#include "backend/kernel_table.h"
 #include "gguf/ggml_types.h"
-#include "sampler/exp_nonpositive.h"
+#include "gguf/quant_blocks.h"
+#include "common/exp_nonpositive.h"
 
-namespace inferscope {
+namespace inferscope::INFERSCOPE_KERNELS_NS {
 
 void rmsNorm(const float* x, const float* w, int64_t m, int64_t n, float eps, float* out) {
 #pragma omp parallel for schedule(static) if (m > 1)
@@ -25,18 +30,6 @@ void rmsNorm(const float* x, const float* w, int64_t m, int64_t n, float eps, fl
         const float scale = 1.0f / std::sqrt(ss / float(n) + eps);
 #pragma omp simd
         for (int64_t i = 0; i < n; ++i) o[i] = xr[i] * scale * w[i];
-    }
-}
-
-void makeRopeTable(float* table, int32_t nCtx, int nRot, double freqBase, double freqScale, const float* freqFactors) {
-    const int half = nRot / 2;
-    for (int32_t pos = 0; pos < nCtx; ++pos) {
-        for (int i = 0; i < half; ++i) {
-            const double factor = freqFactors ? double(freqFactors[i]) : 1.0;
-            const double theta = double(pos) * freqScale * std::pow(freqBase, -2.0 * i / nRot) / factor;
-            table[(size_t(pos) * half + i) * 2 + 0] = float(std::cos(theta));
-            table[(size_t(pos) * half + i) * 2 + 1] = float(std::sin(theta));
-        }
     }
 }
 
@@ -135,16 +128,113 @@ inline float softmaxUnnormalized(float* sc, int32_t n) {
 }
 
 // One head group's attention for one query row (attendGroupVec, attendGroup).
-// Keys firstKey .. firstKey + nKeys - 1 are attended (a sliding window starts past 0).
+// Keys firstKey .. firstKey + nKeys - 1 are attended (a sliding window starts past 0). On return
+// with keepWeights, scratch row g (stride nCtx + 16) holds head g's softmax weights, normalised.
 using AttendFn = void (*)(const float*, const void*, const void*, int64_t, int32_t, int32_t, int, int, int, int32_t, float,
-                          float, float*, float*);
+                          float, float*, float*, bool keepWeights);
 
-// One KV head's row `j` as f32: the cache row itself, or widened from half into `buf`.
+// One KV head's row `j` as f32 (F32, F16 caches): the cache row itself, or widened from half into `buf`.
 inline const float* kvRow(const void* base, bool half, size_t index, int headDim, float* buf) {
     if (!half) return static_cast<const float*>(base) + index * size_t(headDim);
-    dequantizeRow(GgmlType::F16, static_cast<const uint16_t*>(base) + index * size_t(headDim), buf, size_t(headDim));
+    INFERSCOPE_KERNELS_NS::dequantizeRow(GgmlType::F16, static_cast<const uint16_t*>(base) + index * size_t(headDim), buf, size_t(headDim));
     return buf;
 }
+
+// Rows of ggml blocks (Q8_0: d, qs[32] int8; Q4_0: d, qs[16], element i < 16 the low nibble of
+// qs[i], element i >= 16 the high nibble of qs[i - 16], value (nibble − 8)·d), read a block at a
+// time: its 32 integers widened to float in registers and the block's scale applied once per block
+// (d·Σ x_i·q_i), never a widened copy of the row.
+template <KvType T>
+constexpr size_t kBlockBytes = T == KvType::Q8_0 ? 34 : 18;
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+inline float blockScale(const uint8_t* block) { return _cvtsh_ss(uint16_t(block[0] | block[1] << 8)); }
+
+// A block's 32 integers as four 8-lane float vectors (elements 0-7, 8-15, 16-23, 24-31).
+template <KvType T>
+inline void blockInts(const uint8_t* qs, __m256 w[4]) {
+    if constexpr (T == KvType::Q8_0) {
+        for (int c = 0; c < 4; ++c)
+            w[c] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs + 8 * c))));
+    } else {
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+        const __m128i mask = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+        const __m128i lo = _mm_sub_epi8(_mm_and_si128(bytes, mask), eight);
+        const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(bytes, 4), mask), eight);
+        w[0] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo));
+        w[1] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)));
+        w[2] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi));
+        w[3] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)));
+    }
+}
+
+inline float hsum8(__m256 v) {
+    const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
+}
+
+// x · row for one row of nBlocks blocks.
+template <KvType T>
+inline float blockRowDot(const float* x, const uint8_t* row, int nBlocks) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int b = 0; b < nBlocks; ++b, row += kBlockBytes<T>, x += 32) {
+        __m256 w[4];
+        blockInts<T>(row + 2, w);
+        __m256 s = _mm256_mul_ps(_mm256_loadu_ps(x), w[0]);
+        for (int c = 1; c < 4; ++c) s = _mm256_fmadd_ps(_mm256_loadu_ps(x + 8 * c), w[c], s);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(blockScale(row)), s, acc);
+    }
+    return hsum8(acc);
+}
+
+// o += p · row.
+template <KvType T>
+inline void blockRowAxpy(float p, const uint8_t* row, int nBlocks, float* o) {
+    for (int b = 0; b < nBlocks; ++b, row += kBlockBytes<T>, o += 32) {
+        __m256 w[4];
+        blockInts<T>(row + 2, w);
+        const __m256 pd = _mm256_set1_ps(p * blockScale(row));
+        for (int c = 0; c < 4; ++c) _mm256_storeu_ps(o + 8 * c, _mm256_fmadd_ps(pd, w[c], _mm256_loadu_ps(o + 8 * c)));
+    }
+}
+#else
+// A block's 32 integers (the compiler keeps them in vector registers at this set's width).
+template <KvType T>
+inline void blockInts(const uint8_t* qs, float w[32]) {
+    for (int i = 0; i < 32; ++i) {
+        if constexpr (T == KvType::Q8_0)
+            w[i] = float(int8_t(qs[i]));
+        else
+            w[i] = float(int((i < 16 ? qs[i] : qs[i - 16] >> 4) & 0x0F) - 8);
+    }
+}
+
+template <KvType T>
+inline float blockRowDot(const float* x, const uint8_t* row, int nBlocks) {
+    float acc = 0.0f;
+    for (int b = 0; b < nBlocks; ++b, row += kBlockBytes<T>, x += 32) {
+        float w[32];
+        blockInts<T>(row + 2, w);
+        float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+        for (int i = 0; i < 32; ++i) s += x[i] * w[i];
+        acc += fp16ToFp32(uint16_t(row[0] | row[1] << 8)) * s;
+    }
+    return acc;
+}
+
+template <KvType T>
+inline void blockRowAxpy(float p, const uint8_t* row, int nBlocks, float* o) {
+    for (int b = 0; b < nBlocks; ++b, row += kBlockBytes<T>, o += 32) {
+        float w[32];
+        blockInts<T>(row + 2, w);
+        const float pd = p * fp16ToFp32(uint16_t(row[0] | row[1] << 8));
+#pragma omp simd
+        for (int i = 0; i < 32; ++i) o[i] += pd * w[i];
+    }
+}
+#endif
 
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
 // 16 elements of a cache row as f32.
@@ -156,20 +246,13 @@ inline __m512 kvLoad16(const void* base, size_t element) {
         return _mm512_loadu_ps(static_cast<const float*>(base) + element);
 }
 
-inline float hsum16(__m512 v) {
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
-    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
-}
-
 // attendGroup for headDim = 16·C: the query (or output) row stays in C registers while the keys
 // (values) stream past; the group's later heads re-read the KV head's rows from L2, not memory.
 constexpr int32_t kPrefetchRows = 16;  // rows ahead (2 KiB at head dim 64 in f16)
 
 template <bool Half, int C>
 void attendGroupVec(const float* q, const void* k, const void* v, int64_t r, int32_t firstKey, int32_t nKeys, int kvh, int group,
-                    int nHead, int32_t nCtx, float scale, float softCap, float* out, float* scratch) {
+                    int nHead, int32_t nCtx, float scale, float softCap, float* out, float* scratch, bool keepWeights) {
     constexpr int hd = 16 * C;
     const size_t stride = size_t(nCtx) + 16;
     const size_t row0 = (size_t(kvh) * size_t(nCtx) + size_t(firstKey)) * hd;
@@ -202,7 +285,7 @@ void attendGroupVec(const float* q, const void* k, const void* v, int64_t r, int
             const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(z), _mm512_extractf32x8_ps(z, 1));
             _mm_storeu_ps(sc + j, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
         }
-        for (; j < nKeys; ++j) sc[j] = hsum16(dot(j));
+        for (; j < nKeys; ++j) sc[j] = hsum(dot(j));
         softCapScores(sc, nKeys, softCap);
         const float sum = softmaxUnnormalized(sc, nKeys);
         // out = Σ_j p_j · v_j / Σ_j p_j
@@ -215,10 +298,14 @@ void attendGroupVec(const float* q, const void* k, const void* v, int64_t r, int
         }
         const __m512 inv = _mm512_set1_ps(1.0f / sum);
         for (int c = 0; c < C; ++c) _mm512_storeu_ps(og + size_t(g) * hd + 16 * c, _mm512_mul_ps(o[c], inv));
+        if (keepWeights)  // the weights as used: p_j · (1 / Σ p)
+            for (int32_t j = 0; j < nKeys; ++j) sc[j] *= 1.0f / sum;
     }
 }
 
-AttendFn vectorKernel(bool half, int headDim) {
+AttendFn vectorKernel(KvType type, int headDim) {
+    if (isBlockKvType(type)) return nullptr;
+    const bool half = type == KvType::F16;
     switch (headDim) {
         case 32: return half ? attendGroupVec<true, 2> : attendGroupVec<false, 2>;
         case 64: return half ? attendGroupVec<true, 4> : attendGroupVec<false, 4>;
@@ -229,11 +316,43 @@ AttendFn vectorKernel(bool half, int headDim) {
     }
 }
 #else
-AttendFn vectorKernel(bool, int) { return nullptr; }
+AttendFn vectorKernel(KvType, int) { return nullptr; }
 #endif
 
+// attendGroup for a Q8_0 / Q4_0 cache (head dim a multiple of 32): each key (value) row read once
+// for the group, its blocks widened in registers for every head of the group (the row stays in L1).
+template <KvType T>
+void attendGroupBlocks(const float* q, const void* k, const void* v, int64_t r, int32_t firstKey, int32_t nKeys, int kvh,
+                       int group, int nHead, int headDim, int32_t nCtx, float scale, float softCap, float* out, float* scratch) {
+    const size_t stride = size_t(nCtx) + 16;
+    const int nBlocks = headDim / 32;
+    const size_t rowBytes = size_t(nBlocks) * kBlockBytes<T>;
+    const size_t head0 = size_t(kvh) * size_t(nCtx) + size_t(firstKey);
+    const uint8_t* kRows = static_cast<const uint8_t*>(k) + head0 * rowBytes;
+    const uint8_t* vRows = static_cast<const uint8_t*>(v) + head0 * rowBytes;
+    const float* qg = q + (size_t(r) * nHead + size_t(kvh) * group) * headDim;
+    float* og = out + (size_t(r) * nHead + size_t(kvh) * group) * headDim;
+    // scores[g][j] = q_g · k_j / sqrt(d)
+    for (int32_t j = 0; j < nKeys; ++j)
+        for (int g = 0; g < group; ++g)
+            scratch[size_t(g) * stride + size_t(j)] = blockRowDot<T>(qg + size_t(g) * headDim, kRows + size_t(j) * rowBytes, nBlocks) * scale;
+    for (int g = 0; g < group; ++g) {
+        float* sc = scratch + size_t(g) * stride;
+        softCapScores(sc, nKeys, softCap);
+        const float inv = 1.0f / softmaxUnnormalized(sc, nKeys);
+#pragma omp simd
+        for (int32_t j = 0; j < nKeys; ++j) sc[j] *= inv;
+        float* o = og + size_t(g) * headDim;
+        for (int d = 0; d < headDim; ++d) o[d] = 0.0f;
+    }
+    // out_g = Σ_j p_gj · v_j
+    for (int32_t j = 0; j < nKeys; ++j)
+        for (int g = 0; g < group; ++g)
+            blockRowAxpy<T>(scratch[size_t(g) * stride + size_t(j)], vRows + size_t(j) * rowBytes, nBlocks, og + size_t(g) * headDim);
+}
+
 // Any head dimension: query row r's heads h0 .. h0 + group - 1, all reading KV head kvh, one key
-// (value) row at a time.
+// (value) row at a time. Leaves the normalised weights in scratch (what weightsOut copies).
 void attendGroup(const float* q, const void* k, const void* v, bool half, int64_t r, int32_t firstKey, int32_t nKeys, int kvh,
                  int group, int nHead, int headDim, int32_t nCtx, float scale, float softCap, float* out, float* scratch) {
     const size_t stride = size_t(nCtx) + 16;
@@ -276,16 +395,27 @@ void attendGroup(const float* q, const void* k, const void* v, bool half, int64_
     }
 }
 
+// The group's weights from its scratch rows into weightsOut [nHead][firstKey + nKeys] (the last
+// query row's keys 0 .. P), zero before the window.
+void keepGroupWeights(const float* scratch, int32_t nCtx, int32_t firstKey, int32_t nKeys, int kvh, int group, float* weightsOut) {
+    const size_t stride = size_t(nCtx) + 16, rowLength = size_t(firstKey) + size_t(nKeys);
+    for (int g = 0; g < group; ++g) {
+        float* row = weightsOut + (size_t(kvh) * size_t(group) + size_t(g)) * rowLength;
+        std::fill(row, row + firstKey, 0.0f);
+        std::copy(scratch + size_t(g) * stride, scratch + size_t(g) * stride + nKeys, row + firstKey);
+    }
+}
+
 }  // namespace
 
-void attention(const float* q, const void* k, const void* v, bool kvHalf, int64_t m, int32_t position0, int nHead,
+void attention(const float* q, const void* k, const void* v, KvType kvType, int64_t m, int32_t position0, int nHead,
                int nHeadKv, int headDim, int32_t nCtx, float* out, float* scratch, const AttentionOptions& options) {
     const int group = nHead / nHeadKv;
     const float scale = options.scale > 0.0f ? options.scale : 1.0f / std::sqrt(float(headDim));
     const size_t perThread = size_t(group) * (size_t(nCtx) + 16) + size_t(headDim) * 2;
     // Work in multiply-adds: below ~64k one thread is done before a fork/join would pay off.
     const int64_t work = m * int64_t(nHead) * int64_t(position0 + m) * headDim;
-    const AttendFn fast = vectorKernel(kvHalf, headDim);
+    const AttendFn fast = vectorKernel(kvType, headDim);
 #pragma omp parallel for collapse(2) schedule(dynamic, 1) if (work > 65536)
     for (int64_t r = 0; r < m; ++r)
         for (int kvh = 0; kvh < nHeadKv; ++kvh) {
@@ -294,21 +424,39 @@ void attention(const float* q, const void* k, const void* v, bool kvHalf, int64_
             const int32_t pos = position0 + int32_t(r);
             const int32_t firstKey = options.window > 0 ? std::max(0, pos - options.window + 1) : 0;
             const int32_t nKeys = pos + 1 - firstKey;
-            if (fast)
-                fast(q, k, v, r, firstKey, nKeys, kvh, group, nHead, nCtx, scale, options.softCap, out, threadScratch);
+            const bool keepWeights = options.weightsOut && r == m - 1;
+            if (kvType == KvType::Q8_0)
+                attendGroupBlocks<KvType::Q8_0>(q, k, v, r, firstKey, nKeys, kvh, group, nHead, headDim, nCtx, scale,
+                                                options.softCap, out, threadScratch);
+            else if (kvType == KvType::Q4_0)
+                attendGroupBlocks<KvType::Q4_0>(q, k, v, r, firstKey, nKeys, kvh, group, nHead, headDim, nCtx, scale,
+                                                options.softCap, out, threadScratch);
+            else if (fast)
+                fast(q, k, v, r, firstKey, nKeys, kvh, group, nHead, nCtx, scale, options.softCap, out, threadScratch, keepWeights);
             else
-                attendGroup(q, k, v, kvHalf, r, firstKey, nKeys, kvh, group, nHead, headDim, nCtx, scale, options.softCap, out,
+                attendGroup(q, k, v, kvType == KvType::F16, r, firstKey, nKeys, kvh, group, nHead, headDim, nCtx, scale, options.softCap, out,
                             threadScratch);
+            if (keepWeights) keepGroupWeights(threadScratch, nCtx, firstKey, nKeys, kvh, group, options.weightsOut);
         }
 }
 
-void referenceLinear(const float* w, int64_t n, int64_t k, const float* x, int64_t m, float* y) {
-    for (int64_t r = 0; r < m; ++r)
-        for (int64_t c = 0; c < n; ++c) {
-            double acc = 0.0;
-            for (int64_t i = 0; i < k; ++i) acc += double(x[r * k + i]) * double(w[c * k + i]);
-            y[r * n + c] = float(acc);
-        }
-}
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS
 
-}  // namespace inferscope
+extern "C" const inferscope::BackendKernels INFERSCOPE_BACKEND_TABLE = {
+    &inferscope::INFERSCOPE_KERNELS_NS::gemv,
+    &inferscope::INFERSCOPE_KERNELS_NS::rmsNorm,
+    &inferscope::INFERSCOPE_KERNELS_NS::ropeInPlace,
+    &inferscope::INFERSCOPE_KERNELS_NS::ropeNeoxInPlace,
+    &inferscope::INFERSCOPE_KERNELS_NS::swiGlu,
+    &inferscope::INFERSCOPE_KERNELS_NS::geluTanhGate,
+    &inferscope::INFERSCOPE_KERNELS_NS::softCapInPlace,
+    &inferscope::INFERSCOPE_KERNELS_NS::addBias,
+    &inferscope::INFERSCOPE_KERNELS_NS::scaleInPlace,
+    &inferscope::INFERSCOPE_KERNELS_NS::attention,
+    &inferscope::INFERSCOPE_KERNELS_NS::kquantKernelFor,
+    &inferscope::INFERSCOPE_KERNELS_NS::quantizeX256,
+    &inferscope::INFERSCOPE_KERNELS_NS::gemvKQuantRows,
+    &inferscope::INFERSCOPE_KERNELS_NS::hasInt8BlockKernel,
+    &inferscope::INFERSCOPE_KERNELS_NS::quantizeActivations32,
+    &inferscope::INFERSCOPE_KERNELS_NS::gemvInt8BlockRows,
+};

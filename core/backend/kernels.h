@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "sampler/exp_nonpositive.h"
+#include "kv_cache/kv_type.h"
+
+#include "common/exp_nonpositive.h"
 
 namespace inferscope {
 
@@ -55,22 +57,27 @@ struct AttentionOptions {
     int32_t window = 0;    // > 0: query at position p sees keys p - window + 1 .. p only (sliding window)
     float softCap = 0.0f;  // > 0: scores → softCap · tanh(scores / softCap) before the softmax (Gemma 2)
     float scale = 0.0f;    // > 0: scores = q·k · scale instead of q·k / sqrt(headDim) (Gemma 27B)
+    // Not null: the softmax weights of the last query row (position P = position0 + m - 1) are
+    // kept here, [nHead][P + 1], key j of head h at [h·(P + 1) + j], 0 outside the window; copied
+    // from the kernel's own scratch after it used them (the logit lens's attention view).
+    float* weightsOut = nullptr;
 };
 
 // Causal grouped-query attention over the KV cache of one layer.
 //   q     [m, nHead, headDim]   queries for positions position0 .. position0 + m - 1 (RoPE applied)
-//   k, v  [nHeadKv, nCtx, headDim]   the layer's cache (f32 or IEEE half, see `kvHalf`), filled up
-//                               to position0 + m - 1
+//   k, v  [nHeadKv, nCtx, row]   the layer's cache, rows of `kvType` (kv_type.h: f32, IEEE half, or
+//                               ggml's Q8_0 / Q4_0 blocks, read block by block and widened in
+//                               registers), filled up to position0 + m - 1
 //   out   [m, nHead, headDim]   softmax(q·kᵀ / sqrt(headDim)) · v, query head h reading KV head
 //                               h / (nHead / nHeadKv)
 //   scratch  at least attentionScratchFloats(...) floats
 // The query heads sharing a KV head are processed together, so each key and value row is read
 // once per query position however many heads use it (what decode at long contexts is bound by).
-void attention(const float* q, const void* k, const void* v, bool kvHalf, int64_t m, int32_t position0, int nHead,
+void attention(const float* q, const void* k, const void* v, KvType kvType, int64_t m, int32_t position0, int nHead,
                int nHeadKv, int headDim, int32_t nCtx, float* out, float* scratch, const AttentionOptions& options = {});
 inline void attention(const float* q, const float* k, const float* v, int64_t m, int32_t position0, int nHead,
                       int nHeadKv, int headDim, int32_t nCtx, float* out, float* scratch) {
-    attention(q, k, v, false, m, position0, nHead, nHeadKv, headDim, nCtx, out, scratch);
+    attention(q, k, v, KvType::F32, m, position0, nHead, nHeadKv, headDim, nCtx, out, scratch);
 }
 // Scratch the attention of a model needs: per thread, the scores of one KV head's query group.
 inline size_t attentionScratchFloats(int nThreads, int nHead, int nHeadKv, int headDim, int32_t nCtx) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/memory_budget.h"
+#include "engine/inspection_readout.h"
 #include "engine/load_memory.h"
 #include "engine/stop_strings.h"
 
@@ -113,6 +114,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
     if (options.batchSize < 1)
         return fail(ErrorKind::InvalidArgument, fmt::format("batch size must be positive, got {}", options.batchSize));
 
+    if (auto ok = checkKvHeadDim(options.kvType, hp.headDim); !ok) return std::unexpected(ok.error());
     // Before any weight is converted or the cache allocated: weights + KV cache + buffers must fit
     // in available memory and in the process's address-space and data limits.
     const LoadShape shape{options.precision, nCtx, options.batchSize, options.kvType, engine->device_->threads()};
@@ -150,7 +152,8 @@ void Engine::truncate(int32_t nTokens) {
     cachedTokens_.resize(size_t(nTokens));
 }
 
-std::span<const float> Engine::runBatched(std::span<const int32_t> tokens, int32_t from, int32_t promptLength) {
+std::span<const float> Engine::runBatched(std::span<const int32_t> tokens, int32_t from, int32_t promptLength,
+                                          ForwardProbe* probe) {
     std::span<const float> logits;
     const int32_t n = int32_t(tokens.size());
     for (int32_t pos = from; pos < n;) {
@@ -161,7 +164,7 @@ std::span<const float> Engine::runBatched(std::span<const int32_t> tokens, int32
         // are sized for it (the sanitizer build keeps asserts, so every test checks this).
         assert(count >= 1 && pos + count <= context_->cache().capacity());
         logits = model_->forward(*context_, tokens.subspan(size_t(pos), size_t(count)), pos,
-                                 pos < promptLength ? CellOrigin::Prompt : CellOrigin::Generated);
+                                 pos < promptLength ? CellOrigin::Prompt : CellOrigin::Generated, pos + count == n ? probe : nullptr);
         cachedTokens_.insert(cachedTokens_.end(), tokens.begin() + pos, tokens.begin() + pos + count);
         pos += count;
     }
@@ -195,6 +198,7 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
     if (nPrompt > nCtx)
         return fail(ErrorKind::InvalidArgument,
                     fmt::format("the prompt is {} tokens but the context holds {}; shorten it or load with a larger context", nPrompt, nCtx));
+    if (auto ok = checkInspectOptions(request.inspect.optionsFor(0)); !ok) return std::unexpected(ok.error());
     if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());
     auto cancelled = [&cancel] { return cancel && cancel(); };
 
@@ -202,6 +206,13 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
     KvCache& cache = context_->cache();
     cache.resetCounters();
     GenerationSummary summary;
+    // The probe goes to the pass whose logits step `step` will sample (GenerateRequest::inspect).
+    auto probeFor = [&](int32_t step) -> ForwardProbe* {
+        if (!request.inspect.wants(step)) return nullptr;
+        probe_.rerun = false;
+        probe_.keepAttention = step == request.inspect.attentionStep;
+        return &probe_;
+    };
 
     // ---- prefill: the prompt minus what the cache already holds, in one batched pass ----------
     int32_t reuse = 0;
@@ -222,7 +233,7 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
             return summary;
         }
         const int32_t count = std::min(context_->maxBatch(), nPrompt - pos);
-        logits = runBatched(std::span(sequence).first(size_t(pos + count)), pos, nPrompt);
+        logits = runBatched(std::span(sequence).first(size_t(pos + count)), pos, nPrompt, pos + count == nPrompt ? probeFor(0) : nullptr);
         if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());  // the logits may be of zeros
         pos += count;
     }
@@ -249,6 +260,11 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
         rec.step = step;
         rec.position = int32_t(sequence.size());
         rec.forwardUs = forwardUs;
+        if (request.inspect.wants(step)) {  // after the timings: what the readout costs is its own
+            auto inspection = readInspection(*model_, probe_, sequence[size_t(probe_.position)], request.inspect.optionsFor(step));
+            if (!inspection) return std::unexpected(inspection.error());
+            rec.inspection = std::make_shared<const PositionInspection>(std::move(*inspection));
+        }
         const int32_t id = rec.sample.id;
         // A generated BOS starts a new document (how llama2.c's story models end a story): it ends
         // generation like EOS does.
@@ -284,10 +300,10 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
         }
         t0 = Clock::now();
         if (request.useKvCache) {
-            logits = runBatched(sequence, int32_t(sequence.size()) - 1, nPrompt);
+            logits = runBatched(sequence, int32_t(sequence.size()) - 1, nPrompt, probeFor(step + 1));
         } else {
             truncate(0);  // no cache: recompute every position's K and V
-            logits = runBatched(sequence, 0, nPrompt);
+            logits = runBatched(sequence, 0, nPrompt, probeFor(step + 1));
         }
         forwardUs = usSince(t0);
         if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());

@@ -34,7 +34,8 @@ struct EngineOptions {
     int32_t contextLength = 0;              // 0: the model's trained length, at most kDefaultContext;
                                             // more than the trained length is capped (with a notice)
     int32_t batchSize = 512;                // most tokens per prefill forward pass
-    KvType kvType = KvType::F32;            // F16 halves the cache and what long-context decode reads
+    KvType kvType = KvType::F32;            // F16 halves the cache and what long-context decode reads; Q8_0
+                                            // (34/128 of F32) and Q4_0 (18/128) need head dim % 32 == 0
     bool warmUp = true;                     // one throw-away pass at load (threads, JIT, page-in)
     static constexpr int32_t kDefaultContext = 4096;
 };
@@ -78,6 +79,17 @@ public:
     using ScoreCallback = std::function<void(int32_t position, std::span<const float> logits)>;
     Result<void> score(std::span<const int32_t> tokens, const ScoreCallback& onLogits);
 
+    // Looks inside the pass of the cached token at `position` (its logits predict position + 1):
+    // re-runs that one position over the KV cache (a decode pass reading the cached keys and
+    // values, writing none) with its residual stream and attention weights kept, then reads every
+    // layer out through the final norm and LM head (engine_inspect.cpp). The cache, its counters and
+    // the generation state are left as they were. The last lens row is the distribution the
+    // sampler saw bit for bit where that position was itself run as a decode pass (every step
+    // after the first; the first when its prompt's last token ran alone); after a batched prefill
+    // the re-run's matrix products round differently (GenerateRequest::inspect captures that step
+    // exactly). Errors: InvalidArgument for a position not cached or bad options.
+    Result<PositionInspection> inspectPosition(int32_t position, const InspectOptions& options = {});
+
     // Tokens whose keys and values are in the cache, in order.
     std::span<const int32_t> cachedTokens() const { return cachedTokens_; }
     KvCacheStats kvStats() const { return context_->cache().stats(); }
@@ -87,7 +99,9 @@ public:
 private:
     Engine() = default;
     // Runs tokens[from..) at their positions through the model in batches; returns the last logits.
-    std::span<const float> runBatched(std::span<const int32_t> tokens, int32_t from, int32_t promptLength);
+    // probe: kept of the last token's pass (the one whose logits are returned).
+    std::span<const float> runBatched(std::span<const int32_t> tokens, int32_t from, int32_t promptLength,
+                                      ForwardProbe* probe = nullptr);
     // Ok while the mapped model file is as loaded; otherwise the engine is broken from now on.
     Result<void> checkModelFile();
 
@@ -99,6 +113,7 @@ private:
     std::vector<int32_t> cachedTokens_;
     std::vector<std::string> notices_;
     std::optional<Error> broken_;  // set when the model file changed under the mapping
+    ForwardProbe probe_;           // reused by inspection (its buffers grow to the largest asked)
     int64_t loadUs_ = 0;
 };
 

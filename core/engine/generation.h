@@ -3,14 +3,28 @@
 // thread turns these into queued signals, the CLI into JSON lines.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "engine/inspection.h"
 #include "kv_cache/kv_cache.h"
 #include "sampler/sampler_chain.h"
 
 namespace inferscope {
+
+// Which steps to look inside while generating: the forward pass whose logits a step samples from
+// (at position step's position - 1) keeps its residuals and attention weights as it runs, and the
+// step's record carries the result. Exact for every step, the first included (its pass is the
+// prefill's last batch). Nothing asked: the passes run as they would without.
+struct GenerateInspect {
+    bool lens = false;            // every step: the logit lens (top lensTopK per layer, residual norms)
+    int32_t attentionStep = -1;   // this step (0 = the first generated token): the attention weights too
+    int32_t lensTopK = 5;
+    bool wants(int32_t step) const { return lens || step == attentionStep; }
+    InspectOptions optionsFor(int32_t step) const { return {lens, step == attentionStep, lensTopK}; }
+};
 
 struct GenerateRequest {
     std::vector<int32_t> prompt;           // token ids, BOS included if wanted
@@ -22,6 +36,7 @@ struct GenerateRequest {
     // sampler can be replayed afterwards with other settings (0: none; never the whole vocabulary
     // unless it is that small).
     int32_t replayWidth = 0;
+    GenerateInspect inspect;
 };
 
 struct PrefillStats {
@@ -45,6 +60,8 @@ struct StepRecord {
     // what replaying the sampler needs. sample.logSumExp normalises them over the whole vocabulary.
     std::vector<int32_t> replayIds;
     std::vector<float> replayLogits;
+    // When GenerateRequest::inspect asked for this step: inside the pass that produced its logits.
+    std::shared_ptr<const PositionInspection> inspection;
 };
 
 enum class FinishReason { EndOfGeneration, StopString, MaxTokens, ContextFull, Cancelled };

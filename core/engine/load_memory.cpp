@@ -39,8 +39,7 @@ MemoryNeed estimateLoadMemory(const GgufFile& file, const LlamaHParams& hp, cons
         }
     }
 
-    const uint64_t elementBytes = shape.kvType == KvType::F16 ? 2 : 4;
-    need.kvCache = 2 * uint64_t(hp.nLayer) * uint64_t(hp.nHeadKv) * uint64_t(hp.headDim) * elementBytes * uint64_t(shape.nCtx);
+    need.kvCache = 2 * uint64_t(hp.nLayer) * uint64_t(hp.nHeadKv) * kvRowBytes(shape.kvType, hp.headDim) * uint64_t(shape.nCtx);
 
     const uint64_t m = uint64_t(std::clamp(shape.batch, 1, std::max(shape.nCtx, 1)));
     const uint64_t E = uint64_t(hp.nEmbd), Q = uint64_t(hp.qDim()), KV = uint64_t(hp.kvDim()), F = uint64_t(hp.nFf);

@@ -1,10 +1,7 @@
 #include "gguf/ggml_types.h"
 
+#include "gguf/decode_kernels.h"
 #include "gguf/quant_blocks.h"
-
-#if defined(__AVX__)
-#include <immintrin.h>
-#endif
 
 #include <algorithm>
 #include <array>
@@ -120,51 +117,30 @@ uint16_t fp32ToBf16(float f) {
     return uint16_t(x >> 16);
 }
 
+// The decoders run in the active kernel set (decode_kernels.h).
 void dequantizeRow(GgmlType type, const void* src, float* dst, size_t n) {
-    const auto* bytes = static_cast<const uint8_t*>(src);
-    switch (type) {
-        case GgmlType::F32:
-            std::memcpy(dst, src, n * sizeof(float));
-            return;
-        case GgmlType::F16: {
-            size_t i = 0;
-#if defined(__F16C__) && defined(__AVX__)
-            // vcvtph2ps is exact for every half, subnormals included: the same values as below, 8 at a time
-            // (prefill widens F16 weights with this).
-            for (; i + 8 <= n; i += 8)
-                _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + 2 * i))));
+    decodeKernels(activeKernelSet()).dequantizeRow(type, src, dst, n);
+}
+
+void dequantizeBlocks(GgmlType type, const uint8_t* src, float* dst, size_t nBlocks) {
+    decodeKernels(activeKernelSet()).dequantizeBlocks(type, src, dst, nBlocks);
+}
+
+bool isQuantizedBlockType(GgmlType type) { return decodeKernels(activeKernelSet()).isQuantizedBlockType(type); }
+
+void quantScaleMinsK4(const uint8_t* block, float dl[8], float ml[8]) {
+    decodeKernels(activeKernelSet()).quantScaleMinsK4(block, dl, ml);
+}
+
+const DecodeKernels& decodeKernels(KernelSet set) {
+    static const DecodeKernels* const tables[kKernelSetCount] = {
+        &inferscope_decode_portable_kernels,
+#if defined(INFERSCOPE_X86_KERNEL_SETS)
+        &inferscope_decode_avx2_kernels,
+        &inferscope_decode_avx512_kernels,
 #endif
-            for (; i < n; ++i) {
-                uint16_t h;
-                std::memcpy(&h, bytes + 2 * i, 2);
-                dst[i] = fp16ToFp32(h);
-            }
-            return;
-        }
-        case GgmlType::BF16: {
-            size_t i = 0;
-#if defined(__AVX2__)
-            for (; i + 8 <= n; i += 8) {
-                const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + 2 * i));
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-            }
-#endif
-            for (; i < n; ++i) {
-                uint16_t b;
-                std::memcpy(&b, bytes + 2 * i, 2);
-                dst[i] = bf16ToFp32(b);
-            }
-            return;
-        }
-        default:
-            if (isQuantizedBlockType(type)) {
-                dequantizeBlocks(type, bytes, dst, n / ggmlTypeInfo(uint32_t(type))->blockSize);
-                return;
-            }
-            break;
-    }
-    // Callers check isSupportedWeightType first; reaching here is a programmer error.
-    __builtin_trap();
+    };
+    return *tables[int(set)];
 }
 
 void fp32ToFp16Row(const float* src, uint16_t* dst, size_t n) {

@@ -1,271 +1,28 @@
 #include "gguf/gguf_file.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <fmt/format.h>
 #include <limits>
 
+#include "gguf/gguf_reader_detail.h"
+
 namespace inferscope {
+
+using namespace gguf_detail;
+
 namespace {
 
 constexpr uint64_t kMaxKeyLength = 65535;
 constexpr uint64_t kMaxTensorNameLength = 1024;
 constexpr uint32_t kMaxDims = 4;
-// Counts above these are absurd whatever the file size (real models: < 100 keys, < 10^4 tensors,
-// vocabularies < 10^6). Below them, a count the file cannot hold is reported as a truncation at
-// the entry where the bytes run out.
+// Counts above these are absurd whatever the file size (real models: < 100 keys, < 10^4 tensors).
+// Below them, a count the file cannot hold is reported as a truncation at the entry where the
+// bytes run out.
 constexpr uint64_t kMaxMetadataCount = uint64_t(1) << 20;
 constexpr uint64_t kMaxTensorCount = uint64_t(1) << 20;
-constexpr uint64_t kMaxArrayLength = uint64_t(1) << 32;
-// A count in the header is a claim. Reserving for it is capped in bytes by what remains of the
-// file: a count the file cannot back then costs no more memory than the file's size, and entries
-// actually present grow the vectors as they are read (tests/core/test_fuzz_regressions.cpp, ReaderHeap).
-template <class T>
-size_t reservation(uint64_t claimed, uint64_t remainingBytes) {
-    return size_t(std::min(claimed, remainingBytes / sizeof(T)));
-}
-
-Error badFile(std::string message) { return Error{ErrorKind::BadFile, std::move(message)}; }
-
-// A key or tensor name from the file, as shown in a message: printable ASCII and valid UTF-8 are
-// kept; control bytes, DEL, C1 controls and invalid UTF-8 become \xNN (so a message can neither
-// drive a terminal nor break a JSON encoder); past 64 bytes the name is cut and its length given.
-std::string shown(std::string_view name, size_t kShownBytes = 64) {
-    const std::string_view head = name.substr(0, kShownBytes);
-    std::string out;
-    out.reserve(head.size());
-    for (size_t i = 0; i < head.size();) {
-        const auto c = uint8_t(head[i]);
-        const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-        bool ok = len == 1 ? (c >= 0x20 && c != 0x7f) : len > 1 && i + len <= head.size();
-        if (ok && len > 1) {
-            uint32_t cp = c & (0x7fu >> len);
-            for (size_t k = 1; ok && k < len; ++k) {
-                ok = (uint8_t(head[i + k]) & 0xc0) == 0x80;
-                cp = cp << 6 | (uint8_t(head[i + k]) & 0x3f);
-            }
-            // Shortest form only (2-byte forms from U+00A0: U+0080..U+009F are C1 controls),
-            // no surrogates, nothing past U+10FFFF.
-            constexpr uint32_t kMinCodePoint[] = {0, 0, 0xa0, 0x800, 0x10000};
-            ok = ok && cp >= kMinCodePoint[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
-        }
-        if (ok) {
-            out.append(head.substr(i, len));
-            i += len;
-        } else {
-            out += fmt::format("\\x{:02x}", c);
-            ++i;
-        }
-    }
-    if (name.size() > kShownBytes) out += fmt::format("... ({} bytes)", name.size());
-    return out;
-}
-
-// Bounds-checked little-endian reader over the mapping. Every read states what it reads so
-// that a truncation error says where the file ends too early.
-class Cursor {
-public:
-    Cursor(const uint8_t* base, uint64_t size) : base_(base), size_(size) {}
-
-    uint64_t pos() const { return pos_; }
-    uint64_t remaining() const { return size_ - pos_; }
-
-    template <class T>
-    Result<T> read(std::string_view what) {
-        if (remaining() < sizeof(T))
-            return std::unexpected(badFile(fmt::format(
-                "truncated: {} at byte {} needs {} bytes, file has {}", what, pos_, sizeof(T), size_)));
-        T v;
-        std::memcpy(&v, base_ + pos_, sizeof(T));
-        pos_ += sizeof(T);
-        return v;
-    }
-
-    Result<std::string_view> readString(std::string_view what, uint64_t maxLength) {
-        auto len = read<uint64_t>(what);
-        if (!len) return std::unexpected(len.error());
-        if (*len > maxLength)
-            return std::unexpected(badFile(fmt::format(
-                "{} at byte {} has absurd length {} (limit {})", what, pos_ - 8, *len, maxLength)));
-        if (*len > remaining())
-            return std::unexpected(badFile(fmt::format(
-                "truncated: {} at byte {} needs {} bytes, file has {}", what, pos_, *len, size_)));
-        std::string_view s(reinterpret_cast<const char*>(base_ + pos_), size_t(*len));
-        pos_ += *len;
-        return s;
-    }
-
-    Result<const uint8_t*> skip(uint64_t n, std::string_view what) {
-        if (n > remaining())
-            return std::unexpected(badFile(fmt::format(
-                "truncated: {} at byte {} needs {} bytes, file has {}", what, pos_, n, size_)));
-        const uint8_t* p = base_ + pos_;
-        pos_ += n;
-        return p;
-    }
-
-private:
-    const uint8_t* base_;
-    uint64_t size_;
-    uint64_t pos_ = 0;
-};
-
-bool validType(uint32_t t) { return t <= uint32_t(GgufType::F64); }
-
-// Decodes a fixed-size scalar at p into value's u/i/f/b fields.
-void decodeScalar(GgufType t, const uint8_t* p, GgufValue& v) {
-    auto load = [p](auto x) {
-        std::memcpy(&x, p, sizeof(x));
-        return x;
-    };
-    auto setSigned = [&v](int64_t x) {
-        v.i = x;
-        v.isSigned = true;
-        v.u = x >= 0 ? uint64_t(x) : 0;
-    };
-    auto setUnsigned = [&v](uint64_t x) {
-        v.u = x;
-        v.i = x <= uint64_t(std::numeric_limits<int64_t>::max()) ? int64_t(x) : 0;
-    };
-    switch (t) {
-        case GgufType::U8: setUnsigned(load(uint8_t{})); break;
-        case GgufType::I8: setSigned(load(int8_t{})); break;
-        case GgufType::U16: setUnsigned(load(uint16_t{})); break;
-        case GgufType::I16: setSigned(load(int16_t{})); break;
-        case GgufType::U32: setUnsigned(load(uint32_t{})); break;
-        case GgufType::I32: setSigned(load(int32_t{})); break;
-        case GgufType::U64: setUnsigned(load(uint64_t{})); break;
-        case GgufType::I64: setSigned(load(int64_t{})); break;
-        case GgufType::F32: v.f = load(float{}); break;
-        case GgufType::F64: v.f = load(double{}); break;
-        case GgufType::Bool: v.b = load(uint8_t{}) != 0; break;
-        default: break;
-    }
-}
-
-Result<GgufValue> readValue(Cursor& c, GgufType type, std::string_view key) {
-    GgufValue v;
-    v.type = type;
-    if (type == GgufType::String) {
-        auto s = c.readString(fmt::format("string value of {}", key), std::numeric_limits<uint64_t>::max());
-        if (!s) return std::unexpected(s.error());
-        v.str = *s;
-        return v;
-    }
-    if (type != GgufType::Array) {
-        auto p = c.skip(ggufScalarSize(type), fmt::format("value of {}", key));
-        if (!p) return std::unexpected(p.error());
-        decodeScalar(type, *p, v);
-        return v;
-    }
-    // Array: element type, count, items.
-    auto et = c.read<uint32_t>(fmt::format("array type of {}", key));
-    if (!et) return std::unexpected(et.error());
-    if (!validType(*et))
-        return std::unexpected(badFile(fmt::format("metadata key {}: invalid array element type {}", key, *et)));
-    v.elemType = GgufType(*et);
-    if (v.elemType == GgufType::Array)
-        return std::unexpected(Error{ErrorKind::Unsupported,
-                                     fmt::format("metadata key {}: nested arrays are not supported", key)});
-    auto count = c.read<uint64_t>(fmt::format("array length of {}", key));
-    if (!count) return std::unexpected(count.error());
-    if (*count > kMaxArrayLength)
-        return std::unexpected(badFile(fmt::format("metadata key {}: absurd array length {} (limit {})", key,
-                                                   *count, kMaxArrayLength)));
-    v.count = *count;
-    if (v.elemType == GgufType::String) {
-        v.strings.reserve(reservation<std::string_view>(v.count, c.remaining()));
-        for (uint64_t k = 0; k < v.count; ++k) {
-            auto s = c.readString(fmt::format("string {} of {}", k, key), std::numeric_limits<uint64_t>::max());
-            if (!s) return std::unexpected(s.error());
-            v.strings.push_back(*s);
-        }
-        return v;
-    }
-    // count <= 2^32 and elements are <= 8 bytes: no overflow.
-    auto p = c.skip(v.count * ggufScalarSize(v.elemType),
-                    fmt::format("data of array {} ({} {})", key, v.count, ggufTypeName(v.elemType)));
-    if (!p) return std::unexpected(p.error());
-    v.items = *p;
-    return v;
-}
-
-std::string describeValue(const GgufValue& v) {
-    if (v.type == GgufType::Array) return fmt::format("array of {}", ggufTypeName(v.elemType));
-    return std::string(ggufTypeName(v.type));
-}
 
 }  // namespace
-
-std::string shownText(std::string_view text, size_t maxBytes) { return shown(text, maxBytes); }
-
-std::string_view ggufTypeName(GgufType type) {
-    switch (type) {
-        case GgufType::U8: return "u8";
-        case GgufType::I8: return "i8";
-        case GgufType::U16: return "u16";
-        case GgufType::I16: return "i16";
-        case GgufType::U32: return "u32";
-        case GgufType::I32: return "i32";
-        case GgufType::F32: return "f32";
-        case GgufType::Bool: return "bool";
-        case GgufType::String: return "string";
-        case GgufType::Array: return "array";
-        case GgufType::U64: return "u64";
-        case GgufType::I64: return "i64";
-        case GgufType::F64: return "f64";
-    }
-    return "invalid";
-}
-
-uint64_t ggufScalarSize(GgufType type) {
-    switch (type) {
-        case GgufType::U8: case GgufType::I8: case GgufType::Bool: return 1;
-        case GgufType::U16: case GgufType::I16: return 2;
-        case GgufType::U32: case GgufType::I32: case GgufType::F32: return 4;
-        case GgufType::U64: case GgufType::I64: case GgufType::F64: return 8;
-        default: return 0;
-    }
-}
-
-bool GgufValue::isInteger() const {
-    switch (type) {
-        case GgufType::U8: case GgufType::I8: case GgufType::U16: case GgufType::I16:
-        case GgufType::U32: case GgufType::I32: case GgufType::U64: case GgufType::I64:
-            return true;
-        default:
-            return false;
-    }
-}
-
-double GgufValue::numberAt(uint64_t index) const {
-    GgufValue tmp;
-    decodeScalar(elemType, items + index * ggufScalarSize(elemType), tmp);
-    if (elemType == GgufType::F32 || elemType == GgufType::F64) return tmp.f;
-    if (elemType == GgufType::Bool) return tmp.b ? 1.0 : 0.0;
-    return tmp.isSigned ? double(tmp.i) : double(tmp.u);
-}
-
-int64_t GgufValue::intAt(uint64_t index) const {
-    GgufValue tmp;
-    decodeScalar(elemType, items + index * ggufScalarSize(elemType), tmp);
-    if (elemType == GgufType::F32 || elemType == GgufType::F64) {
-        // Truncated toward zero and clamped: a float out of int64's range (or NaN) from a file
-        // must not reach the undefined conversion.
-        if (std::isnan(tmp.f)) return 0;
-        if (tmp.f >= 0x1p63) return std::numeric_limits<int64_t>::max();
-        if (tmp.f <= -0x1p63) return std::numeric_limits<int64_t>::min();
-        return int64_t(tmp.f);
-    }
-    return tmp.isSigned ? tmp.i : int64_t(tmp.u);
-}
-
-std::string GgufTensorInfo::shapeString() const {
-    std::string s = "[";
-    for (uint32_t d = 0; d < nDims; ++d) s += fmt::format("{}{}", d ? ", " : "", ne[d]);
-    return s + "]";
-}
 
 Result<GgufFile> GgufFile::open(const std::filesystem::path& path) {
     auto mapped = MappedFile::open(path);
@@ -291,7 +48,7 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     if (!magic) return std::unexpected(magic.error());
     if (*magic != kGgufMagic) {
         const std::string_view bytes(reinterpret_cast<const char*>(g.file_.data()), 4);
-        return std::unexpected(badFile(fmt::format("not a GGUF file: magic is \"{}\", expected \"GGUF\"", shown(bytes))));
+        return std::unexpected(badFile(fmt::format("not a GGUF file: magic is \"{}\", expected \"GGUF\"", shownText(bytes))));
     }
     auto version = c.read<uint32_t>("version");
     if (!version) return std::unexpected(version.error());
@@ -321,7 +78,7 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     for (uint64_t k = 0; k < *nKv; ++k) {
         auto key = c.readString(fmt::format("metadata key #{}", k), kMaxKeyLength);
         if (!key) return std::unexpected(key.error());
-        const std::string keyName = shown(*key);
+        const std::string keyName = shownText(*key);
         auto type = c.read<uint32_t>(fmt::format("type of metadata key {}", keyName));
         if (!type) return std::unexpected(type.error());
         if (!validType(*type))
@@ -350,7 +107,7 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
         auto name = c.readString(fmt::format("name of tensor #{}", t), kMaxTensorNameLength);
         if (!name) return std::unexpected(name.error());
         info.name = *name;
-        const std::string tensorName = shown(info.name);
+        const std::string tensorName = shownText(info.name);
         auto nDims = c.read<uint32_t>(fmt::format("dimension count of tensor {}", tensorName));
         if (!nDims) return std::unexpected(nDims.error());
         if (*nDims == 0 || *nDims > kMaxDims)
@@ -407,7 +164,7 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
                                             ? std::string("beyond 2^64")
                                             : fmt::format("{}", uint64_t(end));
             return std::unexpected(badFile(fmt::format("truncated: tensor {} ends at byte {}, file has {}",
-                                                       shown(info.name), endText, fileSize)));
+                                                       shownText(info.name), endText, fileSize)));
         }
     }
     // No two tensors may share bytes.
@@ -419,8 +176,8 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     for (size_t k = 1; k < byOffset.size(); ++k) {
         const auto* prev = byOffset[k - 1];
         if (prev->offset + prev->nBytes > byOffset[k]->offset)
-            return std::unexpected(badFile(fmt::format("tensors {} and {} overlap", shown(prev->name),
-                                                       shown(byOffset[k]->name))));
+            return std::unexpected(badFile(fmt::format("tensors {} and {} overlap", shownText(prev->name),
+                                                       shownText(byOffset[k]->name))));
     }
     return g;
 }
@@ -434,9 +191,9 @@ Result<std::optional<uint64_t>> GgufFile::getUint(std::string_view key) const {
     const GgufValue* v = find(key);
     if (!v) return std::optional<uint64_t>{};
     if (!v->isInteger())
-        return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected an integer", shown(key), describeValue(*v)));
+        return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected an integer", shownText(key), describeValue(*v)));
     if (v->isSigned && v->i < 0)
-        return fail(ErrorKind::BadFile, fmt::format("metadata key {} is negative ({})", shown(key), v->i));
+        return fail(ErrorKind::BadFile, fmt::format("metadata key {} is negative ({})", shownText(key), v->i));
     return std::optional<uint64_t>{v->u};
 }
 
@@ -445,14 +202,14 @@ Result<std::optional<double>> GgufFile::getFloat(std::string_view key) const {
     if (!v) return std::optional<double>{};
     if (v->isFloat()) return std::optional<double>{v->f};
     if (v->isInteger()) return std::optional<double>{v->isSigned ? double(v->i) : double(v->u)};
-    return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a number", shown(key), describeValue(*v)));
+    return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a number", shownText(key), describeValue(*v)));
 }
 
 Result<std::optional<std::string_view>> GgufFile::getString(std::string_view key) const {
     const GgufValue* v = find(key);
     if (!v) return std::optional<std::string_view>{};
     if (v->type != GgufType::String)
-        return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a string", shown(key), describeValue(*v)));
+        return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a string", shownText(key), describeValue(*v)));
     return std::optional<std::string_view>{v->str};
 }
 
@@ -461,7 +218,7 @@ Result<std::optional<bool>> GgufFile::getBool(std::string_view key) const {
     if (!v) return std::optional<bool>{};
     if (v->type == GgufType::Bool) return std::optional<bool>{v->b};
     if (v->isInteger()) return std::optional<bool>{v->isSigned ? v->i != 0 : v->u != 0};  // u is 0 when negative
-    return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a bool", shown(key), describeValue(*v)));
+    return fail(ErrorKind::BadFile, fmt::format("metadata key {} has type {}, expected a bool", shownText(key), describeValue(*v)));
 }
 
 const GgufTensorInfo* GgufFile::findTensor(std::string_view name) const {

@@ -2,13 +2,21 @@
 // written in ggml's order and this file is compiled with -ffp-contract=off (core/CMakeLists.txt):
 // a fused multiply-add rounds once where ggml rounds twice and would change the last bit.
 
+// Compiled once per kernel set (common/kernel_set.h): the AVX2 paths below exist in the avx2 and
+// avx512 sets.
+
 #include "gguf/quant_blocks.h"
 
 #include <cstring>
 
+#include "gguf/decode_kernels.h"
 #include "gguf/quant_blocks_avx2.h"
 
-namespace inferscope {
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
+namespace inferscope::INFERSCOPE_KERNELS_NS {
 namespace {
 
 inline float half(const uint8_t* p) {
@@ -269,4 +277,58 @@ void dequantizeBlocks(GgmlType type, const uint8_t* src, float* dst, size_t nBlo
     for (size_t i = 0; i < nBlocks; ++i) decode(src + i * info.typeSize, dst + i * info.blockSize);
 }
 
-}  // namespace inferscope
+void dequantizeRow(GgmlType type, const void* src, float* dst, size_t n) {
+    const auto* bytes = static_cast<const uint8_t*>(src);
+    switch (type) {
+        case GgmlType::F32:
+            std::memcpy(dst, src, n * sizeof(float));
+            return;
+        case GgmlType::F16: {
+            size_t i = 0;
+#if defined(__F16C__) && defined(__AVX__)
+            // vcvtph2ps is exact for every half, subnormals included: the same values as below, 8 at a time
+            // (prefill widens F16 weights with this).
+            for (; i + 8 <= n; i += 8)
+                _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + 2 * i))));
+#endif
+            for (; i < n; ++i) {
+                uint16_t h;
+                std::memcpy(&h, bytes + 2 * i, 2);
+                dst[i] = fp16ToFp32(h);
+            }
+            return;
+        }
+        case GgmlType::BF16: {
+            size_t i = 0;
+#if defined(__AVX2__)
+            for (; i + 8 <= n; i += 8) {
+                const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + 2 * i));
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+            }
+#endif
+            for (; i < n; ++i) {
+                uint16_t b;
+                std::memcpy(&b, bytes + 2 * i, 2);
+                dst[i] = bf16ToFp32(b);
+            }
+            return;
+        }
+        default:
+            if (decoderOf(type)) {
+                INFERSCOPE_KERNELS_NS::dequantizeBlocks(type, bytes, dst, n / ggmlTypeInfo(uint32_t(type))->blockSize);
+                return;
+            }
+            break;
+    }
+    // Callers check isSupportedWeightType first; reaching here is a programmer error.
+    __builtin_trap();
+}
+
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS
+
+extern "C" const inferscope::DecodeKernels INFERSCOPE_DECODE_TABLE = {
+    &inferscope::INFERSCOPE_KERNELS_NS::dequantizeRow,
+    &inferscope::INFERSCOPE_KERNELS_NS::dequantizeBlocks,
+    &inferscope::INFERSCOPE_KERNELS_NS::isQuantizedBlockType,
+    &inferscope::INFERSCOPE_KERNELS_NS::quantScaleMinsK4,
+};

@@ -40,3 +40,13 @@ void quantScaleMinsK4(const uint8_t* block, float dl[8], float ml[8]);
 inline constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 }  // namespace inferscope
+
+// In a kernel set's sources (common/kernel_set.h): the same set's decoders, called directly and
+// qualified (INFERSCOPE_KERNELS_NS::dequantizeRow), since an unqualified call would also find the
+// public dispatching one by argument-dependent lookup.
+#ifdef INFERSCOPE_KERNELS_NS
+namespace inferscope::INFERSCOPE_KERNELS_NS {
+void dequantizeRow(GgmlType type, const void* src, float* dst, size_t n);
+void dequantizeBlocks(GgmlType type, const uint8_t* src, float* dst, size_t nBlocks);
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS
+#endif

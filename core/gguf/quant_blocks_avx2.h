@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-namespace inferscope::avx2 {
+namespace inferscope::INFERSCOPE_KERNELS_NS::avx2 {
 
 // 8 int8 values at q (any alignment) as 8 floats.
 inline __m256 floats8(const int8_t* q) {
@@ -81,5 +81,5 @@ inline void q6_KHalf(const uint8_t* ql, const uint8_t* qh, const int8_t* sc, flo
     }
 }
 
-}  // namespace inferscope::avx2
+}  // namespace inferscope::INFERSCOPE_KERNELS_NS::avx2
 #endif

@@ -6,30 +6,52 @@
 #include <fmt/format.h>
 
 #include "gguf/ggml_types.h"
+#include "gguf/quant_encode.h"
 
 namespace inferscope {
 
 Result<KvType> parseKvType(std::string_view text) {
     if (text == "f32") return KvType::F32;
     if (text == "f16") return KvType::F16;
-    return fail(ErrorKind::InvalidArgument, fmt::format("KV cache type must be f32 or f16, got '{}'", text));
+    if (text == "q8_0") return KvType::Q8_0;
+    if (text == "q4_0") return KvType::Q4_0;
+    return fail(ErrorKind::InvalidArgument, fmt::format("KV cache type must be f32, f16, q8_0 or q4_0, got '{}'", text));
+}
+
+const char* kvTypeName(KvType type) {
+    switch (type) {
+    case KvType::F32: return "f32";
+    case KvType::F16: return "f16";
+    case KvType::Q8_0: return "q8_0";
+    case KvType::Q4_0: return "q4_0";
+    }
+    return "?";
+}
+
+Result<void> checkKvHeadDim(KvType type, int32_t headDim) {
+    if (!isBlockKvType(type) || headDim % kKvBlockElements == 0) return {};
+    return fail(ErrorKind::InvalidArgument,
+                fmt::format("a {} KV cache needs a head dimension that is a multiple of {} (its blocks are per head); "
+                            "this model's head dimension is {}: use an f16 or f32 KV cache",
+                            kvTypeName(type), kKvBlockElements, headDim));
 }
 
 Result<KvCache> KvCache::create(const KvCacheLayout& layout) {
     if (layout.nLayer <= 0 || layout.nHeadKv <= 0 || layout.headDim <= 0 || layout.nCtx <= 0)
         return fail(ErrorKind::InvalidArgument, "KV cache dimensions must be positive");
+    if (auto ok = checkKvHeadDim(layout.type, layout.headDim); !ok) return std::unexpected(ok.error());
     KvCache cache;
     cache.layout_ = layout;
-    const size_t elements = size_t(layout.nLayer) * size_t(layout.nHeadKv) * size_t(layout.nCtx) * size_t(layout.headDim);
+    const size_t bytes = size_t(layout.nLayer) * size_t(layout.nHeadKv) * size_t(layout.nCtx) * kvRowBytes(layout.type, layout.headDim);
     try {
         // Zero-filled so that the memory is committed now, not on first use mid-generation.
-        cache.keys_.allocate(elements * size_t(cache.bytesPerElement()), true);
-        cache.values_.allocate(elements * size_t(cache.bytesPerElement()), true);
+        cache.keys_.allocate(bytes, true);
+        cache.values_.allocate(bytes, true);
         cache.origins_.assign(size_t(layout.nCtx), CellOrigin::Empty);
     } catch (const std::bad_alloc&) {
         return fail(ErrorKind::OutOfMemory,
                     fmt::format("out of memory allocating the KV cache: {} MiB for {} tokens; choose a smaller context",
-                                2 * elements * size_t(cache.bytesPerElement()) >> 20, layout.nCtx));
+                                2 * bytes >> 20, layout.nCtx));
     }
     return cache;
 }
@@ -39,17 +61,27 @@ void KvCache::store(int32_t layer, int32_t position0, int64_t m, const float* k,
     const int32_t hd = layout_.headDim, nh = layout_.nHeadKv;
     uint8_t* kl = keys_.data() + layerOffset(layer);
     uint8_t* vl = values_.data() + layerOffset(layer);
-    const size_t eb = size_t(bytesPerElement());
+    const size_t rb = rowBytes();
     for (int64_t r = 0; r < m; ++r) {
         for (int32_t h = 0; h < nh; ++h) {
-            const size_t dst = (size_t(h) * layout_.nCtx + size_t(position0 + r)) * hd * eb;
+            const size_t dst = (size_t(h) * layout_.nCtx + size_t(position0 + r)) * rb;
             const size_t src = (size_t(r) * nh + h) * hd;
-            if (layout_.type == KvType::F16) {
+            switch (layout_.type) {
+            case KvType::F16:
                 fp32ToFp16Row(k + src, reinterpret_cast<uint16_t*>(kl + dst), size_t(hd));
                 fp32ToFp16Row(v + src, reinterpret_cast<uint16_t*>(vl + dst), size_t(hd));
-            } else {
+                break;
+            case KvType::Q8_0:
+            case KvType::Q4_0: {
+                const GgmlType g = layout_.type == KvType::Q8_0 ? GgmlType::Q8_0 : GgmlType::Q4_0;
+                quantizeBlocks(g, k + src, kl + dst, size_t(hd));
+                quantizeBlocks(g, v + src, vl + dst, size_t(hd));
+                break;
+            }
+            case KvType::F32:
                 std::memcpy(kl + dst, k + src, sizeof(float) * hd);
                 std::memcpy(vl + dst, v + src, sizeof(float) * hd);
+                break;
             }
         }
     }
@@ -78,7 +110,7 @@ KvCacheStats KvCache::stats() const {
     s.nUsed = used_;
     s.nPromptCells = int32_t(std::count(origins_.begin(), origins_.begin() + used_, CellOrigin::Prompt));
     s.bytesPerElement = bytesPerElement();
-    s.bytesPerToken = 2ull * uint64_t(layout_.nLayer) * uint64_t(layout_.nHeadKv) * uint64_t(layout_.headDim) * uint64_t(s.bytesPerElement);
+    s.bytesPerToken = 2ull * uint64_t(layout_.nLayer) * uint64_t(layout_.nHeadKv) * uint64_t(rowBytes());
     s.bytesReserved = keys_.bytes() + values_.bytes();
     s.bytesUsed = s.bytesPerToken * uint64_t(used_);
     s.bytesUsedPerLayer = s.bytesUsed / uint64_t(layout_.nLayer);

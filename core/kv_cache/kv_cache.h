@@ -2,9 +2,10 @@
 // The KV cache: the keys and values of every past position, per layer and KV head, so that a
 // decode step computes K and V for its new token only.
 //
-// Storage (f32, or f16 to halve what long-context decode reads), preallocated for the whole context:
-//   keys   [nLayer][nHeadKv][nCtx][headDim]
-//   values [nLayer][nHeadKv][nCtx][headDim]
+// Storage (f32; f16 halves what long-context decode reads; q8_0 and q4_0, ggml's blocks of 32, cut
+// it to 34/128 and 18/128 of f32), preallocated for the whole context:
+//   keys   [nLayer][nHeadKv][nCtx][rowBytes]   rowBytes = kvRowBytes(type, headDim)
+//   values [nLayer][nHeadKv][nCtx][rowBytes]
 // One (layer, head) block is contiguous over positions, which is what attention reads.
 // Bookkeeping beside it: how many positions are valid, and whether each came from the prompt
 // (prefill) or was generated (decode), for the visualizer.
@@ -17,12 +18,14 @@
 
 #include "common/aligned_buffer.h"
 #include "common/error.h"
+#include "kv_cache/kv_type.h"
 
 namespace inferscope {
 
-// Element type of the stored keys and values.
-enum class KvType : uint8_t { F32, F16 };
-Result<KvType> parseKvType(std::string_view text);  // "f32" | "f16"
+Result<KvType> parseKvType(std::string_view text);  // "f32" | "f16" | "q8_0" | "q4_0"
+const char* kvTypeName(KvType type);                 // the same names
+// A block type's rows are whole blocks of 32: refused (naming the head dimension) otherwise.
+Result<void> checkKvHeadDim(KvType type, int32_t headDim);
 
 struct KvCacheLayout {
     int32_t nLayer = 0;
@@ -42,8 +45,8 @@ struct KvCacheStats {
     KvCacheLayout layout;
     int32_t nUsed = 0;               // valid positions
     int32_t nPromptCells = 0;        // of which written by prefill
-    int32_t bytesPerElement = 4;
-    uint64_t bytesPerToken = 0;      // 2 (K and V) × layers × KV heads × head dim × bytes per element
+    int32_t bytesPerElement = 4;     // f32 4, f16 2; 0 for the block types (34 or 18 bytes per 32)
+    uint64_t bytesPerToken = 0;      // 2 (K and V) × layers × KV heads × kvRowBytes(type, head dim)
     uint64_t bytesReserved = 0;      // allocated: bytesPerToken × nCtx
     uint64_t bytesUsed = 0;          // bytesPerToken × nUsed
     uint64_t bytesUsedPerLayer = 0;  // bytesUsed / layers
@@ -68,7 +71,8 @@ struct KvCacheStats {
 
 class KvCache {
 public:
-    // Allocates the whole context up front; fails with OutOfMemory naming the size.
+    // Allocates the whole context up front; fails with OutOfMemory naming the size, and for the
+    // block types with InvalidArgument when the head dimension is not a multiple of 32.
     static Result<KvCache> create(const KvCacheLayout& layout);
 
     const KvCacheLayout& layout() const { return layout_; }
@@ -76,8 +80,10 @@ public:
     int32_t capacity() const { return layout_.nCtx; }
 
     KvType type() const { return layout_.type; }
-    int32_t bytesPerElement() const { return layout_.type == KvType::F16 ? 2 : 4; }
-    // [nHeadKv][nCtx][headDim] block of one layer, of type(): float or uint16_t (IEEE half).
+    // 4 or 2; 0 for the block types, whose rows are rowBytes() each.
+    int32_t bytesPerElement() const { return isBlockKvType(layout_.type) ? 0 : int32_t(rowBytes() / size_t(layout_.headDim)); }
+    size_t rowBytes() const { return kvRowBytes(layout_.type, layout_.headDim); }
+    // [nHeadKv][nCtx][rowBytes] block of one layer, of type(): float, uint16_t (IEEE half) or ggml blocks.
     const void* layerKeysData(int32_t layer) const { return keys_.data() + layerOffset(layer); }
     const void* layerValuesData(int32_t layer) const { return values_.data() + layerOffset(layer); }
     // The same, for an F32 cache.
@@ -85,7 +91,8 @@ public:
     const float* layerValues(int32_t layer) const { return reinterpret_cast<const float*>(layerValuesData(layer)); }
 
     // Writes K and V of m new positions position0 .. position0+m-1 of one layer.
-    // k, v: [m][nHeadKv][headDim] f32 as the projections produce them (rounded to f16 in an F16 cache).
+    // k, v: [m][nHeadKv][headDim] f32 as the projections produce them (rounded to f16 in an F16
+    // cache, quantized per row as ggml's reference quantize_row_q8_0 / q4_0 in a block cache).
     void store(int32_t layer, int32_t position0, int64_t m, const float* k, const float* v);
     // Marks positions position0 .. position0+m-1 valid (after all layers stored them) and counts
     // the work a forward pass over them did.
@@ -101,7 +108,7 @@ public:
 
 private:
     size_t layerOffset(int32_t layer) const {  // in bytes
-        return size_t(layer) * size_t(layout_.nHeadKv) * size_t(layout_.nCtx) * size_t(layout_.headDim) * size_t(bytesPerElement());
+        return size_t(layer) * size_t(layout_.nHeadKv) * size_t(layout_.nCtx) * rowBytes();
     }
     KvCacheLayout layout_;
     AlignedBuffer<uint8_t> keys_;

@@ -18,6 +18,14 @@ Result<uint64_t> kvBytesPerElement(std::string_view dtype) {
     return fail(ErrorKind::InvalidArgument, fmt::format("dtype must be f32, f16, bf16 or int8, got '{}'", dtype));
 }
 
+Result<KvElementSize> kvElementSize(std::string_view dtype) {
+    if (dtype == "q8_0") return KvElementSize{34, 32};  // ggml's block: fp16 scale + 32 int8
+    if (dtype == "q4_0") return KvElementSize{18, 32};  // fp16 scale + 16 bytes of nibbles
+    auto bytes = kvBytesPerElement(dtype);
+    if (!bytes) return fail(ErrorKind::InvalidArgument, fmt::format("dtype must be f32, f16, bf16, int8, q8_0 or q4_0, got '{}'", dtype));
+    return KvElementSize{*bytes, 1};
+}
+
 Result<KvFigures> computeKvFigures(const KvShape& s, uint64_t tokens, uint64_t users) {
     if (s.layers == 0 || s.heads == 0 || s.kvHeads == 0 || s.headDim == 0 || s.bytesPerElement == 0)
         return fail(ErrorKind::InvalidArgument, "layers, heads, KV heads, head dim and element size must be positive");
@@ -25,6 +33,9 @@ Result<KvFigures> computeKvFigures(const KvShape& s, uint64_t tokens, uint64_t u
         return fail(ErrorKind::InvalidArgument, fmt::format("KV heads ({}) cannot exceed query heads ({})", s.kvHeads, s.heads));
     if (s.heads % s.kvHeads != 0)
         return fail(ErrorKind::InvalidArgument, fmt::format("query heads ({}) must be a multiple of KV heads ({})", s.heads, s.kvHeads));
+    if (s.blockElements == 0 || s.headDim % s.blockElements != 0)
+        return fail(ErrorKind::InvalidArgument,
+                    fmt::format("head dim ({}) must be a multiple of the block size ({})", s.headDim, s.blockElements));
     if (tokens == 0 || users == 0)
         return fail(ErrorKind::InvalidArgument, "tokens and users must be positive");
     if (s.slidingLayers > s.layers)
@@ -34,7 +45,7 @@ Result<KvFigures> computeKvFigures(const KvShape& s, uint64_t tokens, uint64_t u
 
     auto perToken = [&](uint64_t kvHeads, uint64_t& out) {
         uint64_t v = 2;
-        return mul(v, s.layers, v) && mul(v, kvHeads, v) && mul(v, s.headDim, v) && mul(v, s.bytesPerElement, v) &&
+        return mul(v, s.layers, v) && mul(v, kvHeads, v) && mul(v, s.headDim / s.blockElements, v) && mul(v, s.bytesPerElement, v) &&
                ((out = v), true);
     };
     auto total = [&](uint64_t bpt, uint64_t& out) { return mul(bpt, tokens, out) && mul(out, users, out); };

@@ -268,11 +268,13 @@ Result<void> LlamaModel::fitThreads(LlamaContext& ctx) const {
 }
 
 std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const int32_t> tokens, int32_t position0,
-                                           CellOrigin origin) {
+                                           CellOrigin origin, ForwardProbe* probe) {
     const auto& hp = hp_;
     const int64_t m = int64_t(tokens.size());
     const int64_t E = hp.nEmbd;
     KvCache& cache = ctx.cache_;
+    const bool storeKv = !probe || !probe->rerun;  // a re-run reads its own K/V from the cache
+    if (probe) probe->prepare(hp, position0 + int32_t(m) - 1);
 
     // token embedding: x[r] = token_embd[tokens[r]]
     const auto embdInfo = *ggmlTypeInfo(tokenEmbd_->typeId);
@@ -317,10 +319,15 @@ std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const in
         rope(ctx.k.data(), m, hp.nHeadKv, hp.headDim, hp.nRot, position0, ropeTable);
         // the new positions' K and V join the cache; attention reads all positions up to each query
         // (or the last `window` of them on sliding-window layers)
-        cache.store(l, position0, m, ctx.k.data(), ctx.v.data());
+        if (storeKv) cache.store(l, position0, m, ctx.k.data(), ctx.v.data());
         assert(ctx.scores.size() >= scratchFloatsFor(ctx) && "thread count raised without fitThreads()");
-        attention(ctx.q.data(), cache.layerKeysData(l), cache.layerValuesData(l), cache.type() == KvType::F16, m, position0,
-                  hp.nHead, hp.nHeadKv, hp.headDim, cache.capacity(), ctx.att.data(), ctx.scores.data(), L.attention);
+        AttentionOptions attentionOptions = L.attention;
+        if (probe && probe->keepAttention) {  // the last row's query and its softmax weights
+            std::memcpy(probe->querySlot(l), ctx.q.data() + (m - 1) * Q, size_t(Q) * sizeof(float));
+            attentionOptions.weightsOut = probe->attentionSlot(l);
+        }
+        attention(ctx.q.data(), cache.layerKeysData(l), cache.layerValuesData(l), cache.type(), m, position0,
+                  hp.nHead, hp.nHeadKv, hp.headDim, cache.capacity(), ctx.att.data(), ctx.scores.data(), attentionOptions);
         // output projection [gemma: post-attention norm] and residual
         device_.linear(L.wo, ctx.att.data(), m, ctx.tmp.data());
         if (L.postAttnNorm) rmsNorm(ctx.tmp.data(), L.postAttnNorm, m, E, hp.rmsEps, ctx.tmp.data());
@@ -341,16 +348,21 @@ std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const in
         // [gemma: post-FFN norm]
         if (L.postFfnNorm) rmsNorm(ctx.tmp.data(), L.postFfnNorm, m, E, hp.rmsEps, ctx.tmp.data());
         addInPlace(ctx.x.data(), ctx.tmp.data(), m * E);
+        // [probe: the last token's residual stream after this layer]
+        if (probe) std::memcpy(probe->residualSlot(l), ctx.x.data() + (m - 1) * E, size_t(E) * sizeof(float));
     }
-    cache.commit(position0, int32_t(m), origin);
+    if (storeKv) cache.commit(position0, int32_t(m), origin);
 
     // final rmsnorm and LM head, for the last position only
-    const float* last = ctx.x.data() + (m - 1) * E;
-    rmsNorm(last, outputNorm_, 1, E, hp.rmsEps, ctx.xn.data());
-    device_.linear(output_, ctx.xn.data(), 1, ctx.logits.data());
-    // [gemma2: final logit soft-cap]
-    if (hp.finalSoftCap > 0.0f) softCapInPlace(ctx.logits.data(), hp.nVocab, hp.finalSoftCap);
+    readOut(ctx.x.data() + (m - 1) * E, 1, ctx.xn.data(), ctx.logits.data());
     return {ctx.logits.data(), size_t(hp.nVocab)};
+}
+
+void LlamaModel::readOut(const float* x, int64_t rows, float* normed, float* logits) {
+    rmsNorm(x, outputNorm_, rows, hp_.nEmbd, hp_.rmsEps, normed);
+    device_.linear(output_, normed, rows, logits);
+    // [gemma2: final logit soft-cap]
+    if (hp_.finalSoftCap > 0.0f) softCapInPlace(logits, rows * hp_.nVocab, hp_.finalSoftCap);
 }
 
 }  // namespace inferscope

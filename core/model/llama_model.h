@@ -30,6 +30,7 @@
 #include "common/error.h"
 #include "gguf/gguf_file.h"
 #include "kv_cache/kv_cache.h"
+#include "model/forward_probe.h"
 #include "model/llama_hparams.h"
 
 namespace inferscope {
@@ -116,8 +117,16 @@ public:
     // Runs tokens (1 <= size <= ctx.maxBatch(), positions position0 .. fitting the cache) through
     // the model, writes their K/V into the cache (marked `origin`) and returns the last token's
     // logits [n_vocab] (valid until the next call).
+    // probe (forward_probe.h): keeps the last token's residual after each layer and, if asked, its
+    // attention weights; with probe->rerun the tokens' positions must already be cached and the
+    // cache is neither written nor counted (K/V read from it). Null: one pointer test per layer.
     std::span<const float> forward(LlamaContext& ctx, std::span<const int32_t> tokens, int32_t position0,
-                                   CellOrigin origin);
+                                   CellOrigin origin, ForwardProbe* probe = nullptr);
+
+    // The model's head on residual rows: logits[rows, n_vocab] = LM head(final RMSNorm(x[rows, n_embd]))
+    // [final soft-cap]. forward() ends with it for its last row; the logit lens runs it on every
+    // layer's residual. normed: [rows, n_embd] scratch.
+    void readOut(const float* x, int64_t rows, float* normed, float* logits);
 
 private:
     LlamaModel(GgufFile file, ComputeDevice& device) : file_(std::move(file)), device_(device) {}

@@ -245,19 +245,9 @@ bool ChatController::branchFrom(int row, int step, int tokenId) {
     std::vector<StepRecord> prefix(answer.steps.begin(), answer.steps.begin() + step + 1);
     StepRecord& alt = prefix.back();
     if (alt.sample.id == tokenId) return false;  // not an alternative
-    alt.sample.id = tokenId;
+    alt.sample = withAlternativePick(alt.sample, alt.replayIds, alt.replayLogits, tokenId);
     alt.piece = tokenizer->isEndOfGeneration(tokenId) ? std::string() : tokenizer->tokenBytes(tokenId);
     alt.endOfGeneration = tokenizer->isEndOfGeneration(tokenId);
-    alt.sample.logit = -INFINITY;
-    for (const CandidateRecord& c : alt.sample.top)
-        if (c.id == tokenId) alt.sample.logit = c.logit;
-    for (size_t i = 0; i < alt.replayIds.size(); ++i)
-        if (alt.replayIds[i] == tokenId) alt.sample.logit = alt.replayLogits[i];
-    alt.sample.pRaw = std::isfinite(alt.sample.logit) ? float(std::exp(double(alt.sample.logit) - alt.sample.logSumExp)) : 0.0f;
-    alt.sample.pFinal = 0;
-    int rank = 1;
-    for (const CandidateRecord& c : alt.sample.top) rank += c.logit > alt.sample.logit ? 1 : 0;
-    alt.sample.rank = rank;
     if (alt.endOfGeneration) return false;  // nothing would follow: not a branch worth running
 
     // Later turns followed the old continuation: they stay in the stored conversation, and the

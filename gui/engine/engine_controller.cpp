@@ -5,6 +5,7 @@
 #include <QSettings>
 #include <QUrl>
 
+#include "common/kernel_set.h"
 #include "engine/engine_worker.h"
 #include "model/weight_format_note.h"
 
@@ -64,6 +65,7 @@ EngineController::~EngineController() {
 QString EngineController::modelName() const { return model_ ? qs(model_->info.name) : QString(); }
 QString EngineController::modelPath() const { return model_ ? qs(model_->path) : QString(); }
 QString EngineController::deviceDescription() const { return model_ ? qs(model_->device) : QString(); }
+QString EngineController::kernelSet() const { return QString::fromLatin1(inferscope::kernelSetName()); }
 QString EngineController::precision() const { return model_ ? qs(model_->precision) : QString(); }
 
 QString EngineController::detectedTemplate() const {

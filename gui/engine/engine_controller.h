@@ -30,6 +30,7 @@ class EngineController : public QObject, public QmlSingleton<EngineController> {
     Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
     Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelChanged)
     Q_PROPERTY(QString deviceDescription READ deviceDescription NOTIFY deviceChanged)
+    Q_PROPERTY(QString kernelSet READ kernelSet CONSTANT)  // "avx2": the hand-written kernels in use (core/common/kernel_set.h)
     Q_PROPERTY(QString precision READ precision NOTIFY modelChanged)
     Q_PROPERTY(QVariantMap modelDetails READ modelDetails NOTIFY modelChanged)
     Q_PROPERTY(QString detectedTemplate READ detectedTemplate NOTIFY modelChanged)
@@ -66,6 +67,7 @@ public:
     QString modelName() const;
     QString modelPath() const;
     QString deviceDescription() const;
+    QString kernelSet() const;
     QString precision() const;
     QVariantMap modelDetails() const;
     QString detectedTemplate() const;

@@ -10,6 +10,7 @@
 #include "engine/chat_template.h"
 #include "engine/engine.h"
 #include "engine/prompt_builder.h"  // PromptChunk
+#include "model/pass_cost.h"
 
 namespace inferscope {
 
@@ -26,6 +27,7 @@ struct LoadedModel {
     uint64_t matmulMacsPerToken = 0;
     int64_t loadUs = 0;
     KvCacheStats kv;                         // empty cache, capacity and bytes reserved
+    PassCost cost;                           // a pass's bytes and FLOPs (the Timeline's figures)
     std::optional<ChatTemplateKind> detectedTemplate;  // from tokenizer.chat_template
     std::shared_ptr<const Tokenizer> tokenizer;        // immutable, thread-safe
     // The most bytes of text one token can stand for, when every byte of any text is covered by

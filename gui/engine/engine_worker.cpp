@@ -129,6 +129,7 @@ void EngineWorker::loadModel(quint64 requestId, const EngineOptions& options) {
     m.matmulMacsPerToken = engine_->model().matmulMacsPerToken();
     m.loadUs = engine_->loadUs();
     m.kv = engine_->kvStats();
+    m.cost = PassCost(engine_->hparams(), m.weightBytesPerToken, m.matmulMacsPerToken, m.kv.bytesPerToken);
     m.detectedTemplate = detectChatTemplate(m.info.chatTemplate);
     m.tokenizer = engine_->sharedTokenizer();
     m.maxTokenBytes = maxTokenBytes(*m.tokenizer);

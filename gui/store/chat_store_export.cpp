@@ -18,7 +18,8 @@
 //
 // JSON ("format": "inferscope.conversation", "format_version": 1): the conversation's fields and
 // every message's (snake_case keys, times UTC ISO-8601 with milliseconds), plus for a message
-// with token records "token_records": one object per generated token
+// with token records "token_records": one object per generated token (core/engine/step_record_json.h,
+// the schema of the CLI's --json token events too)
 //   {step, position, id, piece, p (raw softmax), p_final (as drawn), logit, rank, entropy_bits,
 //    log_sum_exp, survivors: {stage: n}, forward_us, sample_us, end_of_generation,
 //    top: [{id, piece?, logit, p (raw), stages: {raw, penalty, top-k, top-p, min-p, temperature}}]}
@@ -32,27 +33,19 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSaveFile>
-#include <charconv>
 #include <cmath>
 #include <string>
 #include <unordered_map>
 
 #include "store/chat_store_sql.h"
 #include "engine/step_record_codec.h"
+#include "engine/step_record_json.h"
 
 namespace inferscope {
 
 using namespace store;
 
 namespace {
-
-// The shortest decimal that reads back as the same float (0.1f -> 0.1, not 0.100000001490116).
-QJsonValue jsonFloat(float value) {
-    if (!std::isfinite(value)) return QJsonValue::Null;
-    char buffer[32];
-    const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
-    return std::strtod(std::string(buffer, end).c_str(), nullptr);
-}
 
 QString statValue(const QJsonValue& value) {
     if (value.isDouble()) {
@@ -81,48 +74,15 @@ QString roleHeading(const QString& role) {
 
 using PieceMap = std::unordered_map<int32_t, std::string>;
 
-void putPiece(QJsonObject& object, const std::string& piece) {
-    const QByteArray bytes = QByteArray::fromStdString(piece);
-    const QString text = QString::fromUtf8(bytes);
-    object[QStringLiteral("piece")] = text;
-    if (text.toUtf8() != bytes) object[QStringLiteral("piece_bytes")] = QString::fromLatin1(bytes.toHex(' '));
-}
-
+// The step record in the schema the CLI's --json shares (core/engine/step_record_json.h); a top
+// candidate's piece where this conversation produced its id.
 QJsonObject stepJson(const StepRecord& step, const PieceMap& pieces) {
-    const SampleRecord& s = step.sample;
-    QJsonObject o;
-    o[QStringLiteral("step")] = step.step;
-    o[QStringLiteral("position")] = step.position;
-    o[QStringLiteral("id")] = s.id;
-    putPiece(o, step.piece);
-    o[QStringLiteral("p")] = jsonFloat(s.pRaw);
-    o[QStringLiteral("p_final")] = jsonFloat(s.pFinal);
-    o[QStringLiteral("logit")] = jsonFloat(s.logit);
-    o[QStringLiteral("rank")] = s.rank;
-    o[QStringLiteral("entropy_bits")] = jsonFloat(s.entropyBits);
-    o[QStringLiteral("log_sum_exp")] = jsonFloat(s.logSumExp);
-    QJsonObject survivors;
-    for (int i = 0; i < kSamplerStageCount; ++i)
-        survivors[QString::fromUtf8(samplerStageName(SamplerStage(i)))] = s.survivors[size_t(i)];
-    o[QStringLiteral("survivors")] = survivors;
-    o[QStringLiteral("forward_us")] = qint64(step.forwardUs);
-    o[QStringLiteral("sample_us")] = qint64(step.sampleUs);
-    o[QStringLiteral("end_of_generation")] = step.endOfGeneration;
-    QJsonArray top;
-    for (const CandidateRecord& c : s.top) {
-        QJsonObject candidate;
-        candidate[QStringLiteral("id")] = c.id;
-        if (const auto it = pieces.find(c.id); it != pieces.end()) putPiece(candidate, it->second);
-        candidate[QStringLiteral("logit")] = jsonFloat(c.logit);
-        candidate[QStringLiteral("p")] = jsonFloat(c.p[size_t(SamplerStage::Raw)]);
-        QJsonObject stages;
-        for (int i = 0; i < kSamplerStageCount; ++i)
-            stages[QString::fromUtf8(samplerStageName(SamplerStage(i)))] = jsonFloat(c.p[size_t(i)]);
-        candidate[QStringLiteral("stages")] = stages;
-        top.append(candidate);
-    }
-    o[QStringLiteral("top")] = top;
-    return o;
+    const auto json = stepRecordJson(step, [&pieces](int32_t id) -> std::optional<std::string> {
+        const auto it = pieces.find(id);
+        return it == pieces.end() ? std::nullopt : std::optional(it->second);
+    });
+    const std::string text = json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    return QJsonDocument::fromJson(QByteArray::fromStdString(text)).object();
 }
 
 using Decoded = Result<std::vector<StepRecord>>;

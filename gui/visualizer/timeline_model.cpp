@@ -42,39 +42,18 @@ TimelineModel::TimelineModel(ChatController* chat, StepInspector* inspector, QOb
     connect(engine_, &EngineController::stepsArrived, this, &TimelineModel::onSteps);
 }
 
-// ---- the model's cost per pass, from its shape ------------------------------------------------------
+// ---- the model's cost per pass, from its shape (core/model/pass_cost.h) ---------------------------
 
 namespace {
 
-// A forward pass's bytes read and FLOPs, from the loaded model's details (read once, not per step).
-struct PassCost {
-    double weightBytes, kvBytesPerToken, macsPerToken, lmHeadMacs, attentionFlopsPerKey;
-
-    explicit PassCost(const QVariantMap& d)
-        : weightBytes(d.value("weightBytesPerToken").toDouble()),
-          kvBytesPerToken(d.value("kvBytesPerToken").toDouble()),
-          macsPerToken(d.value("matmulMacsPerToken").toDouble()),
-          lmHeadMacs(d.value("vocabSize").toDouble() * d.value("embedding").toDouble()),
-          attentionFlopsPerKey(4.0 * d.value("headDim").toDouble() * d.value("heads").toDouble() * d.value("layers").toDouble()) {}
-
-    // Every weight once, plus the K and V of all cached positions up to and including this one.
-    double decodeBytes(int position) const { return weightBytes + kvBytesPerToken * (position + 1); }
-    double decodeFlops(int position) const { return 2.0 * macsPerToken + attentionFlopsPerKey * (position + 1); }
-    double prefillFlops(int tokens, int reused) const {
-        const double perToken = macsPerToken - lmHeadMacs;  // the LM head runs for the last token only
-        double keys = 0;  // Σ over the new positions of the keys each attends to
-        for (int i = 0; i < tokens; ++i) keys += reused + i + 1;
-        return 2.0 * perToken * tokens + 2.0 * lmHeadMacs + attentionFlopsPerKey * keys;
-    }
-};
+// Every figure 0 while no model is loaded.
+PassCost passCost(const EngineController* engine) { return engine->model() ? engine->model()->cost : PassCost(); }
 
 }  // namespace
 
-double TimelineModel::decodeBytes(int position) const { return PassCost(engine_->modelDetails()).decodeBytes(position); }
-double TimelineModel::decodeFlops(int position) const { return PassCost(engine_->modelDetails()).decodeFlops(position); }
-double TimelineModel::prefillFlops(int tokens, int reused) const {
-    return PassCost(engine_->modelDetails()).prefillFlops(tokens, reused);
-}
+double TimelineModel::decodeBytes(int position) const { return passCost(engine_).decodeBytes(position); }
+double TimelineModel::decodeFlops(int position) const { return passCost(engine_).decodeFlops(position); }
+double TimelineModel::prefillFlops(int tokens, int reused) const { return passCost(engine_).prefillFlops(tokens, reused); }
 
 // ---- the shown answer -------------------------------------------------------------------------------
 
@@ -91,7 +70,7 @@ void TimelineModel::recompute() {
         const AnswerStats& st = a.stats;
         const int computed = st.prefilledTokens, reused = st.reusedTokens;
         const double ms = st.prefillMs;
-        const PassCost cost(engine_->modelDetails());
+        const PassCost cost = passCost(engine_);
         const double flops = cost.prefillFlops(computed, reused);
         prefill_ = {{"tokens", computed}, {"reused", reused}, {"ms", ms}, {"tokensPerSecond", st.prefillTokensPerSecond},
                     {"gflops", ms > 0 ? flops / (ms * 1e6) : 0.0}};

@@ -3,7 +3,7 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Inferscope
 
-// Model, engine, context used, prefill and decode speed, time to first token, memory.
+// Model, engine, context used, prefill and decode speed, kernel set, time to first token, memory.
 Rectangle {
     implicitHeight: row.implicitHeight + 10
     color: Theme.surface
@@ -51,6 +51,16 @@ Rectangle {
             ToolTip.visible: decodeMouse.containsMouse
             ToolTip.text: qsTr("Decode makes one token per pass, reading every weight each time: bound by memory bandwidth.")
             MouseArea { id: decodeMouse; anchors.fill: parent; hoverEnabled: true }
+        }
+        Label {
+            objectName: "kernelSetLabel"
+            visible: EngineController.hasModel
+            text: qsTr("kernels %1").arg(EngineController.kernelSet)
+            font.pixelSize: Theme.fontSmall
+            color: Theme.muted
+            ToolTip.visible: kernelMouse.containsMouse
+            ToolTip.text: qsTr("The instruction set of the hand-written kernels, chosen for this CPU at start (INFERSCOPE_KERNELS=portable|avx2|avx512 forces one).")
+            MouseArea { id: kernelMouse; anchors.fill: parent; hoverEnabled: true }
         }
         Label {
             objectName: "firstTokenLabel"

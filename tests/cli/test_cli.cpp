@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/kernel_set.h"
 #include "model_test_helpers.h"
 #include "cli_test_helpers.h"
 #include "shared_data.h"
@@ -47,11 +48,30 @@ TEST(CliKv, TextOutputShowsTheFormula) {
     EXPECT_NE(r.out.find("536870912 bytes (512.00 MiB)"), std::string::npos) << r.out;
 }
 
+TEST(CliKv, BlockTypesCountTheirScales) {
+    // Q8_0: 34 bytes per 32 elements, Q4_0: 18 per 32 (what a --kv q8_0|q4_0 cache allocates).
+    auto q8 = cli({"kv", "--layers", "32", "--heads", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "q8_0",
+                   "--tokens", "4096", "--json"});
+    ASSERT_EQ(q8.exitCode, 0) << q8.err;
+    EXPECT_EQ(nlohmann::json::parse(q8.out)["bytes_per_token"], 2u * 32 * 8 * 4 * 34);
+    auto q4 = cli({"kv", "--layers", "32", "--heads", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "q4_0", "--tokens", "4096"});
+    ASSERT_EQ(q4.exitCode, 0) << q4.err;
+    EXPECT_NE(q4.out.find("x 128 head dim x 18/32 bytes = 36864 (36.00 KiB)"), std::string::npos) << q4.out;
+    expectOneLineError(cli({"kv", "--layers", "2", "--heads", "4", "--head-dim", "48", "--tokens", "4", "--dtype", "q8_0"}),
+                       "head dim (48) must be a multiple of the block size (32)");
+}
+
+TEST(CliGenerate, BlockKvCacheRefusedOnStories260KsHeadDimension) {
+    expectOneLineError(cli({"generate", "--device", "cpu", "--max-tokens", "2", "--kv", "q8_0"}),
+                       "a q8_0 KV cache needs a head dimension that is a multiple of 32 (its blocks are per head); this "
+                       "model's head dimension is 8");
+}
+
 TEST(CliKv, BadArguments) {
     expectOneLineError(cli({"kv", "--layers", "32", "--heads", "32", "--kv-heads", "7", "--head-dim", "128", "--tokens", "4"}),
                        "query heads (32) must be a multiple of KV heads (7)");
     expectOneLineError(cli({"kv", "--layers", "32", "--heads", "32", "--head-dim", "128", "--tokens", "4", "--dtype", "f8"}),
-                       "dtype must be f32, f16, bf16 or int8, got 'f8'");
+                       "dtype must be f32, f16, bf16, int8, q8_0 or q4_0, got 'f8'");
     expectOneLineError(cli({"kv", "--heads", "32", "--head-dim", "128", "--tokens", "4"}), "--layers is required");
     expectOneLineError(cli({"kv", "--layers", "x", "--heads", "32", "--head-dim", "128", "--tokens", "4"}), "--layers");
 }
@@ -304,4 +324,32 @@ TEST(CliInfo, QuantizedMixListsItsTypesAndRealBytesPerToken) {
     const auto info = nlohmann::json::parse(j.out);
     EXPECT_EQ(info["decode_bytes_per_token"], 1275536u);
     EXPECT_EQ(info["tensor_types"]["Q6_K"], 5);
+}
+
+// The kernel set in use is named; INFERSCOPE_KERNELS forces one and a set this CPU lacks is
+// refused before anything runs (common/kernel_set.h).
+TEST(CliInfo, NamesTheKernelSetAndRefusesOneTheCpuLacks) {
+    struct Restore {
+        ~Restore() { ::unsetenv("INFERSCOPE_KERNELS"); }
+    } restore;
+    ::setenv("INFERSCOPE_KERNELS", "portable", 1);
+    auto r = cli({"info"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("\nkernels          portable (x86-64 baseline (SSE2); INFERSCOPE_KERNELS=portable|avx2|avx512 forces one)\n"),
+              std::string::npos) << r.out;
+    r = cli({"info", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["kernel_set"], "portable");
+    ::unsetenv("INFERSCOPE_KERNELS");
+    r = cli({"info", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["kernel_set"], kernelSetName(bestKernelSet()));
+    ::setenv("INFERSCOPE_KERNELS", "sse9", 1);
+    expectOneLineError(cli({"info"}), "INFERSCOPE_KERNELS=sse9 is not a kernel set (portable, avx2 or avx512)");
+    for (KernelSet set : kKernelSets) {
+        if (kernelSetUnavailableReason(set).empty()) continue;
+        ::setenv("INFERSCOPE_KERNELS", kernelSetName(set), 1);
+        expectOneLineError(cli({"info"}), std::string("INFERSCOPE_KERNELS=") + kernelSetName(set) + " refused: " +
+                                              kernelSetUnavailableReason(set));
+    }
 }

@@ -138,7 +138,7 @@ TEST(CliArguments, Generate) {
         {gen({"--device", "tpu"}), "device must be auto, cpu or gpu, got 'tpu'"},
         {gen({"--device", ""}), "--device: must not be empty"},
         {gen({"--compute", "fp8"}), "compute precision must be auto, f32, bf16 or int8, got 'fp8'"},
-        {gen({"--kv", "q4"}), "KV cache type must be f32 or f16, got 'q4'"},
+        {gen({"--kv", "q4"}), "KV cache type must be f32, f16, q8_0 or q4_0, got 'q4'"},
         {gen({"--threads", "-2"}), "threads must be between 1 and 1024"},
         {gen({"--threads", "100000"}), "threads must be between 1 and 1024"},
         {gen({"--threads", "x"}), "--threads"},

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "gguf/gguf_file.h"
-#include "gguf/gguf_writer.h"
 #include "kv_cache/kv_cache.h"
 #include "model/arch_options.h"
 #include "model/llama_hparams.h"
+#include "tools/gguf_writer.h"
 #include "shared_data.h"
 
 using namespace inferscope;

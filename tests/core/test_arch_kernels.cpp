@@ -13,6 +13,7 @@
 
 #include "backend/kernels.h"
 #include "gguf/ggml_types.h"
+#include "reference_attention.h"
 
 using namespace inferscope;
 
@@ -41,7 +42,7 @@ struct WindowCase {
 class WindowedAttention : public ::testing::TestWithParam<WindowCase> {};
 
 // Key j is visible from the query at position p iff 0 <= p - j < window (llama.cpp's SWA mask);
-// scores become cap · tanh(score / cap) before the softmax.
+// scores become cap · tanh(score / cap) before the softmax (reference_attention.h).
 TEST_P(WindowedAttention, MatchesReference) {
     const auto [hd, nHead, nHeadKv, m, p0, window, softCap, half, scale] = GetParam();
     const int32_t nCtx = p0 + int32_t(m) + 3;
@@ -57,30 +58,16 @@ TEST_P(WindowedAttention, MatchesReference) {
     }
     std::vector<float> out(q.size(), NAN), scratch(attentionScratchFloats(omp_get_max_threads(), nHead, nHeadKv, hd, nCtx));
     attention(q.data(), half ? static_cast<const void*>(k16.data()) : k.data(), half ? static_cast<const void*>(v16.data()) : v.data(),
-              half, m, p0, nHead, nHeadKv, hd, nCtx, out.data(), scratch.data(), AttentionOptions{window, softCap, scale});
+              half ? KvType::F16 : KvType::F32, m, p0, nHead, nHeadKv, hd, nCtx, out.data(), scratch.data(), AttentionOptions{window, softCap, scale});
     const int group = nHead / nHeadKv;
     for (int64_t r = 0; r < m; ++r)
         for (int h = 0; h < nHead; ++h) {
-            const int32_t p = p0 + int32_t(r);
-            const float* qh = q.data() + (r * nHead + h) * hd;
             const size_t base = size_t(h / group) * nCtx * hd;
-            std::vector<double> s(size_t(p) + 1, -INFINITY);
-            double mx = -1e300, sum = 0;
-            for (int32_t j = 0; j <= p; ++j) {
-                if (window > 0 && p - j >= window) continue;  // outside the window: weight 0
-                double d = 0;
-                for (int i = 0; i < hd; ++i) d += double(qh[i]) * k[base + size_t(j) * hd + i];
-                d = scale > 0 ? d * scale : d / std::sqrt(double(hd));
-                if (softCap > 0) d = softCap * std::tanh(d / softCap);
-                s[size_t(j)] = d;
-                mx = std::max(mx, d);
-            }
-            for (auto& x : s) sum += (x = std::exp(x - mx));
-            for (int i = 0; i < hd; ++i) {
-                double o = 0;
-                for (int32_t j = 0; j <= p; ++j) o += s[size_t(j)] / sum * v[base + size_t(j) * hd + i];
-                ASSERT_NEAR(out[size_t((r * nHead + h) * hd + i)], o, 2e-5) << "row " << r << " head " << h << " dim " << i;
-            }
+            const auto ref = testing_reference::referenceAttentionHead(q.data() + (r * nHead + h) * hd, k.data() + base,
+                                                                       v.data() + base, p0 + int32_t(r), hd,
+                                                                       AttentionOptions{window, softCap, scale});
+            for (int i = 0; i < hd; ++i)
+                ASSERT_NEAR(out[size_t((r * nHead + h) * hd + i)], ref.out[size_t(i)], 2e-5) << "row " << r << " head " << h << " dim " << i;
         }
 }
 

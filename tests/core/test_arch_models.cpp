@@ -18,7 +18,7 @@
 
 #include "backend/compute_device.h"
 #include "model/llama_model.h"
-#include "gguf/gguf_writer.h"
+#include "tools/gguf_writer.h"
 #include "model_test_helpers.h"
 #include "shared_data.h"
 

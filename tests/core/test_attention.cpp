@@ -1,11 +1,15 @@
 // attention() on the cache layout against a naive double-precision reference: every head
-// dimension path (vectorised for 32/64/80/96/128, generic otherwise), f32 and f16 caches, grouped
-// query heads, decode (m = 1) and prefill (m > 1) at a non-zero start position, both threads.
+// dimension path (vectorised for 32/64/80/96/128, generic otherwise), f32, f16, q8_0 and q4_0
+// caches (the reference reads the values the cache holds: the half or block values decoded by
+// ggml's rule), grouped query heads, decode (m = 1) and prefill (m > 1) at a non-zero start
+// position, both threads. The tolerance is the f32 kernel's: the block kernels do the same float
+// arithmetic with each block's scale applied once to its 32-term partial sum.
 #include <gtest/gtest.h>
 
 #include <omp.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -13,6 +17,8 @@
 
 #include "backend/kernels.h"
 #include "gguf/ggml_types.h"
+#include "gguf/quant_blocks.h"
+#include "gguf/quant_encode.h"
 
 using namespace inferscope;
 
@@ -22,15 +28,46 @@ struct Case {
     int headDim, nHead, nHeadKv;
     int64_t m;
     int32_t position0;
-    bool half;
+    KvType kv;
 };
+
+// What a cache of `kv` stores for the rows in `x` (each row headDim long), and `x` replaced by the
+// values it holds.
+std::vector<uint8_t> storeAs(KvType kv, std::vector<float>& x, int headDim) {
+    const size_t rows = x.size() / size_t(headDim), rowBytes = kvRowBytes(kv, headDim);
+    std::vector<uint8_t> bytes(rows * rowBytes);
+    if (kv == KvType::F32) {
+        std::memcpy(bytes.data(), x.data(), bytes.size());
+    } else if (kv == KvType::F16) {
+        auto* h = reinterpret_cast<uint16_t*>(bytes.data());
+        fp32ToFp16Row(x.data(), h, x.size());
+        dequantizeRow(GgmlType::F16, h, x.data(), x.size());
+    } else {
+        const GgmlType g = kv == KvType::Q8_0 ? GgmlType::Q8_0 : GgmlType::Q4_0;
+        for (size_t r = 0; r < rows; ++r) {
+            quantizeBlocks(g, x.data() + r * size_t(headDim), bytes.data() + r * rowBytes, size_t(headDim));
+            dequantizeBlocks(g, bytes.data() + r * rowBytes, x.data() + r * size_t(headDim), size_t(headDim) / 32);
+        }
+    }
+    return bytes;
+}
+
+const char* kvName(KvType kv) {
+    switch (kv) {
+    case KvType::F32: return "f32";
+    case KvType::F16: return "f16";
+    case KvType::Q8_0: return "q8_0";
+    case KvType::Q4_0: return "q4_0";
+    }
+    return "?";
+}
 
 }  // namespace
 
 class AttentionVsReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AttentionVsReference, Matches) {
-    const auto [hd, nHead, nHeadKv, m, p0, half] = GetParam();
+    const auto [hd, nHead, nHeadKv, m, p0, kv] = GetParam();
     const int32_t nCtx = p0 + int32_t(m) + 3;
     std::mt19937 rng(7);
     std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -38,16 +75,10 @@ TEST_P(AttentionVsReference, Matches) {
     for (auto& x : q) x = dist(rng);
     for (auto& x : k) x = dist(rng);
     for (auto& x : v) x = dist(rng);
-    std::vector<uint16_t> k16(k.size()), v16(v.size());
-    if (half) {  // the reference sees what the cache holds
-        fp32ToFp16Row(k.data(), k16.data(), k.size());
-        fp32ToFp16Row(v.data(), v16.data(), v.size());
-        dequantizeRow(GgmlType::F16, k16.data(), k.data(), k.size());
-        dequantizeRow(GgmlType::F16, v16.data(), v.data(), v.size());
-    }
+    // the reference sees what the cache holds
+    const std::vector<uint8_t> kCache = storeAs(kv, k, hd), vCache = storeAs(kv, v, hd);
     std::vector<float> out(q.size(), NAN), scratch(attentionScratchFloats(omp_get_max_threads(), nHead, nHeadKv, hd, nCtx));
-    attention(q.data(), half ? static_cast<const void*>(k16.data()) : k.data(), half ? static_cast<const void*>(v16.data()) : v.data(),
-              half, m, p0, nHead, nHeadKv, hd, nCtx, out.data(), scratch.data());
+    attention(q.data(), kCache.data(), vCache.data(), kv, m, p0, nHead, nHeadKv, hd, nCtx, out.data(), scratch.data());
     const int group = nHead / nHeadKv;
     for (int64_t r = 0; r < m; ++r)
         for (int h = 0; h < nHead; ++h) {
@@ -72,13 +103,19 @@ TEST_P(AttentionVsReference, Matches) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, AttentionVsReference,
-                         ::testing::Values(Case{64, 12, 12, 1, 40, false}, Case{64, 12, 12, 1, 40, true},
-                                           Case{64, 32, 4, 1, 300, true}, Case{64, 32, 4, 6, 17, false},
-                                           Case{128, 8, 2, 3, 9, true}, Case{32, 4, 4, 5, 0, false},
-                                           Case{24, 6, 3, 4, 11, false}, Case{24, 6, 3, 1, 11, true},
-                                           Case{8, 8, 4, 7, 2, true}),
+                         ::testing::Values(Case{64, 12, 12, 1, 40, KvType::F32}, Case{64, 12, 12, 1, 40, KvType::F16},
+                                           Case{64, 32, 4, 1, 300, KvType::F16}, Case{64, 32, 4, 6, 17, KvType::F32},
+                                           Case{128, 8, 2, 3, 9, KvType::F16}, Case{32, 4, 4, 5, 0, KvType::F32},
+                                           Case{24, 6, 3, 4, 11, KvType::F32}, Case{24, 6, 3, 1, 11, KvType::F16},
+                                           Case{8, 8, 4, 7, 2, KvType::F16},
+                                           Case{64, 12, 12, 1, 40, KvType::Q8_0}, Case{64, 32, 4, 1, 300, KvType::Q8_0},
+                                           Case{64, 32, 4, 6, 17, KvType::Q8_0}, Case{128, 8, 2, 3, 9, KvType::Q8_0},
+                                           Case{32, 4, 4, 5, 0, KvType::Q8_0}, Case{96, 6, 3, 1, 11, KvType::Q8_0},
+                                           Case{64, 12, 12, 1, 40, KvType::Q4_0}, Case{64, 32, 4, 1, 300, KvType::Q4_0},
+                                           Case{64, 32, 4, 6, 17, KvType::Q4_0}, Case{128, 8, 2, 3, 9, KvType::Q4_0},
+                                           Case{32, 4, 4, 5, 0, KvType::Q4_0}, Case{96, 6, 3, 1, 11, KvType::Q4_0}),
                          [](const auto& info) {
                              const Case& c = info.param;
                              return fmt::format("hd{}h{}kv{}m{}p{}{}", c.headDim, c.nHead, c.nHeadKv, c.m, c.position0,
-                                                c.half ? "f16" : "f32");
+                                                kvName(c.kv));
                          });

@@ -129,6 +129,54 @@ TEST(Device, ForcedGpuIsAClearErrorWhenAbsent) {
     EXPECT_FALSE(parseDeviceKind("tpu"));
 }
 
+// The GPU path (oneDNN's OpenCL runtime: Intel GPUs with an OpenCL driver) wherever oneDNN finds
+// a GPU: F32, BF16 and F16 weights (copied to the device), decode and prefill shapes, against the
+// reference; Int8 refused. Skipped, with the reason, on machines without one (this project's CI).
+TEST(Device, GpuLinearMatchesTheReference) {
+    auto dev = ComputeDevice::create(DeviceKind::Gpu, 2);
+    if (!dev) GTEST_SKIP() << "no GPU that oneDNN can use on this machine (" << dev.error().message << ")";
+    ASSERT_TRUE((*dev)->isGpu());
+    for (const auto [n, k, m] : {Shape{64, 64, 1}, Shape{172, 64, 7}, Shape{256, 256, 128}}) {
+        SCOPED_TRACE(fmt::format("n{}k{}m{}", n, k, m));
+        const auto w = randomVector(size_t(n * k), 11);
+        const auto x = randomVector(size_t(m * k), 12);
+        std::vector<float> y(size_t(m * n)), ref(size_t(m * n));
+
+        auto f32 = (*dev)->makeLinear(GgmlType::F32, asBytes(w), n, k, ComputeType::F32);
+        ASSERT_TRUE(f32) << f32.error().message;
+        EXPECT_FALSE(f32->mapped());  // on the device, not read from the mapping
+        (*dev)->linear(*f32, x.data(), m, y.data());
+        referenceLinear(w.data(), n, k, x.data(), m, ref.data());
+        EXPECT_LT(maxRelError(y, ref), 1e-4f);
+
+        // BF16 on the GPU rounds the activations to bf16 too: the oracle rounds both.
+        auto bf16 = (*dev)->makeLinear(GgmlType::F32, asBytes(w), n, k, ComputeType::BF16);
+        ASSERT_TRUE(bf16) << bf16.error().message;
+        (*dev)->linear(*bf16, x.data(), m, y.data());
+        std::vector<float> wr(w.size()), xr(x.size());
+        for (size_t i = 0; i < w.size(); ++i) wr[i] = bf16ToFp32(fp32ToBf16(w[i]));
+        for (size_t i = 0; i < x.size(); ++i) xr[i] = bf16ToFp32(fp32ToBf16(x[i]));
+        referenceLinear(wr.data(), n, k, xr.data(), m, ref.data());
+        EXPECT_LT(maxRelError(y, ref), 1e-3f);
+
+        // F16 weights are widened to f32 before the copy (the CPU reads them in place instead).
+        std::vector<uint16_t> w16(w.size());
+        std::vector<float> w16f(w.size());
+        for (size_t i = 0; i < w.size(); ++i) w16f[i] = fp16ToFp32(w16[i] = fp32ToFp16(w[i]));
+        auto f16 = (*dev)->makeLinear(GgmlType::F16, {reinterpret_cast<const uint8_t*>(w16.data()), w16.size() * 2}, n, k,
+                                      ComputeType::F32);
+        ASSERT_TRUE(f16) << f16.error().message;
+        EXPECT_EQ(f16->format(), WeightFormat::F32);
+        (*dev)->linear(*f16, x.data(), m, y.data());
+        referenceLinear(w16f.data(), n, k, x.data(), m, ref.data());
+        EXPECT_LT(maxRelError(y, ref), 1e-4f);
+    }
+    std::vector<float> w(64 * 64);
+    auto int8 = (*dev)->makeLinear(GgmlType::F32, asBytes(w), 64, 64, ComputeType::Int8);
+    ASSERT_FALSE(int8);
+    EXPECT_EQ(int8.error().message, "int8 compute runs on the CPU only; use --device cpu");
+}
+
 TEST(Kernels, RmsNormHandComputed) {
     // x = {1, 2, 3, 4}: mean square 7.5, so each x is divided by sqrt(7.5 + eps).
     const float x[4] = {1, 2, 3, 4}, w[4] = {1, 1, 2, 0.5f};

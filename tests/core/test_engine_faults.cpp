@@ -17,7 +17,7 @@
 #include "common/sigbus_guard.h"
 #include "engine/engine.h"
 #include "gguf/mapped_file.h"
-#include "model/synth_model.h"
+#include "tools/synth_model.h"
 #include "engine_test_helpers.h"
 #include "model_test_helpers.h"
 

@@ -6,7 +6,7 @@
 #include <iterator>
 
 #include "engine/engine.h"
-#include "model/synth_model.h"
+#include "tools/synth_model.h"
 #include "engine_test_helpers.h"
 #include "model_test_helpers.h"
 

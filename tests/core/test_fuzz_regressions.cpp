@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
-#include "gguf/gguf_raw_builder.h"
+#include "tools/gguf_raw_builder.h"
 #include "heap_meter.h"
 #include "model/llama_hparams.h"
 #include "tokenizer/tokenizer.h"

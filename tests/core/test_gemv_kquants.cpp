@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/gemv_kquants.h"
+#include "backend/kernel_table.h"
 #include "backend_test_helpers.h"
 #include "kquant_test_helpers.h"
 #include "gguf/quant_blocks.h"
@@ -45,7 +45,7 @@ TEST(QuantizeX256, RoundsEachBlockToHalfAStepWithExactSums) {
     constexpr int64_t m = 3, k = 1024;
     const auto x = hostileX(m, k, 7);
     std::vector<XBlock256> xq(size_t(m * k / 256));
-    quantizeX256(x.data(), m, k, xq.data());
+    activeBackendKernels().quantizeX256(x.data(), m, k, xq.data());
     for (int64_t i = 0; i < m; ++i)
         for (int64_t b = 0; b < k / 256; ++b) {
             SCOPED_TRACE("row " + std::to_string(i) + " block " + std::to_string(b));
@@ -113,7 +113,7 @@ class KQuantKernel : public ::testing::TestWithParam<KernelCase> {};
 
 TEST_P(KQuantKernel, MatchesTheExactDotOfTheDecodedWeightsWithTheRoundedX) {
     const auto [name, type] = GetParam();
-    if (!kquantKernelFor(uint32_t(type))) GTEST_SKIP() << "no integer kernel for " << name << " in this build";
+    if (!activeBackendKernels().kquantKernelFor(uint32_t(type))) GTEST_SKIP() << "no integer kernel for " << name << " in the " << kernelSetName() << " kernel set";
     const auto info = *ggmlTypeInfo(uint32_t(type));
     const auto dense = readBytes(std::string(INFERSCOPE_TEST_DATA_DIR) + "/quant/" + name + "-dense.blocks");
     ASSERT_EQ(dense.size(), 32 * info.typeSize);
@@ -136,12 +136,12 @@ TEST_P(KQuantKernel, MatchesTheExactDotOfTheDecodedWeightsWithTheRoundedX) {
         SCOPED_TRACE(std::string(name) + " m=" + std::to_string(m));
         const auto x = hostileX(m, K, uint32_t(100 + m));
         std::vector<XBlock256> xq(size_t(m * nb));
-        quantizeX256(x.data(), m, K, xq.data());
+        activeBackendKernels().quantizeX256(x.data(), m, K, xq.data());
         std::vector<float> y(size_t(m * N), std::nanf(""));
         const GemvTask task{blocks.data(), WeightFormat::Blocks, N, K, y.data(), uint32_t(type)};
-        gemvKQuantRows(task, xq.data(), m, 0, 5);  // in three ranges, as threads take them
-        gemvKQuantRows(task, xq.data(), m, 5, 6);
-        gemvKQuantRows(task, xq.data(), m, 6, N);
+        activeBackendKernels().gemvKQuantRows(task, xq.data(), m, 0, 5);  // in three ranges, as threads take them
+        activeBackendKernels().gemvKQuantRows(task, xq.data(), m, 5, 6);
+        activeBackendKernels().gemvKQuantRows(task, xq.data(), m, 6, N);
         for (int64_t n = 0; n < N; ++n) {
             const auto mins = testing_kquants::minMagnitudes(type, blocks.data() + size_t(n) * rowBytes, K);
             for (int64_t i = 0; i < m; ++i) {

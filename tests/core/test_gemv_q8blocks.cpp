@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "backend/gemv.h"
-#include "backend/gemv_q8blocks.h"
+#include "backend/kernel_table.h"
 #include "backend_test_helpers.h"
 #include "gguf/quant_blocks.h"
 #include "read_bytes.h"
@@ -64,7 +64,7 @@ class Int8Blocks : public ::testing::TestWithParam<const char*> {};
 }  // namespace
 
 TEST(Int8BlocksRounding, ActivationsAreRoundedByTheHeadersRule) {
-    if (!hasInt8BlockKernel(GgmlType::Q8_0)) GTEST_SKIP() << "no integer block kernels in this build";
+    if (!activeBackendKernels().hasInt8BlockKernel(GgmlType::Q8_0)) GTEST_SKIP() << "no integer block kernels in the " << kernelSetName() << " kernel set";
     constexpr int64_t m = 2, k = 192;
     auto x = randomVector(size_t(m * k), 7, 3.0f);
     for (int j = 32; j < 64; ++j) x[size_t(j)] = 0.0f;           // an all-zero block: d = 0, q = 0
@@ -73,7 +73,7 @@ TEST(Int8BlocksRounding, ActivationsAreRoundedByTheHeadersRule) {
     x[100] = -1e30f;                                             // a huge outlier: the rest round to 0
     x[k + 5] = -0.0f;
     const auto want = roundLikeTheHeader(x, m, k);
-    const ActivationBlocks32 got = quantizeActivations32(x.data(), m, k);
+    const ActivationBlocks32 got = activeBackendKernels().quantizeActivations32(x.data(), m, k);
     ASSERT_EQ(got.m, m);
     ASSERT_EQ(got.k, k);
     for (int64_t c = 0; c < m * k; ++c) ASSERT_EQ(got.q[c], want.q[size_t(c)]) << "element " << c;
@@ -93,21 +93,22 @@ TEST(Int8BlocksRounding, ActivationsAreRoundedByTheHeadersRule) {
 TEST_P(Int8Blocks, GemvEqualsTheIntegerSumAndIsWithinTheRoundingBoundOfF32) {
     const std::string name = GetParam();
     const GgmlType type = typeNamed(name);
-    if (!hasInt8BlockKernel(type)) GTEST_SKIP() << "no integer block kernels in this build";
+    if (!activeBackendKernels().hasInt8BlockKernel(type)) GTEST_SKIP() << "no integer block kernels in the " << kernelSetName() << " kernel set";
     const auto dense = readBytes(std::string(INFERSCOPE_TEST_DATA_DIR) + "/quant/" + name + "-dense.blocks");
     const auto info = *ggmlTypeInfo(uint32_t(type));
     const size_t denseRowBytes = 256 / info.blockSize * info.typeSize;
     ASSERT_EQ(dense.size(), 32 * denseRowBytes);
 
-    // 70 rows of K = 1280: row n = dense rows n..n+4 (mod 32) side by side; more rows than a
-    // thread's chunk so both threads run.
-    constexpr int64_t N = 70, K = 1280;
+    // 400 rows of K = 1280: row n = dense rows n..n+4 (mod 32) side by side; more bytes than
+    // kGemvParallelBytes (Q4_0: 288 KB), so both threads run.
+    constexpr int64_t N = 400, K = 1280;
     std::vector<uint8_t> blocks;
     for (int64_t n = 0; n < N; ++n)
         for (int64_t j = 0; j < K / 256; ++j) {
             const uint8_t* src = dense.data() + size_t((n + j) % 32) * denseRowBytes;
             blocks.insert(blocks.end(), src, src + denseRowBytes);
         }
+    ASSERT_GT(int64_t(blocks.size()), kGemvParallelBytes);
     std::vector<float> w(size_t(N * K));
     for (int64_t n = 0; n < N; ++n) dequantizeRow(type, blocks.data() + size_t(n) * (K / 32) * info.typeSize, w.data() + n * K, K);
 
@@ -148,7 +149,7 @@ INSTANTIATE_TEST_SUITE_P(EveryType, Int8Blocks, ::testing::ValuesIn(kTypes),
 // (±32767): pair sums of 2·128·32767 in int32, exact; a kernel that saturated 16-bit sums (as
 // vpmaddubsw does) or took -128 for +128 would be off by millions.
 TEST(Int8BlocksEdges, Q8_0MinusOneTwentyEightAtFullScaleIsExact) {
-    if (!hasInt8BlockKernel(GgmlType::Q8_0)) GTEST_SKIP() << "no integer block kernels in this build";
+    if (!activeBackendKernels().hasInt8BlockKernel(GgmlType::Q8_0)) GTEST_SKIP() << "no integer block kernels in the " << kernelSetName() << " kernel set";
     constexpr int64_t K = 64;
     std::vector<uint8_t> row;
     for (int b = 0; b < K / 32; ++b) {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
-#include "gguf/gguf_raw_builder.h"
-#include "gguf/gguf_writer.h"
+#include "tools/gguf_raw_builder.h"
+#include "tools/gguf_writer.h"
 
 namespace inferscope::testing_gguf {
 

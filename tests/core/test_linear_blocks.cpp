@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "backend/compute_device.h"
-#include "backend/gemv_kquants.h"
+#include "backend/kernel_table.h"
 #include "backend/kernels.h"
 #include "backend_test_helpers.h"
 #include "gguf/quant_blocks.h"
@@ -77,7 +77,7 @@ TEST_P(LinearBlocks, DecodeAndPrefillMatchTheReferenceOnTheDecodedWeights) {
         // and the f32 rounding then also scales with the mins the kernel rounds apart. The
         // 32-element formats' decode rounds x to 16 bits per block of 32, |Δx| <= amax/65534: inside
         // the f32 bound (test_gemv_q8blocks checks their own). Prefill computes on the exact weights.
-        const bool roundsX = m <= kGemvMaxRows && kquantKernelFor(uint32_t(type));
+        const bool roundsX = m <= kGemvMaxRows && activeBackendKernels().kquantKernelFor(uint32_t(type));
         for (int64_t i = 0; i < m; ++i) {
             const auto steps = testing_kquants::stepsOf(x.data() + i * K, K);
             for (int64_t n = 0; n < N; ++n) {

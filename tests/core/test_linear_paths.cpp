@@ -1,11 +1,14 @@
 // Every path ComputeDevice::linear takes, against referenceLinear: the hand-written GEMV (decode,
 // m <= kGemvMaxRows) and the oneDNN prefill paths (fixed-M chunks of 128/64/32 plus a runtime-M
 // remainder; BF16/F16 weights widened block by block; Int8), for each weight format, and the fused
-// linearMany.
+// linearMany; the GEMV on two threads above its threshold against one thread.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -14,6 +17,7 @@
 #include "backend_test_helpers.h"
 #include "backend/gemv.h"
 #include "backend/kernels.h"
+#include "gguf/quant_encode.h"
 
 using namespace inferscope;
 using namespace inferscope::testing_backend;
@@ -172,3 +176,39 @@ TEST(Gemv, LargeJobSplitsAcrossThreadsAndTasksExactly) {
         EXPECT_LT(maxRelError(ys[size_t(i)], ref), 1e-4f) << i;
     }
 }
+
+// Above kGemvParallelBytes a GEMV runs on both threads, each taking chunks of rows from a shared
+// counter; every row is still computed by the same code, so the result must equal a one-thread
+// run bit for bit, for every weight format (and, run per kernel set, for every set's kernels).
+class GemvThreads : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(GemvThreads, AboveTheParallelThresholdEqualsOneThreadBitForBit) {
+    const GgmlType type = GetParam();
+    const auto info = *ggmlTypeInfo(uint32_t(type));
+    constexpr int64_t k = 2048, m = 2;
+    const int64_t rowBytes = k / info.blockSize * info.typeSize;
+    const int64_t n = kGemvParallelBytes / rowBytes + 37;  // above the threshold, not a whole chunk
+    ASSERT_GT(n * rowBytes, kGemvParallelBytes);
+    const auto w = randomVector(size_t(n * k), 41, 0.05f);
+    std::vector<uint8_t> bytes(size_t(n * rowBytes));
+    WeightFormat format = WeightFormat::Blocks;
+    switch (type) {
+        case GgmlType::F32: std::memcpy(bytes.data(), w.data(), bytes.size()); format = WeightFormat::F32; break;
+        case GgmlType::F16: fp32ToFp16Row(w.data(), reinterpret_cast<uint16_t*>(bytes.data()), w.size()); format = WeightFormat::F16; break;
+        case GgmlType::BF16: fp32ToBf16Row(w.data(), reinterpret_cast<uint16_t*>(bytes.data()), w.size()); format = WeightFormat::BF16; break;
+        default: quantizeBlocks(type, w.data(), bytes.data(), w.size()); break;
+    }
+    const auto x = randomVector(size_t(m * k), 42);
+    std::vector<float> one(size_t(m * n), NAN), two(size_t(m * n), NAN);
+    GemvTask task{bytes.data(), format, n, k, one.data(), uint32_t(type)};
+    gemv({&task, 1}, x.data(), m, 1);
+    task.y = two.data();
+    gemv({&task, 1}, x.data(), m, 2);
+    for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(std::bit_cast<uint32_t>(two[size_t(i)]), std::bit_cast<uint32_t>(one[size_t(i)])) << i;
+    EXPECT_FALSE(std::isnan(one.back()));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryFormat, GemvThreads,
+                         ::testing::Values(GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0,
+                                           GgmlType::Q5_1, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K),
+                         [](const auto& info) { return std::string(ggmlTypeInfo(uint32_t(info.param))->name); });

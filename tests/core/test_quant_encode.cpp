@@ -16,7 +16,7 @@
 
 #include "gguf/gguf_file.h"
 #include "gguf/quant_encode.h"
-#include "model/quant_mix.h"
+#include "tools/quant_mix.h"
 #include "shared_data.h"
 #include "read_bytes.h"
 

@@ -12,7 +12,8 @@
 #include <random>
 #include <vector>
 
-#include "sampler/exp_nonpositive.h"
+#include "common/exp_nonpositive.h"
+#include "sampler/alternative.h"
 #include "sampler/sampler_chain.h"
 
 // Counts heap allocations in this test binary (the sampler must not allocate per step). GCC
@@ -856,4 +857,47 @@ TEST(SamplerCost, NoAllocationPerStepAfterTheFirstCall) {
             EXPECT_EQ(gAllocations.load() - before, topN == 0 ? 0 : 50) << "top-n " << topN;
         }
     }
+}
+
+// ---- branching: the record of a step with another token as its pick ------------------------------
+
+TEST(SamplerAlternative, ProbabilityAndRankFromTheRecord) {
+    // {.1, .2, .3, .4} drawn greedily with the top 3 kept (ids 3, 2, 1); id 0 only in the replay list.
+    SamplerParams p = allOff();
+    p.temperature = 0.0f;
+    p.topN = 3;
+    const SampleRecord drawn = sampleOnce(p, kTenths);
+    ASSERT_EQ(drawn.id, 3);
+    const std::vector<int32_t> replayIds{3, 2, 1, 0};
+    const std::vector<float> replayLogits(kTenths.rbegin(), kTenths.rend());
+
+    // id 1 (p = .2): two kept candidates have a higher logit.
+    const SampleRecord one = withAlternativePick(drawn, replayIds, replayLogits, 1);
+    EXPECT_EQ(one.id, 1);
+    EXPECT_EQ(one.logit, kTenths[1]);
+    EXPECT_NEAR(one.pRaw, 0.2, kTol);
+    EXPECT_EQ(one.pFinal, 0.0f);  // not drawn
+    EXPECT_EQ(one.rank, 3);
+    // The distribution is the drawn step's.
+    EXPECT_EQ(one.entropyBits, drawn.entropyBits);
+    EXPECT_EQ(one.survivors, drawn.survivors);
+    EXPECT_EQ(one.top.size(), drawn.top.size());
+
+    // id 0 is not among the top 3: its logit comes from the replay list, its rank after all three.
+    const SampleRecord zero = withAlternativePick(drawn, replayIds, replayLogits, 0);
+    EXPECT_EQ(zero.logit, kTenths[0]);
+    EXPECT_NEAR(zero.pRaw, 0.1, kTol);
+    EXPECT_EQ(zero.rank, 4);
+
+    // Without the replay list, id 0 has no logit in the record: -inf, probability 0.
+    const SampleRecord unknown = withAlternativePick(drawn, {}, {}, 0);
+    EXPECT_EQ(unknown.logit, -INFINITY);
+    EXPECT_EQ(unknown.pRaw, 0.0f);
+    EXPECT_EQ(unknown.rank, 4);
+
+    // The drawn token itself gives back its own figures (but pFinal).
+    const SampleRecord same = withAlternativePick(drawn, replayIds, replayLogits, 3);
+    EXPECT_EQ(same.logit, drawn.logit);
+    EXPECT_NEAR(same.pRaw, drawn.pRaw, kTol);
+    EXPECT_EQ(same.rank, 1);
 }

@@ -15,7 +15,7 @@
 
 #include "vocab_vectors.h"
 #include "gguf/gguf_file.h"
-#include "gguf/gguf_writer.h"
+#include "tools/gguf_writer.h"
 #include "shared_data.h"
 #include "tiny_bpe_vocab.h"
 #include "tokenizer/tokenizer.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
-#include "gguf/gguf_writer.h"
+#include "tools/gguf_writer.h"
 
 namespace inferscope::testing_model {
 

@@ -37,7 +37,7 @@ struct SynthOptions {
     GgmlType type = GgmlType::F32;   // the file's type; norms stay F32. F32/F16/BF16/Q8_0: every
                                      // matrix (Q8_0 keeps rows that are not whole blocks in F32);
                                      // Q4_0, Q6_K, and Q4_K / Q5_K as the Q4_K_M / Q5_K_M mixes:
-                                     // llama-quantize's choice per tensor (model/quant_mix.h)
+                                     // llama-quantize's choice per tensor (quant_mix.h)
     uint64_t seed = 1;
     std::filesystem::path vocabFrom;  // a GGUF whose tokenizer.* metadata is copied; its token count
                                       // must equal shape.nVocab

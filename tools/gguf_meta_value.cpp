@@ -1,8 +1,8 @@
 // GgufMetaValue: metadata values encoded as GGUF stores them (declared in gguf_writer.h).
 #include <cstring>
 
-#include "gguf/gguf_raw_builder.h"
-#include "gguf/gguf_writer.h"
+#include "tools/gguf_raw_builder.h"
+#include "tools/gguf_writer.h"
 
 namespace inferscope {
 

@@ -1,4 +1,4 @@
-#include "gguf/gguf_raw_builder.h"
+#include "tools/gguf_raw_builder.h"
 
 namespace inferscope {
 

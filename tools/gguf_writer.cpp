@@ -1,4 +1,4 @@
-#include "gguf/gguf_writer.h"
+#include "tools/gguf_writer.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
-#include "gguf/gguf_raw_builder.h"
+#include "tools/gguf_raw_builder.h"
 
 namespace inferscope {
 namespace detail {

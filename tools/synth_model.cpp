@@ -1,4 +1,4 @@
-#include "model/synth_model.h"
+#include "tools/synth_model.h"
 
 #include <omp.h>
 
@@ -9,9 +9,9 @@
 
 #include "common/aligned_buffer.h"
 #include "gguf/gguf_file.h"
-#include "gguf/gguf_writer.h"
+#include "tools/gguf_writer.h"
 #include "gguf/quant_encode.h"
-#include "model/quant_mix.h"
+#include "tools/quant_mix.h"
 
 namespace inferscope {
 namespace {

@@ -1,0 +1,96 @@
+#pragma once
+// ComputeDevice's oneDNN side, private to the backend: the engine and stream, the matmul
+// primitives shared by every Linear of a shape, and what a Linear holds on the device. Split by
+// concern over compute_device.cpp (the device, preparing weights, dispatch per phase),
+// compute_device_prefill.cpp (the primitives and the prefill / Int8 runs), compute_device_gpu.cpp
+// (oneDNN's OpenCL GPU engine) and compute_device_peak.cpp (the machine's matmul peak).
+
+#include <dnnl.hpp>
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+
+#include "backend/compute_device.h"
+#include "common/aligned_buffer.h"
+#include "gguf/ggml_types.h"
+
+namespace inferscope {
+namespace onednn {
+
+using dnnl::memory;
+using dt = memory::data_type;
+
+inline constexpr int64_t kF32Chunks[] = {128, 64, 32};                   // fixed-M f32 prefill primitives
+inline constexpr int64_t kInt8Chunks[] = {128, 64, 32, 16, 8, 4, 2, 1};  // fixed-M s8 primitives (any m)
+inline constexpr int64_t kWidenRows = 256;  // BF16/F16 weight rows widened to f32 per matmul call (2 MiB at K = 2048)
+
+// A primitive with memory objects made once and re-pointed (set_data_handle) at every call.
+struct Matmul {
+    dnnl::matmul prim;
+    memory src, wei, dst;
+};
+
+// What a Linear holds on the device.
+struct LinearState {
+    const void* plain = nullptr;       // CPU F32/BF16/F16/Blocks: [N][K] as in GGUF, mapped or in `owned`
+    AlignedBuffer<uint8_t> owned;      // converted weights, when not mapped
+    memory packed;                     // Int8: s8 weights in the layout the primitives chose
+    AlignedBuffer<float> scales;       // Int8: [N] per-output-channel weight scale
+    dnnl::matmul gpuPrim;              // GPU: runtime-M primitive and device weights
+    memory gpuWeights;
+};
+
+// Bytes of one stored row of k elements of `type`.
+inline size_t storedRowBytes(GgmlType type, int64_t k) {
+    const auto info = *ggmlTypeInfo(uint32_t(type));
+    return size_t(k) / info.blockSize * info.typeSize;
+}
+
+}  // namespace onednn
+
+struct ComputeDevice::Impl {
+    using Matmul = onednn::Matmul;
+    using LinearState = onednn::LinearState;
+    using dt = onednn::dt;
+
+    dnnl::engine engine;
+    dnnl::stream stream;
+    const int* threadCount = nullptr;  // ComputeDevice::nThreads_: the one count, also after setThreads
+    int nThreads() const { return *threadCount; }
+    const int* int8Levels = nullptr;  // ComputeDevice::int8Levels_
+    // Shared by every Linear of a shape: a model has a handful of shapes.
+    std::map<std::tuple<int64_t, int64_t, int64_t>, Matmul> f32Fixed;      // (K, N, M): brgemm, "ba" weights
+    std::map<std::tuple<int64_t, int64_t, int64_t>, dnnl::matmul> f32Rt;   // (K, nb, ldDst): runtime M
+    std::map<std::tuple<int64_t, int64_t, int64_t>, Matmul> s8Fixed;       // (K, N, M): s8 × s8 → f32
+    std::map<std::tuple<int64_t, int64_t, dt>, dnnl::matmul> gpuPrims;     // (K, N, act type)
+    AlignedBuffer<float> widened;      // [kWidenRows][K] f32 weights being multiplied (prefill)
+    AlignedBuffer<float> blockOut;     // [128][kWidenRows] one chunk's outputs for those rows
+    AlignedBuffer<int8_t> srcS8;       // [m][K] quantized activations
+    AlignedBuffer<float> srcScales;    // [m]
+    AlignedBuffer<uint16_t> srcBf16;   // GPU: activations converted to bf16
+
+    // ---- primitives, made once per shape (compute_device_prefill.cpp) -----------------------------
+    Matmul& f32Fixed_(int64_t k, int64_t n, int64_t m);
+    dnnl::matmul f32Runtime(int64_t k, int64_t nb, int64_t ld);
+    // s8 primitives for one shape; the first (M = 128) chooses the packed weights layout that all
+    // of them are then created with.
+    Matmul& s8Fixed_(int64_t k, int64_t n, int64_t m);
+    void run(Matmul& mm, const void* src, const void* wei, float* dst);
+    void runRuntime(dnnl::matmul prim, int64_t m, int64_t k, int64_t nb, int64_t ld, const float* x, const float* w, float* y);
+
+    // ---- prefill (m > kGemvMaxRows) and Int8 (compute_device_prefill.cpp) --------------------------
+    void prefillF32(const float* w, int64_t n, int64_t k, const float* x, int64_t m, float* y);
+    // BF16/F16 rows, or quantized blocks (`type`), widened to f32 256 rows at a time.
+    void prefillWidened(GgmlType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m, float* y);
+    void linearInt8(const LinearState& st, int64_t n, int64_t k, const float* x, int64_t m, float* y);
+
+    // ---- GPU (compute_device_gpu.cpp) -----------------------------------------------------------------
+    // Copies st's host weights ([rows][cols], f32 or bf16) to the device once and frees the host
+    // copy; shares the runtime-M primitive of the shape.
+    void uploadToGpu(LinearState& st, int64_t rows, int64_t cols, bool bf16);
+    // y[m][n] = x[m][k] · Wᵀ on the device (x converted to bf16 first for bf16 weights).
+    void linearGpu(const LinearState& st, int64_t n, int64_t k, bool bf16, const float* x, int64_t m, float* y);
+};
+
+}  // namespace inferscope

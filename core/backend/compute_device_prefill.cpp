@@ -1,0 +1,129 @@
+// ComputeDevice's oneDNN matmuls on the CPU: the primitives shared by shape, prefill on f32,
+// widened and quantized weights, and the Int8 path (see compute_device.h for why each).
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backend/compute_device_impl.h"
+#include "gguf/quant_blocks.h"
+
+namespace inferscope {
+
+using namespace onednn;
+
+ComputeDevice::Impl::Matmul& ComputeDevice::Impl::f32Fixed_(int64_t k, int64_t n, int64_t m) {
+    auto key = std::make_tuple(k, n, m);
+    if (auto it = f32Fixed.find(key); it != f32Fixed.end()) return it->second;
+    memory::desc src({m, k}, dt::f32, {k, 1}), wei({k, n}, dt::f32, {1, k}), dst({m, n}, dt::f32, {n, 1});
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), engine);
+    Matmul mm{dnnl::matmul(pd), memory(src, engine, DNNL_MEMORY_NONE), memory(wei, engine, DNNL_MEMORY_NONE),
+              memory(dst, engine, DNNL_MEMORY_NONE)};
+    return f32Fixed.emplace(key, std::move(mm)).first->second;
+}
+
+dnnl::matmul ComputeDevice::Impl::f32Runtime(int64_t k, int64_t nb, int64_t ld) {
+    auto key = std::make_tuple(k, nb, ld);
+    if (auto it = f32Rt.find(key); it != f32Rt.end()) return it->second;
+    const memory::dim M = DNNL_RUNTIME_DIM_VAL;
+    memory::desc src({M, k}, dt::f32, {k, 1}), wei({k, nb}, dt::f32, {1, k}), dst({M, nb}, dt::f32, {ld, 1});
+    dnnl::matmul prim(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, dst), engine));
+    f32Rt.emplace(key, prim);
+    return prim;
+}
+
+ComputeDevice::Impl::Matmul& ComputeDevice::Impl::s8Fixed_(int64_t k, int64_t n, int64_t m) {
+    auto key = std::make_tuple(k, n, m);
+    if (auto it = s8Fixed.find(key); it != s8Fixed.end()) return it->second;
+    memory::desc src({m, k}, dt::s8, {k, 1}), dst({m, n}, dt::f32, {n, 1});
+    memory::desc wei({k, n}, dt::s8, memory::format_tag::any);
+    if (m != kInt8Chunks[0]) wei = s8Fixed_(k, n, kInt8Chunks[0]).wei.get_desc();
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), engine);
+    Matmul mm{dnnl::matmul(pd), memory(src, engine, DNNL_MEMORY_NONE), memory(pd.weights_desc(), engine, DNNL_MEMORY_NONE),
+              memory(dst, engine, DNNL_MEMORY_NONE)};
+    return s8Fixed.emplace(key, std::move(mm)).first->second;
+}
+
+void ComputeDevice::Impl::run(Matmul& mm, const void* src, const void* wei, float* dst) {
+    mm.src.set_data_handle(const_cast<void*>(src));
+    mm.wei.set_data_handle(const_cast<void*>(wei));
+    mm.dst.set_data_handle(dst);
+    mm.prim.execute(stream, {{DNNL_ARG_SRC, mm.src}, {DNNL_ARG_WEIGHTS, mm.wei}, {DNNL_ARG_DST, mm.dst}});
+    stream.wait();
+}
+
+void ComputeDevice::Impl::runRuntime(dnnl::matmul prim, int64_t m, int64_t k, int64_t nb, int64_t ld, const float* x,
+                                     const float* w, float* y) {
+    memory src(memory::desc({m, k}, dt::f32, {k, 1}), engine, const_cast<float*>(x));
+    memory wei(memory::desc({k, nb}, dt::f32, {1, k}), engine, const_cast<float*>(w));
+    memory dst(memory::desc({m, nb}, dt::f32, {ld, 1}), engine, y);
+    prim.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+    stream.wait();
+}
+
+void ComputeDevice::Impl::prefillF32(const float* w, int64_t n, int64_t k, const float* x, int64_t m, float* y) {
+    int64_t r = 0;
+    for (int64_t chunk : kF32Chunks)
+        for (; m - r >= chunk; r += chunk) run(f32Fixed_(k, n, chunk), x + r * k, w, y + r * n);
+    if (r < m) runRuntime(f32Runtime(k, n, n), m - r, k, n, n, x + r * k, w, y + r * n);
+}
+
+void ComputeDevice::Impl::prefillWidened(GgmlType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m,
+                                         float* y) {
+    const size_t rowBytes = storedRowBytes(type, k);
+    if (widened.size() < size_t(kWidenRows * k)) widened.allocate(size_t(kWidenRows * k));
+    if (blockOut.size() < size_t(kF32Chunks[0] * kWidenRows)) blockOut.allocate(size_t(kF32Chunks[0] * kWidenRows));
+    for (int64_t n0 = 0; n0 < n; n0 += kWidenRows) {
+        const int64_t nb = std::min(kWidenRows, n - n0);
+        const uint8_t* src = static_cast<const uint8_t*>(w) + size_t(n0) * rowBytes;
+        float* wide = widened.data();
+#pragma omp parallel for schedule(static) num_threads(nThreads())
+        for (int64_t r = 0; r < nb; ++r) dequantizeRow(type, src + size_t(r) * rowBytes, wide + r * k, size_t(k));
+        // Fixed-M brgemm wants a contiguous destination (a strided one falls back to gemm:jit,
+        // measured 15-25% slower): each chunk lands in blockOut, then in its columns of y.
+        int64_t r = 0;
+        for (int64_t chunk : kF32Chunks)
+            for (; m - r >= chunk; r += chunk) {
+                run(f32Fixed_(k, nb, chunk), x + r * k, wide, blockOut.data());
+                for (int64_t i = 0; i < chunk; ++i)
+                    std::memcpy(y + (r + i) * n + n0, blockOut.data() + i * nb, size_t(nb) * sizeof(float));
+            }
+        if (r < m) runRuntime(f32Runtime(k, nb, n), m - r, k, nb, n, x + r * k, wide, y + r * n + n0);
+    }
+}
+
+void ComputeDevice::Impl::linearInt8(const LinearState& st, int64_t n, int64_t k, const float* x, int64_t m, float* y) {
+    const float actLevels = float(*int8Levels);
+    if (srcS8.size() < size_t(m * k)) srcS8.allocate(size_t(m * k));
+    if (srcScales.size() < size_t(m)) srcScales.allocate(size_t(m));
+    // Per token: s = max|x| / L, q = round(x / s), L = 127, or 63 on a CPU without VNNI (see
+    // ComputeDevice::int8Levels).
+#pragma omp parallel for schedule(static) num_threads(nThreads()) if (m * k > 65536)
+    for (int64_t r = 0; r < m; ++r) {
+        const float* xr = x + r * k;
+        float amax = 0.0f;
+#pragma omp simd reduction(max : amax)
+        for (int64_t i = 0; i < k; ++i) amax = std::max(amax, std::fabs(xr[i]));
+        const float s = amax > 0.0f ? amax / actLevels : 1.0f, inv = 1.0f / s;
+        int8_t* q = srcS8.data() + r * k;
+#pragma omp simd
+        for (int64_t i = 0; i < k; ++i) q[i] = int8_t(std::nearbyint(xr[i] * inv));
+        srcScales[size_t(r)] = s;
+    }
+    int64_t r = 0;
+    void* wei = st.packed.get_data_handle();
+    for (int64_t chunk : kInt8Chunks)
+        for (; m - r >= chunk; r += chunk) run(s8Fixed_(k, n, chunk), srcS8.data() + r * k, wei, y + r * n);
+    // y = acc · s_x[r] · s_w[n]
+    const float* sw = st.scales.data();
+#pragma omp parallel for schedule(static) num_threads(nThreads()) if (m * n > 65536)
+    for (int64_t i = 0; i < m; ++i) {
+        const float sx = srcScales[size_t(i)];
+        float* yr = y + i * n;
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j) yr[j] *= sx * sw[j];
+    }
+}
+
+}  // namespace inferscope
