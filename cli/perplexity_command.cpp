@@ -1,10 +1,11 @@
 // inferscope-cli perplexity: what a configuration costs in quality on a text. The text is cut into
 // windows of --ctx tokens as llama-perplexity cuts it (core/engine/perplexity.h) and each window is
 // teacher-forced through the model; the second half of each window is scored.
-//   perplexity --model M --file TEXT [--ctx N] [--compute TYPE]
+//   perplexity --model M --file TEXT [--ctx N] [--compute TYPE] [--kv TYPE]
 // prints the perplexity with its standard error. Against a reference configuration
-//   [--compare-to REFERENCE_MODEL] [--compare-compute TYPE]
-// (e.g. a Q4_K_M file against its F16 original, or int8 compute against f32) both run every window
+//   [--compare-to REFERENCE_MODEL] [--compare-compute TYPE] [--compare-to-kv TYPE]
+// (e.g. a Q4_K_M file against its F16 original, int8 compute against f32, a q8_0 KV cache against
+// f16) both run every window
 // and it also prints, per scored token, KL(P_reference ‖ P) — mean ± error, median, p99, max — and
 // how often both rank the same token first, the figures of `llama-perplexity --kl-divergence`.
 //   --json: {"event":"window",…} per window, then {"event":"done",…}
@@ -20,19 +21,20 @@
 #include "engine/bundled_model.h"
 #include "engine/engine.h"
 #include "engine/perplexity.h"
+#include "kv_cache/kv_cache.h"
 #include "option_checks.h"
 
 namespace inferscope::cli {
 namespace {
 
 struct PerplexityArgs {
-    std::string model, file, device = "auto", compute = "auto", compareTo, compareCompute;
+    std::string model, file, device = "auto", compute = "auto", kv = "f32", compareTo, compareCompute, compareKv;
     int32_t ctx = 512, threads = 0, maxWindows = 0;
     bool json = false;
 };
 
 Result<std::unique_ptr<Engine>> loadEngine(const PerplexityArgs& a, const std::filesystem::path& model,
-                                           const std::string& compute) {
+                                           const std::string& compute, const std::string& kv) {
     auto device = parseDeviceKind(a.device);
     if (!device) return std::unexpected(device.error());
     auto precision = parseComputePrecision(compute);
@@ -43,6 +45,9 @@ Result<std::unique_ptr<Engine>> loadEngine(const PerplexityArgs& a, const std::f
     opt.precision = *precision;
     opt.threads = a.threads;
     opt.contextLength = a.ctx;
+    auto kvType = parseKvType(kv);
+    if (!kvType) return std::unexpected(kvType.error());
+    opt.kvType = *kvType;
     auto engine = Engine::load(opt);
     if (!engine) return std::unexpected(engine.error());
     for (const auto& n : (*engine)->notices()) std::fprintf(stderr, "inferscope-cli: %s\n", n.c_str());
@@ -90,16 +95,17 @@ int run(const PerplexityArgs& a) {
     }
     auto text = readText(a.file);
     if (!text) return reportError(text.error().message);
-    auto engine = loadEngine(a, modelPath, a.compute);
+    auto engine = loadEngine(a, modelPath, a.compute, a.kv);
     if (!engine) return reportError(engine.error().message);
     Engine& e = **engine;
 
-    const bool compare = !a.compareTo.empty() || !a.compareCompute.empty();
+    const bool compare = !a.compareTo.empty() || !a.compareCompute.empty() || !a.compareKv.empty();
     const std::filesystem::path referencePath = a.compareTo.empty() ? modelPath : std::filesystem::path(a.compareTo);
     const std::string referenceCompute = a.compareCompute.empty() ? a.compute : a.compareCompute;
+    const std::string referenceKv = a.compareKv.empty() ? a.kv : a.compareKv;
     std::unique_ptr<Engine> reference;
     if (compare) {
-        auto r = loadEngine(a, referencePath, referenceCompute);
+        auto r = loadEngine(a, referencePath, referenceCompute, referenceKv);
         if (!r) return reportError("reference: " + r.error().message);
         if (auto same = checkSameVocabulary(e.tokenizer(), (*r)->tokenizer()); !same) return reportError(same.error().message);
         reference = std::move(*r);
@@ -160,6 +166,7 @@ int run(const PerplexityArgs& a) {
         if (reference) {
             done["reference"] = {{"model", referencePath.filename().string()},
                                  {"compute", referenceCompute},
+                                 {"kv", referenceKv},
                                  {"perplexity", referenceMeter.perplexity()},
                                  {"perplexity_error", referenceMeter.perplexityError()}};
             done["kl"] = {{"mean", divergence.meanKl()},
@@ -176,8 +183,8 @@ int run(const PerplexityArgs& a) {
     std::printf("Perplexity: %.4f ± %.4f (%lld tokens scored, the second half of %d windows of %d)\n", meter.perplexity(),
                 meter.perplexityError(), static_cast<long long>(meter.count()), chunks.count, chunks.ctx);
     if (reference) {
-        std::printf("Reference (%s, compute %s): %.4f ± %.4f\n", referencePath.filename().string().c_str(),
-                    referenceCompute.c_str(), referenceMeter.perplexity(), referenceMeter.perplexityError());
+        std::printf("Reference (%s, compute %s, KV cache %s): %.4f ± %.4f\n", referencePath.filename().string().c_str(),
+                    referenceCompute.c_str(), referenceKv.c_str(), referenceMeter.perplexity(), referenceMeter.perplexityError());
         std::printf("KL divergence from the reference (nats per token): mean %.6f ± %.6f, median %.6f, p99 %.6f, max %.6f\n",
                     divergence.meanKl(), divergence.meanKlError(), divergence.klQuantile(0.5), divergence.klQuantile(0.99),
                     divergence.maxKl());
@@ -198,9 +205,13 @@ void addPerplexityCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--ctx,-c", a->ctx, "window length in tokens; the second half of each window is scored")->capture_default_str();
     cmd->add_option("--max-windows", a->maxWindows, "score at most this many windows (0 = all)")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();
+    cmd->add_option("--kv", a->kv, "KV cache type: f32, f16, q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")
+        ->capture_default_str();
     cmd->add_option("--compare-to", a->compareTo, "reference model file (same vocabulary), e.g. the F16 original of a quantized file")
         ->check(kNotEmpty);
     cmd->add_option("--compare-compute", a->compareCompute, "reference matmul precision (default: --compute)")->check(kNotEmpty);
+    cmd->add_option("--compare-to-kv", a->compareKv, "reference KV cache type (default: --kv), e.g. f16 against --kv q8_0")
+        ->check(kNotEmpty);
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
     cmd->add_flag("--json", a->json, "one JSON object per window, then a done line");

@@ -34,8 +34,10 @@ std::vector<std::string> with(std::vector<std::string> args, const std::vector<s
     return args;
 }
 
+// The step record as core/engine/step_record_json.h writes it, plus this command's "event", "eog" and "ms".
 const std::set<std::string> kTokenKeys = {"event", "step", "position", "id", "piece", "p", "logit", "p_final", "rank",
-                                          "entropy_bits", "survivors", "top", "eog", "ms"};
+                                          "entropy_bits", "log_sum_exp", "survivors", "forward_us", "sample_us",
+                                          "end_of_generation", "top", "eog", "ms"};
 
 }  // namespace
 
@@ -71,11 +73,12 @@ TEST(CliLens, EveryTokenEventCarriesEachLayersTopCandidates) {
         const auto& last = l["layers"][4]["top"];
         for (size_t c = 0; c < 5; ++c) {
             EXPECT_EQ(last[c]["id"], e["top"][c]["id"]) << "step " << s << " rank " << c;
-            EXPECT_EQ(last[c]["logit"], e["top"][c]["logit"]) << "step " << s << " rank " << c;
-            EXPECT_EQ(last[c]["p"], e["top"][c]["p"]) << "step " << s << " rank " << c;
+            // The step record prints floats in their shortest form: the same float, bit for bit.
+            EXPECT_EQ(last[c]["logit"].get<float>(), e["top"][c]["logit"].get<float>()) << "step " << s << " rank " << c;
+            EXPECT_EQ(last[c]["p"].get<float>(), e["top"][c]["p"].get<float>()) << "step " << s << " rank " << c;
             EXPECT_EQ(last[c]["piece"], e["top"][c]["piece"]) << "step " << s << " rank " << c;
         }
-        EXPECT_EQ(l["layers"][4]["entropy_bits"], e["entropy_bits"]);
+        EXPECT_EQ(l["layers"][4]["entropy_bits"].get<float>(), e["entropy_bits"].get<float>());
         const int first = l["first_top1_layer"], settled = l["settled_layer"];
         EXPECT_LE(0, first);
         EXPECT_LE(first, settled);

@@ -9,6 +9,7 @@
 
 #include "cli_test_helpers.h"
 #include "model_test_helpers.h"
+#include "shared_data.h"
 
 using namespace inferscope::testing_model;
 using namespace inferscope::testing_process;
@@ -89,7 +90,7 @@ TEST(CliPerplexity, Int8AgainstF32MovesTheDistributionsALittle) {
     auto text = cli({"perplexity", "--file", kStory, "--ctx", "64", "--max-windows", "3", "--compute", "int8",
                      "--compare-compute", "f32", "--device", "cpu"});
     ASSERT_EQ(text.exitCode, 0) << text.err;
-    EXPECT_NE(text.out.find("Reference (stories260K.gguf, compute f32)"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("Reference (stories260K.gguf, compute f32, KV cache f32)"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("KL divergence from the reference (nats per token): mean "), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("Same top-1 token as the reference: "), std::string::npos) << text.out;
 }
@@ -104,4 +105,23 @@ TEST(CliPerplexity, BadInputIsAOneLineError) {
     expectOneLineError(cli({"perplexity", "--file", kStory, "--ctx", "2", "--device", "cpu"}), "--ctx must be at least 4, got 2");
     expectOneLineError(cli({"perplexity", "--file", kStory, "--ctx", "64", "--compare-to", kTinyRandom, "--device", "cpu"}),
                        "the reference's vocabulary has 32000 tokens and the model's 512");
+    // stories260K's heads are 8 wide: a block-quantized cache cannot hold them.
+    expectOneLineError(cli({"perplexity", "--file", kStory, "--ctx", "64", "--kv", "q8_0", "--compare-to-kv", "f16", "--device", "cpu"}),
+                       "this model's head dimension is 8");
+}
+
+TEST(CliPerplexity, AQuantizedKvCacheAgainstF16) {
+    // phi3-tiny's heads are 32 wide: one q8_0 / q4_0 block per head and row.
+    INFERSCOPE_SHARED_FILE_OR_SKIP(model, "models/arch/phi3-tiny.gguf");
+    auto run = [&](const char* kv) {
+        return done(cli({"perplexity", "--model", model, "--file", kStory, "--ctx", "64", "--max-windows", "2", "--kv", kv,
+                         "--compare-to-kv", "f16", "--json", "--device", "cpu"}));
+    };
+    const auto q8 = run("q8_0"), q4 = run("q4_0");
+    EXPECT_EQ(q8["reference"]["kv"], "f16");
+    EXPECT_EQ(q8["reference"]["perplexity"], q4["reference"]["perplexity"]);  // the same f16 reference
+    EXPECT_GT(q8["kl"]["mean"].get<double>(), 0.0);
+    // 4-bit blocks round each cached value ~16× more coarsely than 8-bit ones: the distributions move further.
+    EXPECT_GT(q4["kl"]["mean"].get<double>(), q8["kl"]["mean"].get<double>());
+    EXPECT_LE(q8["same_top1"], q8["tokens_scored"]);
 }

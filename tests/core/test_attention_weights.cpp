@@ -62,9 +62,9 @@ TEST_P(AttentionWeights, LastRowMatchesReference) {
 
     std::vector<float> plain(q.size(), NAN), kept(q.size(), NAN), weights(size_t(nHead) * nKeys, NAN);
     AttentionOptions options{window, softCap, 0.0f};
-    attention(q.data(), kc, vc, half, m, p0, nHead, nHeadKv, hd, nCtx, plain.data(), scratch.data(), options);
+    attention(q.data(), kc, vc, half ? KvType::F16 : KvType::F32, m, p0, nHead, nHeadKv, hd, nCtx, plain.data(), scratch.data(), options);
     options.weightsOut = weights.data();
-    attention(q.data(), kc, vc, half, m, p0, nHead, nHeadKv, hd, nCtx, kept.data(), scratch.data(), options);
+    attention(q.data(), kc, vc, half ? KvType::F16 : KvType::F32, m, p0, nHead, nHeadKv, hd, nCtx, kept.data(), scratch.data(), options);
     EXPECT_EQ(0, std::memcmp(plain.data(), kept.data(), plain.size() * sizeof(float))) << "keeping the weights changed the output";
 
     const int group = nHead / nHeadKv;
