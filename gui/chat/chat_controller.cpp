@@ -7,6 +7,7 @@
 #include "chat/message_text.h"
 #include "engine/engine_controller.h"
 #include "engine/prompt_builder.h"
+#include "sampler/alternative.h"
 #include "settings/sampling_settings.h"
 
 namespace inferscope {
