@@ -43,7 +43,9 @@ TEST(StepRecordJson, EveryFieldInTheSchemasOrder) {
               R"({"id":301,"logit":13.5,"p":0.5,"stages":{"raw":0.5,"penalty":0.5,"top-k":0.5,"top-p":0.6,"min-p":0.6,"temperature":0.25}},)"
               R"({"id":300,"piece":" hay","logit":12.5,"p":0.1,"stages":{"raw":0.1,"penalty":0.1,"top-k":0.1,"top-p":0.2,"min-p":0.2,"temperature":0.75}}]})");
     // Without a lookup no top candidate has a piece.
-    for (const auto& c : stepRecordJson(handMade())["top"]) EXPECT_FALSE(c.contains("piece"));
+    // (Kept in a variable: a range-for over a member of a temporary reads it after it is destroyed.)
+    const auto withoutLookup = stepRecordJson(handMade());
+    for (const auto& c : withoutLookup["top"]) EXPECT_FALSE(c.contains("piece"));
 }
 
 TEST(StepRecordJson, PartOfACharacterAndNonFiniteFloats) {
