@@ -384,10 +384,10 @@ private slots:
         QTest::keyClick(window(), Qt::Key_Backtab, Qt::ShiftModifier);
         QTRY_VERIFY(input->hasActiveFocus());
 
-        app_->chat->setMode(QStringLiteral("chat"));
+        app_->chat->setMode(ChatController::Mode::Chat);
         app_->chat->setSystemPrompt(QStringLiteral("Be brief."));
         QTest::keyClick(window(), Qt::Key_N, Qt::ControlModifier);
-        QCOMPARE(app_->chat->mode(), QStringLiteral("chat"));
+        QCOMPARE(app_->chat->mode(), ChatController::Mode::Chat);
         QCOMPARE(app_->chat->systemPrompt(), QStringLiteral("Be brief."));
         QTest::keyClick(window(), Qt::Key_I, Qt::ControlModifier);
         QTRY_VERIFY(!app_->settings->inspectorVisible());
@@ -438,7 +438,7 @@ private slots:
     void heatMapTooltipAndSelection() {
         QVERIFY(start(1400, 900));
         QVERIFY(loadModel());
-        app_->chat->setMode(QStringLiteral("chat"));
+        app_->chat->setMode(ChatController::Mode::Chat);
         QCOMPARE(app_->chat->messages()->heatMode(), QStringLiteral("probability"));
         auto heatBody = [&]() -> QQuickItem* {
             const auto all = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); });
@@ -686,13 +686,13 @@ private slots:
         app_->settings->setInspectorVisible(true);
         click(visibleWithText(QStringLiteral("Settings")));
         QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("settings"));
-        QCOMPARE(app_->chat->mode(), QStringLiteral("completion"));
+        QCOMPARE(app_->chat->mode(), ChatController::Mode::Completion);
         shot(QStringLiteral("completion"));
         click(item(QStringLiteral("modeBox")));
         QQuickItem* chat = nullptr;
         QTRY_VERIFY((chat = visibleWithText(QStringLiteral("Chat"))));
         click(chat);
-        QTRY_COMPARE(app_->chat->mode(), QStringLiteral("chat"));
+        QTRY_COMPARE(app_->chat->mode(), ChatController::Mode::Chat);
         QQuickItem* prompt = nullptr;
         QTRY_VERIFY((prompt = visibleNamed(QStringLiteral("systemPrompt"))));
         shot(QStringLiteral("chat"));
@@ -895,18 +895,18 @@ private slots:
     // between, the note counts what was really prefilled. ("reused 0" beside 10 prefilled was
     // reported; not reproduced in any of these.)
     void branchNoteMatchesTheCache_data() {
-        QTest::addColumn<QString>("mode");
+        QTest::addColumn<ChatController::Mode>("mode");
         QTest::addColumn<int>("turns");
         QTest::addColumn<int>("row");
         QTest::addColumn<bool>("otherBetween");
-        QTest::newRow("chat, earlier answer") << "chat" << 2 << 1 << false;
-        QTest::newRow("chat, last answer") << "chat" << 1 << 1 << false;
-        QTest::newRow("completion, last answer") << "completion" << 1 << 1 << false;
-        QTest::newRow("chat, last of two") << "chat" << 2 << 3 << false;
-        QTest::newRow("completion, another conversation in between") << "completion" << 1 << 1 << true;
+        QTest::newRow("chat, earlier answer") << ChatController::Mode::Chat << 2 << 1 << false;
+        QTest::newRow("chat, last answer") << ChatController::Mode::Chat << 1 << 1 << false;
+        QTest::newRow("completion, last answer") << ChatController::Mode::Completion << 1 << 1 << false;
+        QTest::newRow("chat, last of two") << ChatController::Mode::Chat << 2 << 3 << false;
+        QTest::newRow("completion, another conversation in between") << ChatController::Mode::Completion << 1 << 1 << true;
     }
     void branchNoteMatchesTheCache() {
-        QFETCH(QString, mode);
+        QFETCH(ChatController::Mode, mode);
         QFETCH(int, turns);
         QFETCH(int, row);
         QFETCH(bool, otherBetween);

@@ -81,7 +81,7 @@ private slots:
         if (!QFile::exists(llama3)) QSKIP("../shared/models/arch/llama3-tiny.gguf not found");
         Fixture f;
         QVERIFY(loadAndWait(*f.engine, llama3));
-        f.chat->setMode(QStringLiteral("completion"));
+        f.chat->setMode(ChatController::Mode::Completion);
         f.sampling->setMaxTokens(2);
         QVERIFY(f.answer([&] { return f.chat->send("Hi"); }));
         const Tokenizer& tok = *f.engine->model()->tokenizer;
