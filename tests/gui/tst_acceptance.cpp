@@ -15,6 +15,7 @@
 #include <QQuickItem>
 #include <QQuickStyle>
 #include <QQuickWindow>
+#include <QtQuickTest/quicktest.h>
 #include <QTemporaryDir>
 #include <QTest>
 #include <algorithm>
@@ -154,22 +155,15 @@ class TestAcceptance : public QObject {
                      qPrintable(app_->chat->lastError()), int(app_->chat->canSend()));
         return false;
     }
-    // The Probabilities panel's most probable candidate that was not picked, once the panel has
-    // stopped moving: it is laid out again as the step's figures arrive, and a click at where the
-    // bar was landed on another button.
+    // The Probabilities panel's most probable candidate that was not picked, once the window's
+    // layouts are polished (nullptr before): the panel is laid out again as the step's figures
+    // arrive, and a click at where a bar was before that landed on another button. Wait for it
+    // with QTRY_VERIFY((other = unpickedCandidate())).
     QQuickItem* unpickedCandidate() const {
-        QQuickItem* other = nullptr;
-        QPointF was(-1, -1);
-        for (int n = 0, still = 0; n < 60 && still < 3; ++n) {
-            QTest::qWait(50);
-            other = nullptr;
-            for (int c = 0; c < 5 && !other; ++c)
-                if (QQuickItem* bar = visibleNamed(QStringLiteral("candidate_%1").arg(c)); bar && bar->isEnabled()) other = bar;
-            const QPointF at = other ? other->mapToScene(QPointF(0, 0)) : QPointF(-1, -1);
-            still = at == was ? still + 1 : 0;
-            was = at;
-        }
-        return other;
+        if (QQuickTest::qIsPolishScheduled(window())) return nullptr;
+        for (int c = 0; c < 5; ++c)
+            if (QQuickItem* bar = visibleNamed(QStringLiteral("candidate_%1").arg(c)); bar && bar->isEnabled()) return bar;
+        return nullptr;
     }
     // The last message as the reader sees it (its heat map is rich text: the characters only).
     QString lastMessageText() const {
@@ -308,8 +302,8 @@ private slots:
         QTRY_VERIFY(visibleNamed(QStringLiteral("candidate_1")));
         shot(QStringLiteral("candidates"));
         QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
-        QQuickItem* other = unpickedCandidate();
-        QVERIFY(other);
+        QQuickItem* other = nullptr;
+        QTRY_VERIFY((other = unpickedCandidate()));
         click(other);
         QVERIFY(arrived(done, 20000));
         shot(QStringLiteral("branched"));
@@ -927,8 +921,7 @@ private slots:
         QQuickItem* other = nullptr;
         QTRY_VERIFY(visibleNamed(QStringLiteral("candidate_1")));
         QTRY_VERIFY(app_->inspector->step() == 4 && !app_->inspector->following());
-        other = unpickedCandidate();
-        QVERIFY(other);
+        QTRY_VERIFY((other = unpickedCandidate()));
         QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
         click(other);
         QVERIFY(arrived(done, 20000));
