@@ -88,3 +88,11 @@ inline size_t attentionScratchFloats(int nThreads, int nHead, int nHeadKv, int h
 void referenceLinear(const float* w, int64_t n, int64_t k, const float* x, int64_t m, float* y);
 
 }  // namespace inferscope
+
+#ifdef INFERSCOPE_KERNELS_NS
+namespace inferscope::INFERSCOPE_KERNELS_NS {
+// A kernel set's own (attention_kernel.cpp); kernels.cpp puts it in the set's table.
+void attention(const float* q, const void* k, const void* v, KvType kvType, int64_t m, int32_t position0, int nHead,
+               int nHeadKv, int headDim, int32_t nCtx, float* out, float* scratch, const AttentionOptions& options);
+}
+#endif

@@ -65,7 +65,7 @@ QStringList ChatController::templateNames() const {
 }
 
 ChatTemplate ChatController::chatTemplate() const {
-    if (mode_ == QLatin1String("completion")) return {ChatTemplateKind::Completion};
+    if (mode_ == Mode::Completion) return {ChatTemplateKind::Completion};
     if (auto k = chatTemplateFromName(templateChoice_.toStdString()); k && templateChoice_ != QLatin1String("auto")) return {*k};
     if (engine_->model() && engine_->model()->detectedTemplate) return {*engine_->model()->detectedTemplate};
     // No template in the file: the family whose turn markers the vocabulary has (a Qwen or Gemma
@@ -75,10 +75,17 @@ ChatTemplate ChatController::chatTemplate() const {
     return {ChatTemplateKind::Llama2};
 }
 
-void ChatController::setMode(const QString& mode) {
-    const QString m = mode == QLatin1String("chat") ? QStringLiteral("chat") : QStringLiteral("completion");
-    if (m == mode_) return;
-    mode_ = m;
+QString ChatController::modeName(Mode mode) {
+    return mode == Mode::Chat ? QStringLiteral("chat") : QStringLiteral("completion");
+}
+
+ChatController::Mode ChatController::modeFromName(const QString& name) {
+    return name == QLatin1String("chat") ? Mode::Chat : Mode::Completion;
+}
+
+void ChatController::setMode(Mode mode) {
+    if (mode == mode_) return;
+    mode_ = mode;
     for (size_t r = 0; r < model_.messages().size(); ++r) model_.forgetTokens(int(r));  // re-render under the new template
     saveConversationSettings();
     emit settingsChanged();
@@ -131,7 +138,7 @@ void ChatController::onModelChanged() {
     if (model_.count() == 0) {
         // A fresh conversation takes the model's own way of talking.
         const bool hasTemplate = engine_->model() && engine_->model()->detectedTemplate;
-        mode_ = hasTemplate ? QStringLiteral("chat") : QStringLiteral("completion");
+        mode_ = hasTemplate ? Mode::Chat : Mode::Completion;
         templateChoice_ = QStringLiteral("auto");
         emit settingsChanged();
     }
@@ -158,7 +165,7 @@ bool ChatController::pasteAllowed() {
 bool ChatController::send(const QString& typed) {
     const QString text = wellFormed(typed);
     if (!canSend()) return false;
-    if (text.trimmed().isEmpty() && mode_ == QLatin1String("chat")) return false;
+    if (text.trimmed().isEmpty() && mode_ == Mode::Chat) return false;
     if (const QString error = tooLongError(text); !error.isEmpty()) {
         setError(error);
         return false;

@@ -36,7 +36,7 @@ class ChatController : public QObject, public QmlSingleton<ChatController> {
     QML_SINGLETON
     Q_PROPERTY(ChatModel* messages READ messages CONSTANT)
     Q_PROPERTY(inferscope::ChatStore* store READ store CONSTANT)  // for the sidebar's ConversationListModel
-    Q_PROPERTY(QString mode READ mode WRITE setMode NOTIFY settingsChanged)  // "chat" | "completion"
+    Q_PROPERTY(Mode mode READ mode WRITE setMode NOTIFY settingsChanged)  // ChatController.Chat | ChatController.Completion
     Q_PROPERTY(QString templateChoice READ templateChoice WRITE setTemplateChoice NOTIFY settingsChanged)  // "auto" or a name
     Q_PROPERTY(QString effectiveTemplate READ effectiveTemplate NOTIFY settingsChanged)
     Q_PROPERTY(QStringList templateNames READ templateNames CONSTANT)
@@ -52,6 +52,15 @@ class ChatController : public QObject, public QmlSingleton<ChatController> {
     Q_PROPERTY(QString storeMessage READ storeMessage WRITE setStoreMessage NOTIFY storeMessageChanged)
 
 public:
+    // Chat: every message is wrapped in the template's turn markers; Completion: the model
+    // continues the text as written. The store keeps the names "chat" and "completion".
+    enum class Mode { Chat, Completion };
+    Q_ENUM(Mode)
+    static QString modeName(Mode mode);
+    // As read from the store: "chat" is Chat, anything else (what completion conversations of
+    // every version stored) Completion.
+    static Mode modeFromName(const QString& name);
+
     // engine and store (which may be null) must outlive the controller.
     ChatController(EngineController* engine, SamplingSettings* sampling, ChatStore* store, QObject* parent = nullptr);
     // Closing the window mid-answer: the answer shown so far is kept as a stopped ("cancelled")
@@ -61,8 +70,8 @@ public:
     ChatModel* messages() { return &model_; }
     ChatStore* store() const { return store_; }
     EngineController* engine() const { return engine_; }
-    QString mode() const { return mode_; }
-    void setMode(const QString& mode);
+    Mode mode() const { return mode_; }
+    void setMode(Mode mode);
     QString templateChoice() const { return templateChoice_; }
     void setTemplateChoice(const QString& choice);
     QString effectiveTemplate() const { return QString::fromLatin1(chatTemplateName(chatTemplate().kind).data()); }
@@ -169,7 +178,7 @@ private:
     SamplingSettings* sampling_;
     ChatStore* store_;  // may be null: nothing is kept
     ChatModel model_;
-    QString mode_ = QStringLiteral("completion");
+    Mode mode_ = Mode::Completion;
     QString templateChoice_ = QStringLiteral("auto");
     QString systemPrompt_;
     std::optional<SamplerParams> samplerOverride_;

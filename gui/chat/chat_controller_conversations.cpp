@@ -40,7 +40,7 @@ bool ChatController::openConversation(qint64 id) {
     conversationId_ = id;
     title_ = c->title;
     conversationModel_ = c->modelName;
-    mode_ = c->mode == QLatin1String("chat") ? QStringLiteral("chat") : QStringLiteral("completion");
+    mode_ = modeFromName(c->mode);
     templateChoice_ = c->templateName.isEmpty() ? QStringLiteral("auto") : c->templateName;
     systemPrompt_ = c->systemPrompt;
     setCacheNote(QString());
@@ -81,7 +81,7 @@ bool ChatController::ensureConversation(const QString& firstText) {
     c.title = firstLine(firstText, 60);
     c.modelName = engine_->modelPath();
     c.systemPrompt = systemPrompt_;
-    c.mode = mode_;
+    c.mode = modeName(mode_);
     c.templateName = templateChoice_ == QLatin1String("auto") ? QString() : templateChoice_;
     auto id = store_->createConversation(c);
     if (!id) {
@@ -100,7 +100,7 @@ void ChatController::saveConversationSettings() {
     auto c = store_->conversation(conversationId_);
     if (!c) return;
     c->systemPrompt = systemPrompt_;
-    c->mode = mode_;
+    c->mode = modeName(mode_);
     c->templateName = templateChoice_ == QLatin1String("auto") ? QString() : templateChoice_;
     c->modelName = engine_->modelPath();
     store_->updateConversation(*c);

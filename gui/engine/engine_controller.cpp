@@ -7,7 +7,6 @@
 
 #include "common/kernel_set.h"
 #include "engine/engine_worker.h"
-#include "model/weight_format_note.h"
 
 namespace inferscope {
 namespace {
@@ -73,41 +72,6 @@ QString EngineController::detectedTemplate() const {
     return qs(std::string(chatTemplateName(*model_->detectedTemplate)));
 }
 
-QVariantMap EngineController::modelDetails() const { return modelDetails_; }
-
-// Built once per model: bindings and the timeline's per-step cost figures read it often.
-QVariantMap EngineController::describeModel() const {
-    if (!model_) return {};
-    const auto& i = model_->info;
-    const auto& hp = i.hparams;
-    QVariantMap types;
-    for (const auto& [name, count] : i.tensorTypes) types.insert(qs(name), count);
-    return {{"name", qs(i.name)},
-            {"architecture", qs(hp.architecture)},
-            {"parameters", double(i.nParams)},
-            {"layers", hp.nLayer},
-            {"embedding", hp.nEmbd},
-            {"heads", hp.nHead},
-            {"kvHeads", hp.nHeadKv},
-            {"headDim", hp.headDim},
-            {"feedForward", hp.nFf},
-            {"vocabSize", hp.nVocab},
-            {"trainedContext", hp.nCtxTrain},
-            {"ropeFreqBase", hp.ropeFreqBase},
-            {"tensorTypes", types},
-            {"bitsPerWeight", i.bitsPerWeight},
-            {"formatNote", qs(weightFormatNote(i))},
-            {"fileBytes", double(i.fileBytes)},
-            {"weightBytesPerToken", double(model_->weightBytesPerToken)},
-            {"matmulMacsPerToken", double(model_->matmulMacsPerToken)},
-            {"kvBytesPerToken", double(model_->kv.bytesPerToken)},
-            {"kvBytesPerElement", model_->kv.bytesPerElement},
-            {"loadMs", double(model_->loadUs) / 1000.0},
-            // "sentencepiece" or "bpe", and the BPE pre-tokenizer as the file names it ("llama-bpe", "qwen2")
-            {"tokenizer", qs(model_->tokenizer ? std::string(model_->tokenizer->familyName()) : i.tokenizerModel)},
-            {"preTokenizer", qs(model_->tokenizer ? std::string(model_->tokenizer->preTokenizerName()) : std::string())}};
-}
-
 QStringList EngineController::notices() const {
     QStringList out;
     if (model_)
@@ -148,7 +112,7 @@ void EngineController::onModelLoaded(quint64 requestId, const LoadedModel& model
     if (requestId != pendingLoad_) return;  // superseded by a later request
     pendingLoad_ = 0;
     model_ = model;
-    modelDetails_ = describeModel();
+    modelDetails_ = ModelDetails::of(model);
     kv_ = model.kv;
     prefillTps_ = decodeTps_ = ttftMs_ = 0;
     loadingPath_.clear();

@@ -7,13 +7,13 @@
 #include <QObject>
 #include <QQmlEngine>
 #include <QThread>
-#include <QVariantMap>
 #include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
 
 #include "engine/engine_types.h"
+#include "engine/model_details.h"
 #include "app/qml_singleton.h"
 
 namespace inferscope {
@@ -32,7 +32,7 @@ class EngineController : public QObject, public QmlSingleton<EngineController> {
     Q_PROPERTY(QString deviceDescription READ deviceDescription NOTIFY deviceChanged)
     Q_PROPERTY(QString kernelSet READ kernelSet CONSTANT)  // "avx2": the hand-written kernels in use (core/common/kernel_set.h)
     Q_PROPERTY(QString precision READ precision NOTIFY modelChanged)
-    Q_PROPERTY(QVariantMap modelDetails READ modelDetails NOTIFY modelChanged)
+    Q_PROPERTY(inferscope::ModelDetails modelDetails READ modelDetails NOTIFY modelChanged)
     Q_PROPERTY(QString detectedTemplate READ detectedTemplate NOTIFY modelChanged)
     Q_PROPERTY(int contextLength READ contextLength NOTIFY modelChanged)
     Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
@@ -69,7 +69,8 @@ public:
     QString deviceDescription() const;
     QString kernelSet() const;
     QString precision() const;
-    QVariantMap modelDetails() const;
+    // Built once per load: bindings and the timeline's per-step cost figures read it often.
+    const ModelDetails& modelDetails() const { return modelDetails_; }
     QString detectedTemplate() const;
     int contextLength() const { return model_ ? model_->contextLength : 0; }
     int contextUsed() const { return kv_.nUsed; }
@@ -126,7 +127,6 @@ private:
     void setState(State s);
     void setError(const QString& message);
     void onModelLoaded(quint64 requestId, const LoadedModel& model);
-    QVariantMap describeModel() const;
     void onLoadFailed(quint64 requestId, const QString& message);
     void onPrefillFinished(quint64 jobId, const PrefillStats& stats);
     void onStepsReady(quint64 jobId, const StepBatch& batch);
@@ -139,7 +139,7 @@ private:
     std::shared_ptr<std::atomic<uint64_t>> cancelThrough_;
     State state_ = State::NoModel;
     std::optional<LoadedModel> model_;
-    QVariantMap modelDetails_;
+    ModelDetails modelDetails_;
     KvCacheStats kv_;
     quint64 nextId_ = 1;
     quint64 pendingLoad_ = 0;

@@ -20,9 +20,13 @@ QString tr(const char* text) {
 }
 
 QString notOpen() {
-    return tr("The conversation database is not open.");
+    return store::notOpenMessage();
 }
 }  // namespace
+
+QString store::notOpenMessage() {
+    return tr("The conversation database is not open.");
+}
 
 ChatStore::ChatStore(QObject* parent) : QObject(parent), d(std::make_unique<Impl>()) {
     d->connectionName = QStringLiteral("inferscope-chat-store-%1").arg(connectionCounter.fetchAndAddRelaxed(1));
@@ -119,24 +123,20 @@ bool ChatStore::deleteConversation(qint64 id) {
 }
 
 QList<StoredConversation> ChatStore::conversations() const {
-    QList<StoredConversation> result;
     if (!isOpen()) {
         d->fail(notOpen());
-        return result;
+        return {};
     }
-    QSqlQuery query(d->db());
-    query.setForwardOnly(true);
-    if (!run(query, QStringLiteral("SELECT %1, (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id) "
-                                   "FROM conversations c ORDER BY c.updated_at DESC, c.id DESC").arg(kConversationColumns))) {
-        d->fail(tr("Could not list the conversations: %1").arg(errorText(query.lastError())));
-        return result;
-    }
-    while (query.next()) {
-        StoredConversation c = readConversation(query);
-        c.messageCount = query.value(8).toInt();
-        result.append(c);
-    }
-    if (query.lastError().isValid()) d->fail(tr("Could not list the conversations: %1").arg(errorText(query.lastError())));
+    QSqlError error;
+    auto result = selectRows(d->db(),
+                             QStringLiteral("SELECT %1, (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id) "
+                                            "FROM conversations c ORDER BY c.updated_at DESC, c.id DESC").arg(kConversationColumns),
+                             {}, [](const QSqlQuery& query) {
+                                 StoredConversation c = readConversation(query);
+                                 c.messageCount = query.value(8).toInt();
+                                 return c;
+                             }, &error);
+    if (error.isValid()) d->fail(tr("Could not list the conversations: %1").arg(errorText(error)));
     return result;
 }
 
@@ -225,23 +225,18 @@ bool ChatStore::truncateConversation(qint64 conversationId, int position) {
 }
 
 QList<StoredMessage> ChatStore::messages(qint64 conversationId) const {
-    QList<StoredMessage> result;
     if (!isOpen()) {
         d->fail(notOpen());
-        return result;
+        return {};
     }
-    QSqlQuery query(d->db());
-    query.setForwardOnly(true);
-    if (!run(query, QStringLiteral("SELECT %1 FROM messages m WHERE m.conversation_id = ? ORDER BY m.position")
-                        .arg(kMessageColumns), {conversationId})) {
-        d->fail(tr("Could not read the messages: %1").arg(errorText(query.lastError())));
-        return result;
-    }
-    while (query.next()) result.append(readMessage(query));
-    if (query.lastError().isValid()) d->fail(tr("Could not read the messages: %1").arg(errorText(query.lastError())));
     QSqlError error;
-    if (!result.isEmpty() && !fillVersionNumbers(d->db(), conversationId, result, &error))
-        d->fail(tr("Could not read the versions of the answers: %1").arg(errorText(error)));
+    auto result = selectRows(d->db(),
+                             QStringLiteral("SELECT %1 FROM messages m WHERE m.conversation_id = ? ORDER BY m.position").arg(kMessageColumns),
+                             {conversationId}, [](const QSqlQuery& query) { return readMessage(query); }, &error);
+    if (error.isValid()) d->fail(tr("Could not read the messages: %1").arg(errorText(error)));
+    QSqlError versionsError;
+    if (!result.isEmpty() && !fillVersionNumbers(d->db(), conversationId, result, &versionsError))
+        d->fail(tr("Could not read the versions of the answers: %1").arg(errorText(versionsError)));
     return result;
 }
 
@@ -261,27 +256,23 @@ QString ChatStore::toFtsQuery(const QString& userText) {
 }
 
 QList<SearchHit> ChatStore::search(const QString& text, int limit) const {
-    QList<SearchHit> hits;
     if (!isOpen()) {
         d->fail(notOpen());
-        return hits;
+        return {};
     }
     const QString match = toFtsQuery(text);
-    if (match.isEmpty() || limit <= 0) return hits;
-    QSqlQuery query(d->db());
-    query.setForwardOnly(true);
-    if (!run(query, QStringLiteral(
-            "SELECT m.conversation_id, m.id, c.title, snippet(messages_fts, 0, '[', ']', '…', 12) "
-            "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-            "JOIN conversations c ON c.id = m.conversation_id "
-            "WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts), m.id LIMIT ?"), {match, limit})) {
-        d->fail(tr("Search failed: %1").arg(errorText(query.lastError())));
-        return hits;
-    }
-    while (query.next())
-        hits.append({query.value(0).toLongLong(), query.value(1).toLongLong(), query.value(2).toString(),
-                     query.value(3).toString()});
-    if (query.lastError().isValid()) d->fail(tr("Search failed: %1").arg(errorText(query.lastError())));
+    if (match.isEmpty() || limit <= 0) return {};
+    QSqlError error;
+    auto hits = selectRows(d->db(),
+                           QStringLiteral("SELECT m.conversation_id, m.id, c.title, snippet(messages_fts, 0, '[', ']', '…', 12) "
+                                          "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+                                          "JOIN conversations c ON c.id = m.conversation_id "
+                                          "WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts), m.id LIMIT ?"),
+                           {match, limit}, [](const QSqlQuery& query) {
+                               return SearchHit{query.value(0).toLongLong(), query.value(1).toLongLong(), query.value(2).toString(),
+                                                query.value(3).toString()};
+                           }, &error);
+    if (error.isValid()) d->fail(tr("Search failed: %1").arg(errorText(error)));
     return hits;
 }
 

@@ -29,7 +29,7 @@ struct StoredConversation {
     QDateTime updatedAt;
     QString modelName;     // the model the conversation was last used with
     QString systemPrompt;
-    QString mode;          // "chat" or "completion"
+    QString mode;          // "chat" or "completion" (ChatController::modeName / modeFromName)
     QString templateName;  // chat template name ("llama2", "chatml", ...) or "" for automatic
     int messageCount = 0;  // filled by conversations()
     bool operator==(const StoredConversation&) const = default;

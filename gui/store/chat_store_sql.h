@@ -7,6 +7,8 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QVariantList>
+#include <type_traits>
+#include <utility>
 
 #include "store/chat_store.h"
 
@@ -33,6 +35,23 @@ QString errorText(const QSqlError& error);  // SQLite's own words, e.g. "databas
 bool run(QSqlQuery& query, const QString& sql, const QVariantList& values = {});
 // The first column of the first row, or an invalid QVariant (error in *error if given).
 QVariant scalar(const QSqlDatabase& db, const QString& sql, QSqlError* error = nullptr);
+// Every row a SELECT gives, each made by read(query). On an error *error says why, and the rows
+// read before it are returned.
+template <typename Read>
+auto selectRows(const QSqlDatabase& db, const QString& sql, const QVariantList& values, Read read, QSqlError* error) {
+    QList<std::decay_t<std::invoke_result_t<Read&, const QSqlQuery&>>> rows;
+    QSqlQuery query(db);
+    query.setForwardOnly(true);
+    if (!run(query, sql, values)) {
+        *error = query.lastError();
+        return rows;
+    }
+    while (query.next()) rows.append(read(std::as_const(query)));
+    if (query.lastError().isValid()) *error = query.lastError();
+    return rows;
+}
+// "The conversation database is not open."
+QString notOpenMessage();
 
 // BEGIN IMMEDIATE (takes the write lock up front, so a busy database fails here and not halfway
 // through); rolls back on destruction unless committed.

@@ -68,19 +68,19 @@ bool writeVersions(const QSqlDatabase& db, qint64 messageId, const QList<StoredV
 }
 
 bool fillVersionNumbers(const QSqlDatabase& db, qint64 conversationId, QList<StoredMessage>& messages, QSqlError* error) {
+    QSqlError failed;
+    const auto pairs = selectRows(db,
+                                  QStringLiteral("SELECT v.message_id, v.idx FROM message_versions v JOIN messages m "
+                                                 "ON m.id = v.message_id WHERE m.conversation_id = ?"),
+                                  {conversationId}, [](const QSqlQuery& query) {
+                                      return std::pair(query.value(0).toLongLong(), query.value(1).toInt());
+                                  }, &failed);
+    if (failed.isValid()) {
+        *error = failed;
+        return false;
+    }
     QHash<qint64, QList<int>> others;  // message id -> indexes of its other versions
-    QSqlQuery query(db);
-    query.setForwardOnly(true);
-    if (!run(query, QStringLiteral("SELECT v.message_id, v.idx FROM message_versions v JOIN messages m "
-                                   "ON m.id = v.message_id WHERE m.conversation_id = ?"), {conversationId})) {
-        *error = query.lastError();
-        return false;
-    }
-    while (query.next()) others[query.value(0).toLongLong()].append(query.value(1).toInt());
-    if (query.lastError().isValid()) {
-        *error = query.lastError();
-        return false;
-    }
+    for (const auto& [message, index] : pairs) others[message].append(index);
     for (StoredMessage& m : messages) {
         const QList<int> indexes = others.value(m.id);
         m.versionCount = int(indexes.size()) + 1;
@@ -92,7 +92,7 @@ bool fillVersionNumbers(const QSqlDatabase& db, qint64 conversationId, QList<Sto
 }  // namespace store
 
 bool ChatStore::setVersions(qint64 messageId, int shownIndex, const QList<StoredVersion>& others) {
-    if (!isOpen()) return d->fail(tr("The conversation database is not open."));
+    if (!isOpen()) return d->fail(notOpenMessage());
     const QString what = tr("Could not save the versions of the answer: ");
     if (!versionIndexesValid(shownIndex, others))
         return d->fail(what + tr("the shown version %1 and the others must be numbered 0 to %2 once each")
@@ -115,21 +115,15 @@ bool ChatStore::setVersions(qint64 messageId, int shownIndex, const QList<Stored
 }
 
 QList<StoredVersion> ChatStore::versions(qint64 messageId) const {
-    QList<StoredVersion> result;
     if (!isOpen()) {
-        d->fail(tr("The conversation database is not open."));
-        return result;
+        d->fail(notOpenMessage());
+        return {};
     }
-    QSqlQuery query(d->db());
-    query.setForwardOnly(true);
-    if (!run(query, QStringLiteral("SELECT %1 FROM message_versions v WHERE v.message_id = ? ORDER BY v.idx")
-                        .arg(kVersionColumns), {messageId})) {
-        d->fail(tr("Could not read the versions of the answer: %1").arg(errorText(query.lastError())));
-        return result;
-    }
-    while (query.next()) result.append(readVersion(query));
-    if (query.lastError().isValid())
-        d->fail(tr("Could not read the versions of the answer: %1").arg(errorText(query.lastError())));
+    QSqlError error;
+    auto result = selectRows(d->db(),
+                             QStringLiteral("SELECT %1 FROM message_versions v WHERE v.message_id = ? ORDER BY v.idx").arg(kVersionColumns),
+                             {messageId}, [](const QSqlQuery& query) { return readVersion(query); }, &error);
+    if (error.isValid()) d->fail(tr("Could not read the versions of the answer: %1").arg(errorText(error)));
     return result;
 }
 

@@ -1,14 +1,12 @@
 #include "visualizer/step_inspector.h"
 
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QSaveFile>
 #include <cmath>
 
 #include "chat/chat_controller.h"
 #include "engine/engine_controller.h"
 #include "chat/token_heatmap.h"
+#include "engine/step_record_json.h"
 #include "tokenizer/utf8_stream.h"
 
 namespace inferscope {
@@ -316,7 +314,6 @@ bool StepInspector::exportRecords(const QUrl& file, const QString& format) {
         exportError_ = out.errorString();
         return false;
     }
-    const QStringList stages = stageNames();
     if (format == QLatin1String("csv")) {
         auto csv = [](QString s) { return QLatin1Char('"') + s.replace(QLatin1Char('"'), QStringLiteral("\"\"")) + QLatin1Char('"'); };
         QString text = QStringLiteral("step,position,id,token,p,p_final,logit,rank,entropy_bits,forward_ms,sample_ms");
@@ -338,25 +335,18 @@ bool StepInspector::exportRecords(const QUrl& file, const QString& format) {
         }
         out.write(text.toUtf8());
     } else {
-        QJsonArray array;
-        for (const StepRecord& r : *steps) {
-            const SampleRecord& s = r.sample;
-            QJsonArray top;
-            for (const CandidateRecord& c : s.top) {
-                QJsonObject stageP;
-                for (int st = 0; st < kSamplerStageCount; ++st) stageP[stages[st]] = double(c.p[size_t(st)]);
-                top.append(QJsonObject{{"id", c.id}, {"token", tokenText(c.id)}, {"logit", double(c.logit)}, {"p", double(c.p[0])},
-                                       {"stages", stageP}});
-            }
-            QJsonObject survivors;
-            for (int st = 0; st < kSamplerStageCount; ++st) survivors[stages[st]] = s.survivors[size_t(st)];
-            array.append(QJsonObject{{"step", r.step}, {"position", r.position}, {"id", s.id}, {"token", tokenText(s.id)},
-                                     {"piece", QString::fromUtf8(r.piece)}, {"p", double(s.pRaw)}, {"p_final", double(s.pFinal)},
-                                     {"logit", double(s.logit)}, {"rank", s.rank}, {"entropy_bits", double(s.entropyBits)},
-                                     {"forward_ms", double(r.forwardUs) / 1000.0}, {"sample_ms", double(r.sampleUs) / 1000.0},
-                                     {"survivors", survivors}, {"top", top}, {"eog", r.endOfGeneration}});
-        }
-        out.write(QJsonDocument(QJsonObject{{"model", chat_->engine()->modelName()}, {"steps", array}}).toJson(QJsonDocument::Indented));
+        // The one schema of step records (core/engine/step_record_json.h, the CLI's --json and the
+        // conversation export's "token_records"); every top candidate's piece from the tokenizer.
+        const auto& model = chat_->engine()->model();
+        const StepPieceLookup pieceOf = [&model](int32_t id) -> std::optional<std::string> {
+            if (!model) return std::nullopt;
+            return model->tokenizer->tokenBytes(id);
+        };
+        auto array = nlohmann::ordered_json::array();
+        for (const StepRecord& r : *steps) array.push_back(stepRecordJson(r, pieceOf));
+        const nlohmann::ordered_json document{{"model", chat_->engine()->modelName().toStdString()}, {"steps", std::move(array)}};
+        out.write(QByteArray::fromStdString(document.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)));
+        out.write("\n");
     }
     if (!out.commit()) {
         exportError_ = out.errorString();

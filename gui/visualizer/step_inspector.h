@@ -107,7 +107,10 @@ public:
     Q_INVOKABLE QString describeAt(int row, int position) const;
     // Continues the answer from the selected step with another candidate (see ChatController::branchFrom).
     Q_INVOKABLE bool branch(int tokenId);
-    // The selected answer's per-token records as JSON or CSV ("json" | "csv"), written atomically.
+    // The selected answer's per-token records, written atomically: "json" is {model, steps} with
+    // each step in the one step-record schema (core/engine/step_record_json.h, as the CLI's --json
+    // and the conversation export write it); "csv" a flat table for spreadsheets, a row per token
+    // with its top 5 candidates, tokens as the panel shows them.
     Q_INVOKABLE bool exportRecords(const QUrl& file, const QString& format);
     Q_INVOKABLE QString lastExportError() const { return exportError_; }
     // A token as the panels show it: spaces and line breaks made visible, raw bytes as <0xNN>.

@@ -214,8 +214,8 @@ void TimelineModel::onFinished(quint64 jobId, const GenerationSummary& summary) 
     }
     if (experiment_ == Experiment::NoCache) {
         const AnswerStats& st = chat_->messages()->at(std::min(row_, chat_->messages()->count() - 1)).stats;
-        const QVariantMap d = engine_->modelDetails();
-        const double perVector = d.value("layers").toDouble() * d.value("kvHeads").toDouble();
+        const ModelDetails& d = engine_->modelDetails();
+        const double perVector = double(d.layers) * d.kvHeads;
         counters_ = {{"cachedKv", st.kvComputed},
                      {"cachedScores", st.attentionScores},
                      {"uncachedKv", double(summary.kv.kvComputed)},

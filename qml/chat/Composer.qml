@@ -30,7 +30,7 @@ Rectangle {
                 objectName: "composerInput"
                 wrapMode: TextEdit.Wrap
                 font.pixelSize: Theme.fontNormal
-                placeholderText: ChatController.mode === "completion"
+                placeholderText: ChatController.mode === ChatController.Completion
                                  ? qsTr("Write the beginning of a text; the model continues it…")
                                  : qsTr("Message the model…")
                 // A paste that could never fit the context is refused before this field lays it

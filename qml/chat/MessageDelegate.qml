@@ -102,7 +102,7 @@ Item {
                 anchors.fill: parent
                 anchors.margins: Theme.spacing
                 text: parent.heat ? "" : root.shownText + (root.streaming ? " ▍" : "")
-                textFormat: (ChatController.mode === "chat" && !root.isUser && !root.streaming) ? TextEdit.MarkdownText : TextEdit.PlainText
+                textFormat: (ChatController.mode === ChatController.Chat && !root.isUser && !root.streaming) ? TextEdit.MarkdownText : TextEdit.PlainText
                 wrapMode: TextEdit.Wrap
                 readOnly: true
                 selectByMouse: true

@@ -11,7 +11,7 @@ ScrollView {
     // A scroll bar that comes and goes would change the width, the wrapping and the height in a loop.
     ScrollBar.vertical.policy: ScrollBar.AlwaysOn
     ScrollBar.horizontal.policy: ScrollBar.AlwaysOff
-    readonly property var d: EngineController.modelDetails
+    readonly property var d: EngineController.modelDetails  // a ModelDetails (gui/engine/model_details.h)
 
     GridLayout {
         width: panel.availableWidth - 2 * Theme.spacing
@@ -24,7 +24,7 @@ ScrollView {
         Label { text: EngineController.modelPath; color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.columnSpan: 2; wrapMode: Text.WrapAnywhere; Layout.fillWidth: true; Layout.preferredWidth: 100 }
 
         Repeater {
-            model: panel.d.name === undefined ? [] : [
+            model: !panel.d.valid ? [] : [
                 [qsTr("Architecture"), panel.d.architecture],
                 [qsTr("Parameters"), Theme.count(panel.d.parameters)],
                 [qsTr("Layers"), panel.d.layers, qsTr("Transformer blocks each token passes through in turn; each keeps its own KV cache.")],
@@ -68,7 +68,7 @@ ScrollView {
             Layout.topMargin: Theme.spacing / 2
             Layout.rightMargin: Theme.spacing  // clear of the scroll bar
             visible: text.length > 0
-            text: panel.d.formatNote ?? ""
+            text: panel.d.formatNote
             color: Theme.muted
             wrapMode: Text.Wrap
             Layout.preferredWidth: 100  // fills the row; its unwrapped width must not drive the layout

@@ -163,7 +163,7 @@ ScrollView {
                 Layout.preferredWidth: 100  // fills the row; its unwrapped width must not drive the layout
                 color: Theme.muted
                 font.pixelSize: Theme.fontSmall
-                text: ChatController.mode === "chat"
+                text: ChatController.mode === ChatController.Chat
                       ? qsTr("Chat mode: turns are wrapped in the %1 template.").arg(ChatController.effectiveTemplate)
                       : qsTr("Completion mode: the model continues the text as written (what story and base models want).")
             }
@@ -173,7 +173,7 @@ ScrollView {
         // and the field was drawn over the "Sampling" heading.
         ColumnLayout {
             objectName: "systemPromptColumn"
-            visible: ChatController.mode === "chat"
+            visible: ChatController.mode === ChatController.Chat
             Layout.fillWidth: true
             Layout.leftMargin: Theme.spacing * 1.5
             Layout.rightMargin: Theme.spacing * 1.5

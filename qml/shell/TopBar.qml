@@ -68,14 +68,14 @@ ToolBar {
             id: modeBox
             objectName: "modeBox"
             model: [qsTr("Chat"), qsTr("Completion")]
-            currentIndex: ChatController.mode === "chat" ? 0 : 1
-            onActivated: (i) => ChatController.mode = (i === 0 ? "chat" : "completion")
+            currentIndex: ChatController.mode === ChatController.Chat ? 0 : 1
+            onActivated: (i) => ChatController.mode = (i === 0 ? ChatController.Chat : ChatController.Completion)
             enabled: !ChatController.generating
             ToolTip.visible: hovered
             ToolTip.text: qsTr("Chat wraps each turn in the model's chat template; completion continues your text as written.")
         }
         ComboBox {
-            visible: ChatController.mode === "chat"
+            visible: ChatController.mode === ChatController.Chat
             model: ChatController.templateNames
             currentIndex: Math.max(0, ChatController.templateNames.indexOf(ChatController.templateChoice))
             displayText: ChatController.templateChoice === "auto" ? qsTr("auto (%1)").arg(ChatController.effectiveTemplate) : currentText

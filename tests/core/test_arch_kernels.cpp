@@ -6,87 +6,50 @@
 #include <omp.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "backend/kernels.h"
-#include "gguf/ggml_types.h"
 #include "reference_attention.h"
 
 using namespace inferscope;
 
 namespace {
 
-std::vector<float> randomVector(size_t n, uint32_t seed, float sigma = 1.0f) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> dist(0.0f, sigma);
-    std::vector<float> v(n);
-    for (auto& x : v) x = dist(rng);
-    return v;
-}
-
-struct WindowCase {
-    int headDim, nHead, nHeadKv;
-    int64_t m;
-    int32_t position0;
-    int32_t window;
-    float softCap;
-    bool half;
-    float scale = 0.0f;  // 0: 1/sqrt(headDim)
-};
+using testing_backend::randomVector;
+using testing_reference::AttentionCase;
 
 }  // namespace
 
-class WindowedAttention : public ::testing::TestWithParam<WindowCase> {};
+class WindowedAttention : public ::testing::TestWithParam<AttentionCase> {};
 
 // Key j is visible from the query at position p iff 0 <= p - j < window (llama.cpp's SWA mask);
 // scores become cap · tanh(score / cap) before the softmax (reference_attention.h).
 TEST_P(WindowedAttention, MatchesReference) {
-    const auto [hd, nHead, nHeadKv, m, p0, window, softCap, half, scale] = GetParam();
-    const int32_t nCtx = p0 + int32_t(m) + 3;
-    auto q = randomVector(size_t(m * nHead * hd), 11, 1.5f);
-    auto k = randomVector(size_t(nHeadKv) * nCtx * hd, 12, 1.5f);
-    auto v = randomVector(k.size(), 13);
-    std::vector<uint16_t> k16(k.size()), v16(v.size());
-    if (half) {
-        fp32ToFp16Row(k.data(), k16.data(), k.size());
-        fp32ToFp16Row(v.data(), v16.data(), v.size());
-        dequantizeRow(GgmlType::F16, k16.data(), k.data(), k.size());
-        dequantizeRow(GgmlType::F16, v16.data(), v.data(), v.size());
-    }
-    std::vector<float> out(q.size(), NAN), scratch(attentionScratchFloats(omp_get_max_threads(), nHead, nHeadKv, hd, nCtx));
-    attention(q.data(), half ? static_cast<const void*>(k16.data()) : k.data(), half ? static_cast<const void*>(v16.data()) : v.data(),
-              half ? KvType::F16 : KvType::F32, m, p0, nHead, nHeadKv, hd, nCtx, out.data(), scratch.data(), AttentionOptions{window, softCap, scale});
-    const int group = nHead / nHeadKv;
-    for (int64_t r = 0; r < m; ++r)
-        for (int h = 0; h < nHead; ++h) {
-            const size_t base = size_t(h / group) * nCtx * hd;
-            const auto ref = testing_reference::referenceAttentionHead(q.data() + (r * nHead + h) * hd, k.data() + base,
-                                                                       v.data() + base, p0 + int32_t(r), hd,
-                                                                       AttentionOptions{window, softCap, scale});
-            for (int i = 0; i < hd; ++i)
-                ASSERT_NEAR(out[size_t((r * nHead + h) * hd + i)], ref.out[size_t(i)], 2e-5) << "row " << r << " head " << h << " dim " << i;
+    const AttentionCase& c = GetParam();
+    const int32_t nCtx = c.position0 + int32_t(c.m) + 3;
+    const auto in = testing_reference::attentionInputs(c, nCtx, 11);
+    std::vector<float> out(in.q.size(), NAN), scratch(attentionScratchFloats(omp_get_max_threads(), c.nHead, c.nHeadKv, c.headDim, nCtx));
+    attention(in.q.data(), in.kCache(), in.vCache(), c.kvType(), c.m, c.position0, c.nHead, c.nHeadKv, c.headDim, nCtx, out.data(),
+              scratch.data(), c.options());
+    for (int64_t r = 0; r < c.m; ++r)
+        for (int h = 0; h < c.nHead; ++h) {
+            const auto ref = testing_reference::referenceAttentionRow(c, in, nCtx, r, h);
+            for (int i = 0; i < c.headDim; ++i)
+                ASSERT_NEAR(out[size_t((r * c.nHead + h) * c.headDim + i)], ref.out[size_t(i)], 2e-5) << "row " << r << " head " << h << " dim " << i;
         }
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, WindowedAttention,
-                         ::testing::Values(WindowCase{64, 4, 2, 1, 40, 32, 0, false},   // decode past the window
-                                           WindowCase{64, 4, 2, 40, 0, 32, 0, true},    // prefill across the boundary
-                                           WindowCase{64, 4, 2, 6, 30, 32, 0, false},   // rows on both sides of it
-                                           WindowCase{24, 6, 3, 9, 5, 4, 0, false},     // generic head-dim path
-                                           WindowCase{24, 6, 3, 1, 20, 1, 0, true},     // window 1: itself only
-                                           WindowCase{64, 4, 2, 5, 12, 0, 2.0f, false}, // soft-cap alone
-                                           WindowCase{32, 4, 4, 7, 30, 8, 1.5f, true},  // both, vector path
-                                           WindowCase{24, 4, 2, 3, 7, 100, 3.0f, false},   // window wider than the context
-                                           WindowCase{64, 4, 2, 4, 9, 0, 0, false, 0.25f}),  // Gemma 27B's own scale
-                         [](const auto& info) {
-                             const WindowCase& c = info.param;
-                             return fmt::format("hd{}h{}kv{}m{}p{}w{}cap{}scale{}{}", c.headDim, c.nHead, c.nHeadKv, c.m,
-                                                c.position0, c.window, int(c.softCap * 10), int(c.scale * 100),
-                                                c.half ? "f16" : "f32");
-                         });
+                         ::testing::Values(AttentionCase{64, 4, 2, 1, 40, 32, 0, false},   // decode past the window
+                                           AttentionCase{64, 4, 2, 40, 0, 32, 0, true},    // prefill across the boundary
+                                           AttentionCase{64, 4, 2, 6, 30, 32, 0, false},   // rows on both sides of it
+                                           AttentionCase{24, 6, 3, 9, 5, 4, 0, false},     // generic head-dim path
+                                           AttentionCase{24, 6, 3, 1, 20, 1, 0, true},     // window 1: itself only
+                                           AttentionCase{64, 4, 2, 5, 12, 0, 2.0f, false}, // soft-cap alone
+                                           AttentionCase{32, 4, 4, 7, 30, 8, 1.5f, true},  // both, vector path
+                                           AttentionCase{24, 4, 2, 3, 7, 100, 3.0f, false},   // window wider than the context
+                                           AttentionCase{64, 4, 2, 4, 9, 0, 0, false, 0.25f}),  // Gemma 27B's own scale
+                         [](const auto& info) { return info.param.name(); });
 
 // NEOX pairs (i, i + nRot/2) rotate by pos · base^(-2i/nRot) · scale / factor[i]; dims past nRot stay.
 TEST(NeoxRope, RotatesHalvesAgainstReference) {

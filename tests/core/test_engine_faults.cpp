@@ -10,7 +10,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
+#include <mutex>
 #include <filesystem>
 #include <thread>
 
@@ -198,8 +200,8 @@ TEST(SigbusGuardDeathTest, OtherBusErrorsStillKill) {
 
 // A 1,500-token prompt in batches of 8 (188 forward passes), cancelled from another thread once
 // prefill is under way: generate() returns Cancelled after at most the batch that was running.
-// Each batch is made to last at least 1 ms (the check sleeps), so that the other thread gets
-// there before prefill ends even on a loaded machine.
+// The tenth batch waits to begin until the other thread has set the flag (a condition, not a
+// sleep: prefill cannot end first however loaded the machine is).
 TEST(EngineCancel, DuringPrefillFromAnotherThreadStopsWithinOneBatch) {
     auto engine = load(kStories, 2048, 8);
     ASSERT_TRUE(engine);
@@ -208,15 +210,24 @@ TEST(EngineCancel, DuringPrefillFromAnotherThreadStopsWithinOneBatch) {
     std::atomic<bool> cancel{false};
     std::atomic<int> batchesStarted{0};
     std::atomic<int> batchesAtCancel{-1};
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool tenthBegun = false;
     const CancelCheck check = [&] {
-        ++batchesStarted;  // asked before every prefill batch
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (++batchesStarted == 10) {  // asked before every prefill batch
+            std::unique_lock lock(mutex);
+            tenthBegun = true;
+            changed.notify_all();
+            changed.wait(lock, [&] { return cancel.load(); });
+        }
         return cancel.load();
     };
     std::thread canceller([&] {
-        while (batchesStarted.load() < 10) std::this_thread::sleep_for(std::chrono::microseconds(200));
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return tenthBegun; });
         batchesAtCancel = batchesStarted.load();
         cancel = true;
+        changed.notify_all();
     });
     auto summary = engine->generate(greedy(prompt, 4), nullptr, check);
     canceller.join();

@@ -15,6 +15,7 @@
 #include <QQuickItem>
 #include <QQuickStyle>
 #include <QQuickWindow>
+#include <QtQuickTest/quicktest.h>
 #include <QTemporaryDir>
 #include <QTest>
 #include <algorithm>
@@ -154,22 +155,15 @@ class TestAcceptance : public QObject {
                      qPrintable(app_->chat->lastError()), int(app_->chat->canSend()));
         return false;
     }
-    // The Probabilities panel's most probable candidate that was not picked, once the panel has
-    // stopped moving: it is laid out again as the step's figures arrive, and a click at where the
-    // bar was landed on another button.
+    // The Probabilities panel's most probable candidate that was not picked, once the window's
+    // layouts are polished (nullptr before): the panel is laid out again as the step's figures
+    // arrive, and a click at where a bar was before that landed on another button. Wait for it
+    // with QTRY_VERIFY((other = unpickedCandidate())).
     QQuickItem* unpickedCandidate() const {
-        QQuickItem* other = nullptr;
-        QPointF was(-1, -1);
-        for (int n = 0, still = 0; n < 60 && still < 3; ++n) {
-            QTest::qWait(50);
-            other = nullptr;
-            for (int c = 0; c < 5 && !other; ++c)
-                if (QQuickItem* bar = visibleNamed(QStringLiteral("candidate_%1").arg(c)); bar && bar->isEnabled()) other = bar;
-            const QPointF at = other ? other->mapToScene(QPointF(0, 0)) : QPointF(-1, -1);
-            still = at == was ? still + 1 : 0;
-            was = at;
-        }
-        return other;
+        if (QQuickTest::qIsPolishScheduled(window())) return nullptr;
+        for (int c = 0; c < 5; ++c)
+            if (QQuickItem* bar = visibleNamed(QStringLiteral("candidate_%1").arg(c)); bar && bar->isEnabled()) return bar;
+        return nullptr;
     }
     // The last message as the reader sees it (its heat map is rich text: the characters only).
     QString lastMessageText() const {
@@ -308,8 +302,8 @@ private slots:
         QTRY_VERIFY(visibleNamed(QStringLiteral("candidate_1")));
         shot(QStringLiteral("candidates"));
         QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
-        QQuickItem* other = unpickedCandidate();
-        QVERIFY(other);
+        QQuickItem* other = nullptr;
+        QTRY_VERIFY((other = unpickedCandidate()));
         click(other);
         QVERIFY(arrived(done, 20000));
         shot(QStringLiteral("branched"));
@@ -384,10 +378,10 @@ private slots:
         QTest::keyClick(window(), Qt::Key_Backtab, Qt::ShiftModifier);
         QTRY_VERIFY(input->hasActiveFocus());
 
-        app_->chat->setMode(QStringLiteral("chat"));
+        app_->chat->setMode(ChatController::Mode::Chat);
         app_->chat->setSystemPrompt(QStringLiteral("Be brief."));
         QTest::keyClick(window(), Qt::Key_N, Qt::ControlModifier);
-        QCOMPARE(app_->chat->mode(), QStringLiteral("chat"));
+        QCOMPARE(app_->chat->mode(), ChatController::Mode::Chat);
         QCOMPARE(app_->chat->systemPrompt(), QStringLiteral("Be brief."));
         QTest::keyClick(window(), Qt::Key_I, Qt::ControlModifier);
         QTRY_VERIFY(!app_->settings->inspectorVisible());
@@ -438,7 +432,7 @@ private slots:
     void heatMapTooltipAndSelection() {
         QVERIFY(start(1400, 900));
         QVERIFY(loadModel());
-        app_->chat->setMode(QStringLiteral("chat"));
+        app_->chat->setMode(ChatController::Mode::Chat);
         QCOMPARE(app_->chat->messages()->heatMode(), QStringLiteral("probability"));
         auto heatBody = [&]() -> QQuickItem* {
             const auto all = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); });
@@ -686,13 +680,13 @@ private slots:
         app_->settings->setInspectorVisible(true);
         click(visibleWithText(QStringLiteral("Settings")));
         QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("settings"));
-        QCOMPARE(app_->chat->mode(), QStringLiteral("completion"));
+        QCOMPARE(app_->chat->mode(), ChatController::Mode::Completion);
         shot(QStringLiteral("completion"));
         click(item(QStringLiteral("modeBox")));
         QQuickItem* chat = nullptr;
         QTRY_VERIFY((chat = visibleWithText(QStringLiteral("Chat"))));
         click(chat);
-        QTRY_COMPARE(app_->chat->mode(), QStringLiteral("chat"));
+        QTRY_COMPARE(app_->chat->mode(), ChatController::Mode::Chat);
         QQuickItem* prompt = nullptr;
         QTRY_VERIFY((prompt = visibleNamed(QStringLiteral("systemPrompt"))));
         shot(QStringLiteral("chat"));
@@ -895,18 +889,18 @@ private slots:
     // between, the note counts what was really prefilled. ("reused 0" beside 10 prefilled was
     // reported; not reproduced in any of these.)
     void branchNoteMatchesTheCache_data() {
-        QTest::addColumn<QString>("mode");
+        QTest::addColumn<ChatController::Mode>("mode");
         QTest::addColumn<int>("turns");
         QTest::addColumn<int>("row");
         QTest::addColumn<bool>("otherBetween");
-        QTest::newRow("chat, earlier answer") << "chat" << 2 << 1 << false;
-        QTest::newRow("chat, last answer") << "chat" << 1 << 1 << false;
-        QTest::newRow("completion, last answer") << "completion" << 1 << 1 << false;
-        QTest::newRow("chat, last of two") << "chat" << 2 << 3 << false;
-        QTest::newRow("completion, another conversation in between") << "completion" << 1 << 1 << true;
+        QTest::newRow("chat, earlier answer") << ChatController::Mode::Chat << 2 << 1 << false;
+        QTest::newRow("chat, last answer") << ChatController::Mode::Chat << 1 << 1 << false;
+        QTest::newRow("completion, last answer") << ChatController::Mode::Completion << 1 << 1 << false;
+        QTest::newRow("chat, last of two") << ChatController::Mode::Chat << 2 << 3 << false;
+        QTest::newRow("completion, another conversation in between") << ChatController::Mode::Completion << 1 << 1 << true;
     }
     void branchNoteMatchesTheCache() {
-        QFETCH(QString, mode);
+        QFETCH(ChatController::Mode, mode);
         QFETCH(int, turns);
         QFETCH(int, row);
         QFETCH(bool, otherBetween);
@@ -927,8 +921,7 @@ private slots:
         QQuickItem* other = nullptr;
         QTRY_VERIFY(visibleNamed(QStringLiteral("candidate_1")));
         QTRY_VERIFY(app_->inspector->step() == 4 && !app_->inspector->following());
-        other = unpickedCandidate();
-        QVERIFY(other);
+        QTRY_VERIFY((other = unpickedCandidate()));
         QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
         click(other);
         QVERIFY(arrived(done, 20000));

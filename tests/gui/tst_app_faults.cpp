@@ -213,7 +213,7 @@ private slots:
         stored = app.store.messages(id);
         QCOMPARE(stored.size(), 4);
         QCOMPARE(stored[1].content, answer.text);
-        QCOMPARE(app.engine->modelDetails().value("vocabSize").toInt(), 32000);
+        QCOMPARE(app.engine->modelDetails().vocabSize, 32000);
     }
 
     // A new conversation (Ctrl+N) or deleting this one mid-answer: the answer so far is kept in the

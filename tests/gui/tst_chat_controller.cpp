@@ -66,7 +66,7 @@ private slots:
     void completionAnswerStreamsAndIsStored() {
         Fixture f;
         QVERIFY(loadAndWait(*f.engine, bundledModel()));
-        QCOMPARE(f.chat->mode(), QStringLiteral("completion"));  // stories260K names no chat template
+        QCOMPARE(f.chat->mode(), ChatController::Mode::Completion);  // stories260K names no chat template
         QSignalSpy textChanges(f.chat->messages(), &QAbstractItemModel::dataChanged);
         QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
         ChatModel* m = f.chat->messages();
@@ -141,7 +141,7 @@ private slots:
     void chatTemplateShapesThePrompt() {
         Fixture f;
         QVERIFY(loadAndWait(*f.engine, bundledModel()));
-        f.chat->setMode("chat");
+        f.chat->setMode(ChatController::Mode::Chat);
         f.chat->setTemplateChoice("llama2");
         f.chat->setSystemPrompt("Be kind.");
         QCOMPARE(f.chat->effectiveTemplate(), QStringLiteral("llama2"));
@@ -166,7 +166,7 @@ private slots:
         Fixture f;
         QCOMPARE(f.chat->templateNames(), (QStringList{"auto", "completion", "llama2", "mistral", "chatml", "zephyr", "llama3", "gemma", "phi3"}));
         QVERIFY(loadAndWait(*f.engine, bundledModel()));
-        f.chat->setMode("chat");
+        f.chat->setMode(ChatController::Mode::Chat);
         QCOMPARE(f.chat->effectiveTemplate(), QStringLiteral("llama2"));  // no template, no turn markers in the vocabulary
         for (const char* name : {"llama3", "gemma", "phi3"}) {
             f.chat->setTemplateChoice(QString::fromLatin1(name));
@@ -448,17 +448,51 @@ private slots:
                      qPrintable(f.engine->deviceDescription()));
     }
 
+    // The mode is an enum in C++ and QML; the store keeps the names it always kept, so a
+    // conversation stored by an earlier version ("chat", "completion") opens in its mode, and a
+    // change is stored by name.
+    void modeIsStoredByName() {
+        QCOMPARE(ChatController::modeName(ChatController::Mode::Chat), QStringLiteral("chat"));
+        QCOMPARE(ChatController::modeName(ChatController::Mode::Completion), QStringLiteral("completion"));
+        QCOMPARE(ChatController::modeFromName(QStringLiteral("completion")), ChatController::Mode::Completion);
+        QCOMPARE(ChatController::modeFromName(QStringLiteral("Chat")), ChatController::Mode::Completion);  // names are exact
+        Fixture f;
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
+        StoredConversation chat, completion;
+        chat.title = QStringLiteral("a chat");
+        chat.mode = QStringLiteral("chat");
+        completion.title = QStringLiteral("a completion");
+        completion.mode = QStringLiteral("completion");
+        const auto chatId = f.store.createConversation(chat), completionId = f.store.createConversation(completion);
+        QVERIFY(chatId && completionId);
+        QVERIFY(f.chat->openConversation(*chatId));
+        QCOMPARE(f.chat->mode(), ChatController::Mode::Chat);
+        QCOMPARE(f.chat->effectiveTemplate(), QStringLiteral("llama2"));
+        QVERIFY(f.chat->openConversation(*completionId));
+        QCOMPARE(f.chat->mode(), ChatController::Mode::Completion);
+        QCOMPARE(f.chat->effectiveTemplate(), QStringLiteral("completion"));
+        QSignalSpy changed(f.chat.get(), &ChatController::settingsChanged);
+        f.chat->setMode(ChatController::Mode::Chat);
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(f.store.conversation(*completionId)->mode, QStringLiteral("chat"));
+        f.chat->setMode(ChatController::Mode::Chat);  // no change, no signal
+        QCOMPARE(changed.count(), 1);
+        // Through the meta-object, as QML sets it.
+        QVERIFY(f.chat->setProperty("mode", QVariant::fromValue(ChatController::Mode::Completion)));
+        QCOMPARE(f.store.conversation(*completionId)->mode, QStringLiteral("completion"));
+    }
+
     // Ctrl+N: a new conversation keeps the mode, template and system prompt the user set.
     void newConversationKeepsModeAndSystemPrompt() {
         Fixture f;
         QVERIFY(loadAndWait(*f.engine, bundledModel()));
-        f.chat->setMode(QStringLiteral("chat"));
+        f.chat->setMode(ChatController::Mode::Chat);
         f.chat->setTemplateChoice(QStringLiteral("chatml"));
         f.chat->setSystemPrompt(QStringLiteral("Answer briefly."));
         QVERIFY(f.answer("Hello"));
         f.chat->newConversation();
         QCOMPARE(f.chat->messages()->count(), 0);
-        QCOMPARE(f.chat->mode(), QStringLiteral("chat"));
+        QCOMPARE(f.chat->mode(), ChatController::Mode::Chat);
         QCOMPARE(f.chat->templateChoice(), QStringLiteral("chatml"));
         QCOMPARE(f.chat->systemPrompt(), QStringLiteral("Answer briefly."));
     }

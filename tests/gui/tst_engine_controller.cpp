@@ -1,7 +1,14 @@
 // EngineController and EngineWorker with the real bundled model: loading with progress, a failed
 // load keeping the previous model, streaming in batches, stop, cache reuse after an edit,
-// errors as signals, loading while generating, and a GUI event loop that stays responsive.
+// errors as signals, loading while generating, and a GUI event loop that stays responsive; the
+// ModelDetails the Model panel shows.
 #include <QElapsedTimer>
+#include <QFileInfo>
+#include <QQmlComponent>
+#include <QQmlContext>
+#include <QQmlEngine>
+#include <QtQml/QQmlExtensionPlugin>
+#include <memory>
 #include <QThread>
 #include <atomic>
 #include <QSignalSpy>
@@ -10,6 +17,8 @@
 
 #include "engine/engine_controller.h"
 #include "gui_test_helpers.h"
+
+Q_IMPORT_QML_PLUGIN(InferscopePlugin)
 
 using namespace inferscope;
 using namespace inferscope::testing_gui;
@@ -36,7 +45,58 @@ private slots:
         QVERIFY(progress.count() >= 2);
         QCOMPARE(engine.loadProgress(), 1.0);
         QVERIFY(states.count() >= 2);  // Loading, then Ready
-        QCOMPARE(engine.modelDetails().value("kvHeads").toInt(), 4);
+        QCOMPARE(engine.modelDetails().kvHeads, 4);
+    }
+
+    // What the Model panel shows, from stories260K's header and tensors: 5 blocks of 64-wide
+    // embeddings, 8 query and 4 KV heads of 8, a 172-wide feed-forward, 512 tokens; 292,800 F32
+    // weights in 48 tensors (token_embd and output 64 × 512, per block q 64 × 64, k and v 64 × 32,
+    // o 64 × 64, gate and up 64 × 172, down 172 × 64, two norms of 64; the output norm).
+    void modelDetailsDescribeTheLoadedFile() {
+        EngineController engine(nullptr);
+        QVERIFY(!engine.modelDetails().valid);
+        QCOMPARE(engine.modelDetails(), ModelDetails{});
+        QVERIFY(loadAndWait(engine, bundledModel()));
+        const ModelDetails& d = engine.modelDetails();
+        QVERIFY(d.valid);
+        QCOMPARE(d.name, QStringLiteral("stories260K"));
+        QCOMPARE(d.architecture, QStringLiteral("llama"));
+        QCOMPARE(d.parameters, 292800.0);
+        QCOMPARE(d.layers, 5);
+        QCOMPARE(d.embedding, 64);
+        QCOMPARE(d.heads, 8);
+        QCOMPARE(d.kvHeads, 4);
+        QCOMPARE(d.headDim, 8);
+        QCOMPARE(d.feedForward, 172);
+        QCOMPARE(d.vocabSize, 512);
+        QCOMPARE(d.trainedContext, 2048);
+        QCOMPARE(d.ropeFreqBase, 10000.0);
+        QCOMPARE(d.tensorTypeCounts(), (QVariantMap{{QStringLiteral("F32"), 48}}));
+        QCOMPARE(d.bitsPerWeight, 32.0);
+        QCOMPARE(d.formatNote, QString());  // a float file: no quantized block to explain
+        QCOMPARE(d.fileBytes, double(QFileInfo(bundledModel()).size()));
+        // A decode pass reads every matrix and norm once and one 256-byte row of the embedding.
+        QCOMPARE(d.weightBytesPerToken, 292800.0 * 4 - 512 * 64 * 4 + 64 * 4);
+        // Multiply-adds of the matrices: per block 2 × 64 × 64 + 2 × 64 × 32 + 3 × 64 × 172, and the output 64 × 512.
+        QCOMPARE(d.matmulMacsPerToken, 5.0 * (2 * 64 * 64 + 2 * 64 * 32 + 3 * 64 * 172) + 64 * 512);
+        QCOMPARE(d.kvBytesPerToken, 2.0 * 5 * 4 * 8 * 4);  // K and V × layers × KV heads × head dim × 4 bytes (f32)
+        QCOMPARE(d.kvBytesPerElement, 4);
+        QVERIFY(d.loadMs > 0);
+        QCOMPARE(d.tokenizer, QStringLiteral("sentencepiece"));
+        QCOMPARE(d.preTokenizer, QString());
+
+        // QML reads the same value by its property names (the Model panel's bindings).
+        QQmlEngine qml;
+        qml.rootContext()->setContextProperty(QStringLiteral("engine"), &engine);
+        QQmlComponent component(&qml);
+        component.setData("import QtQml\nimport Inferscope\nQtObject {\n"
+                          "  readonly property var d: engine.modelDetails\n"
+                          "  property string shown: d.valid + ': ' + d.heads + ' query, ' + d.kvHeads + ' KV, ' + d.tensorTypes.F32\n"
+                          "                         + ' F32 tensors, ' + d.tokenizer + ', ' + d.weightBytesPerToken + ' B per token'\n}\n",
+                          QUrl());
+        std::unique_ptr<QObject> o(component.create());
+        QVERIFY2(o, qPrintable(component.errorString()));
+        QCOMPARE(o->property("shown").toString(), QStringLiteral("true: 8 query, 4 KV, 48 F32 tensors, sentencepiece, 1040384 B per token"));
     }
 
     void aFailedLoadKeepsThePreviousModel() {
@@ -157,9 +217,9 @@ private slots:
         engine.loadModel(QStringLiteral(INFERSCOPE_TEST_DATA_DIR "/llama-2-tiny-random.gguf"));
         QVERIFY(loaded.wait(10000));
         QCOMPARE(finished.count(), 1);  // the generation ended (cancelled) before the new model came
-        QCOMPARE(engine.modelDetails().value("vocabSize").toInt(), 32000);
-        QCOMPARE(engine.modelDetails().value("tokenizer").toString(), QString("sentencepiece"));
-        QCOMPARE(engine.modelDetails().value("preTokenizer").toString(), QString());
+        QCOMPARE(engine.modelDetails().vocabSize, 32000);
+        QCOMPARE(engine.modelDetails().tokenizer, QString("sentencepiece"));
+        QCOMPARE(engine.modelDetails().preTokenizer, QString());
         QCOMPARE(engine.state(), EngineController::State::Ready);
     }
 

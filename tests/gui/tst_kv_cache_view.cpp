@@ -163,7 +163,7 @@ private slots:
         QVERIFY(f.view.originRuns().isEmpty());
         verifyAgainstEngine(f.view, f.engine.kvStats());
         QCOMPARE(f.view.bytesReserved(), f.engine.kvBytesReserved());
-        QCOMPARE(f.view.bytesPerToken(), f.engine.modelDetails().value("kvBytesPerToken").toDouble());
+        QCOMPARE(f.view.bytesPerToken(), f.engine.modelDetails().kvBytesPerToken);
     }
 
     void aGenerationFillsTheCacheBatchByBatch() {

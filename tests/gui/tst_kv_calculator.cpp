@@ -216,7 +216,7 @@ private slots:
         QVERIFY(loadAndWait(engine, QStringLiteral(INFERSCOPE_TEST_DATA_DIR "/llama-2-tiny-random.gguf")));
         QCOMPARE(calc.presets()->count(), 12);
         QCOMPARE(calc.presetIndex(), row);
-        QCOMPARE(calc.layers(), engine.modelDetails().value("layers").toInt());
+        QCOMPARE(calc.layers(), engine.modelDetails().layers);
         QCOMPARE(calc.bytesPerUser(), engine.kvBytesReserved());
         // Gemma 2's alternate layers slide (13 of the tiny model's 26, window 32), as the engine reads them.
         const QString gemma2 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/gemma2-tiny.gguf");

@@ -42,12 +42,11 @@ private slots:
             ChatFixture f(16);
             QVERIFY2(loadAndWait(*f.engine, path), qPrintable(name));
 
-            QVariantMap shown = f.engine->modelDetails().value(QStringLiteral("tensorTypes")).toMap();
             std::map<std::string, int> listed;
-            for (auto it = shown.begin(); it != shown.end(); ++it) listed[it.key().toStdString()] = it.value().toInt();
+            for (const auto& [type, count] : f.engine->modelDetails().tensorTypes) listed[type.toStdString()] = count;
             QVERIFY2(listed == headerTypes(path), qPrintable(name));
             const bool quantized = !name.endsWith(QLatin1String("-wide.gguf"));
-            QCOMPARE(f.engine->modelDetails().value(QStringLiteral("formatNote")).toString().isEmpty(), !quantized);
+            QCOMPARE(f.engine->modelDetails().formatNote.isEmpty(), !quantized);
 
             QVERIFY2(f.answer(QStringLiteral("Once upon a time")), qPrintable(name));
             const ChatMessage& answer = f.last();

@@ -81,7 +81,7 @@ private slots:
         if (!QFile::exists(llama3)) QSKIP("../shared/models/arch/llama3-tiny.gguf not found");
         Fixture f;
         QVERIFY(loadAndWait(*f.engine, llama3));
-        f.chat->setMode(QStringLiteral("completion"));
+        f.chat->setMode(ChatController::Mode::Completion);
         f.sampling->setMaxTokens(2);
         QVERIFY(f.answer([&] { return f.chat->send("Hi"); }));
         const Tokenizer& tok = *f.engine->model()->tokenizer;
@@ -473,10 +473,21 @@ private slots:
         QVERIFY(jf.open(QIODevice::ReadOnly));
         const QJsonArray steps = QJsonDocument::fromJson(jf.readAll()).object().value("steps").toArray();
         QCOMPARE(steps.size(), 20);
-        QCOMPARE(steps[0].toObject().value("id").toInt(), 432);
-        QCOMPARE(steps[0].toObject().value("piece").toString(), QStringLiteral(","));
-        QCOMPARE(steps[0].toObject().value("top").toArray().size(), 20);
-        QVERIFY(steps[0].toObject().value("top").toArray()[0].toObject().value("stages").toObject().contains("top-p"));
+        const QJsonObject first = steps[0].toObject();
+        // The step-record schema the CLI's --json and the conversation export write, in its order.
+        QCOMPARE(first.keys(), (QStringList{"end_of_generation", "entropy_bits", "forward_us", "id", "log_sum_exp", "logit", "p",
+                                            "p_final", "piece", "position", "rank", "sample_us", "step", "survivors", "top"}));
+        QCOMPARE(first.value("id").toInt(), 432);
+        QCOMPARE(first.value("piece").toString(), QStringLiteral(","));
+        QCOMPARE(first.value("step").toInt(), 0);
+        QCOMPARE(first.value("position").toInt(), 5);
+        QCOMPARE(first.value("rank").toInt(), 1);  // greedy
+        QCOMPARE(first.value("top").toArray().size(), 20);
+        const QJsonObject best = first.value("top").toArray()[0].toObject();
+        QCOMPARE(best.value("id").toInt(), 432);
+        QCOMPARE(best.value("piece").toString(), QStringLiteral(","));  // every candidate's piece, from the tokenizer
+        QVERIFY(!first.value("top").toArray()[19].toObject().value("piece").toString().isEmpty());
+        QCOMPARE(best.value("stages").toObject().keys(), (QStringList{"min-p", "penalty", "raw", "temperature", "top-k", "top-p"}));
         QFile cf(csv);
         QVERIFY(cf.open(QIODevice::ReadOnly));
         const QStringList lines = QString::fromUtf8(cf.readAll()).split('\n', Qt::SkipEmptyParts);

@@ -45,11 +45,11 @@ private slots:
         QCOMPARE(f.timeline->decodeGBps().size(), 29);
         // The bytes a decode pass reads: every matrix and norm once and one row of the embedding,
         // plus 1,280 B of K and V for each position up to and including its own.
-        const QVariantMap d = f.engine->modelDetails();
-        const double weights = d.value("weightBytesPerToken").toDouble();
+        const ModelDetails& d = f.engine->modelDetails();
+        const double weights = d.weightBytesPerToken;
         QCOMPARE(f.timeline->decodeBytes(9), weights + 1280.0 * 10);
         // A prefill's FLOPs: 2 per multiply-add of every matrix per token (the LM head once) plus attention.
-        const double macs = d.value("matmulMacsPerToken").toDouble();
+        const double macs = d.matmulMacsPerToken;
         const double lmHead = 512.0 * 64.0;
         QCOMPARE(f.timeline->prefillFlops(5, 0), 2 * (macs - lmHead) * 5 + 2 * lmHead + 4.0 * 8 * 8 * 5 * (1 + 2 + 3 + 4 + 5));
         const QVariantMap dc = f.timeline->decode();
