@@ -53,35 +53,38 @@ ColumnLayout {
             Accessible.name: qsTr("KV cache type")
         }
     }
-    Label {
-        objectName: "kvTypeInUse"
+    // A plain Column, not layout items: labels of a layout whose text (and wrapped height) changed
+    // after it was laid out kept their first height in Qt 6.4 and were drawn over the next one.
+    Column {
         Layout.fillWidth: true
-        Layout.preferredWidth: 100  // fills the row; its unwrapped width must not drive the layout
-        wrapMode: Text.Wrap
-        font.pixelSize: Theme.fontSmall
-        color: Theme.muted
-        visible: text !== ""
-        // A model loaded while the setting names a type it cannot use: it runs with FP32.
-        text: EngineController.hasModel && EngineController.kvType !== "" && EngineController.kvType !== AppSettings.kvType
-              ? qsTr("In use: %1. %2").arg(Units.dtypeLabel(EngineController.kvType)).arg(EngineController.kvTypeProblem(AppSettings.kvType))
-              : ""
-    }
-    Label {
-        objectName: "kvTypeNote"
-        Layout.fillWidth: true
-        Layout.preferredWidth: 100
-        wrapMode: Text.Wrap
-        font.pixelSize: Theme.fontSmall
-        color: setting.refused ? Theme.danger : Theme.muted
-        visible: text !== ""
-        text: setting.note
-    }
-    Label {
-        Layout.fillWidth: true
-        Layout.preferredWidth: 100
-        wrapMode: Text.Wrap
-        font.pixelSize: Theme.fontSmall
-        color: Theme.muted
-        text: qsTr("Each new token stores a key and a value vector per layer and KV head, and every later token reads them all back. The KV panel shows what the chosen type allocates, and what it changes in the model's predictions (\"What it costs\").")
+        spacing: 6
+        Label {
+            objectName: "kvTypeInUse"
+            width: parent.width
+            wrapMode: Text.Wrap
+            font.pixelSize: Theme.fontSmall
+            color: Theme.muted
+            visible: text !== ""
+            // A model loaded while the setting names a type it cannot use: it runs with FP32.
+            text: EngineController.hasModel && EngineController.kvType !== "" && EngineController.kvType !== AppSettings.kvType
+                  ? qsTr("In use: %1 — %2").arg(Units.dtypeLabel(EngineController.kvType)).arg(EngineController.kvTypeProblem(AppSettings.kvType))
+                  : ""
+        }
+        Label {
+            objectName: "kvTypeNote"
+            width: parent.width
+            wrapMode: Text.Wrap
+            font.pixelSize: Theme.fontSmall
+            color: setting.refused ? Theme.danger : Theme.muted
+            visible: text !== ""
+            text: setting.note
+        }
+        Label {
+            width: parent.width
+            wrapMode: Text.Wrap
+            font.pixelSize: Theme.fontSmall
+            color: Theme.muted
+            text: qsTr("Each new token stores a key and a value vector per layer and KV head, and every later token reads them all back. The KV panel shows what the chosen type allocates, and what it changes in the model's predictions (\"What Q8_0 costs\").")
+        }
     }
 }

@@ -140,13 +140,13 @@ QString KvCacheView::layerTypeSummary() const {
                          : global == 1 ? tr("The global layer holds %1.").arg(globalBytes)
                                        : tr("The %1 global layers hold %2.").arg(global).arg(globalBytes);
     return tr("Every layer allocates the same %1 (%2 per token): the engine keeps every position on every layer. "
-              "%3 of %4 layers (%5) attend to the last %6 positions only: their cells hold %7, a cache keeping only the window "
+              "%3 of %4 layers%5 attend to the last %6 positions only: their cells hold %7, a cache keeping only the window "
               "would need %8. %9")
         .arg(binaryBytes(stats_.bytesReservedPerLayer))
         .arg(exactBytes(stats_.bytesPerToken / uint64_t(layers())))
         .arg(slidingLayers())
         .arg(layers())
-        .arg(slidingLayerList())
+        .arg(slidingLayerList().isEmpty() ? QString() : QStringLiteral(" (%1)").arg(slidingLayerList()))
         .arg(groupedCount(uint64_t(slidingWindow())))
         .arg(binaryBytes(stats_.bytesUsedSlidingLayers))
         .arg(binaryBytes(stats_.bytesNeededSlidingLayers))

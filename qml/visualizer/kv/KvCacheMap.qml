@@ -13,8 +13,9 @@ ColumnLayout {
     readonly property int axisWidth: 22
     spacing: 4
 
-    RowLayout {
+    Flow {  // wraps: with a sliding-window entry the legend is wider than the panel
         Layout.fillWidth: true
+        Layout.preferredWidth: 100  // fills the row; its own width must not drive the layout
         spacing: Theme.spacing
         Repeater {
             model: [
@@ -57,7 +58,6 @@ ColumnLayout {
                     .arg(map.view.slidingLayerList).arg(Units.count(map.view.slidingWindow))
             }
         }
-        Item { Layout.fillWidth: true }
     }
 
     // The whole context; the rectangle marks the grid's window. A click centres the grid there.

@@ -117,6 +117,16 @@ ColumnLayout {
                     }
                 }
             }
+            Label {
+                objectName: table.attention ? "" : "blockTypesNote"
+                visible: !table.attention && variants.view.headDim % 32 !== 0
+                Layout.fillWidth: true
+                Layout.preferredWidth: 100
+                wrapMode: Text.Wrap
+                color: Theme.muted
+                font.pixelSize: Theme.fontSmall
+                text: qsTr("Q8_0 and Q4_0 store each head's row in blocks of 32 values: not for this model's head dim of %1.").arg(variants.view.headDim)
+            }
         }
     }
 }
