@@ -7,6 +7,7 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include "chat/token_heatmap.h"
 #include "chat_fixture.h"
 #include "engine/perplexity.h"
 #include "visualizer/kv/kv_cache_grid.h"
@@ -234,6 +235,28 @@ private slots:
         // The conversation's own cache was left as it was.
         QCOMPARE(app.engine->kvType(), QStringLiteral("f32"));
         QVERIFY(app.engine->contextUsed() > 0);
+    }
+
+    // Tint "kvcost": a token's KL over 0.05 nats is the full tint (as p = 0 in probability mode),
+    // 0.025 half of it (as p = 0.5); no KL, or a step past the measured ones: no tint.
+    void theKvCostTintFollowsTheKl() {
+        auto step = [](const char* piece, float p) {
+            StepRecord r;
+            r.piece = piece;
+            r.sample.pRaw = p;
+            return r;
+        };
+        const auto styleOf = [](const QString& html) { return html.section(QLatin1Char('"'), 3, 3); };
+        const QString full = styleOf(buildHeatText({step("x", 0.0f)}, HeatMode::Probability, false, false).html);
+        const QString half = styleOf(buildHeatText({step("x", 0.5f)}, HeatMode::Probability, false, false).html);
+        QVERIFY(full.startsWith(QStringLiteral("background-color:rgba(")));
+        QVERIFY(half.startsWith(QStringLiteral("background-color:rgba(")) && half != full);
+        const std::vector<StepRecord> steps{step("a", 1.0f), step("b", 1.0f), step("c", 1.0f), step("d", 0.0f)};
+        const HeatText heat = buildHeatText(steps, HeatMode::KvCost, false, false, {}, 0, {0.0f, 0.05f, 0.025f});
+        QCOMPARE(heat.html, QStringLiteral("<div style=\"white-space:pre-wrap\">a<span style=\"%1\">b</span><span style=\"%2\">c</span>d</div>")
+                                .arg(full, half));
+        QCOMPARE(heatModeFromName(QStringLiteral("kvcost")), HeatMode::KvCost);
+        QCOMPARE(heatModeName(HeatMode::KvCost), QStringLiteral("kvcost"));
     }
 
     void nothingToMeasureBeforeAnAnswer() {
