@@ -124,9 +124,10 @@ public:
     // bytes alone (LoadedModel::maxTokenBytes), so a 10 MB paste is refused at once.
     QString tooLongError(const QString& text, const QString& what = QString()) const;
 
-    // What answer `row` was generated from, as its generation sent it (the messages before it), and
-    // its tokens, one per step: for re-running it (kv_cost_model.h). nullopt for a row that is not
-    // a finished answer with steps, or without a model.
+    // What answer `row` was generated from — the messages before it, with the tokens they put in
+    // the context, rendered by the current template and system prompt (as its generation sent
+    // them unless those changed since) — and its tokens, one per step: for re-running it
+    // (kv_cost_model.h). nullopt for a row that is not a finished answer with steps, or without a model.
     struct AnswerContext {
         std::vector<PromptChunk> chunks;
         std::vector<int32_t> answer;

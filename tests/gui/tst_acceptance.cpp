@@ -1061,6 +1061,42 @@ private slots:
         QTRY_VERIFY(visibleNamed(QStringLiteral("heatLegend"))->property("text").toString().startsWith(QStringLiteral("Tint: KL divergence")));
         shot(QStringLiteral("cost"));
     }
+
+    // gemma3-tiny (head dim 64) with a Q8_0 cache chosen in Settings: "What Q8_0 costs" against
+    // FP16 on the answer, the tint in the chat (random weights: the caches part visibly).
+    void whatQ8_0CostsOnGemma3() {
+        const QString gemma3 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/gemma3-tiny.gguf");
+        if (!QFile::exists(gemma3)) QSKIP("../shared/models/arch/gemma3-tiny.gguf not found");
+        QVERIFY(start(1400, 900));
+        app_->sampling->setMaxTokens(40);
+        app_->settings->setKvType(QStringLiteral("q8_0"));
+        QVERIFY(loadAndWait(*app_->engine, gemma3));
+        QCOMPARE(app_->engine->kvType(), QStringLiteral("q8_0"));
+        QVERIFY(sendByKeyboard(QStringLiteral("Tell me a story about a llama.")));
+        app_->settings->setInspectorTab(QStringLiteral("kv"));
+        QQuickItem* measure = nullptr;
+        QTRY_VERIFY((measure = visibleNamed(QStringLiteral("kvCostRun"))));
+        QCOMPARE(visibleNamed(QStringLiteral("kvCostTitle"))->property("text").toString(), QStringLiteral("What Q8_0 costs"));
+        QQuickItem* panel = measure;
+        while (panel && !panel->inherits("QQuickScrollView")) panel = panel->parentItem();
+        QVERIFY(panel);
+        QQuickItem* flick = panel->property("contentItem").value<QQuickItem*>();
+        const QPointF inContent = measure->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
+        flick->setProperty("contentY", std::max(0.0, inContent.y() - 480));
+        QTRY_VERIFY(insideWindow(measure));
+        click(measure);
+        QTRY_VERIFY_WITH_TIMEOUT(visibleNamed(QStringLiteral("kvCost_mean")), 30000);
+        QCOMPARE(visibleNamed(QStringLiteral("kvCostCaption"))->property("text").toString(),
+                 QStringLiteral("Q8_0 against FP16, over the latest answer's 40 tokens."));
+        QTRY_VERIFY(app_->chat->messages()->data(app_->chat->messages()->index(1), ChatModel::HeatTextRole).toString().contains(
+            QLatin1String("background-color")));
+        // The figures in view for the picture (the panel is laid out again as they appear).
+        QQuickItem* caption = visibleNamed(QStringLiteral("kvCostCaption"));
+        const QPointF captionAt = caption->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
+        flick->setProperty("contentY", std::max(0.0, captionAt.y() - 640));
+        QTRY_VERIFY(insideWindow(caption));
+        shot(QStringLiteral("cost"));
+    }
 };
 
 int main(int argc, char** argv) {
