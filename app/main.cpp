@@ -57,7 +57,10 @@ int main(int argc, char** argv) {
     QCommandLineOption tintOpt(QStringLiteral("tint"),
                                QStringLiteral("Tint answers by: probability, surprisal, entropy or off (with --screenshot: this run only)."),
                                QStringLiteral("mode"));
-    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt, tintOpt});
+    QCommandLineOption kvOpt(QStringLiteral("kv"),
+                             QStringLiteral("KV cache type: f32, f16, q8_0 or q4_0, as Settings → KV cache (with --screenshot: this run only)."),
+                             QStringLiteral("type"));
+    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt, tintOpt, kvOpt});
     cli.process(app);
     const bool screenshot = cli.isSet(shotOpt);
 
@@ -100,6 +103,7 @@ int main(int argc, char** argv) {
         }
     }
     if (cli.isSet(tintOpt)) settings.setHeatMode(cli.value(tintOpt));
+    if (cli.isSet(kvOpt)) settings.setKvType(cli.value(kvOpt));
     if (cli.isSet(maxTokensOpt)) graph.chat->setMaxTokensOverride(cli.value(maxTokensOpt).toInt());
     if (screenshot) settings.setSessionWelcomeSeen(true);
 

@@ -114,10 +114,15 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
     if (options.batchSize < 1)
         return fail(ErrorKind::InvalidArgument, fmt::format("batch size must be positive, got {}", options.batchSize));
 
-    if (auto ok = checkKvHeadDim(options.kvType, hp.headDim); !ok) return std::unexpected(ok.error());
+    KvType kvType = options.kvType;
+    if (auto ok = checkKvHeadDim(kvType, hp.headDim); !ok) {
+        if (!options.kvTypeFallback) return std::unexpected(ok.error());
+        engine->notices_.push_back(fmt::format("KV cache f32 instead of {}: {}", kvTypeName(kvType), ok.error().message));
+        kvType = KvType::F32;
+    }
     // Before any weight is converted or the cache allocated: weights + KV cache + buffers must fit
     // in available memory and in the process's address-space and data limits.
-    const LoadShape shape{options.precision, nCtx, options.batchSize, options.kvType, engine->device_->threads()};
+    const LoadShape shape{options.precision, nCtx, options.batchSize, kvType, engine->device_->threads()};
     const MemoryNeed need = estimateLoadMemory(*file, hp, shape);
     const MemoryFigures have = readMemoryFigures();
     if (auto shortfall = findMemoryShortfall(need, have))
@@ -127,7 +132,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
     if (!model) return std::unexpected(model.error());
     engine->model_ = std::move(*model);
 
-    auto context = engine->model_->createContext(nCtx, options.batchSize, options.kvType);
+    auto context = engine->model_->createContext(nCtx, options.batchSize, kvType);
     if (!context) return std::unexpected(context.error());
     engine->context_ = std::move(*context);
     if (options.warmUp) engine->model_->warmUp(*engine->context_);

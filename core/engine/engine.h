@@ -36,6 +36,8 @@ struct EngineOptions {
     int32_t batchSize = 512;                // most tokens per prefill forward pass
     KvType kvType = KvType::F32;            // F16 halves the cache and what long-context decode reads; Q8_0
                                             // (34/128 of F32) and Q4_0 (18/128) need head dim % 32 == 0
+    bool kvTypeFallback = false;            // a head dim that refuses kvType: F32, with a notice, instead of an error
+                                            // (the app's setting is for every model; the CLI's --kv for this one)
     bool warmUp = true;                     // one throw-away pass at load (threads, JIT, page-in)
     static constexpr int32_t kDefaultContext = 4096;
 };
@@ -78,6 +80,18 @@ public:
     // the logits [n_vocab] that predict position i + 1, for every i. Same checks as a prompt.
     using ScoreCallback = std::function<void(int32_t position, std::span<const float> logits)>;
     Result<void> score(std::span<const int32_t> tokens, const ScoreCallback& onLogits);
+    // The same through two temporary caches of types a and b at once, position by position (the
+    // session's cache is left alone): onLogits(i, logitsA, logitsB) for every i. A cancel check
+    // that returns true stops it between positions with ErrorKind::Cancelled.
+    using PairScoreCallback = std::function<void(int32_t position, std::span<const float> a, std::span<const float> b)>;
+    Result<void> scoreWithKvTypes(KvType a, KvType b, std::span<const int32_t> tokens, const PairScoreCallback& onLogits,
+                                  const CancelCheck& cancel = {});
+
+    // The KV cache's element type. setKvType re-creates the cache in that type (same context):
+    // the cached tokens are dropped, so the next generation prefills its whole prompt. Refused,
+    // the old cache kept, when the head dimension does not suit a block type or it does not fit.
+    KvType kvType() const { return context_->cache().type(); }
+    Result<void> setKvType(KvType type);
 
     // Looks inside the pass of the cached token at `position` (its logits predict position + 1):
     // re-runs that one position over the KV cache (a decode pass reading the cached keys and
@@ -104,6 +118,8 @@ private:
                                       ForwardProbe* probe = nullptr);
     // Ok while the mapped model file is as loaded; otherwise the engine is broken from now on.
     Result<void> checkModelFile();
+    // The same checks as for a prompt, for a sequence to score.
+    Result<void> checkScoredSequence(std::span<const int32_t> tokens);
 
     ModelInfo info_;
     std::unique_ptr<ComputeDevice> device_;

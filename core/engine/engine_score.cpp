@@ -1,12 +1,13 @@
 // Engine::score: the logits of every position of a given sequence (teacher forcing), for
-// `inferscope-cli score` and the accuracy checks of quantized formats against llama.cpp.
+// `inferscope-cli score` and `perplexity`, the accuracy checks of quantized formats against
+// llama.cpp, and what a KV cache type costs (kv_cost.h: two caches in lockstep).
 #include <fmt/format.h>
 
 #include "engine/engine.h"
 
 namespace inferscope {
 
-Result<void> Engine::score(std::span<const int32_t> tokens, const ScoreCallback& onLogits) {
+Result<void> Engine::checkScoredSequence(std::span<const int32_t> tokens) {
     const int32_t n = int32_t(tokens.size());
     if (n == 0) return fail(ErrorKind::InvalidArgument, "the sequence is empty");
     for (int32_t id : tokens)
@@ -16,15 +17,51 @@ Result<void> Engine::score(std::span<const int32_t> tokens, const ScoreCallback&
         return fail(ErrorKind::InvalidArgument,
                     fmt::format("the sequence is {} tokens but the context holds {}; shorten it or load with a larger context", n,
                                 contextLength()));
-    if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());
+    return checkModelFile();
+}
+
+Result<void> Engine::score(std::span<const int32_t> tokens, const ScoreCallback& onLogits) {
+    if (auto ok = checkScoredSequence(tokens); !ok) return ok;
     device_->bindThreads();
     truncate(0);
-    for (int32_t pos = 0; pos < n; ++pos) {
+    for (int32_t pos = 0; pos < int32_t(tokens.size()); ++pos) {
         const auto logits = model_->forward(*context_, tokens.subspan(size_t(pos), 1), pos, CellOrigin::Prompt);
         cachedTokens_.push_back(tokens[size_t(pos)]);
         if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());
         onLogits(pos, logits);
     }
+    return {};
+}
+
+Result<void> Engine::scoreWithKvTypes(KvType a, KvType b, std::span<const int32_t> tokens, const PairScoreCallback& onLogits,
+                                      const CancelCheck& cancel) {
+    if (auto ok = checkScoredSequence(tokens); !ok) return ok;
+    const int32_t n = int32_t(tokens.size());
+    // Decode passes only (one position each), as score() runs them: a batch of 1.
+    auto contextA = model_->createContext(n, 1, a);
+    if (!contextA) return std::unexpected(contextA.error());
+    auto contextB = model_->createContext(n, 1, b);
+    if (!contextB) return std::unexpected(contextB.error());
+    device_->bindThreads();
+    for (int32_t pos = 0; pos < n; ++pos) {
+        if (cancel && cancel()) return fail(ErrorKind::Cancelled, "cancelled");
+        const auto token = tokens.subspan(size_t(pos), 1);
+        // Each in its own context's buffer: A's stays valid while B runs.
+        const auto logitsA = model_->forward(**contextA, token, pos, CellOrigin::Prompt);
+        const auto logitsB = model_->forward(**contextB, token, pos, CellOrigin::Prompt);
+        if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());
+        onLogits(pos, logitsA, logitsB);
+    }
+    return {};
+}
+
+Result<void> Engine::setKvType(KvType type) {
+    if (type == kvType()) return {};
+    if (auto ok = checkKvHeadDim(type, hparams().headDim); !ok) return ok;
+    auto context = model_->createContext(contextLength(), context_->maxBatch(), type);
+    if (!context) return std::unexpected(context.error());
+    context_ = std::move(*context);
+    cachedTokens_.clear();
     return {};
 }
 

@@ -37,6 +37,12 @@ struct KvCacheLayout {
     // still holds every position: what is allocated is the same for every layer.
     int32_t slidingWindow = 0;
     int32_t nSlidingLayers = 0;
+    // [nLayer]: 1 for a sliding-window layer (which ones: the architecture's pattern, e.g. Gemma 2's
+    // even layers); empty when there are none. Bookkeeping for the visualizer: storage ignores it.
+    std::vector<uint8_t> slidingLayers;
+    bool isSliding(int32_t layer) const {
+        return slidingWindow > 0 && size_t(layer) < slidingLayers.size() && slidingLayers[size_t(layer)] != 0;
+    }
 };
 
 enum class CellOrigin : uint8_t { Empty = 0, Prompt = 1, Generated = 2 };

@@ -218,8 +218,14 @@ Result<std::unique_ptr<LlamaContext>> LlamaModel::createContext(int32_t nCtx, in
     if (maxBatch < 1) return fail(ErrorKind::InvalidArgument, fmt::format("batch size must be positive, got {}", maxBatch));
     maxBatch = std::min(maxBatch, nCtx);
     int32_t nSliding = 0;
-    for (int32_t l = 0; l < hp_.nLayer; ++l) nSliding += hp_.isSlidingLayer(l);
-    auto cache = KvCache::create({hp_.nLayer, hp_.nHeadKv, hp_.headDim, nCtx, kvType, nSliding ? hp_.slidingWindow : 0, nSliding});
+    std::vector<uint8_t> sliding(size_t(hp_.nLayer), 0);
+    for (int32_t l = 0; l < hp_.nLayer; ++l) {
+        sliding[size_t(l)] = hp_.isSlidingLayer(l) ? 1 : 0;
+        nSliding += sliding[size_t(l)];
+    }
+    if (nSliding == 0) sliding.clear();
+    auto cache = KvCache::create({hp_.nLayer, hp_.nHeadKv, hp_.headDim, nCtx, kvType, nSliding ? hp_.slidingWindow : 0, nSliding,
+                                  std::move(sliding)});
     if (!cache) return std::unexpected(cache.error());
     auto ctx = std::make_unique<LlamaContext>();
     ctx->cache_ = std::move(*cache);

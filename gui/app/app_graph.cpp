@@ -38,6 +38,18 @@ AppGraph::AppGraph(const Options& options) {
     QObject::connect(settings.get(), &AppSettings::heatModeChanged, chat->messages(), [this] {
         if (chat) chat->messages()->setHeatMode(settings->heatMode());
     });
+    // The KV cache type: every load uses the setting; a change applies to the loaded model, and a
+    // refused one (a head dimension a block type cannot use, an answer streaming) puts the
+    // setting back to the type in use.
+    auto preferredKv = [this] { engine->setPreferredKvType(parseKvType(settings->kvType().toStdString()).value_or(KvType::F32)); };
+    preferredKv();
+    QObject::connect(settings.get(), &AppSettings::kvTypeChanged, engine.get(), [this, preferredKv] {
+        preferredKv();
+        engine->applyKvType(settings->kvType());
+    });
+    QObject::connect(engine.get(), &EngineController::kvTypeRefused, settings.get(), [this] {
+        if (engine->hasModel()) settings->setKvType(engine->kvType());
+    });
 }
 
 AppGraph::~AppGraph() { shutDown(); }

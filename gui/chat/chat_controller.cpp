@@ -179,24 +179,38 @@ bool ChatController::send(const QString& typed) {
     return startAnswer();
 }
 
-bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) {
-    const PromptBuilder prompt = promptBuilder();
-    const ChatTemplate& tmpl = prompt.chatTemplate();
-    // One chunk per message before the answer; a message keeps the tokens it had (the KV cache
-    // holds them), the others are rendered from their text.
+// One chunk per message before the answer; a message keeps the tokens it had (the KV cache
+// holds them), the others are rendered from their text.
+std::vector<PromptChunk> ChatController::contextChunks(const PromptBuilder& prompt, size_t contextRows) const {
     const auto& msgs = model_.messages();
-    const size_t contextRows = answerRow >= 0 ? size_t(answerRow) : msgs.size();
     std::vector<PromptTurn> turns(contextRows);
-    chunkRows_.clear();
     for (size_t r = 0; r < contextRows; ++r) {
         const ChatMessage& m = msgs[r];
         turns[r].role = m.role == Message::User ? ChatRole::User : ChatRole::Assistant;
         if (m.tokens.empty()) turns[r].text = m.text.toStdString();
         else turns[r].tokens = m.tokens;
-        chunkRows_.push_back(int(r));
     }
+    return prompt.chunks(std::move(turns));
+}
+
+std::optional<ChatController::AnswerContext> ChatController::answerContext(int row) const {
+    if (row < 0 || row >= model_.count() || !engine_->hasModel()) return std::nullopt;
+    const ChatMessage& m = model_.at(row);
+    if (m.role != Message::Assistant || m.streaming || m.steps.empty()) return std::nullopt;
+    AnswerContext c;
+    c.chunks = contextChunks(promptBuilder(), size_t(row));
+    for (const StepRecord& step : m.steps) c.answer.push_back(step.sample.id);
+    return c;
+}
+
+bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) {
+    const PromptBuilder prompt = promptBuilder();
+    const ChatTemplate& tmpl = prompt.chatTemplate();
+    const size_t contextRows = answerRow >= 0 ? size_t(answerRow) : model_.messages().size();
+    chunkRows_.clear();
+    for (size_t r = 0; r < contextRows; ++r) chunkRows_.push_back(int(r));
     GenerationJob job;
-    job.chunks = prompt.chunks(std::move(turns));
+    job.chunks = contextChunks(prompt, contextRows);
     if (!prefix.empty()) {  // a branch: the answer so far, then the chosen alternative
         job.chunks.push_back(PromptBuilder::keptSteps(prefix));
         chunkRows_.push_back(-1);

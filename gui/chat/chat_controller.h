@@ -133,6 +133,16 @@ public:
     // bytes alone (LoadedModel::maxTokenBytes), so a 10 MB paste is refused at once.
     QString tooLongError(const QString& text, const QString& what = QString()) const;
 
+    // What answer `row` was generated from — the messages before it, with the tokens they put in
+    // the context, rendered by the current template and system prompt (as its generation sent
+    // them unless those changed since) — and its tokens, one per step: for re-running it
+    // (kv_cost_model.h). nullopt for a row that is not a finished answer with steps, or without a model.
+    struct AnswerContext {
+        std::vector<PromptChunk> chunks;
+        std::vector<int32_t> answer;
+    };
+    std::optional<AnswerContext> answerContext(int row) const;
+
 signals:
     void settingsChanged();
     void generatingChanged();
@@ -147,6 +157,7 @@ private:
     // Sends messages [0, answerRow) — plus `prefix`, the answer's first tokens when branching —
     // and streams the answer into row answerRow (appended when it is -1).
     bool startAnswer(int answerRow = -1, std::vector<StepRecord> prefix = {});
+    std::vector<PromptChunk> contextChunks(const PromptBuilder& prompt, size_t contextRows) const;
     // Ends the active answer here as if the engine had reported it stopped: what was shown is
     // kept and saved, and whatever the engine still sends for the job is ignored.
     void finishInterrupted();

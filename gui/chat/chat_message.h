@@ -62,6 +62,7 @@ struct ChatMessage {
     int activeVariant = 0;
     int previousVariant = 0;            // shown before the version being streamed (a failed one goes back to it)
     std::vector<uint8_t> replayChanged; // per step: a replay picked another token (heat mode "replay")
+    std::vector<float> kvKl;            // per step: KL in nats against another KV cache type (heat mode "kvcost")
     // Heat-map text, built on demand and kept until the steps or the mode change.
     mutable bool heatValid = false;
     mutable HeatText heat;

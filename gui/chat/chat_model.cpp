@@ -71,7 +71,7 @@ const HeatText* ChatModel::heatText(int row) const {
     const ChatMessage& m = messages_[size_t(row)];
     if (m.role != Message::Assistant || m.steps.empty() || heatMode_ == HeatMode::Off) return nullptr;
     if (!m.heatValid) {
-        m.heat = buildHeatText(m.steps, heatMode_, m.trimLeadingSpace, dark_, m.replayChanged, thinkingOf(m).answerStart);
+        m.heat = buildHeatText(m.steps, heatMode_, m.trimLeadingSpace, dark_, m.replayChanged, thinkingOf(m).answerStart, m.kvKl);
         m.heatValid = true;
     }
     return &m.heat;
@@ -221,6 +221,12 @@ void ChatModel::setReplayChanged(int row, std::vector<uint8_t> changed) {
     if (heatMode_ == HeatMode::Replay) invalidateHeat(row);
 }
 
+void ChatModel::setKvKl(int row, std::vector<float> kl) {
+    if (row < 0 || row >= count()) return;
+    messages_[size_t(row)].kvKl = std::move(kl);
+    if (heatMode_ == HeatMode::KvCost) invalidateHeat(row);
+}
+
 void ChatModel::addVariant(int row) {
     ChatMessage& m = messages_[size_t(row)];
     if (m.variants.empty()) m.variants.push_back({m.text, m.finishReason, m.stats, m.tokens, m.steps});
@@ -234,6 +240,7 @@ void ChatModel::addVariant(int row) {
     m.tokens.clear();
     m.steps.clear();
     m.replayChanged.clear();
+    m.kvKl.clear();
     m.streaming = true;
     m.heatValid = false;
     utf8_[size_t(row)] = Utf8Stream();
@@ -253,6 +260,7 @@ bool ChatModel::showVariant(int row, int variant) {
     m.tokens = v.tokens;
     m.steps = v.steps;
     m.replayChanged.clear();
+    m.kvKl.clear();
     m.activeVariant = variant;
     m.heatValid = false;
     const QModelIndex i = index(row);

@@ -14,6 +14,7 @@ HeatMode heatModeFromName(const QString& name) {
     if (name == QLatin1String("surprisal")) return HeatMode::Surprisal;
     if (name == QLatin1String("entropy")) return HeatMode::Entropy;
     if (name == QLatin1String("replay")) return HeatMode::Replay;
+    if (name == QLatin1String("kvcost")) return HeatMode::KvCost;
     return HeatMode::Off;
 }
 
@@ -23,6 +24,7 @@ QString heatModeName(HeatMode mode) {
         case HeatMode::Surprisal: return QStringLiteral("surprisal");
         case HeatMode::Entropy: return QStringLiteral("entropy");
         case HeatMode::Replay: return QStringLiteral("replay");
+        case HeatMode::KvCost: return QStringLiteral("kvcost");
         case HeatMode::Off: break;
     }
     return QStringLiteral("off");
@@ -76,13 +78,14 @@ QString escape(const QString& s) {
 // How unsure the tokens [first, last] were, together, in the mode's terms (-1: no tint).
 // Several tokens of one character: the character's probability is the product of theirs.
 double uncertainty(const std::vector<StepRecord>& steps, size_t first, size_t last, HeatMode mode,
-                   const std::vector<uint8_t>& changed) {
-    double p = 1.0, entropy = 0.0;
+                   const std::vector<uint8_t>& changed, const std::vector<float>& kvKl) {
+    double p = 1.0, entropy = 0.0, kl = -1.0;
     bool anyChanged = false;
     for (size_t k = first; k <= last; ++k) {
         p *= double(steps[k].sample.pRaw);
         entropy = std::max(entropy, double(steps[k].sample.entropyBits));
         anyChanged = anyChanged || (k < changed.size() && changed[k]);
+        if (k < kvKl.size()) kl = std::max(kl, double(kvKl[k]));
     }
     switch (mode) {
         case HeatMode::Probability: return 1.0 - p;
@@ -90,6 +93,7 @@ double uncertainty(const std::vector<StepRecord>& steps, size_t first, size_t la
         case HeatMode::Surprisal: return surprisalBits(p) / kSurprisalTintBits;
         case HeatMode::Entropy: return entropy / kEntropyTintBits;
         case HeatMode::Replay: return anyChanged ? 1.0 : -1.0;
+        case HeatMode::KvCost: return kl < 0 ? -1.0 : kl / kKvCostTintNats;
         case HeatMode::Off: break;
     }
     return -1.0;
@@ -111,12 +115,12 @@ void appendTinted(QString& html, const QString& text, const QString& style) {
 }  // namespace
 
 HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool trimLeadingSpace, bool dark,
-                       const std::vector<uint8_t>& changed, qsizetype hiddenChars) {
+                       const std::vector<uint8_t>& changed, qsizetype hiddenChars, const std::vector<float>& kvKl) {
     HeatText out;
     out.tokenStarts.reserve(qsizetype(steps.size()));
     out.html = QStringLiteral("<div style=\"white-space:pre-wrap\">");
     auto styleOf = [&](size_t first, size_t last) {
-        const double u = uncertainty(steps, first, last, mode, changed);
+        const double u = uncertainty(steps, first, last, mode, changed, kvKl);
         return u < 0 ? QString() : tint(u, dark);
     };
     QString full;  // the whole text; out.plain is what follows its first hiddenChars characters

@@ -11,8 +11,9 @@
 
 namespace inferscope {
 
-enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay };
-HeatMode heatModeFromName(const QString& name);  // "off", "probability", "surprisal", "entropy", "replay"
+enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay, KvCost };
+// "off", "probability", "surprisal", "entropy", "replay", "kvcost" (KL per token of another KV cache type)
+HeatMode heatModeFromName(const QString& name);
 QString heatModeName(HeatMode mode);
 
 // Surprisal of a token the model gave probability p: -log2 p bits (1 bit: a coin flip's worth of
@@ -22,6 +23,9 @@ double surprisalBits(double p);
 inline constexpr double kSurprisalTintBits = 8.0;
 // ... and in entropy mode: 4 bits, as unsure as 16 equally likely choices.
 inline constexpr double kEntropyTintBits = 4.0;
+// ... and in KV-cost mode: a KL divergence of 0.05 nats between the two caches' distributions
+// (q8_0 against f16 is typically below 0.001; a 0.05 shift can reorder close candidates).
+inline constexpr double kKvCostTintNats = 0.05;
 
 // A character whose UTF-8 bytes came from several tokens (byte-level BPE splits emoji and CJK
 // characters; SentencePiece's byte fallback spells them byte by byte). The text shows the whole
@@ -44,9 +48,10 @@ struct HeatText {
 // dark: colours for a dark background; changed: per step, whether a replay changed the pick
 // (HeatMode::Replay only); hiddenChars: the text's first characters are not shown (a reasoning
 // model's folded <think> block): plain, html and the offsets start after them, and the steps
-// that wrote only hidden characters start at 0.
+// that wrote only hidden characters start at 0; kvKl: per step, KL(P_cache in use ‖ P_other
+// cache) in nats from "What q8_0 costs" (HeatMode::KvCost only; steps past its end untinted).
 HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool trimLeadingSpace, bool dark,
-                       const std::vector<uint8_t>& changed = {}, qsizetype hiddenChars = 0);
+                       const std::vector<uint8_t>& changed = {}, qsizetype hiddenChars = 0, const std::vector<float>& kvKl = {});
 
 // Index of the step whose characters include `position` (the last start <= position), or -1.
 int stepAtPosition(const QList<int>& tokenStarts, int position);

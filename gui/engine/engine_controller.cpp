@@ -48,6 +48,7 @@ EngineController::EngineController(QObject* parent)
         model_->device = description.toStdString();
         emit deviceChanged();
     }, Qt::QueuedConnection);
+    connectKvRequests();
     thread_.setObjectName("inferscope-engine");
     thread_.start();
 }
@@ -99,6 +100,8 @@ void EngineController::loadModel(const QString& pathOrUrl, int contextLength) {
     EngineOptions opt;
     opt.modelPath = path.toStdString();
     opt.contextLength = contextLength;
+    opt.kvType = preferredKvType_;
+    opt.kvTypeFallback = true;  // the setting holds for every model: one that refuses it loads with f32, saying so
     pendingLoad_ = nextId_++;
     loadingPath_ = QFileInfo(path).fileName();
     loadProgress_ = 0;

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "engine/engine_types.h"
+#include "engine/kv_jobs.h"
 #include "engine/model_details.h"
 #include "app/qml_singleton.h"
 
@@ -37,7 +38,9 @@ class EngineController : public QObject, public QmlSingleton<EngineController> {
     Q_PROPERTY(int contextLength READ contextLength NOTIFY modelChanged)
     Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
     Q_PROPERTY(double weightBytes READ weightBytes NOTIFY modelChanged)
-    Q_PROPERTY(double kvBytesReserved READ kvBytesReserved NOTIFY modelChanged)
+    Q_PROPERTY(double kvBytesReserved READ kvBytesReserved NOTIFY statsChanged)
+    // The loaded cache's element type ("f32", "f16", "q8_0", "q4_0"; "" without a model).
+    Q_PROPERTY(QString kvType READ kvType NOTIFY statsChanged)
     Q_PROPERTY(double kvBytesUsed READ kvBytesUsed NOTIFY statsChanged)
     Q_PROPERTY(double prefillTokensPerSecond READ prefillTokensPerSecond NOTIFY statsChanged)
     Q_PROPERTY(double decodeTokensPerSecond READ decodeTokensPerSecond NOTIFY statsChanged)
@@ -102,6 +105,19 @@ public:
     // Starts a generation (GUI thread); returns its job id, or 0 when no model is ready.
     quint64 startGeneration(GenerationJob job);
 
+    // engine_controller_kv.cpp. The KV cache type loads use (AppSettings.kvType).
+    void setPreferredKvType(KvType type) { preferredKvType_ = type; }
+    QString kvType() const;
+    // Why the loaded model cannot use `type` ("" when it can, or without a model).
+    Q_INVOKABLE QString kvTypeProblem(const QString& type) const;
+    // Re-creates the loaded model's cache in `type` on the worker (kvTypeApplied, or kvTypeRefused
+    // with the reason, the cache unchanged). Refused while generating.
+    Q_INVOKABLE void applyKvType(const QString& type);
+    // Measures a KvCostJob on the worker (kvCostMeasured / kvCostFailed); returns its id, or 0
+    // when no model is ready. cancelKvCost stops it between positions.
+    quint64 measureKvCost(KvCostJob job);
+    void cancelKvCost(quint64 jobId);
+
 signals:
     void stateChanged();
     void modelChanged();
@@ -110,6 +126,10 @@ signals:
     void loadProgressChanged();
     void errorMessageChanged();
     void loadFailed(const QString& message);
+    void kvTypeApplied(const QString& type);
+    void kvTypeRefused(const QString& message);
+    void kvCostMeasured(quint64 jobId, const inferscope::KvCostResult& result);
+    void kvCostFailed(quint64 jobId, const QString& message);
 
     void promptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens);
     void prefillFinished(quint64 jobId, const inferscope::PrefillStats& stats);
@@ -122,6 +142,8 @@ signals:
     void requestLoad(quint64 requestId, const inferscope::EngineOptions& options);
     void requestGenerate(const inferscope::GenerationJob& job);
     void requestMachineMeasurement();
+    void requestKvType(quint64 requestId, inferscope::KvType type);
+    void requestKvCost(const inferscope::KvCostJob& job);
 
 private:
     void setState(State s);
@@ -133,6 +155,8 @@ private:
     void onGenerationFinished(quint64 jobId, const GenerationSummary& summary);
     void onGenerationFailed(quint64 jobId, const QString& message);
     QString machineKey() const;  // QSettings key of this CPU and thread count
+    void connectKvRequests();    // engine_controller_kv.cpp
+    void onKvTypeSet(quint64 requestId, const KvCacheStats& stats, const QString& error);
 
     QThread thread_;
     EngineWorker* worker_ = nullptr;  // lives on thread_
@@ -151,6 +175,8 @@ private:
     double loadProgress_ = 0;
     QString loadStage_, loadingPath_, errorMessage_;
     bool autoMeasureMachine_ = false;
+    KvType preferredKvType_ = KvType::F32;
+    quint64 pendingKvType_ = 0;
 
 public:
     // The app measures the machine after the first load (about a second, once per CPU); off by

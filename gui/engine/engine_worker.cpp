@@ -166,11 +166,7 @@ void EngineWorker::generate(const GenerationJob& job) {
     // Tokenize the text chunks here, off the GUI thread (a long paste can take a while).
     GenerateRequest req;
     QList<QList<int>> chunkTokens;
-    for (const PromptChunk& c : job.chunks) {
-        std::vector<int32_t> ids = c.hasTokens ? c.tokens : engine_->tokenizer().encode(c.text, c.addBos, true);
-        req.prompt.insert(req.prompt.end(), ids.begin(), ids.end());
-        chunkTokens.append(QList<int>(ids.begin(), ids.end()));
-    }
+    req.prompt = tokenizeChunks(engine_->tokenizer(), job.chunks, &chunkTokens);
     emit promptPrepared(job.id, chunkTokens);
     req.sampler = job.sampler;
     req.maxTokens = job.maxTokens;

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "engine/engine_types.h"
+#include "engine/kv_jobs.h"
 
 namespace inferscope {
 
@@ -35,6 +36,10 @@ public slots:
     // Measures this machine's memory read bandwidth and matmul peak (F32, BF16) on the engine's
     // threads: the limits the timeline compares prefill and decode against. Takes about a second.
     void measureMachine();
+    // engine_worker_kv.cpp: re-creates the cache in `type` (kvTypeSet: the new stats, or why not);
+    // measures a KvCostJob (cancelled like a generation, through its id).
+    void setKvType(quint64 requestId, inferscope::KvType type);
+    void measureKvCost(const inferscope::KvCostJob& job);
 
 signals:
     void loadProgress(quint64 requestId, float fraction, const QString& stage);
@@ -47,7 +52,10 @@ signals:
     void generationFinished(quint64 jobId, const inferscope::GenerationSummary& summary);
     void generationFailed(quint64 jobId, const QString& message);
     void machineMeasured(double bandwidthGBps, double peakGflopsF32, double peakGflopsBF16);
-    void deviceChanged(const QString& description);  // "CPU avx512_core_bf16, 1 thread" after a thread-count change
+    void deviceChanged(const QString& description);
+    void kvTypeSet(quint64 requestId, const inferscope::KvCacheStats& stats, const QString& error);
+    void kvCostMeasured(quint64 jobId, const inferscope::KvCostResult& result);
+    void kvCostFailed(quint64 jobId, const QString& message);  // "CPU avx512_core_bf16, 1 thread" after a thread-count change
 
 private:
     bool shuttingDown() const;  // EngineController is being destroyed: queued work is skipped

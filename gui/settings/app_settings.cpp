@@ -2,6 +2,7 @@
 
 #include "app/file_dialogs.h"
 #include "chat/token_heatmap.h"
+#include "kv_cache/kv_cache.h"
 
 #include <QSettings>
 
@@ -22,6 +23,8 @@ AppSettings::AppSettings(QObject* parent) : QObject(parent) {
     welcomeSeen_ = s.value("ui/welcomeSeen", false).toBool();
     // A name this version does not know (a newer one's, or garbage) tints nothing rather than guessing.
     heatMode_ = heatModeName(heatModeFromName(s.value("chat/heatMode", heatMode_).toString()));
+    // The same for the KV cache type: an unknown name loads the default f32.
+    if (const QString kv = s.value("engine/kvType", kvType_).toString(); parseKvType(kv.toStdString())) kvType_ = kv;
 }
 
 void AppSettings::save() {
@@ -37,6 +40,7 @@ void AppSettings::save() {
     s.setValue("ui/inspector", inspector_);
     s.setValue("ui/inspectorTab", inspectorTab_);
     s.setValue("chat/heatMode", heatMode_);
+    s.setValue("engine/kvType", kvType_);
     emit changed();
 }
 
@@ -111,6 +115,17 @@ void AppSettings::setSessionWelcomeSeen(bool seen) {
 
 QString AppSettings::suggestedSavePath(const QString& title, const QString& suffix) const {
     return inferscope::suggestedSavePath(title, suffix);
+}
+
+}  // namespace inferscope
+
+namespace inferscope {
+
+void AppSettings::setKvType(const QString& type) {
+    if (type == kvType_ || !parseKvType(type.toStdString())) return;
+    kvType_ = type;
+    save();
+    emit kvTypeChanged();
 }
 
 }  // namespace inferscope

@@ -29,6 +29,9 @@ class AppSettings : public QObject, public QmlSingleton<AppSettings> {
     // How the chat tints answers: "probability" | "surprisal" | "entropy" | "replay" | "off"
     // (ChatModel::heatMode follows it, see AppGraph).
     Q_PROPERTY(QString heatMode READ heatMode WRITE setHeatMode NOTIFY heatModeChanged)
+    // The KV cache's element type: "f32" | "f16" | "q8_0" | "q4_0" (kv_type.h). Every load uses it;
+    // a change applies to the loaded model at once (AppGraph: EngineController::applyKvType).
+    Q_PROPERTY(QString kvType READ kvType WRITE setKvType NOTIFY kvTypeChanged)
     // The first-run welcome (qml/controls/WelcomeDialog.qml) has been closed once.
     Q_PROPERTY(bool welcomeSeen READ welcomeSeen WRITE setWelcomeSeen NOTIFY changed)
     // Why the file dialogs cannot open on this machine (a missing QML module), or "" (file_dialogs.h).
@@ -70,6 +73,8 @@ public:
     void setInspectorTab(const QString& tab);
     QString heatMode() const { return heatMode_; }
     void setHeatMode(const QString& mode);
+    QString kvType() const { return kvType_; }
+    void setKvType(const QString& type);
     bool welcomeSeen() const { return welcomeSeen_; }
     void setWelcomeSeen(bool seen);
     // This run only (not saved): --screenshot shows no welcome.
@@ -85,6 +90,7 @@ public:
 signals:
     void changed();
     void heatModeChanged();  // on its own: the chat must not follow every window move
+    void kvTypeChanged();
 
 private:
     void save();
@@ -97,6 +103,7 @@ private:
     bool persistent_ = true;
     bool welcomeSeen_ = false;
     QString heatMode_ = QStringLiteral("probability");
+    QString kvType_ = QStringLiteral("f32");
     QString fileDialogProblem_;
     QString bundledModel_;
 };

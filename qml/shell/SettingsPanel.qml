@@ -191,6 +191,12 @@ ScrollView {
                 enabled: !ChatController.generating
             }
         }
+        KvTypeSetting {
+            Layout.fillWidth: true
+            Layout.leftMargin: Theme.spacing * 1.5
+            Layout.rightMargin: Theme.spacing * 1.5
+            Layout.bottomMargin: Theme.spacing * 1.5
+        }
     }
 
     Popup {

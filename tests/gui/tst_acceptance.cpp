@@ -612,7 +612,11 @@ private slots:
                  qPrintable(QStringLiteral("Engine text %1 px wide in %2").arg(engine->property("contentWidth").toReal()).arg(engine->width())));
         insidePanel(engine, QStringLiteral("Engine"));
 
-        click(visibleWithText(QStringLiteral("KV cache")));
+        const auto kvTabs = visibleItems([](QQuickItem* i) {  // the tab, not the Settings heading of the same name
+            return i->inherits("QQuickTabButton") && i->property("text").toString() == QLatin1String("KV cache");
+        });
+        QCOMPARE(kvTabs.size(), 1);
+        click(kvTabs.first());
         QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("kv"));
         QQuickItem* grid = nullptr;
         QTRY_VERIFY((grid = visibleNamed(QStringLiteral("grid"))));
@@ -987,6 +991,104 @@ private slots:
                 QVERIFY2(right <= inspectorLeft + 0.5, qPrintable(QStringLiteral("%1 ends at %2, the inspector begins at %3").arg(name).arg(right).arg(inspectorLeft)));
             }
         }
+    }
+
+    // Settings → KV cache: FP16 applies to the loaded model at once (the note says the
+    // conversation's cache is recomputed, the status bar's memory figure halves); Q8_0 is refused
+    // for stories260K's head dim of 8 with the reason, the cache kept. Then "What FP16 costs" in the
+    // KV panel measures the answer and the chat is tinted by KL.
+    void kvTypeSettingAndWhatItCosts() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        auto choose = [&](const QString& label) {
+            click(visibleWithText(QStringLiteral("Settings")));
+            QQuickItem* box = nullptr;
+            QTRY_VERIFY((box = visibleNamed(QStringLiteral("kvTypeBox"))));
+            click(box);
+            QQuickItem* entry = nullptr;
+            QTRY_VERIFY((entry = visibleWithText(label)));
+            click(entry);
+        };
+        QSignalSpy applied(app_->engine.get(), &EngineController::kvTypeApplied);
+        choose(QStringLiteral("FP16"));
+        QVERIFY(arrived(applied, 10000));
+        QCOMPARE(app_->engine->kvType(), QStringLiteral("f16"));
+        QCOMPARE(app_->engine->kvBytesReserved(), 640.0 * 2048);  // 2 × 5 layers × 4 KV heads × 8 × 2 B per token
+        QQuickItem* note = nullptr;
+        QTRY_VERIFY((note = visibleNamed(QStringLiteral("kvTypeNote"))));
+        QCOMPARE(note->property("text").toString(), QStringLiteral("The cache is now FP16: 640 B per token. The conversation's keys and "
+                                                                   "values are computed again, in FP16, when the next message is sent."));
+        shot(QStringLiteral("f16"));
+        QSignalSpy refused(app_->engine.get(), &EngineController::kvTypeRefused);
+        choose(QStringLiteral("Q8_0"));
+        QVERIFY(arrived(refused, 10000));
+        QTRY_VERIFY(note->property("text").toString().startsWith(QStringLiteral("Not changed: a q8_0 KV cache needs a head dimension")));
+        QCOMPARE(app_->engine->kvType(), QStringLiteral("f16"));
+        QTRY_COMPARE(visibleNamed(QStringLiteral("kvTypeBox"))->property("currentText").toString(), QStringLiteral("FP16"));
+        shot(QStringLiteral("refused"));
+
+        QVERIFY(sendByKeyboard(QStringLiteral(" The dog")));
+        const auto kvTabs = visibleItems([](QQuickItem* i) {  // the tab, not the Settings heading of the same name
+            return i->inherits("QQuickTabButton") && i->property("text").toString() == QLatin1String("KV cache");
+        });
+        QCOMPARE(kvTabs.size(), 1);
+        click(kvTabs.first());
+        QQuickItem* measure = nullptr;
+        QTRY_VERIFY((measure = visibleNamed(QStringLiteral("kvCostRun"))));
+        QCOMPARE(visibleNamed(QStringLiteral("kvCostTitle"))->property("text").toString(), QStringLiteral("What FP32 costs"));
+        // Scrolled into view: the section is below the grid and the tables.
+        QQuickItem* panel = measure;
+        while (panel && !panel->inherits("QQuickScrollView")) panel = panel->parentItem();
+        QVERIFY(panel);
+        QQuickItem* flick = panel->property("contentItem").value<QQuickItem*>();
+        QVERIFY(flick);
+        const QPointF inContent = measure->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
+        flick->setProperty("contentY", std::max(0.0, inContent.y() - 200));
+        QTRY_VERIFY(insideWindow(measure));
+        click(measure);
+        QQuickItem* mean = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT((mean = visibleNamed(QStringLiteral("kvCost_mean"))), 20000);
+        QVERIFY(!mean->property("text").toString().isEmpty());
+        QCOMPARE(app_->chat->messages()->heatMode(), QStringLiteral("kvcost"));
+        QTRY_VERIFY(visibleNamed(QStringLiteral("heatLegend"))->property("text").toString().startsWith(QStringLiteral("Tint: KL divergence")));
+        shot(QStringLiteral("cost"));
+    }
+
+    // gemma3-tiny (head dim 64) with a Q8_0 cache chosen in Settings: "What Q8_0 costs" against
+    // FP16 on the answer, the tint in the chat (random weights: the caches part visibly).
+    void whatQ8_0CostsOnGemma3() {
+        const QString gemma3 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/gemma3-tiny.gguf");
+        if (!QFile::exists(gemma3)) QSKIP("../shared/models/arch/gemma3-tiny.gguf not found");
+        QVERIFY(start(1400, 900));
+        app_->sampling->setMaxTokens(40);
+        app_->settings->setKvType(QStringLiteral("q8_0"));
+        QVERIFY(loadAndWait(*app_->engine, gemma3));
+        QCOMPARE(app_->engine->kvType(), QStringLiteral("q8_0"));
+        QVERIFY(sendByKeyboard(QStringLiteral("Tell me a story about a llama.")));
+        app_->settings->setInspectorTab(QStringLiteral("kv"));
+        QQuickItem* measure = nullptr;
+        QTRY_VERIFY((measure = visibleNamed(QStringLiteral("kvCostRun"))));
+        QCOMPARE(visibleNamed(QStringLiteral("kvCostTitle"))->property("text").toString(), QStringLiteral("What Q8_0 costs"));
+        QQuickItem* panel = measure;
+        while (panel && !panel->inherits("QQuickScrollView")) panel = panel->parentItem();
+        QVERIFY(panel);
+        QQuickItem* flick = panel->property("contentItem").value<QQuickItem*>();
+        const QPointF inContent = measure->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
+        flick->setProperty("contentY", std::max(0.0, inContent.y() - 480));
+        QTRY_VERIFY(insideWindow(measure));
+        click(measure);
+        QTRY_VERIFY_WITH_TIMEOUT(visibleNamed(QStringLiteral("kvCost_mean")), 30000);
+        QCOMPARE(visibleNamed(QStringLiteral("kvCostCaption"))->property("text").toString(),
+                 QStringLiteral("Q8_0 against FP16, over the latest answer's 40 tokens."));
+        QTRY_VERIFY(app_->chat->messages()->data(app_->chat->messages()->index(1), ChatModel::HeatTextRole).toString().contains(
+            QLatin1String("background-color")));
+        // The figures in view for the picture (the panel is laid out again as they appear).
+        QQuickItem* caption = visibleNamed(QStringLiteral("kvCostCaption"));
+        const QPointF captionAt = caption->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
+        flick->setProperty("contentY", std::max(0.0, captionAt.y() - 640));
+        QTRY_VERIFY(insideWindow(caption));
+        shot(QStringLiteral("cost"));
     }
 };
 

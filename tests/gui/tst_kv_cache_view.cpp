@@ -111,7 +111,7 @@ private slots:
     // window of 16; 2 KV heads × 8 dims × 4 B × K and V = 128 B per layer per token; 40 positions:
     // the sliding layers hold 2 × 128 × 40 = 10,240 B and need 2 × 128 × 16 = 4,096 B.
     void slidingWindowLayersAreCountedByLayerType() {
-        auto cache = KvCache::create({4, 2, 8, 64, KvType::F32, 16, 2});
+        auto cache = KvCache::create({4, 2, 8, 64, KvType::F32, 16, 2, {1, 0, 1, 0}});
         QVERIFY(cache.has_value());
         cache->commit(0, 40, CellOrigin::Prompt);
         const KvCacheStats s = cache->stats();
@@ -123,8 +123,15 @@ private slots:
         view.setStats(s, 4);
         QCOMPARE(view.slidingLayers(), 2);
         QCOMPARE(view.slidingWindow(), 16);
-        QCOMPARE(view.layerTypeSummary(), QStringLiteral("2 of 4 layers attend to the last 16 positions only: their cells hold 10 KiB, a "
-                                                         "cache keeping only the window would need 4 KiB. The 2 global layers hold 10 KiB."));
+        QCOMPARE(view.layerTypeSummary(), QStringLiteral("Every layer allocates the same 8 KiB (128 B per token): the engine keeps every "
+                                                         "position on every layer. 2 of 4 layers (0, 2) attend to the last 16 positions only: "
+                                                         "their cells hold 10 KiB, a cache keeping only the window would need 4 KiB. The 2 global "
+                                                         "layers hold 10 KiB."));
+        QVERIFY(view.isSlidingLayer(2));
+        QVERIFY(!view.isSlidingLayer(3));
+        // The next token, at 40, reads keys 25..40 on a sliding layer: 0..24 are kept, not read.
+        QCOMPARE(view.firstWindowPosition(), 25);
+        QCOMPARE(view.cellsOutsideWindow(), 25);
         // Gemma 3's 5:1 pattern at 8 layers leaves one global layer, named in the singular
         // ("The 1 global layers hold" before). 128 B per layer per token × 40 = 5 KiB.
         auto gemma3 = KvCache::create({8, 2, 8, 64, KvType::F32, 16, 7});
@@ -132,8 +139,10 @@ private slots:
         gemma3->commit(0, 40, CellOrigin::Prompt);
         KvCacheView oneGlobal;
         oneGlobal.setStats(gemma3->stats(), 4);
-        QCOMPARE(oneGlobal.layerTypeSummary(), QStringLiteral("7 of 8 layers attend to the last 16 positions only: their cells hold 35 KiB, a "
-                                                              "cache keeping only the window would need 14 KiB. The global layer holds 5 KiB."));
+        QCOMPARE(oneGlobal.layerTypeSummary(), QStringLiteral("Every layer allocates the same 8 KiB (128 B per token): the engine keeps "
+                                                              "every position on every layer. 7 of 8 layers attend to the last 16 "
+                                                              "positions only: their cells hold 35 KiB, a cache keeping only the window "
+                                                              "would need 14 KiB. The global layer holds 5 KiB."));
         // Within the window the sliding layers need all they hold.
         cache->truncate(10);
         QCOMPARE(cache->stats().bytesNeededSlidingLayers, uint64_t(2 * 128 * 10));
@@ -286,12 +295,11 @@ private slots:
         QCOMPARE(mha->bytesAtCapacity, uint64_t(2560) * 2048);
 
         const KvVariantModel& element = *f.view.elementVariants();
-        QCOMPARE(element.rowCount(), 3);
+        QCOMPARE(element.rowCount(), 2);  // head dim 8: no Q8_0 / Q4_0 (blocks of 32 per row)
         QVERIFY(rowNamed(element, "FP32")->loaded);
         QCOMPARE(rowNamed(element, "FP32")->bytesAtCapacity, gqa->bytesAtCapacity);
         QCOMPARE(rowNamed(element, "FP16")->bytesPerToken, uint64_t(640));
-        QCOMPARE(rowNamed(element, "INT8")->bytesPerToken, uint64_t(320));
-        QCOMPARE(element.data(element.index(2), KvVariantModel::RatioTextRole).toString(), QStringLiteral("×1/4"));
+        QCOMPARE(element.data(element.index(1), KvVariantModel::RatioTextRole).toString(), QStringLiteral("×1/2"));
         QCOMPARE(attention.data(attention.index(0), KvVariantModel::RatioTextRole).toString(), QStringLiteral("×2"));
     }
 

@@ -136,10 +136,19 @@ private slots:
         QCOMPARE(calc.bytesPerToken(), 65536.0);
         QCOMPARE(calc.bytesPerElement(), 1.0);
         QCOMPARE(calc.dtypeIndex(), 3);
-        QCOMPARE(calc.dtypeLabels(), (QStringList{"FP32", "FP16", "BF16", "INT8"}));
+        QCOMPARE(calc.dtypeLabels(), (QStringList{"FP32", "FP16", "BF16", "INT8", "Q8_0", "Q4_0"}));
         calc.setDtypeIndex(1);
         QCOMPARE(calc.dtype(), QStringLiteral("f16"));
         QCOMPARE(calc.bytesPerToken(), 131072.0);
+        // The KV cache's block types: head dim 128 is 4 blocks of 32; Q8_0 34 bytes each, Q4_0 18.
+        calc.setDtype("q8_0");
+        QCOMPARE(calc.bytesPerToken(), 2.0 * 32 * 8 * 4 * 34);  // 69,632
+        QCOMPARE(calc.bytesPerElement(), 0.0);                 // not a whole number of bytes
+        calc.setDtype("q4_0");
+        QCOMPARE(calc.bytesPerToken(), 2.0 * 32 * 8 * 4 * 18);
+        calc.setHeadDim(48);
+        QVERIFY(!calc.valid());
+        calc.setHeadDim(128);
     }
 
     void invalidInputsShowTheEnginesMessage() {
@@ -164,7 +173,7 @@ private slots:
         QCOMPARE(calc.error(), QStringLiteral("tokens and users must be positive"));
         calc.setUsers(1);
         calc.setDtype("fp8");
-        QCOMPARE(calc.error(), QStringLiteral("dtype must be f32, f16, bf16 or int8, got 'fp8'"));
+        QCOMPARE(calc.error(), QStringLiteral("dtype must be f32, f16, bf16, int8, q8_0 or q4_0, got 'fp8'"));
         calc.setDtype("f32");
         calc.setLayers(2000000000);
         calc.setHeads(1000000);

@@ -61,7 +61,7 @@ TestCase {
         const panel = simulatedPanel()
         const rows = {attention_MHA: ["2,560 B", "60 KiB", "5 MiB"], attention_GQA: ["1,280 B", "30 KiB", "2.5 MiB"],
                       attention_MQA: ["320 B", "7.5 KiB", "640 KiB"], element_FP32: ["1,280 B", "30 KiB", "2.5 MiB"],
-                      element_FP16: ["640 B", "15 KiB", "1.25 MiB"], element_INT8: ["320 B", "7.5 KiB", "640 KiB"]}
+                      element_FP16: ["640 B", "15 KiB", "1.25 MiB"]}
         for (const name in rows) {
             const row = findChild(panel, name)
             verify(row, name)
@@ -72,6 +72,20 @@ TestCase {
         verify(findChild(panel, "attention_GQA").loaded)
         verify(!findChild(panel, "attention_MHA").loaded)
         verify(findChild(panel, "element_FP32").loaded)
+        // Head dim 8: the block types are not offered, and the panel says why.
+        verify(!findChild(panel, "element_Q8_0"))
+        const note = findChild(panel, "blockTypesNote")
+        verify(note.visible)
+        compare(note.text, "Q8_0 and Q4_0 store each head's row in blocks of 32 values: not for this model's head dim of 8.")
+    }
+
+    // Head dim 64: a Q8_0 row is 2 blocks of 34 bytes, a Q4_0 row 2 of 18; 2 layers × 2 KV heads × K and V.
+    function test_block_type_rows() {
+        const panel = createTemporaryObject(panelComponent, host.contentItem)
+        compare(panel.view.simulate(2, 4, 2, 64, 256, [{origin: "prompt", count: 10}]), "")
+        compare(findChild(findChild(panel, "element_Q8_0"), "perToken").text, "544 B")  // 2 × 2 × 2 × 68
+        compare(findChild(findChild(panel, "element_Q4_0"), "perToken").text, "288 B")  // 2 × 2 × 2 × 36
+        verify(!findChild(panel, "blockTypesNote").visible)
     }
 
     function test_singular_shape() {

@@ -50,6 +50,19 @@ TestCase {
         compare(findChild(calc, "result_perToken").text, "262,144 B")  // a quarter of FP32, half of FP16
     }
 
+    // The window field: Llama 3.1-8B's shape with 24 of 32 layers sliding over 1,024 positions, at
+    // 4,096 tokens: 8 layers keep 4,096 positions and 24 keep 1,024 — 4 KiB per layer per token
+    // (2 × 8 KV heads × 128 × 2 B) × (8 × 4,096 + 24 × 1,024) = 224 MiB.
+    function test_window_field() {
+        const calc = createTemporaryObject(calcComponent, host.contentItem)
+        const windowed = findChild(calc, "calculatorWindowed")
+        verify(!windowed.visible)
+        enter(calc, "slidingLayers", 24)
+        enter(calc, "window", 1024)
+        verify(windowed.visible)
+        compare(windowed.text, "24 of 32 layers attend to the last 1,024 positions only: keeping only that window, 4,096 tokens need 224 MiB.")
+    }
+
     function test_invalid_input_shows_the_engines_message() {
         const calc = createTemporaryObject(calcComponent, host.contentItem)
         enter(calc, "kvHeads", 64)

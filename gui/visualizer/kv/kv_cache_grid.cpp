@@ -151,6 +151,9 @@ QString KvCacheGrid::describeAt(qreal x, qreal y) const {
                                                                  : tr("empty, reserved");
     const int layer = layerAt(y);
     if (layer < 0) return tr("position %1: %2").arg(groupedCount(uint64_t(p)), what);
+    if (source_->isSlidingLayer(layer) && p < source_->cellsOutsideWindow())
+        return tr("position %1, layer %2 (window %3): %4, kept in memory but outside the window: the next token does not read it")
+            .arg(groupedCount(uint64_t(p))).arg(layer).arg(groupedCount(uint64_t(source_->slidingWindow()))).arg(what);
     if (showsHeads()) {
         const qreal within = y - layer * (rowHeight() + rowGap());
         const int head = std::min(source_->kvHeads() - 1, int(within / (rowHeight() / source_->kvHeads())));
@@ -175,7 +178,8 @@ QVariantList KvCacheGrid::layerTicks() const {
     const qreal pitch = rowHeight() + rowGap();
     const int every = std::max(1, int(std::ceil(kMinLabelSpacing / pitch)));
     for (int layer = 0; layer < n; layer += every)
-        out.append(QVariantMap{{QStringLiteral("y"), layer * pitch + rowHeight() / 2}, {QStringLiteral("label"), QString::number(layer)}});
+        out.append(QVariantMap{{QStringLiteral("y"), layer * pitch + rowHeight() / 2},
+                               {QStringLiteral("label"), QString::number(layer) + (source_->isSlidingLayer(layer) ? QStringLiteral("w") : QString())}});
     return out;
 }
 
@@ -216,6 +220,20 @@ void KvCacheGrid::paint(QPainter* painter) {
         for (size_t i = 0; i < segments.size(); ++i)
             if (spans[i].second > spans[i].first)
                 painter->fillRect(QRectF(spans[i].first, row * pitch, spans[i].second - spans[i].first, rh), segments[i].color);
+    // Sliding-window layers: the cells before the next token's window stay in memory (the engine
+    // allocates and writes every position on every layer) but attention no longer reads them.
+    if (!collapse_ && source_->cellsOutsideWindow() > 0) {
+        const double e = std::min<double>(source_->cellsOutsideWindow(), viewEnd);
+        if (e > viewStart_) {
+            QColor shade = outsideWindowColor_;
+            const qreal x1 = std::max(xOf(e), 1.0);
+            for (int row = 0; row < n; ++row)
+                if (source_->isSlidingLayer(row)) {
+                    painter->fillRect(QRectF(0, row * pitch, x1, rh), QBrush(shade, Qt::BDiagPattern));
+                    painter->fillRect(QRectF(x1 - 1, row * pitch, 1, rh), shade);  // the window's edge
+                }
+        }
+    }
     // Single cells once they are wide enough to tell apart.
     if (width() / viewLength_ >= kCellLinesFrom)
         for (int p = viewStart_ + 1; p < viewEnd; ++p) painter->fillRect(QRectF(std::floor(xOf(p)), 0, 1, height()), lineColor_);

@@ -1,7 +1,8 @@
 #pragma once
 // KvCacheGrid: the KV cache drawn as layers × positions. Each row is one layer (split into its
 // KV heads when there is room), each column one position of the context: prompt cells, generated
-// cells and the empty reserved rest, plus a marker where the next token will be written. A
+// cells and the empty reserved rest, plus a marker where the next token will be written; on a
+// sliding-window layer the cells before the next token's window hatched (kept, not read). A
 // 2,048-position context is wider than the panel, so the grid shows a window of positions:
 // following the fill (the default), the whole context, or what the wheel and a drag choose.
 // Painted with QPainter (a few rectangles per run of cells, whatever the context length), and
@@ -36,6 +37,8 @@ class KvCacheGrid : public QQuickPaintedItem {
     Q_PROPERTY(QColor emptyColor MEMBER emptyColor_ NOTIFY appearanceChanged)
     Q_PROPERTY(QColor lineColor MEMBER lineColor_ NOTIFY appearanceChanged)
     Q_PROPERTY(QColor cursorColor MEMBER cursorColor_ NOTIFY appearanceChanged)
+    // Hatching over a sliding-window layer's cells that the next token does not read.
+    Q_PROPERTY(QColor outsideWindowColor MEMBER outsideWindowColor_ NOTIFY appearanceChanged)
 
 public:
     enum class ViewMode { FollowFill, WholeContext, Manual };
@@ -97,6 +100,7 @@ private:
     int dragStart_ = 0;
     QColor promptColor_{0x2f, 0x6f, 0xeb}, generatedColor_{0xd9, 0x73, 0x0d};
     QColor emptyColor_{0xee, 0xf0, 0xf4}, lineColor_{0xd8, 0xdc, 0xe3}, cursorColor_{0x1c, 0x1f, 0x24};
+    QColor outsideWindowColor_{0xff, 0xff, 0xff};
 };
 
 }  // namespace inferscope

@@ -32,6 +32,7 @@ void KvCacheView::setEngine(EngineController* engine) {
         });
         connections_ << connect(engine_, &EngineController::generationFinished, this, &KvCacheView::followEngine);
         connections_ << connect(engine_, &EngineController::modelChanged, this, &KvCacheView::followEngine);
+        connections_ << connect(engine_, &EngineController::kvTypeApplied, this, &KvCacheView::followEngine);
         followEngine();
     }
     emit engineChanged();
@@ -102,15 +103,13 @@ QString KvCacheView::simulate(int layers, int queryHeads, int kvHeads, int headD
     return {};
 }
 
-QString KvCacheView::elementType() const {
-    // The cache's element type by its size (the engine stores f32 today; f16 and int8 would come
-    // with their own sizes).
-    switch (bytesPerElement()) {
-    case 4: return QStringLiteral("FP32");
-    case 2: return QStringLiteral("FP16");
-    case 1: return QStringLiteral("INT8");
-    default: return QString();
-    }
+QString KvCacheView::elementType() const { return hasCache() ? dtypeLabel(QString::fromLatin1(kvTypeName(stats_.layout.type))) : QString(); }
+
+QString KvCacheView::elementSize() const {
+    if (!hasCache()) return {};
+    const KvType t = stats_.layout.type;
+    if (!isBlockKvType(t)) return QStringLiteral("%1 B").arg(stats_.bytesPerElement);
+    return QStringLiteral("%1/%2 B").arg(kvRowBytes(t, kKvBlockElements)).arg(kKvBlockElements);
 }
 
 QString KvCacheView::attention() const {
@@ -126,6 +125,13 @@ QVariantList KvCacheView::originRuns() const {
     return out;
 }
 
+QString KvCacheView::slidingLayerList() const {
+    QStringList out;
+    for (int l = 0; l < layers(); ++l)
+        if (isSlidingLayer(l)) out << QString::number(l);
+    return out.join(QStringLiteral(", "));
+}
+
 QString KvCacheView::layerTypeSummary() const {
     if (slidingLayers() == 0) return {};
     const int global = layers() - slidingLayers();
@@ -133,10 +139,14 @@ QString KvCacheView::layerTypeSummary() const {
     const QString rest = global == 0   ? QString()
                          : global == 1 ? tr("The global layer holds %1.").arg(globalBytes)
                                        : tr("The %1 global layers hold %2.").arg(global).arg(globalBytes);
-    return tr("%1 of %2 layers attend to the last %3 positions only: their cells hold %4, a cache keeping only the window "
-              "would need %5. %6")
+    return tr("Every layer allocates the same %1 (%2 per token): the engine keeps every position on every layer. "
+              "%3 of %4 layers%5 attend to the last %6 positions only: their cells hold %7, a cache keeping only the window "
+              "would need %8. %9")
+        .arg(binaryBytes(stats_.bytesReservedPerLayer))
+        .arg(exactBytes(stats_.bytesPerToken / uint64_t(layers())))
         .arg(slidingLayers())
         .arg(layers())
+        .arg(slidingLayerList().isEmpty() ? QString() : QStringLiteral(" (%1)").arg(slidingLayerList()))
         .arg(groupedCount(uint64_t(slidingWindow())))
         .arg(binaryBytes(stats_.bytesUsedSlidingLayers))
         .arg(binaryBytes(stats_.bytesNeededSlidingLayers))

@@ -4,7 +4,7 @@
 // change (while an answer streams at most once per kStreamingIntervalMs, 250 ms, on top of the
 // worker's batches of about 100 ms), and exposes them as properties —
 // bytes straight from the stats, the cells' origins as runs — plus the MHA / GQA / MQA and
-// FP32 / FP16 / INT8 counterfactuals. GUI thread only.
+// FP32 / FP16 / Q8_0 / Q4_0 counterfactuals. GUI thread only.
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -34,7 +34,8 @@ class KvCacheView : public QObject {
     Q_PROPERTY(int headDim READ headDim NOTIFY changed)
     Q_PROPERTY(int capacity READ capacity NOTIFY changed)            // positions reserved (the context)
     Q_PROPERTY(int bytesPerElement READ bytesPerElement NOTIFY changed)
-    Q_PROPERTY(QString elementType READ elementType NOTIFY changed)  // "FP32", "FP16", "INT8"
+    Q_PROPERTY(QString elementType READ elementType NOTIFY changed)  // the real type: "FP32", "FP16", "Q8_0", "Q4_0"
+    Q_PROPERTY(QString elementSize READ elementSize NOTIFY changed)  // "4 B", "2 B", "34/32 B", "18/32 B"
     Q_PROPERTY(QString attention READ attention NOTIFY changed)      // "MHA", "GQA", "MQA"
     Q_PROPERTY(int groupSize READ groupSize NOTIFY changed)          // query heads per KV head
     // fill
@@ -58,6 +59,13 @@ class KvCacheView : public QObject {
     Q_PROPERTY(double bytesUsedSlidingLayers READ bytesUsedSlidingLayers NOTIFY changed)
     Q_PROPERTY(double bytesNeededSlidingLayers READ bytesNeededSlidingLayers NOTIFY changed)
     Q_PROPERTY(QString layerTypeSummary READ layerTypeSummary NOTIFY changed)  // "" without sliding layers
+    // On a sliding layer the next token reads keys from this position on (its own included);
+    // the cells before it stay allocated and written but are not read. 0 without sliding layers.
+    Q_PROPERTY(int firstWindowPosition READ firstWindowPosition NOTIFY changed)
+    Q_PROPERTY(int cellsOutsideWindow READ cellsOutsideWindow NOTIFY changed)  // per sliding layer
+    Q_PROPERTY(QString slidingLayerList READ slidingLayerList NOTIFY changed)  // "0, 2, 4" or ""
+    // Bytes of one layer of each type: every layer allocates the same, a sliding one reads its window.
+    Q_PROPERTY(double bytesPerLayerPerToken READ bytesPerLayerPerToken NOTIFY changed)
     Q_PROPERTY(int updates READ updates NOTIFY changed)  // how many times new stats arrived
     Q_PROPERTY(inferscope::KvVariantModel* attentionVariants READ attentionVariants CONSTANT)
     Q_PROPERTY(inferscope::KvVariantModel* elementVariants READ elementVariants CONSTANT)
@@ -87,6 +95,7 @@ public:
     int capacity() const { return stats_.layout.nCtx; }
     int bytesPerElement() const { return hasCache() ? stats_.bytesPerElement : 0; }
     QString elementType() const;
+    QString elementSize() const;
     QString attention() const;
     int groupSize() const { return kvHeads() > 0 ? queryHeads_ / kvHeads() : 0; }
     int usedCells() const { return stats_.nUsed; }
@@ -106,6 +115,11 @@ public:
     double bytesUsedSlidingLayers() const { return double(stats_.bytesUsedSlidingLayers); }
     double bytesNeededSlidingLayers() const { return double(stats_.bytesNeededSlidingLayers); }
     QString layerTypeSummary() const;
+    Q_INVOKABLE bool isSlidingLayer(int layer) const { return slidingLayers() > 0 && stats_.layout.isSliding(layer); }
+    int firstWindowPosition() const { return slidingLayers() > 0 ? std::max(0, usedCells() - slidingWindow() + 1) : 0; }
+    int cellsOutsideWindow() const { return std::min(firstWindowPosition(), usedCells()); }
+    QString slidingLayerList() const;
+    double bytesPerLayerPerToken() const { return layers() > 0 ? double(stats_.bytesPerToken / uint64_t(layers())) : 0.0; }
     int updates() const { return updates_; }  // how many times the figures were taken (for tests)
     // While streaming: a batch that arrived within the interval waits for its end (for tests).
     bool updatePending() const { return pending_.isActive(); }

@@ -7,15 +7,6 @@ namespace {
 
 uint64_t nonNegative(int v) { return v > 0 ? uint64_t(v) : 0; }
 
-QString dtypeOfElementSize(int32_t bytes) {
-    switch (bytes) {
-    case 4: return QStringLiteral("f32");
-    case 2: return QStringLiteral("f16");
-    case 1: return QStringLiteral("int8");
-    default: return QString();
-    }
-}
-
 }  // namespace
 
 KvCalculatorModel::KvCalculatorModel(QObject* parent) : QObject(parent) { applyPreset(0); }
@@ -24,7 +15,11 @@ void KvCalculatorModel::setEngine(EngineController* engine) {
     if (engine_ == engine) return;
     disconnect(modelConnection_);
     engine_ = engine;
-    if (engine_) modelConnection_ = connect(engine_, &EngineController::modelChanged, this, &KvCalculatorModel::onModelChanged);
+    disconnect(kvTypeConnection_);
+    if (engine_) {
+        modelConnection_ = connect(engine_, &EngineController::modelChanged, this, &KvCalculatorModel::onModelChanged);
+        kvTypeConnection_ = connect(engine_, &EngineController::kvTypeApplied, this, &KvCalculatorModel::onModelChanged);
+    }
     onModelChanged();
     emit engineChanged();
 }
@@ -47,7 +42,7 @@ void KvCalculatorModel::onModelChanged() {
     p.heads = hp.nHead;
     p.kvHeads = hp.nHeadKv;
     p.headDim = hp.headDim;
-    p.dtype = dtypeOfElementSize(model.kv.bytesPerElement);  // as the engine allocated it
+    p.dtype = QString::fromLatin1(kvTypeName(model.kv.layout.type));  // as the engine allocated it
     p.tokens = model.contextLength;
     p.trainedContext = hp.nCtxTrain;
     for (int32_t il = 0; il < hp.nLayer; ++il) p.slidingLayers += hp.isSlidingLayer(il) ? 1 : 0;
@@ -99,18 +94,18 @@ void KvCalculatorModel::recompute() {
     error_.clear();
     figures_ = {};
     bytesPerElement_ = perUser_ = windowedPerUser_ = 0;
-    auto bpe = kvBytesPerElement(dtype_.toStdString());
-    if (!bpe) {
-        error_ = QString::fromStdString(bpe.error().message);
+    auto size = kvElementSize(dtype_.toStdString());
+    if (!size) {
+        error_ = QString::fromStdString(size.error().message);
     } else {
-        const KvShape shape{nonNegative(layers_), nonNegative(heads_),   nonNegative(kvHeads_), nonNegative(headDim_),
-                            *bpe,                 nonNegative(slidingLayers_), nonNegative(window_)};
+        const KvShape shape{nonNegative(layers_), nonNegative(heads_),        nonNegative(kvHeads_), nonNegative(headDim_),
+                            size->bytes,          nonNegative(slidingLayers_), nonNegative(window_),  size->elements};
         auto total = computeKvFigures(shape, nonNegative(tokens_), nonNegative(users_));
         auto perUser = total ? computeKvFigures(shape, nonNegative(tokens_), 1) : total;
         if (!total || !perUser) {
             error_ = QString::fromStdString((total ? perUser : total).error().message);
         } else {
-            bytesPerElement_ = *bpe;
+            bytesPerElement_ = size->elements == 1 ? size->bytes : 0;
             figures_ = *total;
             perUser_ = perUser->totalBytes;
             windowedPerUser_ = perUser->windowedTotalBytes;

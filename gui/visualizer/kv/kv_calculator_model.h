@@ -23,8 +23,8 @@ class KvCalculatorModel : public QObject {
     Q_PROPERTY(inferscope::EngineController* engine READ engine WRITE setEngine NOTIFY engineChanged)
     Q_PROPERTY(inferscope::KvPresetModel* presets READ presets CONSTANT)
     Q_PROPERTY(int presetIndex READ presetIndex NOTIFY inputsChanged)  // -1 once an input was edited
-    Q_PROPERTY(QStringList dtypes READ dtypes CONSTANT)                 // "f32", "f16", "bf16", "int8"
-    Q_PROPERTY(QStringList dtypeLabels READ dtypeLabels CONSTANT)       // "FP32", "FP16", "BF16", "INT8"
+    Q_PROPERTY(QStringList dtypes READ dtypes CONSTANT)                 // "f32", "f16", "bf16", "int8", "q8_0", "q4_0"
+    Q_PROPERTY(QStringList dtypeLabels READ dtypeLabels CONSTANT)       // "FP32", "FP16", "BF16", "INT8", "Q8_0", "Q4_0"
     // inputs
     Q_PROPERTY(int layers READ layers WRITE setLayers NOTIFY inputsChanged)
     Q_PROPERTY(int heads READ heads WRITE setHeads NOTIFY inputsChanged)
@@ -39,7 +39,7 @@ class KvCalculatorModel : public QObject {
     // results (0 when invalid)
     Q_PROPERTY(bool valid READ valid NOTIFY resultsChanged)
     Q_PROPERTY(QString error READ error NOTIFY resultsChanged)  // the engine's message, or ""
-    Q_PROPERTY(double bytesPerElement READ bytesPerElement NOTIFY resultsChanged)
+    Q_PROPERTY(double bytesPerElement READ bytesPerElement NOTIFY resultsChanged)  // 0 for the block types
     Q_PROPERTY(double bytesPerToken READ bytesPerToken NOTIFY resultsChanged)
     Q_PROPERTY(double bytesPerUser READ bytesPerUser NOTIFY resultsChanged)    // × tokens
     Q_PROPERTY(double totalBytes READ totalBytes NOTIFY resultsChanged)        // × tokens × users
@@ -58,7 +58,7 @@ public:
     void setEngine(EngineController* engine);
     KvPresetModel* presets() { return &presets_; }
     int presetIndex() const { return presetIndex_; }
-    QStringList dtypes() const { return {"f32", "f16", "bf16", "int8"}; }
+    QStringList dtypes() const { return {"f32", "f16", "bf16", "int8", "q8_0", "q4_0"}; }
     QStringList dtypeLabels() const;
     Q_INVOKABLE void applyPreset(int row);
 
@@ -112,7 +112,7 @@ private:
     void onModelChanged();
 
     QPointer<EngineController> engine_;
-    QMetaObject::Connection modelConnection_;
+    QMetaObject::Connection modelConnection_, kvTypeConnection_;
     KvPresetModel presets_;
     int presetIndex_ = 0;
     int layers_ = 0, heads_ = 0, kvHeads_ = 0, headDim_ = 0, tokens_ = 0, users_ = 1, slidingLayers_ = 0, window_ = 0;

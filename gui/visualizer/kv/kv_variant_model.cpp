@@ -3,6 +3,7 @@
 #include <cmath>
 #include <utility>
 
+#include "app/units.h"
 #include "kv_cache/kv_calculator.h"
 
 namespace inferscope {
@@ -10,7 +11,8 @@ namespace {
 
 struct Candidate {
     QString name, detail;
-    uint64_t kvHeads, bytesPerElement;
+    uint64_t kvHeads;
+    KvElementSize size;  // bytes per `elements` elements
 };
 
 // A grouped layout for a model that is not GQA itself: groups of 4 query heads (Llama 3's and
@@ -37,39 +39,41 @@ KvVariantModel::KvVariantModel(Axis axis, QObject* parent) : QAbstractListModel(
 
 std::vector<KvVariantModel::Row> KvVariantModel::computeRows(const KvCacheStats& s, int queryHeads) const {
     const uint64_t heads = uint64_t(queryHeads), kvHeads = uint64_t(s.layout.nHeadKv);
-    const uint64_t bpe = uint64_t(s.bytesPerElement);
+    const KvType loadedType = s.layout.type;
+    const KvElementSize loadedSize = kvElementSize(kvTypeName(loadedType)).value_or(KvElementSize{});
     std::vector<Candidate> candidates;
     if (axis_ == Axis::Attention) {
-        candidates.push_back({QStringLiteral("MHA"), tr("%1: one per query head").arg(headsText(heads)), heads, bpe});
+        candidates.push_back({QStringLiteral("MHA"), tr("%1: one per query head").arg(headsText(heads)), heads, loadedSize});
         const bool loadedIsGqa = kvHeads > 1 && kvHeads < heads;
         if (const uint64_t g = loadedIsGqa ? kvHeads : groupedKvHeads(heads); g != 0)
-            candidates.push_back({QStringLiteral("GQA"), tr("%1: groups of %2 query heads").arg(headsText(g)).arg(heads / g), g, bpe});
-        candidates.push_back({QStringLiteral("MQA"), tr("1 KV head shared by all %1 query heads").arg(heads), 1, bpe});
+            candidates.push_back({QStringLiteral("GQA"), tr("%1: groups of %2 query heads").arg(headsText(g)).arg(heads / g), g, loadedSize});
+        candidates.push_back({QStringLiteral("MQA"), tr("1 KV head shared by all %1 query heads").arg(heads), 1, loadedSize});
     } else {
-        const std::pair<const char*, const char*> types[] = {{"f32", "FP32"}, {"f16", "FP16"}, {"int8", "INT8"}};
-        for (const auto& [dtype, name] : types) {
-            const uint64_t bytes = kvBytesPerElement(dtype).value_or(0);
-            candidates.push_back({QString::fromLatin1(name),
-                                  bytes == 1 ? tr("1 byte per element") : tr("%1 bytes per element").arg(bytes), kvHeads, bytes});
+        // The types the engine's cache can be (kv_type.h); a block type the head dim refuses is left out.
+        for (KvType type : {KvType::F32, KvType::F16, KvType::Q8_0, KvType::Q4_0}) {
+            const KvElementSize size = kvElementSize(kvTypeName(type)).value_or(KvElementSize{});
+            const QString detail = size.elements == 1 ? tr("%1 bytes per value").arg(size.bytes)
+                                                      : tr("%1 bytes per block of %2 values").arg(size.bytes).arg(size.elements);
+            candidates.push_back({dtypeLabel(QString::fromLatin1(kvTypeName(type))), detail, kvHeads, size});
         }
     }
 
     std::vector<Row> rows;
     for (const Candidate& c : candidates) {
-        const KvShape shape{uint64_t(s.layout.nLayer), heads, c.kvHeads, uint64_t(s.layout.headDim), c.bytesPerElement};
+        const KvShape shape{uint64_t(s.layout.nLayer), heads, c.kvHeads, uint64_t(s.layout.headDim), c.size.bytes, 0, 0, c.size.elements};
         auto atCapacity = computeKvFigures(shape, uint64_t(s.layout.nCtx), 1);
         if (!atCapacity) continue;  // a shape the calculator refuses (e.g. heads not divisible)
         Row r;
         r.name = c.name;
         r.detail = c.detail;
         r.kvHeads = c.kvHeads;
-        r.bytesPerElement = c.bytesPerElement;
+        r.bytesPerElement = c.size.elements == 1 ? c.size.bytes : 0;
         r.bytesPerToken = atCapacity->bytesPerToken;
         r.bytesAtCapacity = atCapacity->totalBytes;
         if (s.nUsed > 0)
             if (auto atUsed = computeKvFigures(shape, uint64_t(s.nUsed), 1)) r.bytesAtUsed = atUsed->totalBytes;
         r.ratio = s.bytesPerToken > 0 ? double(r.bytesPerToken) / double(s.bytesPerToken) : 0.0;
-        r.loaded = c.kvHeads == kvHeads && c.bytesPerElement == bpe;
+        r.loaded = c.kvHeads == kvHeads && c.size.bytes == loadedSize.bytes && c.size.elements == loadedSize.elements;
         rows.push_back(r);
     }
     return rows;

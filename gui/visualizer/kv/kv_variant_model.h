@@ -1,6 +1,6 @@
 #pragma once
 // KvVariantModel: the loaded model's KV cache as it would be with another attention layout
-// (MHA / GQA / MQA, at the loaded element type) or another element type (FP32 / FP16 / INT8, at
+// (MHA / GQA / MQA, at the loaded element type) or another element type (FP32 / FP16 / Q8_0 / Q4_0, at
 // the loaded KV heads). Every figure comes from core's computeKvFigures; the row that matches
 // the real cache is marked `loaded` (its capacity figure equals the engine's allocation).
 // GUI thread only; refilled by KvCacheView once per batch.
@@ -20,10 +20,10 @@ class KvVariantModel : public QAbstractListModel {
 public:
     enum class Axis { Attention, ElementType };
     enum Role {
-        NameRole = Qt::UserRole + 1,  // "MHA", "GQA", "MQA" | "FP32", "FP16", "INT8"
+        NameRole = Qt::UserRole + 1,  // "MHA", "GQA", "MQA" | "FP32", "FP16", "Q8_0", "Q4_0"
         DetailRole,                   // "8 KV heads", "groups of 2 query heads" | "4 B per element"
         KvHeadsRole,
-        BytesPerElementRole,
+        BytesPerElementRole,          // 0 for the block types (see the detail)
         BytesPerTokenRole,            // 2 × layers × KV heads × head dim × bytes per element
         BytesAtUsedRole,              // × the cells in use now (0 when the cache is empty)
         BytesAtCapacityRole,          // × the whole context

@@ -119,7 +119,7 @@ ColumnLayout {
                     case "layers": return String(bytes.view.layers)
                     case "kvHeads": return String(bytes.view.kvHeads)
                     case "headDim": return String(bytes.view.headDim)
-                    case "element": return bytes.view.bytesPerElement + " B"
+                    case "element": return bytes.view.elementSize
                     case "perToken": return Units.exact(bytes.view.bytesPerToken)
                     default: return modelData
                     }

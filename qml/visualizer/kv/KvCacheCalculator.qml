@@ -63,7 +63,7 @@ ColumnLayout {
             text: qsTr("Element")
             Layout.preferredWidth: 58
             font.pixelSize: Theme.fontSmall + 1
-            explanation: qsTr("Bytes per stored element: FP16 and BF16 halve an FP32 cache, INT8 quarters it.")
+            explanation: qsTr("Bytes per stored element: FP16 and BF16 halve an FP32 cache, INT8 quarters it. Q8_0 and Q4_0 store blocks of 32 values: 34 and 18 bytes per block (a 2-byte scale, then 8- or 4-bit integers); the head dim must be a multiple of 32.")
         }
         ComboBox {
             objectName: "input_dtype"
@@ -71,6 +71,16 @@ ColumnLayout {
             model: calc.calculator.dtypeLabels
             currentIndex: calc.calculator.dtypeIndex
             onActivated: (i) => calc.calculator.dtypeIndex = i
+        }
+    }
+    RowLayout {
+        KvCacheInput {
+            calculator: calc.calculator; key: "slidingLayers"; label: qsTr("Sliding"); to: 4096
+            explanation: qsTr("Of the layers, how many attend only to the last positions of a window (Gemma 2 every other layer, Gemma 3 five in six, Phi-3 all). 0: every layer attends to the whole context.")
+        }
+        KvCacheInput {
+            calculator: calc.calculator; key: "window"; label: qsTr("Window"); to: 100000000
+            explanation: qsTr("The positions a sliding layer reads: the query's own and the window − 1 before it. A cache that keeps only those needs min(tokens, window) positions on those layers.")
         }
     }
     RowLayout {

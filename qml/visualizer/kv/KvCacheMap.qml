@@ -13,8 +13,9 @@ ColumnLayout {
     readonly property int axisWidth: 22
     spacing: 4
 
-    RowLayout {
+    Flow {  // wraps: with a sliding-window entry the legend is wider than the panel
         Layout.fillWidth: true
+        Layout.preferredWidth: 100  // fills the row; its own width must not drive the layout
         spacing: Theme.spacing
         Repeater {
             model: [
@@ -42,7 +43,21 @@ ColumnLayout {
                 }
             }
         }
-        Item { Layout.fillWidth: true }
+        RowLayout {  // sliding-window layers (Gemma 2/3, Phi-3): what they no longer read
+            visible: map.view.slidingLayers > 0
+            spacing: 4
+            Rectangle {
+                width: 10; height: 10; radius: 2; color: Theme.prefill; border.color: Theme.border
+                Rectangle { anchors.fill: parent; anchors.margins: 2; color: Theme.surface; opacity: 0.6; rotation: 45 }
+            }
+            KvCacheTerm {
+                objectName: "legend_outsideWindow"
+                text: qsTr("%1 outside the window").arg(Units.count(map.view.cellsOutsideWindow))
+                font.pixelSize: Theme.fontSmall
+                explanation: qsTr("Layers marked w (%1) attend only to the last %2 positions. The engine still allocates and keeps every position on them, like on the other layers; the hatched cells are the ones the next token no longer reads. A cache that dropped them would save memory (see Memory below).")
+                    .arg(map.view.slidingLayerList).arg(Units.count(map.view.slidingWindow))
+            }
+        }
     }
 
     // The whole context; the rectangle marks the grid's window. A click centres the grid there.
@@ -99,7 +114,7 @@ ColumnLayout {
             Layout.preferredHeight: Math.max(80, Math.min(220, map.view.layers * 22))
             source: map.view
             promptColor: Theme.prefill; generatedColor: Theme.decode; emptyColor: Theme.surfaceAlt
-            lineColor: Theme.surface; cursorColor: Theme.text
+            lineColor: Theme.surface; cursorColor: Theme.text; outsideWindowColor: Theme.surface
             HoverHandler { id: gridHover }
             ToolTip.visible: gridHover.hovered
             ToolTip.delay: 1200

@@ -59,6 +59,11 @@ ScrollView {
         KvCacheMap { view: panel.view; visible: panel.view.hasCache; Layout.fillWidth: true }
         KvCacheBytes { view: panel.view; visible: panel.view.hasCache; Layout.fillWidth: true }
         KvCacheVariants { view: panel.view; visible: panel.view.hasCache; Layout.fillWidth: true }
+        KvCacheCost {
+            model: KvCostModel { chat: ChatController }
+            visible: panel.view.hasCache
+            Layout.fillWidth: true
+        }
         KvCacheCalculator { calculator: panel.calculator; Layout.fillWidth: true; Layout.bottomMargin: Theme.spacing * 2 }
     }
 }

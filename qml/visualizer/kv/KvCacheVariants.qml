@@ -5,7 +5,7 @@ import QtQuick.Layouts
 import Inferscope
 
 // The same model's cache with another attention layout (MHA / GQA / MQA) or element type
-// (FP32 / FP16 / INT8): bytes per token, now and at the full context, against the real cache.
+// (FP32 / FP16 / Q8_0 / Q4_0): bytes per token, now and at the full context, against the real cache.
 ColumnLayout {
     id: variants
     required property KvCacheView view
@@ -18,7 +18,8 @@ ColumnLayout {
         "MQA": qsTr("Multi-query attention: all query heads share a single key/value head, the smallest cache."),
         "FP32": qsTr("Each key and value element stored in 4 bytes, full single precision."),
         "FP16": qsTr("Each element in 2 bytes instead of 4: half the cache, with about 3 significant digits kept."),
-        "INT8": qsTr("Each element in 1 byte instead of 4: a quarter of the cache, as 8-bit integers with scales that restore their range.")
+        "Q8_0": qsTr("Blocks of 32 values: a 2-byte scale and 32 one-byte integers, 34 bytes where FP32 takes 128 (about a quarter). Set it in Settings; \"What it costs\" below measures the shift in the model's predictions."),
+        "Q4_0": qsTr("Blocks of 32 values: a 2-byte scale and 32 four-bit integers, 18 bytes where FP32 takes 128 (about a seventh), and a coarser rounding than Q8_0.")
     })
 
     Repeater {
@@ -26,7 +27,7 @@ ColumnLayout {
         // rebuild all their items (four times a second while an answer streams).
         model: [
             {name: "attention", tip: qsTr("How many key/value heads the query heads share decides how many vectors each token stores per layer.")},
-            {name: "element", tip: qsTr("Storing keys and values in 2 bytes (FP16) or 1 byte (INT8) instead of 4 halves or quarters the cache.")}
+            {name: "element", tip: qsTr("Storing keys and values in 2 bytes (FP16) or in blocks of 32 small integers with one scale (Q8_0: 34 bytes, Q4_0: 18 bytes per 32 values) instead of 4 bytes each. The block types need a head dim that is a multiple of 32. The cache's type is a setting (Settings → KV cache).")}
         ]
         delegate: ColumnLayout {
             id: table
@@ -115,6 +116,16 @@ ColumnLayout {
                         }
                     }
                 }
+            }
+            Label {
+                objectName: table.attention ? "" : "blockTypesNote"
+                visible: !table.attention && variants.view.headDim % 32 !== 0
+                Layout.fillWidth: true
+                Layout.preferredWidth: 100
+                wrapMode: Text.Wrap
+                color: Theme.muted
+                font.pixelSize: Theme.fontSmall
+                text: qsTr("Q8_0 and Q4_0 store each head's row in blocks of 32 values: not for this model's head dim of %1.").arg(variants.view.headDim)
             }
         }
     }
