@@ -1,0 +1,84 @@
+#include "server/slot_pool.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "engine/engine.h"
+
+namespace inferscope::server {
+
+int pickSlot(const std::vector<std::span<const int32_t>>& freeCaches, std::span<const int32_t> prompt) {
+    int best = -1;
+    size_t bestShared = 0;
+    for (size_t i = 0; i < freeCaches.size(); ++i) {
+        const auto& cache = freeCaches[i];
+        const size_t n = std::min(cache.size(), prompt.size());
+        const size_t shared = size_t(std::mismatch(cache.begin(), cache.begin() + ptrdiff_t(n), prompt.begin()).first - cache.begin());
+        if (best < 0 || shared > bestShared) {
+            best = int(i);
+            bestShared = shared;
+        }
+    }
+    return best;
+}
+
+void SlotPool::addSlot(std::unique_ptr<Engine> engine) {
+    std::lock_guard lock(mutex_);
+    engines_.push_back(std::move(engine));
+    busy_.push_back(false);
+    freed_.notify_all();
+}
+
+size_t SlotPool::size() const {
+    std::lock_guard lock(mutex_);
+    return engines_.size();
+}
+
+size_t SlotPool::idle() const {
+    std::lock_guard lock(mutex_);
+    return size_t(std::count(busy_.begin(), busy_.end(), false));
+}
+
+Engine& SlotPool::Lease::engine() const {
+    std::lock_guard lock(pool_.mutex_);
+    return *pool_.engines_[slot_];
+}
+
+SlotPool::Acquired SlotPool::acquire(std::span<const int32_t> prompt, const std::function<bool()>& gone) {
+    std::unique_lock lock(mutex_);
+    bool queued = false;
+    for (;;) {
+        std::vector<std::span<const int32_t>> caches;
+        std::vector<size_t> free;
+        for (size_t i = 0; i < engines_.size(); ++i)
+            if (!busy_[i]) {
+                free.push_back(i);
+                caches.push_back(engines_[i]->cachedTokens());
+            }
+        if (const int pick = pickSlot(caches, prompt); pick >= 0) {
+            if (queued) --waiting_;
+            busy_[free[size_t(pick)]] = true;
+            return {std::make_unique<Lease>(*this, free[size_t(pick)]), {}};
+        }
+        if (!queued) {
+            if (waiting_ >= maxQueue_) return {nullptr, Refusal::QueueFull};
+            ++waiting_;
+            queued = true;
+        }
+        freed_.wait_for(lock, std::chrono::milliseconds(50));
+        if (gone && gone()) {
+            --waiting_;
+            return {nullptr, Refusal::Cancelled};
+        }
+    }
+}
+
+void SlotPool::release(size_t slot) {
+    {
+        std::lock_guard lock(mutex_);
+        busy_[slot] = false;
+    }
+    freed_.notify_one();
+}
+
+}  // namespace inferscope::server
