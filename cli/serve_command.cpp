@@ -63,7 +63,7 @@ int run(const ServeArgs& a) {
 
     // A client that closes its connection must not kill the server with SIGPIPE; SIGINT and SIGTERM
     // are waited for by one thread, blocked in every other (the set is inherited by httplib's threads).
-    std::signal(SIGPIPE, SIG_IGN);
+    ::signal(SIGPIPE, SIG_IGN);
     sigset_t stopSignals;
     sigemptyset(&stopSignals);
     sigaddset(&stopSignals, SIGINT);

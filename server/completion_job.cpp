@@ -35,7 +35,8 @@ std::vector<std::string> stopStringsFor(const ServeRequest& r, const ChatTemplat
 
 std::string AnswerText::push(const std::string& piece) {
     generated_ += piece;
-    const size_t safe = stops_.safeLength(generated_);
+    size_t safe = stops_.safeLength(generated_);
+    if (const auto stop = stops_.find(generated_)) safe = std::min(safe, *stop);  // a whole stop string is never shown
     if (safe <= emitted_) return {};
     std::string out = utf8_.push(std::string_view(generated_).substr(emitted_, safe - emitted_));
     emitted_ = safe;

@@ -22,6 +22,9 @@ int pickSlot(const std::vector<std::span<const int32_t>>& freeCaches, std::span<
     return best;
 }
 
+SlotPool::SlotPool(size_t maxQueue) : maxQueue_(maxQueue) {}
+SlotPool::~SlotPool() = default;
+
 void SlotPool::addSlot(std::unique_ptr<Engine> engine) {
     std::lock_guard lock(mutex_);
     engines_.push_back(std::move(engine));

@@ -27,7 +27,8 @@ int pickSlot(const std::vector<std::span<const int32_t>>& freeCaches, std::span<
 
 class SlotPool {
 public:
-    explicit SlotPool(size_t maxQueue) : maxQueue_(maxQueue) {}
+    explicit SlotPool(size_t maxQueue);
+    ~SlotPool();
     void addSlot(std::unique_ptr<Engine> engine);
     size_t size() const;
     size_t idle() const;  // slots no request holds

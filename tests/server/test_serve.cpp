@@ -18,7 +18,7 @@ using inferscope::testing_serve::ServeProcess;
 
 namespace {
 
-const std::string kModel = inferscope::testing::kStories;
+const std::string kModel = inferscope::testing_model::kStories;
 
 json post(const ServeProcess& s, const std::string& path, const json& body, int expectStatus = 200) {
     auto c = s.client();
