@@ -146,7 +146,8 @@ TEST_F(Serve, ChatStreamsTheSameAnswerAsWhole) {
         if (!choice["logprobs"].is_null())
             for (const json& t : choice["logprobs"]["content"]) {
                 EXPECT_EQ(t["top_logprobs"].size(), 3u);
-                EXPECT_EQ(t["logprob"], whole["choices"][0]["logprobs"]["content"][listed]["logprob"]);
+                // The second request reuses the first one's cached prompt: its prefill batches differ, so do the last bits.
+                EXPECT_NEAR(t["logprob"].get<double>(), whole["choices"][0]["logprobs"]["content"][listed]["logprob"].get<double>(), 1e-4);
                 ++listed;
             }
     }
@@ -165,9 +166,12 @@ TEST_F(Serve, ModelsAndHealth) {
 
 TEST_F(Serve, BadInputGetsOpenAiErrors) {
     auto c = server_->client();
-    auto expectError = [&](const std::string& path, const std::string& body, int status, const std::string& what) {
+    auto expectError = [&](const std::string& path, const std::string& body, int status, const std::string& what) -> json {
         auto r = c.Post(path.c_str(), body, "application/json");
-        ASSERT_TRUE(r) << what;
+        if (!r) {
+            ADD_FAILURE() << what << ": no response";
+            return json();
+        }
         EXPECT_EQ(r->status, status) << what << ": " << r->body;
         const json e = json::parse(r->body, nullptr, false);
         EXPECT_TRUE(e.contains("error") && e["error"].contains("message") && e["error"].contains("type")) << what << ": " << r->body;
