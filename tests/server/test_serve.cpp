@@ -286,3 +286,27 @@ TEST(ServeOptions, BadOptionsAreRefused) {
     EXPECT_EQ(r.exitCode, 1);
     EXPECT_EQ(r.err, "inferscope-cli: no such model file: /nonexistent.gguf\n");
 }
+
+TEST(ServeOptions, PastTheQueueIs429) {
+    // One slot, no queue. The holder asks for a long stream and reads none of it: once the
+    // socket's buffers are full the server's write waits, and the slot stays taken.
+    ServeProcess s({"--model", kModel, "--parallel", "1", "--queue", "0"});
+    ASSERT_GT(s.port(), 0);
+    ASSERT_TRUE(s.waitReady());
+    const int holder = connectTo(s.port());
+    ASSERT_GE(holder, 0);
+    int small = 4096;
+    ::setsockopt(holder, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    const std::string body = json({{"prompt", "Once"}, {"stream", true}, {"logprobs", 20}, {"temperature", 1}, {"seed", 5}}).dump();
+    const std::string req = rawRequest("/v1/completions", body, body.size());
+    ASSERT_EQ(::send(holder, req.data(), req.size(), 0), ssize_t(req.size()));
+    ASSERT_TRUE(waitHealth(s, "slots_idle", 0));
+    auto c = s.client();
+    auto r = c.Post("/v1/completions", R"({"prompt":"a","max_tokens":2})", "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 429) << r->body;
+    EXPECT_EQ(json::parse(r->body)["error"]["code"], "rate_limit_exceeded");
+    ::close(holder);  // the holder leaves: its generation is cancelled and the slot serves again
+    EXPECT_TRUE(waitHealth(s, "slots_idle", 1));
+    EXPECT_EQ(c.Post("/v1/completions", R"({"prompt":"a","max_tokens":2})", "application/json")->status, 200);
+}
