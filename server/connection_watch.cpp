@@ -30,26 +30,44 @@ bool endpoint(const sockaddr_storage& a, std::string& addr, int& port) {
     return true;
 }
 
-}  // namespace
-
-ConnectionWatch::ConnectionWatch(const std::string& remoteAddr, int remotePort, int localPort) {
+// The first of this process's sockets for which match(fd, local address, local port) holds; -1.
+template <class Match>
+int findSocket(Match match) {
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
         const int fd = std::atoi(entry.path().filename().c_str());
         struct stat st {};
         if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
-        sockaddr_storage peer{}, local{};
-        socklen_t peerLen = sizeof peer, localLen = sizeof local;
-        if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peerLen) != 0) continue;
-        if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &localLen) != 0) continue;
-        std::string peerAddr, localAddr;
-        int peerPort = -1, ourPort = -1;
-        if (!endpoint(peer, peerAddr, peerPort) || !endpoint(local, localAddr, ourPort)) continue;
-        if (peerAddr == remoteAddr && peerPort == remotePort && ourPort == localPort) {
-            fd_ = fd;
-            return;
-        }
+        sockaddr_storage local{};
+        socklen_t localLen = sizeof local;
+        std::string localAddr;
+        int localPort = -1;
+        if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &localLen) != 0 || !endpoint(local, localAddr, localPort)) continue;
+        if (match(fd, localPort)) return fd;
     }
+    return -1;
+}
+
+}  // namespace
+
+ConnectionWatch::ConnectionWatch(const std::string& remoteAddr, int remotePort, int localPort) {
+    fd_ = findSocket([&](int fd, int ourPort) {
+        sockaddr_storage peer{};
+        socklen_t peerLen = sizeof peer;
+        std::string peerAddr;
+        int peerPort = -1;
+        return ourPort == localPort && getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peerLen) == 0 &&
+               endpoint(peer, peerAddr, peerPort) && peerAddr == remoteAddr && peerPort == remotePort;
+    });
+}
+
+bool widenListenBacklog(int port) {
+    const int fd = findSocket([&](int fd, int ourPort) {
+        int listening = 0;
+        socklen_t len = sizeof listening;
+        return ourPort == port && getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 && listening;
+    });
+    return fd >= 0 && ::listen(fd, SOMAXCONN) == 0;
 }
 
 bool ConnectionWatch::closed() const {

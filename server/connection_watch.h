@@ -20,4 +20,10 @@ private:
     int fd_ = -1;
 };
 
+// cpp-httplib 0.11 listens with a backlog of 5 (compiled into Debian's library): a burst of
+// connections past it waits for the client's SYN retransmission (1 s each). Calling listen() again
+// on the bound socket (found by its port, with no peer) widens it to the system's limit; false when
+// the socket was not found.
+bool widenListenBacklog(int port);
+
 }  // namespace inferscope::server

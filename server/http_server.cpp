@@ -5,6 +5,7 @@
 #include <ctime>
 #include <fmt/format.h>
 
+#include "server/connection_watch.h"
 #include "server/openai_response.h"
 
 namespace inferscope::server {
@@ -37,8 +38,10 @@ OpenAiServer::OpenAiServer(ServeOptions options)
 OpenAiServer::~OpenAiServer() { stop(); }
 
 int OpenAiServer::bind() {
-    if (options_.port == 0) return http_->bind_to_any_port(options_.host);
-    return http_->bind_to_port(options_.host, options_.port) ? options_.port : -1;
+    const int port = options_.port == 0 ? http_->bind_to_any_port(options_.host)
+                                        : http_->bind_to_port(options_.host, options_.port) ? options_.port : -1;
+    if (port > 0) widenListenBacklog(port);
+    return port;
 }
 
 bool OpenAiServer::listen() { return http_->listen_after_bind(); }
