@@ -29,9 +29,12 @@ json post(const ServeProcess& s, const std::string& path, const json& body, int 
     return json::parse(r->body, nullptr, false);
 }
 
-// A raw connection to the server, for what a well-behaved client library never sends.
-int connectTo(int port) {
+// A raw connection to the server, for what a well-behaved client library never sends. A small
+// receive buffer (set before connecting, so the window stays small) makes a server that streams to
+// a client not reading wait in its write, so the generation cannot end on its own meanwhile.
+int connectTo(int port, int receiveBuffer = 0) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (receiveBuffer > 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, sizeof receiveBuffer);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(uint16_t(port));
@@ -195,10 +198,11 @@ TEST_F(Serve, BadInputGetsOpenAiErrors) {
 
 TEST_F(Serve, ClientsThatLeaveCancelTheirGenerationAndTheServerStillServes) {
     const uint64_t before = healthField(*server_, "requests_cancelled");
-    // Streamed: read the first event, then close. The context (512 tokens) would take the answer
-    // far past the moment we leave; the server counts it cancelled, not finished.
+    // Streamed: read the first event, then close. Unread, the answer fills the socket's buffers
+    // (20 alternatives and the step record per token) and the server waits in its write, so it
+    // cannot finish before we leave; it counts the generation cancelled, not finished.
     const std::string body = json({{"prompt", "Once"}, {"stream", true}, {"logprobs", 20}, {"temperature", 1}, {"seed", 1}}).dump();
-    int fd = connectTo(server_->port());
+    int fd = connectTo(server_->port(), 4096);
     ASSERT_GE(fd, 0);
     const std::string req = rawRequest("/v1/completions", body, body.size());
     ASSERT_EQ(::send(fd, req.data(), req.size(), 0), ssize_t(req.size()));
@@ -212,6 +216,14 @@ TEST_F(Serve, ClientsThatLeaveCancelTheirGenerationAndTheServerStillServes) {
     EXPECT_NE(got.find("data: "), std::string::npos);
     ::close(fd);
     EXPECT_TRUE(waitHealth(*server_, "requests_cancelled", before + 1));
+    // Not streamed: the client leaves right after sending; this answer (seed 5) runs ~500 tokens,
+    // and the cancel check polls the connection before every pass.
+    const std::string whole = json({{"prompt", "Once"}, {"temperature", 1}, {"seed", 5}}).dump();
+    fd = connectTo(server_->port());
+    const std::string wholeRequest = rawRequest("/v1/completions", whole, whole.size());
+    ASSERT_EQ(::send(fd, wholeRequest.data(), wholeRequest.size(), 0), ssize_t(wholeRequest.size()));
+    ::close(fd);
+    EXPECT_TRUE(waitHealth(*server_, "requests_cancelled", before + 2));
     // A truncated body (Content-Length larger than what is sent), then the client leaves.
     fd = connectTo(server_->port());
     const std::string half = rawRequest("/v1/completions", "{\"prompt\":\"On", 100);
@@ -293,10 +305,8 @@ TEST(ServeOptions, PastTheQueueIs429) {
     ServeProcess s({"--model", kModel, "--parallel", "1", "--queue", "0"});
     ASSERT_GT(s.port(), 0);
     ASSERT_TRUE(s.waitReady());
-    const int holder = connectTo(s.port());
+    const int holder = connectTo(s.port(), 4096);
     ASSERT_GE(holder, 0);
-    int small = 4096;
-    ::setsockopt(holder, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
     const std::string body = json({{"prompt", "Once"}, {"stream", true}, {"logprobs", 20}, {"temperature", 1}, {"seed", 5}}).dump();
     const std::string req = rawRequest("/v1/completions", body, body.size());
     ASSERT_EQ(::send(holder, req.data(), req.size(), 0), ssize_t(req.size()));
