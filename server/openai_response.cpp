@@ -119,7 +119,8 @@ Json completionResponse(const ResponseHeader& h, const std::string& text, const 
 }
 
 Json completionChunk(const ResponseHeader& h, const std::string& delta, const std::vector<StepRecord>& steps,
-                     const ServeRequest& r, const StepPieceLookup& pieceOf, bool first, std::string_view finish) {
+                     const ServeRequest& r, const StepPieceLookup& pieceOf, bool first, std::string_view finish,
+                     size_t textOffset) {
     Json o = base(h, true);
     Json choice = Json::object();
     choice["index"] = 0;
@@ -131,7 +132,7 @@ Json completionChunk(const ResponseHeader& h, const std::string& delta, const st
     } else {
         choice["text"] = delta;
     }
-    choice["logprobs"] = steps.empty() ? Json(nullptr) : logprobsFor(steps, r, pieceOf, 0);
+    choice["logprobs"] = steps.empty() ? Json(nullptr) : logprobsFor(steps, r, pieceOf, textOffset);
     choice["finish_reason"] = finishJson(finish);
     o["choices"] = Json::array({choice});
     return o;

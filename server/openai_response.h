@@ -48,8 +48,10 @@ Json completionLogprobs(const std::vector<StepRecord>& steps, int32_t topLogprob
 Json completionResponse(const ResponseHeader& h, const std::string& text, const GenerationSummary& summary,
                         const std::vector<StepRecord>& steps, const ServeRequest& request, const StepPieceLookup& pieceOf);
 // One streamed chunk: the text added and the tokens it came with; finish set on the last one.
+// textOffset: where the first of these tokens starts in the answer (the legacy endpoint's text_offset).
 Json completionChunk(const ResponseHeader& h, const std::string& delta, const std::vector<StepRecord>& steps,
-                     const ServeRequest& request, const StepPieceLookup& pieceOf, bool first, std::string_view finish = {});
+                     const ServeRequest& request, const StepPieceLookup& pieceOf, bool first, std::string_view finish = {},
+                     size_t textOffset = 0);
 // The chunk after the last (stream_options.include_usage): no choices, usage and timings.
 Json usageChunk(const ResponseHeader& h, const GenerationSummary& summary);
 

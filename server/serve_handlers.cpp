@@ -40,9 +40,11 @@ struct StreamState {
 
 void runStream(StreamState& st, httplib::DataSink& sink, std::atomic<uint64_t>& cancelled) {
     bool first = true;
+    size_t offset = 0;  // of the next listed token in the answer's bytes
     auto write = [&sink](const std::string& event) { return sink.write(event.data(), event.size()); };
     CompletionJob job(st.request, st.stops, [&](const std::string& delta, std::vector<StepRecord>& steps) {
-        const bool ok = write(sseEvent(completionChunk(st.header, delta, steps, st.request, st.pieceOf, first)));
+        const bool ok = write(sseEvent(completionChunk(st.header, delta, steps, st.request, st.pieceOf, first, {}, offset)));
+        for (const StepRecord& s : steps) offset += s.piece.size();
         first = false;
         return ok;
     });

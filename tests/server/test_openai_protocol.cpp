@@ -204,6 +204,12 @@ TEST(OpenAiResponse, ChunksAndWholeAnswers) {
     EXPECT_EQ(whole["choices"][0]["finish_reason"], "stop");
     EXPECT_EQ(dumpJson(whole["usage"]), R"({"prompt_tokens":5,"completion_tokens":3,"total_tokens":8})");
     EXPECT_TRUE(whole["timings"].contains("decode_tokens_per_s"));
+    ServeRequest legacy;
+    legacy.endpoint = Endpoint::Completion;
+    legacy.logprobs = true;
+    const Json later = completionChunk({Endpoint::Completion, "cmpl-1", "m", 7}, "c", {sampleStep("c")}, legacy, pieces(), false, {}, 6);
+    EXPECT_EQ(later["choices"][0]["text"], "c");
+    EXPECT_EQ(later["choices"][0]["logprobs"]["text_offset"], Json::array({6}));
     EXPECT_EQ(sseEvent({{"a", 1}}), "data: {\"a\":1}\n\n");
     EXPECT_EQ(sseEvent({{"a", "\xff"}}), "data: {\"a\":\"\xef\xbf\xbd\"}\n\n");  // never invalid UTF-8 on the wire
 }

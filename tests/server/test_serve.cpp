@@ -143,7 +143,9 @@ TEST_F(Serve, ChatStreamsTheSameAnswerAsWhole) {
         const json chunk = json::parse(datas[i]);
         EXPECT_EQ(chunk["object"], "chat.completion.chunk");
         const json& choice = chunk["choices"][0];
-        if (i == 0) EXPECT_EQ(choice["delta"]["role"], "assistant");
+        if (i == 0) {
+            EXPECT_EQ(choice["delta"]["role"], "assistant");
+        }
         if (choice["delta"].contains("content")) streamed += choice["delta"]["content"].get<std::string>();
         if (!choice["finish_reason"].is_null()) finish = choice["finish_reason"];
         if (!choice["logprobs"].is_null())
@@ -273,8 +275,15 @@ TEST_F(Serve, EightClientsTwentyFiveRequestsEach) {
     EXPECT_EQ(correct.load(), 200);
     EXPECT_EQ(failed.load(), 0);
     const long rssAfter = server_->rssKiB();
-    // Slots preallocate their caches: 200 requests must not grow the server by more than 64 MiB.
-    EXPECT_LT(rssAfter, rssBefore + 64 * 1024) << rssBefore << " KiB before, " << rssAfter << " KiB after";
+    // Slots preallocate their caches: 200 requests must not grow the server by more than 64 MiB
+    // (under AddressSanitizer, plus its quarantine of freed blocks: 256 MiB by default).
+#ifdef INFERSCOPE_SANITIZED
+    constexpr long kQuarantineKiB = 256 * 1024;
+#else
+    constexpr long kQuarantineKiB = 0;
+#endif
+    EXPECT_LT(rssAfter, rssBefore + 64 * 1024 + kQuarantineKiB) << rssBefore << " KiB before, " << rssAfter << " KiB after";
+    std::printf("server RSS: %ld KiB before the load, %ld KiB after\n", rssBefore, rssAfter);
     EXPECT_TRUE(server_->alive());
 }
 
