@@ -276,13 +276,12 @@ TEST_F(Serve, EightClientsTwentyFiveRequestsEach) {
     EXPECT_EQ(failed.load(), 0);
     const long rssAfter = server_->rssKiB();
     // Slots preallocate their caches: 200 requests must not grow the server by more than 64 MiB
-    // (under AddressSanitizer, plus its quarantine of freed blocks: 256 MiB by default).
-#ifdef INFERSCOPE_SANITIZED
-    constexpr long kQuarantineKiB = 256 * 1024;
-#else
-    constexpr long kQuarantineKiB = 0;
+    // (measured: 29 MiB before, 39 MiB after). Not under AddressSanitizer: its quarantine of freed
+    // blocks, shadow memory and per-thread fake stacks grow with the connection threads (measured
+    // +540 MiB for this load) and are not the server's; LeakSanitizer checks that build instead.
+#ifndef INFERSCOPE_SANITIZED
+    EXPECT_LT(rssAfter, rssBefore + 64 * 1024) << rssBefore << " KiB before, " << rssAfter << " KiB after";
 #endif
-    EXPECT_LT(rssAfter, rssBefore + 64 * 1024 + kQuarantineKiB) << rssBefore << " KiB before, " << rssAfter << " KiB after";
     std::printf("server RSS: %ld KiB before the load, %ld KiB after\n", rssBefore, rssAfter);
     EXPECT_TRUE(server_->alive());
 }
