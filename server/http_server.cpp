@@ -52,7 +52,7 @@ void OpenAiServer::stop() {
 
 Result<void> OpenAiServer::loadSlots() {
     for (int32_t i = 0; i < options_.parallel; ++i) {
-        auto engine = Engine::load(options_.engine);
+        auto engine = slots_.addSlot(options_.engine);
         if (!engine) return std::unexpected(engine.error());
         if (i == 0) {
             tokenizer_ = (*engine)->sharedTokenizer();
@@ -60,7 +60,6 @@ Result<void> OpenAiServer::loadSlots() {
             template_.kind = options_.chatTemplate.value_or(
                 defaultChatTemplate(detectChatTemplate((*engine)->info().chatTemplate), tokenizer_.get()));
         }
-        slots_.addSlot(std::move(*engine));
     }
     ready_ = true;
     return {};

@@ -48,7 +48,9 @@ void runStream(StreamState& st, httplib::DataSink& sink, std::atomic<uint64_t>& 
         first = false;
         return ok;
     });
-    const auto result = st.lease->engine().generate(st.generate, &job, [&] { return job.clientGone() || st.watch->closed(); });
+    std::optional<Result<GenerationSummary>> ran;  // set on the slot's thread
+    st.lease->run([&](Engine& engine) { ran = engine.generate(st.generate, &job, [&] { return job.clientGone() || st.watch->closed(); }); });
+    const Result<GenerationSummary>& result = *ran;
     if (!result) {
         write(sseEvent(errorJson(engineError(result.error()))));
     } else if (result->reason == FinishReason::Cancelled) {
@@ -109,7 +111,9 @@ void OpenAiServer::handleCompletion(const httplib::Request& req, httplib::Respon
         return;
     }
     CompletionJob job(st->request, st->stops);
-    const auto result = st->lease->engine().generate(st->generate, &job, [&] { return st->watch->closed(); });
+    std::optional<Result<GenerationSummary>> ran;  // set on the slot's thread
+    st->lease->run([&](Engine& engine) { ran = engine.generate(st->generate, &job, [&] { return st->watch->closed(); }); });
+    const Result<GenerationSummary>& result = *ran;
     st->lease.reset();
     if (!result) return sendError(res, engineError(result.error()));
     if (result->reason == FinishReason::Cancelled) {

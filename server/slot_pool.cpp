@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "engine/engine.h"
+#include "server/slot_worker.h"
 
 namespace inferscope::server {
 
@@ -25,16 +26,20 @@ int pickSlot(const std::vector<std::span<const int32_t>>& freeCaches, std::span<
 SlotPool::SlotPool(size_t maxQueue) : maxQueue_(maxQueue) {}
 SlotPool::~SlotPool() = default;
 
-void SlotPool::addSlot(std::unique_ptr<Engine> engine) {
+Result<const Engine*> SlotPool::addSlot(const EngineOptions& options) {
+    auto worker = std::make_unique<SlotWorker>(options);
+    if (!worker->engine()) return std::unexpected(worker->loadError());
+    const Engine* engine = worker->engine();
     std::lock_guard lock(mutex_);
-    engines_.push_back(std::move(engine));
+    workers_.push_back(std::move(worker));
     busy_.push_back(false);
     freed_.notify_all();
+    return engine;
 }
 
 size_t SlotPool::size() const {
     std::lock_guard lock(mutex_);
-    return engines_.size();
+    return workers_.size();
 }
 
 size_t SlotPool::idle() const {
@@ -42,9 +47,13 @@ size_t SlotPool::idle() const {
     return size_t(std::count(busy_.begin(), busy_.end(), false));
 }
 
-Engine& SlotPool::Lease::engine() const {
-    std::lock_guard lock(pool_.mutex_);
-    return *pool_.engines_[slot_];
+void SlotPool::Lease::run(const std::function<void(Engine&)>& work) const {
+    SlotWorker* worker = nullptr;
+    {
+        std::lock_guard lock(pool_.mutex_);
+        worker = pool_.workers_[slot_].get();
+    }
+    worker->run(work);
 }
 
 SlotPool::Acquired SlotPool::acquire(std::span<const int32_t> prompt, const std::function<bool()>& gone) {
@@ -53,10 +62,10 @@ SlotPool::Acquired SlotPool::acquire(std::span<const int32_t> prompt, const std:
     for (;;) {
         std::vector<std::span<const int32_t>> caches;
         std::vector<size_t> free;
-        for (size_t i = 0; i < engines_.size(); ++i)
-            if (!busy_[i]) {
+        for (size_t i = 0; i < workers_.size(); ++i)
+            if (!busy_[i]) {  // an idle slot's thread does not touch its engine
                 free.push_back(i);
-                caches.push_back(engines_[i]->cachedTokens());
+                caches.push_back(workers_[i]->engine()->cachedTokens());
             }
         if (const int pick = pickSlot(caches, prompt); pick >= 0) {
             if (queued) --waiting_;
