@@ -7,6 +7,7 @@
 //   tokenize / detokenize   a vocabulary's ids for a text and back
 //   score     teacher-forced logits of a sequence per position, and its perplexity
 //   perplexity  a text's perplexity, and KL divergence from a reference configuration
+//   serve     an OpenAI-compatible HTTP server
 #include <cstdio>
 #include <iostream>
 
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
     addTokenizeCommands(app, exitCode);
     addScoreCommand(app, exitCode);
     addPerplexityCommand(app, exitCode);
+    addServeCommand(app, exitCode);
     refuseEmptyValues(app, {"generate --prompt", "bench --prompt-tokens", "tokenize --text"});
     if (argc > 1 && argv[1][0] == '-' && std::string(argv[1]) != "--help" && std::string(argv[1]) != "-h")
         return reportError(std::string("unknown option '") + argv[1] + "' before the command (see --help)");

@@ -61,6 +61,13 @@ std::optional<ChatTemplateKind> chatTemplateFromVocabulary(const Tokenizer& toke
     return std::nullopt;
 }
 
+ChatTemplateKind defaultChatTemplate(std::optional<ChatTemplateKind> fromFile, const Tokenizer* tokenizer) {
+    if (fromFile) return *fromFile;
+    if (tokenizer)
+        if (auto k = chatTemplateFromVocabulary(*tokenizer)) return *k;
+    return ChatTemplateKind::Llama2;
+}
+
 std::string ChatTemplate::userTurn(std::string_view content, std::string_view system, bool first) const {
     const std::string c(content), sys(system);
     switch (kind) {

@@ -38,6 +38,10 @@ std::optional<ChatTemplateKind> detectChatTemplate(std::string_view jinja);
 // special tokens (<|start_header_id|>, <|im_start|>, <start_of_turn>, <|user|> with <|end|>);
 // nullopt when it has none of them.
 std::optional<ChatTemplateKind> chatTemplateFromVocabulary(const Tokenizer& tokenizer);
+// The template a chat uses when none is chosen: the file's (`fromFile`, detectChatTemplate of its
+// tokenizer.chat_template), else the family whose turn markers the vocabulary has (a Qwen or Gemma
+// base model), else Llama 2, the most common family for SentencePiece vocabularies.
+ChatTemplateKind defaultChatTemplate(std::optional<ChatTemplateKind> fromFile, const Tokenizer* tokenizer);
 
 enum class ChatRole { System, User, Assistant };
 

@@ -67,12 +67,8 @@ QStringList ChatController::templateNames() const {
 ChatTemplate ChatController::chatTemplate() const {
     if (mode_ == Mode::Completion) return {ChatTemplateKind::Completion};
     if (auto k = chatTemplateFromName(templateChoice_.toStdString()); k && templateChoice_ != QLatin1String("auto")) return {*k};
-    if (engine_->model() && engine_->model()->detectedTemplate) return {*engine_->model()->detectedTemplate};
-    // No template in the file: the family whose turn markers the vocabulary has (a Qwen or Gemma
-    // base model), else Llama 2, the most common family for SentencePiece vocabularies.
-    if (engine_->model())
-        if (auto k = chatTemplateFromVocabulary(*engine_->model()->tokenizer)) return {*k};
-    return {ChatTemplateKind::Llama2};
+    if (engine_->model()) return {defaultChatTemplate(engine_->model()->detectedTemplate, engine_->model()->tokenizer.get())};
+    return {defaultChatTemplate(std::nullopt, nullptr)};
 }
 
 QString ChatController::modeName(Mode mode) {

@@ -178,9 +178,17 @@ TEST(ChatTemplate, GuessedFromTheVocabularysSpecialTokens) {
         auto tok = sharedVocab(name);
         if (!tok) continue;
         EXPECT_EQ(chatTemplateFromVocabulary(*tok), expected) << name;
+        // The default a chat uses (the app, the server): the file's template first, then this, then Llama 2.
+        EXPECT_EQ(defaultChatTemplate(std::nullopt, tok.get()), expected.value_or(ChatTemplateKind::Llama2)) << name;
+        EXPECT_EQ(defaultChatTemplate(ChatTemplateKind::Gemma, tok.get()), ChatTemplateKind::Gemma) << name;
         ++n;
     }
     if (n == 0) GTEST_SKIP() << "../shared/models/tokenizer not found";
+}
+
+TEST(ChatTemplate, DefaultWithoutAVocabularyIsTheFilesElseLlama2) {
+    EXPECT_EQ(defaultChatTemplate(ChatTemplateKind::ChatML, nullptr), ChatTemplateKind::ChatML);
+    EXPECT_EQ(defaultChatTemplate(std::nullopt, nullptr), ChatTemplateKind::Llama2);
 }
 
 TEST(ChatTemplate, EveryKindIsListedOnceByName) {

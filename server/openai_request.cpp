@@ -1,0 +1,195 @@
+#include "server/openai_request.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace inferscope::server {
+namespace {
+
+using nlohmann::json;
+using Parsed = std::expected<ServeRequest, ApiError>;
+
+// The field, or null when absent (null given counts as absent).
+const json& field(const json& body, const char* key) {
+    static const json kNull;
+    const auto it = body.find(key);
+    return it == body.end() ? kNull : *it;
+}
+
+std::optional<ApiError> readNumber(const json& body, const char* key, float& out, double lo, double hi, bool loOpen) {
+    const json& v = field(body, key);
+    if (v.is_null()) return std::nullopt;
+    if (!v.is_number()) return badParameter(key, fmt::format("{} must be a number", key));
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d < lo || d > hi || (loOpen && d == lo))
+        return badParameter(key, fmt::format("{} must be in {}{}, {}], got {}", key, loOpen ? "(" : "[", lo, hi, v.dump()));
+    out = float(d);
+    return std::nullopt;
+}
+
+std::optional<ApiError> readInt(const json& body, const char* key, std::optional<int64_t>& out) {
+    const json& v = field(body, key);
+    if (v.is_null()) return std::nullopt;
+    if (!v.is_number_integer()) return badParameter(key, fmt::format("{} must be an integer, got {}", key, v.dump()));
+    out = v.get<int64_t>();
+    return std::nullopt;
+}
+
+std::optional<ApiError> readBool(const json& body, const char* key, bool& out) {
+    const json& v = field(body, key);
+    if (v.is_null()) return std::nullopt;
+    if (!v.is_boolean()) return badParameter(key, fmt::format("{} must be true or false, got {}", key, v.dump()));
+    out = v.get<bool>();
+    return std::nullopt;
+}
+
+// A message's content: a string, or an array of {"type": "text", "text": ...} parts.
+std::optional<std::string> contentText(const json& content) {
+    if (content.is_string()) return content.get<std::string>();
+    if (!content.is_array()) return std::nullopt;
+    std::string text;
+    for (const json& part : content) {
+        if (!part.is_object() || field(part, "type") != "text" || !field(part, "text").is_string()) return std::nullopt;
+        text += part["text"].get<std::string>();
+    }
+    return text;
+}
+
+std::optional<ApiError> readMessages(const json& body, ServeRequest& r) {
+    const json& m = field(body, "messages");
+    if (!m.is_array() || m.empty()) return badParameter("messages", "messages must be a non-empty array of {role, content}");
+    for (size_t i = 0; i < m.size(); ++i) {
+        const std::string param = fmt::format("messages[{}]", i);
+        if (!m[i].is_object()) return badParameter(param, param + " must be an object");
+        const json& role = field(m[i], "role");
+        ChatMessage msg;
+        if (role == "system" || role == "developer") msg.role = ChatRole::System;
+        else if (role == "user") msg.role = ChatRole::User;
+        else if (role == "assistant") msg.role = ChatRole::Assistant;
+        else return badParameter(param + ".role", param + ".role must be system, developer, user or assistant, got " + role.dump());
+        const auto text = contentText(field(m[i], "content"));
+        if (!text) return badParameter(param + ".content", param + ".content must be a string or an array of text parts");
+        msg.content = *text;
+        r.messages.push_back(std::move(msg));
+    }
+    return std::nullopt;
+}
+
+std::optional<ApiError> readPrompt(const json& body, ServeRequest& r) {
+    const json& p = field(body, "prompt");
+    if (p.is_string()) r.prompt = p.get<std::string>();
+    else if (p.is_array() && p.size() == 1 && p[0].is_string()) r.prompt = p[0].get<std::string>();
+    else return badParameter("prompt", "prompt must be a string (or an array of one string)");
+    return std::nullopt;
+}
+
+std::optional<ApiError> readStop(const json& body, ServeRequest& r) {
+    const json& s = field(body, "stop");
+    if (s.is_null()) return std::nullopt;
+    if (s.is_string()) {
+        if (!s.get<std::string>().empty()) r.stop.push_back(s.get<std::string>());
+        return std::nullopt;
+    }
+    if (!s.is_array() || s.size() > kMaxStopStrings)
+        return badParameter("stop", fmt::format("stop must be a string or an array of at most {} strings", kMaxStopStrings));
+    for (const json& one : s) {
+        if (!one.is_string()) return badParameter("stop", "stop must hold strings only");
+        if (!one.get<std::string>().empty()) r.stop.push_back(one.get<std::string>());
+    }
+    return std::nullopt;
+}
+
+std::optional<ApiError> readLogprobs(const json& body, ServeRequest& r) {
+    std::optional<int64_t> top;
+    if (r.endpoint == Endpoint::Chat) {
+        if (auto e = readBool(body, "logprobs", r.logprobs)) return e;
+        if (auto e = readInt(body, "top_logprobs", top)) return e;
+        if (top && (*top < 0 || *top > kMaxTopLogprobs))
+            return badParameter("top_logprobs", fmt::format("top_logprobs must be between 0 and {}, got {}", kMaxTopLogprobs, *top));
+        if (top && *top > 0 && !r.logprobs) return badParameter("top_logprobs", "top_logprobs needs logprobs: true");
+    } else {
+        // The legacy endpoint's logprobs is the number of alternatives (OpenAI allows 5; we allow 20).
+        if (auto e = readInt(body, "logprobs", top)) return e;
+        if (top && (*top < 0 || *top > kMaxTopLogprobs))
+            return badParameter("logprobs", fmt::format("logprobs must be between 0 and {}, got {}", kMaxTopLogprobs, *top));
+        r.logprobs = top.has_value();
+    }
+    r.topLogprobs = int32_t(top.value_or(0));
+    return std::nullopt;
+}
+
+std::optional<ApiError> readSampling(const json& body, ServeRequest& r) {
+    SamplerParams& s = r.sampler;
+    s = SamplerParams{};
+    s.temperature = 1.0f;
+    s.topP = 1.0f;
+    s.topK = 0;
+    s.minP = 0.0f;
+    s.repeatPenalty = 1.0f;
+    if (auto e = readNumber(body, "temperature", s.temperature, 0, 2, false)) return e;
+    if (auto e = readNumber(body, "top_p", s.topP, 0, 1, true)) return e;
+    if (auto e = readNumber(body, "min_p", s.minP, 0, 1, false)) return e;
+    if (auto e = readNumber(body, "repeat_penalty", s.repeatPenalty, 0, 1e6, true)) return e;
+    std::optional<int64_t> topK, seed, maxTokens, n;
+    if (auto e = readInt(body, "top_k", topK)) return e;
+    if (topK && (*topK < -1 || *topK > INT32_MAX)) return badParameter("top_k", fmt::format("top_k must be >= 0 (0 or -1: off), got {}", *topK));
+    if (topK) s.topK = std::max<int32_t>(0, int32_t(*topK));
+    if (auto e = readInt(body, "seed", seed)) return e;
+    if (seed) r.seed = uint64_t(*seed);
+    // max_completion_tokens is the chat endpoint's newer name for max_tokens.
+    for (const char* key : {"max_tokens", "max_completion_tokens"}) {
+        if (auto e = readInt(body, key, maxTokens)) return e;
+        if (maxTokens && (*maxTokens < 1 || *maxTokens > INT32_MAX))
+            return badParameter(key, fmt::format("{} must be at least 1, got {}", key, *maxTokens));
+        if (maxTokens) r.maxTokens = int32_t(*maxTokens);
+        maxTokens.reset();
+    }
+    if (auto e = readInt(body, "n", n)) return e;
+    if (n && *n != 1) return badParameter("n", fmt::format("n must be 1 (one choice per request), got {}", *n));
+    return std::nullopt;
+}
+
+}  // namespace
+
+ApiError badParameter(std::string param, std::string message) {
+    return ApiError{400, std::move(message), "invalid_request_error", std::move(param), {}};
+}
+
+nlohmann::ordered_json errorJson(const ApiError& error) {
+    nlohmann::ordered_json e = nlohmann::ordered_json::object();
+    e["message"] = error.message;
+    e["type"] = error.type;
+    e["param"] = error.param.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(error.param);
+    e["code"] = error.code.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(error.code);
+    return {{"error", e}};
+}
+
+std::expected<ServeRequest, ApiError> parseServeRequest(std::string_view body, Endpoint endpoint) {
+    json j;
+    try {
+        j = json::parse(body);  // strict: invalid UTF-8 in a string is a parse error too
+    } catch (const json::exception& e) {
+        return std::unexpected(ApiError{400, fmt::format("the request body is not valid JSON: {}", e.what()), "invalid_request_error", {}, "invalid_json"});
+    }
+    if (!j.is_object()) return std::unexpected(ApiError{400, "the request body must be a JSON object", "invalid_request_error", {}, "invalid_json"});
+    ServeRequest r;
+    r.endpoint = endpoint;
+    const json& model = field(j, "model");
+    if (!model.is_null() && !model.is_string()) return std::unexpected(badParameter("model", "model must be a string"));
+    if (model.is_string()) r.model = model.get<std::string>();
+    std::optional<ApiError> error = endpoint == Endpoint::Chat ? readMessages(j, r) : readPrompt(j, r);
+    if (!error) error = readSampling(j, r);
+    if (!error) error = readStop(j, r);
+    if (!error) error = readLogprobs(j, r);
+    if (!error) error = readBool(j, "stream", r.stream);
+    if (!error) {
+        const json& options = field(j, "stream_options");
+        if (!options.is_null() && !options.is_object()) error = badParameter("stream_options", "stream_options must be an object");
+        else if (options.is_object()) error = readBool(options, "include_usage", r.includeUsage);
+    }
+    if (error) return std::unexpected(*error);
+    r.sampler.topN = r.topLogprobs;
+    return r;
+}
+
+}  // namespace inferscope::server

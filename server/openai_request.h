@@ -1,0 +1,63 @@
+#pragma once
+// OpenAI request bodies (POST /v1/chat/completions, /v1/completions) turned into checked values, and
+// OpenAI's error object. Pure functions: no sockets, no model, so every rule is unit-tested alone
+// (tests/server/test_openai_protocol.cpp).
+//
+// Defaults are OpenAI's, not the app's: temperature 1, top_p 1, top_k and min_p off, no penalty;
+// the seed is drawn by the caller when none is given. Unknown fields are ignored, null is "absent".
+// Extensions accepted as llama.cpp's and vLLM's servers name them: top_k, min_p, repeat_penalty.
+
+#include <cstdint>
+#include <expected>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/chat_template.h"
+#include "sampler/sampler_params.h"
+
+namespace inferscope::server {
+
+// One error as OpenAI sends it: {"error": {"message", "type", "param", "code"}} with an HTTP status.
+struct ApiError {
+    int status = 400;
+    std::string message;
+    std::string type = "invalid_request_error";
+    std::string param;  // the request field at fault; empty: null
+    std::string code;   // e.g. "model_not_found"; empty: null
+};
+nlohmann::ordered_json errorJson(const ApiError& error);
+ApiError badParameter(std::string param, std::string message);
+
+enum class Endpoint { Chat, Completion };
+
+struct ChatMessage {
+    ChatRole role = ChatRole::User;
+    std::string content;
+};
+
+inline constexpr int32_t kMaxTopLogprobs = 20;  // OpenAI's limit
+inline constexpr size_t kMaxStopStrings = 4;    // OpenAI's limit
+
+struct ServeRequest {
+    Endpoint endpoint = Endpoint::Chat;
+    std::string model;                  // empty: not given (the served model)
+    std::vector<ChatMessage> messages;  // chat: system messages first-class (joined into the system prompt)
+    std::string prompt;                 // completion
+    SamplerParams sampler;              // topN = topLogprobs
+    std::optional<uint64_t> seed;
+    std::optional<int32_t> maxTokens;   // none: until the end of generation or the context is full
+    std::vector<std::string> stop;
+    bool stream = false;
+    bool includeUsage = false;          // stream_options.include_usage: a last chunk with usage
+    bool logprobs = false;
+    int32_t topLogprobs = 0;            // 0..kMaxTopLogprobs alternatives per token
+};
+
+// The body of either endpoint. Errors: 400 with the parameter at fault (bad JSON, wrong types,
+// values out of range, n != 1, no messages or prompt).
+std::expected<ServeRequest, ApiError> parseServeRequest(std::string_view body, Endpoint endpoint);
+
+}  // namespace inferscope::server

@@ -1,0 +1,63 @@
+#pragma once
+// What the server sends back, shaped as OpenAI's API: completion objects, streamed chunks (SSE),
+// logprobs, usage, plus our timings and a per-token extension. Pure functions of plain values.
+//
+// logprobs are of the model's own distribution (the raw softmax, before any sampler stage):
+// logit - logSumExp in double. Per token, "inferscope" holds the step record in the schema the
+// CLI's --json and the app's export share (engine/step_record_json.h): p_final (the probability
+// in the distribution drawn from), survivors after each stage, and each top candidate's
+// probability after every stage. The end-of-generation token adds no text and is not listed,
+// as OpenAI does; usage counts it.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/generation.h"
+#include "engine/step_record_json.h"
+#include "server/openai_request.h"
+
+namespace inferscope::server {
+
+using Json = nlohmann::ordered_json;
+
+// Who answered: the values every object of one response repeats.
+struct ResponseHeader {
+    Endpoint endpoint = Endpoint::Chat;
+    std::string id;     // "chatcmpl-…" / "cmpl-…"
+    std::string model;
+    int64_t created = 0;  // Unix seconds
+};
+
+std::string_view openAiFinishReason(FinishReason reason);  // "stop" or "length" (nothing for cancelled)
+Json usageJson(const GenerationSummary& summary);
+// Ours, beside usage: prompt_tokens_reused, prefill_ms, prefill_tokens_per_s, decode_ms,
+// decode_tokens_per_s, time_to_first_token_ms.
+Json timingsJson(const GenerationSummary& summary);
+
+// The chat endpoint's entry for one token: {token, logprob, bytes, top_logprobs: [{token, logprob,
+// bytes}], inferscope: step record}. pieceOf gives the alternatives' text.
+Json chatTokenLogprob(const StepRecord& step, int32_t topLogprobs, const StepPieceLookup& pieceOf);
+// The legacy endpoint's logprobs object for these tokens: {tokens, token_logprobs, top_logprobs:
+// [{token: logprob}], text_offset, inferscope: [step records]}; text offsets count from textStart.
+Json completionLogprobs(const std::vector<StepRecord>& steps, int32_t topLogprobs, const StepPieceLookup& pieceOf, size_t textStart);
+
+// A whole answer (stream: false). steps: the tokens to list in logprobs (empty when not asked).
+Json completionResponse(const ResponseHeader& h, const std::string& text, const GenerationSummary& summary,
+                        const std::vector<StepRecord>& steps, const ServeRequest& request, const StepPieceLookup& pieceOf);
+// One streamed chunk: the text added and the tokens it came with; finish set on the last one.
+// textOffset: where the first of these tokens starts in the answer (the legacy endpoint's text_offset).
+Json completionChunk(const ResponseHeader& h, const std::string& delta, const std::vector<StepRecord>& steps,
+                     const ServeRequest& request, const StepPieceLookup& pieceOf, bool first, std::string_view finish = {},
+                     size_t textOffset = 0);
+// The chunk after the last (stream_options.include_usage): no choices, usage and timings.
+Json usageChunk(const ResponseHeader& h, const GenerationSummary& summary);
+
+// "data: <json>\n\n"; dumped with invalid UTF-8 replaced by U+FFFD (a token may be part of a character).
+std::string sseEvent(const Json& j);
+inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
+std::string dumpJson(const Json& j);
+
+}  // namespace inferscope::server

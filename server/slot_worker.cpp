@@ -1,0 +1,51 @@
+#include "server/slot_worker.h"
+
+namespace inferscope::server {
+
+SlotWorker::SlotWorker(const EngineOptions& options) : thread_([this, options] { loop(options); }) {
+    std::unique_lock lock(mutex_);
+    wake_.wait(lock, [this] { return loaded_; });
+}
+
+SlotWorker::~SlotWorker() {
+    {
+        std::lock_guard lock(mutex_);
+        quit_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+}
+
+void SlotWorker::run(const std::function<void(Engine&)>& work) {
+    std::unique_lock lock(mutex_);
+    work_ = &work;
+    done_ = false;
+    wake_.notify_all();
+    wake_.wait(lock, [this] { return done_; });
+}
+
+void SlotWorker::loop(EngineOptions options) {
+    auto loaded = Engine::load(options);
+    {
+        std::lock_guard lock(mutex_);
+        if (loaded) engine_ = std::move(*loaded);
+        else loadError_ = loaded.error();
+        loaded_ = true;
+    }
+    wake_.notify_all();
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [this] { return quit_ || work_; });
+        if (!work_) break;  // quit, nothing left to run
+        const auto* work = work_;
+        lock.unlock();
+        if (engine_) (*work)(*engine_);
+        lock.lock();
+        work_ = nullptr;
+        done_ = true;
+        wake_.notify_all();
+    }
+    engine_.reset();  // freed on the thread that made it
+}
+
+}  // namespace inferscope::server

@@ -1,0 +1,76 @@
+// The official OpenAI Node client against `inferscope-cli serve`: chat, completion, streaming,
+// logprobs and errors. Exits non-zero on the first failed check; prints "N passed, 0 failed".
+import OpenAI from 'openai';
+import assert from 'node:assert/strict';
+
+const [baseURL, apiKey] = process.argv.slice(2);
+const client = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: 60000 });
+let passed = 0;
+async function check(name, fn) {
+  await fn();
+  passed++;
+  console.log(`ok ${name}`);
+}
+
+await check('models', async () => {
+  const models = await client.models.list();
+  assert.equal(models.data[0].id, 'stories260K');
+});
+
+await check('chat with logprobs', async () => {
+  const r = await client.chat.completions.create({
+    model: 'stories260K', messages: [{ role: 'user', content: 'Lily saw a dog.' }],
+    temperature: 0, max_tokens: 12, logprobs: true, top_logprobs: 20,
+  });
+  assert.equal(r.object, 'chat.completion');
+  assert.equal(typeof r.choices[0].message.content, 'string');
+  assert.ok(['stop', 'length'].includes(r.choices[0].finish_reason));
+  const content = r.choices[0].logprobs.content;
+  assert.ok(content.length > 0);
+  for (const t of content) {
+    assert.equal(t.top_logprobs.length, 20);
+    assert.ok(t.logprob <= 0);
+    if (!t.token.includes('\uFFFD')) assert.deepEqual(t.bytes, [...Buffer.from(t.token, 'utf8')]);
+    // greedy: the chosen token is the most probable
+    assert.ok(Math.abs(t.logprob - t.top_logprobs[0].logprob) < 1e-9);
+    assert.equal(typeof t.inferscope.survivors['top-k'], 'number');
+  }
+  assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + r.usage.completion_tokens);
+});
+
+await check('completion', async () => {
+  const r = await client.completions.create({ model: 'stories260K', prompt: 'Once upon a time', max_tokens: 10, temperature: 0, logprobs: 3 });
+  assert.equal(r.object, 'text_completion');
+  assert.ok(r.choices[0].text.length > 0);
+  assert.equal(r.choices[0].logprobs.tokens.join(''), r.choices[0].text);
+  assert.equal(r.usage.completion_tokens, 10);
+});
+
+await check('streaming chat equals the whole answer', async () => {
+  const params = { model: 'stories260K', messages: [{ role: 'user', content: 'Tom had a ball.' }], temperature: 0.7, seed: 3, max_tokens: 20 };
+  const whole = await client.chat.completions.create(params);
+  const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
+  let text = '';
+  let usage = null;
+  let finish = null;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    const c = chunk.choices[0];
+    if (c?.delta?.content) text += c.delta.content;
+    if (c?.finish_reason) finish = c.finish_reason;
+  }
+  assert.equal(text, whole.choices[0].message.content);
+  assert.equal(finish, whole.choices[0].finish_reason);
+  assert.deepEqual(usage, whole.usage);
+});
+
+await check('errors', async () => {
+  await assert.rejects(client.chat.completions.create({ model: 'stories260K', messages: [{ role: 'user', content: 'x' }], logprobs: true, top_logprobs: 100 }),
+    (e) => e instanceof OpenAI.BadRequestError && e.status === 400 && e.param === 'top_logprobs');
+  await assert.rejects(client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] }),
+    (e) => e instanceof OpenAI.NotFoundError && e.code === 'model_not_found');
+  const anonymous = new OpenAI({ baseURL, apiKey: 'wrong', maxRetries: 0 });
+  await assert.rejects(anonymous.models.list(), (e) => e instanceof OpenAI.AuthenticationError && e.status === 401);
+});
+
+console.log(`${passed} passed, 0 failed`);

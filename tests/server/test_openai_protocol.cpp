@@ -1,0 +1,239 @@
+// server/: the OpenAI request rules, the response shapes and the streamed text, without sockets.
+#include <gtest/gtest.h>
+
+#include "server/completion_job.h"
+#include "server/openai_request.h"
+#include "server/openai_response.h"
+#include "server/slot_pool.h"
+
+using namespace inferscope;
+using namespace inferscope::server;
+
+namespace {
+
+ApiError errorOf(std::string_view body, Endpoint e = Endpoint::Chat) {
+    auto r = parseServeRequest(body, e);
+    EXPECT_FALSE(r.has_value()) << body;
+    return r ? ApiError{} : r.error();
+}
+
+constexpr std::string_view kChat = R"({"model":"m","messages":[{"role":"user","content":"hi"}]})";
+
+}  // namespace
+
+TEST(OpenAiRequest, ChatDefaultsAreOpenAis) {
+    auto r = parseServeRequest(kChat, Endpoint::Chat);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->model, "m");
+    ASSERT_EQ(r->messages.size(), 1u);
+    EXPECT_EQ(r->messages[0].role, ChatRole::User);
+    EXPECT_EQ(r->messages[0].content, "hi");
+    EXPECT_EQ(r->sampler.temperature, 1.0f);
+    EXPECT_EQ(r->sampler.topP, 1.0f);
+    EXPECT_EQ(r->sampler.topK, 0);
+    EXPECT_EQ(r->sampler.minP, 0.0f);
+    EXPECT_EQ(r->sampler.repeatPenalty, 1.0f);
+    EXPECT_FALSE(r->seed);
+    EXPECT_FALSE(r->maxTokens);
+    EXPECT_FALSE(r->stream);
+    EXPECT_FALSE(r->logprobs);
+    EXPECT_EQ(r->sampler.topN, 0);
+}
+
+TEST(OpenAiRequest, EveryParameterIsRead) {
+    auto r = parseServeRequest(R"({"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],
+        "temperature":0,"top_p":0.5,"top_k":7,"min_p":0.1,"seed":42,"stop":["x","y"],"max_tokens":9,"repeat_penalty":1.1,
+        "stream":true,"stream_options":{"include_usage":true},"logprobs":true,"top_logprobs":20,"n":1})",
+                               Endpoint::Chat);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_EQ(r->messages[0].role, ChatRole::System);
+    EXPECT_EQ(r->messages[1].content, "ab");
+    EXPECT_EQ(r->sampler.temperature, 0.0f);
+    EXPECT_EQ(r->sampler.topP, 0.5f);
+    EXPECT_EQ(r->sampler.topK, 7);
+    EXPECT_EQ(r->sampler.minP, 0.1f);
+    EXPECT_EQ(r->sampler.repeatPenalty, 1.1f);
+    EXPECT_EQ(*r->seed, 42u);
+    EXPECT_EQ(r->stop, (std::vector<std::string>{"x", "y"}));
+    EXPECT_EQ(*r->maxTokens, 9);
+    EXPECT_TRUE(r->stream);
+    EXPECT_TRUE(r->includeUsage);
+    EXPECT_TRUE(r->logprobs);
+    EXPECT_EQ(r->topLogprobs, 20);
+    EXPECT_EQ(r->sampler.topN, 20);
+}
+
+TEST(OpenAiRequest, CompletionLogprobsIsACount) {
+    auto r = parseServeRequest(R"({"prompt":"Once","logprobs":3,"max_completion_tokens":4})", Endpoint::Completion);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->prompt, "Once");
+    EXPECT_TRUE(r->logprobs);
+    EXPECT_EQ(r->topLogprobs, 3);
+    EXPECT_EQ(*r->maxTokens, 4);
+    EXPECT_EQ(errorOf(R"({"prompt":"a","logprobs":21})", Endpoint::Completion).param, "logprobs");
+    EXPECT_EQ(errorOf(R"({"prompt":5})", Endpoint::Completion).param, "prompt");
+    EXPECT_EQ(errorOf(R"({"messages":[]})", Endpoint::Completion).param, "prompt");
+}
+
+TEST(OpenAiRequest, BadJsonIs400WithItsCode) {
+    for (std::string_view body : {"{", R"({"messages":[{"role":"user","content":"hi"})", "not json", ""}) {
+        const ApiError e = errorOf(body);
+        EXPECT_EQ(e.status, 400);
+        EXPECT_EQ(e.code, "invalid_json") << body;
+    }
+    EXPECT_EQ(errorOf("[1,2]").message, "the request body must be a JSON object");
+    // Invalid UTF-8 inside a string (a lone continuation byte, an overlong form).
+    EXPECT_EQ(errorOf("{\"messages\":[{\"role\":\"user\",\"content\":\"a\x80z\"}]}").code, "invalid_json");
+    EXPECT_EQ(errorOf("{\"messages\":[{\"role\":\"user\",\"content\":\"\xc0\xaf\"}]}").code, "invalid_json");
+}
+
+TEST(OpenAiRequest, OutOfRangeValuesNameTheParameter) {
+    auto withField = [](const std::string& f) { return R"({"messages":[{"role":"user","content":"hi"}],)" + f + "}"; };
+    const std::pair<std::string, std::string> cases[] = {
+        {R"("top_logprobs":100,"logprobs":true)", "top_logprobs"}, {R"("top_logprobs":-1,"logprobs":true)", "top_logprobs"},
+        {R"("top_logprobs":3)", "top_logprobs"},  // without logprobs: true
+        {R"("max_tokens":-5)", "max_tokens"},     {R"("max_tokens":0)", "max_tokens"},
+        {R"("max_tokens":1.5)", "max_tokens"},    {R"("temperature":-1)", "temperature"},
+        {R"("temperature":"hot")", "temperature"}, {R"("top_p":0)", "top_p"},
+        {R"("top_p":1.01)", "top_p"},             {R"("min_p":2)", "min_p"},
+        {R"("top_k":-2)", "top_k"},               {R"("repeat_penalty":0)", "repeat_penalty"},
+        {R"("n":2)", "n"},                        {R"("stop":["a","b","c","d","e"])", "stop"},
+        {R"("stop":[1])", "stop"},                {R"("stream":"yes")", "stream"},
+        {R"("logprobs":1)", "logprobs"},          {R"("model":7)", "model"},
+        {R"("stream_options":{"include_usage":1})", "include_usage"}};
+    for (const auto& [f, param] : cases) {
+        const ApiError e = errorOf(withField(f));
+        EXPECT_EQ(e.status, 400) << f;
+        EXPECT_EQ(e.param, param) << f << ": " << e.message;
+    }
+    EXPECT_EQ(errorOf(withField(R"("top_logprobs":100,"logprobs":true)")).message, "top_logprobs must be between 0 and 20, got 100");
+    EXPECT_EQ(errorOf(withField(R"("max_tokens":-5)")).message, "max_tokens must be at least 1, got -5");
+    EXPECT_EQ(errorOf(R"({"messages":[{"role":"tool","content":"x"}]})").param, "messages[0].role");
+    EXPECT_EQ(errorOf(R"({"messages":[{"role":"user"}]})").param, "messages[0].content");
+    EXPECT_EQ(errorOf(R"({"model":"m"})").param, "messages");
+}
+
+TEST(OpenAiRequest, UnknownFieldsAndNullsAreAccepted) {
+    auto r = parseServeRequest(R"({"messages":[{"role":"user","content":"hi","name":"bob"}],"frobnicate":{"deep":[1]},
+        "user":"u","temperature":null,"max_tokens":null,"stop":null,"presence_penalty":0})",
+                               Endpoint::Chat);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_EQ(r->sampler.temperature, 1.0f);
+    EXPECT_FALSE(r->maxTokens);
+    EXPECT_TRUE(r->stop.empty());
+}
+
+TEST(OpenAiResponse, ErrorJsonIsOpenAisShape) {
+    EXPECT_EQ(dumpJson(errorJson(badParameter("top_logprobs", "too many"))),
+              R"({"error":{"message":"too many","type":"invalid_request_error","param":"top_logprobs","code":null}})");
+    EXPECT_EQ(dumpJson(errorJson({404, "no", "invalid_request_error", "model", "model_not_found"})),
+              R"({"error":{"message":"no","type":"invalid_request_error","param":"model","code":"model_not_found"}})");
+}
+
+namespace {
+
+// A step whose logit is 2 where log-sum-exp is 3: logprob exactly -1; three candidates.
+StepRecord sampleStep(std::string piece) {
+    StepRecord s;
+    s.step = 0;
+    s.position = 5;
+    s.piece = std::move(piece);
+    s.sample.id = 10;
+    s.sample.logit = 2.0f;
+    s.sample.logSumExp = 3.0f;
+    s.sample.pFinal = 1.0f;
+    for (int i = 0; i < 3; ++i) {
+        CandidateRecord c;
+        c.id = 10 + i;
+        c.logit = 2.0f - float(i);
+        c.p.fill(0.25f);
+        s.sample.top.push_back(c);
+    }
+    return s;
+}
+
+StepPieceLookup pieces() {
+    return [](int32_t id) -> std::optional<std::string> { return id == 11 ? std::string("\xe2\x80") : "t" + std::to_string(id); };
+}
+
+}  // namespace
+
+TEST(OpenAiResponse, ChatTokenLogprobIsOpenAisShapePlusTheStepRecord) {
+    const Json j = chatTokenLogprob(sampleStep(" a"), 2, pieces());
+    EXPECT_EQ(j["token"], " a");
+    EXPECT_EQ(j["logprob"].get<double>(), -1.0);
+    EXPECT_EQ(j["bytes"], Json::array({32, 97}));
+    ASSERT_EQ(j["top_logprobs"].size(), 2u);
+    EXPECT_EQ(j["top_logprobs"][0]["token"], "t10");
+    EXPECT_EQ(j["top_logprobs"][0]["logprob"].get<double>(), -1.0);
+    EXPECT_EQ(j["top_logprobs"][1]["logprob"].get<double>(), -2.0);
+    EXPECT_EQ(j["top_logprobs"][1]["bytes"], Json::array({0xe2, 0x80}));  // part of a character: the exact bytes
+    EXPECT_EQ(j["inferscope"]["id"], 10);
+    EXPECT_EQ(j["inferscope"]["p_final"], 1.0);
+    EXPECT_EQ(j["inferscope"]["top"].size(), 2u);
+    EXPECT_EQ(j["inferscope"]["top"][1]["stages"]["temperature"], 0.25);
+    EXPECT_TRUE(j["inferscope"].contains("survivors"));
+    EXPECT_EQ(chatTokenLogprob(sampleStep("x"), 0, pieces())["top_logprobs"].size(), 0u);
+}
+
+TEST(OpenAiResponse, CompletionLogprobsHaveOffsets) {
+    const Json j = completionLogprobs({sampleStep("ab"), sampleStep("c")}, 1, pieces(), 4);
+    EXPECT_EQ(j["tokens"], Json::array({"ab", "c"}));
+    EXPECT_EQ(j["token_logprobs"], Json::array({-1.0, -1.0}));
+    EXPECT_EQ(j["text_offset"], Json::array({4, 6}));
+    EXPECT_EQ(dumpJson(j["top_logprobs"]), R"([{"t10":-1.0},{"t10":-1.0}])");
+    EXPECT_EQ(j["inferscope"].size(), 2u);
+}
+
+TEST(OpenAiResponse, ChunksAndWholeAnswers) {
+    ServeRequest r;
+    r.endpoint = Endpoint::Chat;
+    const ResponseHeader h{Endpoint::Chat, "chatcmpl-1", "m", 7};
+    const std::vector<StepRecord> none;
+    EXPECT_EQ(dumpJson(completionChunk(h, "Hi", none, r, pieces(), true)),
+              R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"logprobs":null,"finish_reason":null}]})");
+    EXPECT_EQ(dumpJson(completionChunk(h, "", none, r, pieces(), false, "length")),
+              R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"length"}]})");
+    GenerationSummary s;
+    s.reason = FinishReason::EndOfGeneration;
+    s.prefill.nPrompt = 5;
+    s.nGenerated = 3;
+    const Json whole = completionResponse(h, "Hi!", s, none, r, pieces());
+    EXPECT_EQ(whole["object"], "chat.completion");
+    EXPECT_EQ(whole["choices"][0]["message"]["content"], "Hi!");
+    EXPECT_EQ(whole["choices"][0]["finish_reason"], "stop");
+    EXPECT_EQ(dumpJson(whole["usage"]), R"({"prompt_tokens":5,"completion_tokens":3,"total_tokens":8})");
+    EXPECT_TRUE(whole["timings"].contains("decode_tokens_per_s"));
+    ServeRequest legacy;
+    legacy.endpoint = Endpoint::Completion;
+    legacy.logprobs = true;
+    const Json later = completionChunk({Endpoint::Completion, "cmpl-1", "m", 7}, "c", {sampleStep("c")}, legacy, pieces(), false, {}, 6);
+    EXPECT_EQ(later["choices"][0]["text"], "c");
+    EXPECT_EQ(later["choices"][0]["logprobs"]["text_offset"], Json::array({6}));
+    EXPECT_EQ(sseEvent({{"a", 1}}), "data: {\"a\":1}\n\n");
+    EXPECT_EQ(sseEvent({{"a", "\xff"}}), "data: {\"a\":\"\xef\xbf\xbd\"}\n\n");  // never invalid UTF-8 on the wire
+}
+
+TEST(AnswerText, HoldsBackPartialCharactersAndStopPrefixes) {
+    AnswerText t({"END"});
+    EXPECT_EQ(t.push("a\xc3"), "a");       // é split over two tokens
+    EXPECT_EQ(t.push("\xa9 E"), "\xc3\xa9 ");  // "E" could start END
+    EXPECT_EQ(t.push("N"), "");
+    EXPECT_EQ(t.push("x"), "ENx");         // it did not
+    EXPECT_EQ(t.finish("a\xc3\xa9 ENx"), "");
+    EXPECT_EQ(t.shown(), "a\xc3\xa9 ENx");
+    AnswerText cut({"END"});
+    EXPECT_EQ(cut.push("ok E"), "ok ");
+    EXPECT_EQ(cut.push("ND"), "");
+    EXPECT_EQ(cut.finish("ok "), "");     // the engine's text is cut before the stop string
+    EXPECT_EQ(cut.shown(), "ok ");
+}
+
+TEST(SlotChoice, LongestCachedPrefixWins) {
+    const std::vector<int32_t> a{1, 2, 3}, b{1, 2, 3, 4, 5}, c{9};
+    const std::vector<int32_t> prompt{1, 2, 3, 4, 7};
+    EXPECT_EQ(pickSlot({a, b, c}, prompt), 1);
+    EXPECT_EQ(pickSlot({c, a}, prompt), 1);
+    EXPECT_EQ(pickSlot({c, c}, prompt), 0);  // nothing shared: the first free slot
+    EXPECT_EQ(pickSlot({}, prompt), -1);
+}
