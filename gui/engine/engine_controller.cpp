@@ -25,6 +25,8 @@ EngineController::EngineController(QObject* parent)
     connect(this, &EngineController::requestLoad, worker_, &EngineWorker::loadModel, Qt::QueuedConnection);
     connect(this, &EngineController::requestGenerate, worker_, &EngineWorker::generate, Qt::QueuedConnection);
     connect(this, &EngineController::requestMachineMeasurement, worker_, &EngineWorker::measureMachine, Qt::QueuedConnection);
+    connect(this, &EngineController::requestInspectionService, worker_, &EngineWorker::serviceInspection, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::inspectionReady, this, &EngineController::inspectionArrived, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::machineMeasured, this, [this](double gbps, double f32, double bf16) {
         QSettings s;
         s.setValue(machineKey(), QVariantList{gbps, f32, bf16});
@@ -210,6 +212,13 @@ quint64 EngineController::startGeneration(GenerationJob job) {
     setState(State::Prefilling);
     emit requestGenerate(job);
     return job.id;
+}
+
+quint64 EngineController::requestInspection(InspectionRequest request) {
+    request.id = nextId_++;
+    const quint64 id = request.id;
+    if (worker_->postInspection(std::move(request))) emit requestInspectionService();
+    return id;
 }
 
 void EngineController::stop() {

@@ -100,6 +100,9 @@ public:
 
     // Starts a generation (GUI thread); returns its job id, or 0 when no model is ready.
     quint64 startGeneration(GenerationJob job);
+    // Looks inside a cached position on the worker (between two decode steps while generating);
+    // replaces any request not started yet. Returns its id; the answer comes as inspectionArrived.
+    quint64 requestInspection(InspectionRequest request);
 
 signals:
     void stateChanged();
@@ -116,11 +119,13 @@ signals:
     void generationFinished(quint64 jobId, const inferscope::GenerationSummary& summary);
     void generationFailed(quint64 jobId, const QString& message);
     void machineMeasured(double bandwidthGBps, double peakGflopsF32, double peakGflopsBF16);
+    void inspectionArrived(const inferscope::InspectionReply& reply);
 
     // to the worker (queued)
     void requestLoad(quint64 requestId, const inferscope::EngineOptions& options);
     void requestGenerate(const inferscope::GenerationJob& job);
     void requestMachineMeasurement();
+    void requestInspectionService();
 
 private:
     void setState(State s);

@@ -31,6 +31,7 @@ public:
         batch_.steps.push_back(r);
         if (hook_) {
             flush();
+            worker_->inspectBetweenSteps();
             (*hook_)(r.step, cancelled_);
             return;
         }
@@ -38,6 +39,7 @@ public:
         const qint64 stepMs = now - lastStepAt_;
         lastStepAt_ = now;
         if (r.step == 0 || now + stepMs >= kStepBatchMs) flush();
+        worker_->inspectBetweenSteps();  // an open Layers or Attention panel (one atomic load otherwise)
     }
     void onKvCache(const KvCacheStats& s) override { batch_.kv = s; }
     void flush() {

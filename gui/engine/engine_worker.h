@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "engine/engine_types.h"
 
@@ -29,12 +30,26 @@ public:
     using StepHook = std::function<void(int step, const std::function<bool()>& cancelled)>;
     void setStepHook(StepHook hook);
 
+    // Inspection (engine_worker_inspect.cpp). Called on the GUI thread: keeps `request` as the one
+    // pending inspection (a newer one replaces it: never more than one waits); true when the
+    // worker must be woken with serviceInspection (no wake-up queued yet).
+    bool postInspection(InspectionRequest request);
+    // Called on this thread between two decode steps (after a batch is sent): runs the pending
+    // inspection if there is one and its turn has come (InspectionRequest::follow). Costs one
+    // atomic load when nothing is pending.
+    void inspectBetweenSteps();
+    // A follow request waits during generation until inspecting costs decoding at most this share
+    // of its time (the bound for an open panel is 10%, and painting it costs too).
+    static constexpr int kInspectDutyPercent = 5;
+
 public slots:
     void loadModel(quint64 requestId, const inferscope::EngineOptions& options);
     void generate(const inferscope::GenerationJob& job);
     // Measures this machine's memory read bandwidth and matmul peak (F32, BF16) on the engine's
     // threads: the limits the timeline compares prefill and decode against. Takes about a second.
     void measureMachine();
+    // Runs the pending inspection, if any (the engine idle).
+    void serviceInspection();
 
 signals:
     void loadProgress(quint64 requestId, float fraction, const QString& stage);
@@ -47,7 +62,8 @@ signals:
     void generationFinished(quint64 jobId, const inferscope::GenerationSummary& summary);
     void generationFailed(quint64 jobId, const QString& message);
     void machineMeasured(double bandwidthGBps, double peakGflopsF32, double peakGflopsBF16);
-    void deviceChanged(const QString& description);  // "CPU avx512_core_bf16, 1 thread" after a thread-count change
+    void deviceChanged(const QString& description);
+    void inspectionReady(const inferscope::InspectionReply& reply);  // "CPU avx512_core_bf16, 1 thread" after a thread-count change
 
 private:
     bool shuttingDown() const;  // EngineController is being destroyed: queued work is skipped
@@ -57,6 +73,14 @@ private:
     std::shared_ptr<std::atomic<uint64_t>> cancelThrough_;
     std::mutex hookMutex_;
     std::shared_ptr<const StepHook> stepHook_;
+
+    InspectionReply inspect(const InspectionRequest& request);
+    std::optional<InspectionRequest> takeInspection();
+    std::mutex inspectMutex_;
+    std::optional<InspectionRequest> pendingInspection_;  // under inspectMutex_
+    bool wakeQueued_ = false;                              // under inspectMutex_
+    std::atomic<bool> inspectionPending_{false};
+    int64_t lastInspectEndUs_ = 0, lastInspectCostUs_ = 0; // this thread's: the budget of follow requests
 };
 
 }  // namespace inferscope

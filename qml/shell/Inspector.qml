@@ -10,7 +10,7 @@ Rectangle {
     color: Theme.surface
     Rectangle { anchors.left: parent.left; width: 1; height: parent.height; color: Theme.border }
 
-    readonly property var tabs: ["probabilities", "timeline", "kv", "settings", "model"]
+    readonly property var tabs: ["probabilities", "layers", "timeline", "kv", "settings", "model"]
 
     // Each tab as wide as its title, and the room left over shared equally (equal widths cut
     // "Probabilities" short at the inspector's usual width while "Model" had room to spare).
@@ -60,6 +60,7 @@ Rectangle {
                 return Math.max(0, (inspector.width - 1 - titles) / Math.max(1, count))
             }
             InspectorTab { text: qsTr("Probabilities"); tip: qsTr("Each generated token's candidates and their probabilities, after every sampler stage.") }
+            InspectorTab { text: qsTr("Layers"); tip: qsTr("Logit lens: what the model would predict after each of its layers, for the selected token.") }
             InspectorTab { text: qsTr("Timeline"); tip: qsTr("Prefill and every decode step of an answer, timed against what this machine can do.") }
             InspectorTab { text: qsTr("KV cache"); tip: qsTr("The keys and values kept for every past token in every layer: what they are and what they cost.") }
             InspectorTab { text: qsTr("Settings"); tip: qsTr("Sampling: how the next token is chosen from the model's probabilities.") }
@@ -74,6 +75,7 @@ Rectangle {
             Layout.preferredHeight: 0
             currentIndex: tabBar.currentIndex
             ProbabilitiesPanel {}
+            LayersPanel {}
             TimelinePanel {}
             KvCachePanel {}
             SettingsPanel {}
