@@ -186,22 +186,28 @@ QString PositionInspector::tokenAt(int position) const {
     return steps_->tokenText(shownContext_[size_t(position)]);
 }
 
-bool PositionInspector::selectPosition(int position) {
-    if (!steps_ || shownRow_ < 0) return false;
+std::pair<int, int> PositionInspector::stepAt(int position) const {
+    if (!steps_ || shownRow_ < 0) return {-1, -1};
     const ChatModel* m = steps_->chat()->messages();
-    if (shownRow_ >= m->count()) return false;
+    if (shownRow_ >= m->count()) return {-1, -1};
     // The answer shown, or an earlier one of the same context.
     for (int row = shownRow_; row >= 0; --row) {
         const auto& steps = m->at(row).steps;
         if (m->at(row).role != Message::Assistant || steps.empty() || position < steps.front().position) continue;
         const size_t k = size_t(position - steps.front().position);
-        if (k < steps.size() && steps[k].position == position) {
-            steps_->select(row, int(k));
-            return true;
-        }
-        return false;  // a prompt token between answers
+        if (k < steps.size() && steps[k].position == position) return {row, int(k)};
+        return {-1, -1};  // a prompt token between answers
     }
-    return false;
+    return {-1, -1};
+}
+
+bool PositionInspector::generatedAt(int position) const { return stepAt(position).first >= 0; }
+
+bool PositionInspector::selectPosition(int position) {
+    const auto [row, step] = stepAt(position);
+    if (row < 0) return false;
+    steps_->select(row, step);
+    return true;
 }
 
 int PositionInspector::windowOf(int layer) const {

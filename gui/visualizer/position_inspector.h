@@ -110,6 +110,7 @@ public:
     // Is the token at `position` a generated one (it can be selected)? Selects it in the
     // Probabilities panel (and so here); false for prompt tokens.
     Q_INVOKABLE bool selectPosition(int position);
+    Q_INVOKABLE bool generatedAt(int position) const;
     // The sliding window of a layer (0: the layer attends to every cached position).
     Q_INVOKABLE int windowOf(int layer) const;
     // The KV head a query head reads (heads sharing one form a GQA group).
@@ -127,6 +128,7 @@ private:
     void setStatus(const QString& status, const QString& message);
     void show(std::shared_ptr<const PositionInspection> inspection, int row, int step, std::vector<int32_t> context);
     void rebuildLayers();
+    std::pair<int, int> stepAt(int position) const;  // the answer row and step of a generated token, or -1s
 
     QPointer<EngineController> engine_;
     QPointer<StepInspector> steps_;

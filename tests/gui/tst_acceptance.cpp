@@ -507,6 +507,56 @@ private slots:
         QVERIFY(checked > 0);
     }
 
+    // The Layers tab shows one row per layer for the selected token; the Attention tab's heat-map
+    // answers the pointer with the token under it and its weight (the engine's), and a click on a
+    // generated token selects it (the Probabilities panel's step moves with it).
+    void layersAndAttentionByMouse() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        app_->sampling->setMaxTokens(30);
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        QVERIFY(app_->chat->send(QStringLiteral("Once upon a time")));
+        QVERIFY(arrived(done, 20000));
+        const ChatMessage& answer = app_->chat->messages()->at(1);
+        QCOMPARE(answer.steps.size(), size_t(30));
+
+        click(visibleWithText(QStringLiteral("Layers")));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("layers"));
+        const int layers = app_->engine->modelDetails().value("layers").toInt();
+        QTRY_VERIFY(visibleNamed(QStringLiteral("lensRow_%1").arg(layers - 1)));
+        QVERIFY(!visibleNamed(QStringLiteral("lensRow_%1").arg(layers)));
+        QVERIFY(visibleNamed(QStringLiteral("settledLabel")));
+        shot(QStringLiteral("layers"));
+
+        click(visibleWithText(QStringLiteral("Attention")));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("attention"));
+        QQuickItem* heads = nullptr;
+        QTRY_VERIFY((heads = visibleNamed(QStringLiteral("attentionHeads"))) && heads->property("columns").toInt() == answer.steps.back().position &&
+                    insideWindow(heads));
+        const int columns = heads->property("columns").toInt();
+        const int step = 10, position = answer.steps[step].position, row = 1;
+        // AttentionHeatMap: cells start 64 px in, rows 14 px high.
+        const qreal cellW = (heads->width() - 64) / columns;
+        const QPoint at = heads->mapToScene(QPointF(64 + (position + 0.5) * cellW, row * 14 + 7)).toPoint();
+        QTest::mouseMove(window(), at);
+        QTRY_VERIFY(!heads->property("hoverText").toString().isEmpty());
+        const QString hover = heads->property("hoverText").toString();
+        double weight = 0;
+        QMetaObject::invokeMethod(heads, "valueAt", Q_RETURN_ARG(double, weight), Q_ARG(int, row), Q_ARG(int, position));
+        const QString token = app_->inspector->tokenText(answer.steps[step].sample.id);
+        QVERIFY2(hover.startsWith(QStringLiteral("position %1 “%2”: weight ").arg(position).arg(token)), qPrintable(hover));
+        QVERIFY2(hover.contains(QStringLiteral("head 1 (reads KV head")), qPrintable(hover));
+        QVERIFY(weight > 0 && weight < 1);
+        QCOMPARE(visibleNamed(QStringLiteral("attentionHover"))->property("text").toString(), hover);
+        shot(QStringLiteral("attention-hover"));
+        QTest::mouseClick(window(), Qt::LeftButton, {}, at);
+        QTRY_COMPARE(app_->inspector->step(), step);
+        QCOMPARE(app_->inspector->row(), 1);
+        // The heat-map now shows the pass that chose that token: its keys end before it.
+        QTRY_COMPARE(heads->property("columns").toInt(), position);
+        shot(QStringLiteral("attention-selected"));
+    }
+
     // Tint by surprisal: chosen in the box above the conversation, the legend says what the colour
     // means in bits, the answer's tint is the surprisal one; the Probabilities panel's strip has a
     // bar per token and a click on one selects that step.
@@ -798,8 +848,8 @@ private slots:
         QVERIFY2(ringShown(tab), "the focused tab is not outlined");
         shot(QStringLiteral("tab-focused"));
         QTest::keyClick(window(), Qt::Key_Right);
-        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("timeline"));
-        QCOMPARE(window()->activeFocusItem()->property("text").toString(), QStringLiteral("Timeline"));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("layers"));
+        QCOMPARE(window()->activeFocusItem()->property("text").toString(), QStringLiteral("Layers"));
         QVERIFY(ringShown(window()->activeFocusItem()));
         shot(QStringLiteral("tab-right"));
         QTest::keyClick(window(), Qt::Key_Left);
@@ -972,10 +1022,10 @@ private slots:
             const qreal shownRight = t->mapToScene(QPointF(std::min(t->width(), t->property("contentWidth").toReal()), 0)).x();
             QVERIFY2(shownRight <= sidebarRight + 0.5, qPrintable(QStringLiteral("'%1' ends at %2, the list at %3").arg(t->property("text").toString()).arg(shownRight).arg(sidebarRight)));
         }
-        const QStringList tabs = {QStringLiteral("Probabilities"), QStringLiteral("Timeline"), QStringLiteral("KV cache"),
-                                  QStringLiteral("Settings"), QStringLiteral("Model")};
-        const QStringList keys = {QStringLiteral("probabilities"), QStringLiteral("timeline"), QStringLiteral("kv"),
-                                  QStringLiteral("settings"), QStringLiteral("model")};
+        const QStringList tabs = {QStringLiteral("Probabilities"), QStringLiteral("Layers"), QStringLiteral("Attention"), QStringLiteral("Timeline"),
+                                  QStringLiteral("KV cache"), QStringLiteral("Settings"), QStringLiteral("Model")};
+        const QStringList keys = {QStringLiteral("probabilities"), QStringLiteral("layers"), QStringLiteral("attention"), QStringLiteral("timeline"),
+                                  QStringLiteral("kv"), QStringLiteral("settings"), QStringLiteral("model")};
         for (int t = 0; t < tabs.size(); ++t) {
             QQuickItem* tab = visibleWithText(tabs[t]);
             QVERIFY2(tab, qPrintable(tabs[t]));

@@ -12,6 +12,7 @@
 #include "gui_test_helpers.h"
 #include "settings/sampling_settings.h"
 #include "step_gate.h"
+#include "visualizer/attention_heat_map.h"
 #include "visualizer/position_inspector.h"
 
 using namespace inferscope;
@@ -125,6 +126,28 @@ private slots:
                     QVERIFY2(std::abs(sum - 1.0) < 1e-5, qPrintable(QString::number(sum, 'g', 9)));
                     QCOMPARE(f.view.kvHeadOf(h), a.kvHeadOf(h));
                 }
+            // What the heat-map paints: the engine's weights; the overview their mean over heads.
+            AttentionHeatMap map;
+            map.setInspector(&f.view);
+            for (int l = 0; l < a.nLayer; ++l) {
+                map.setLayerIndex(l);
+                QCOMPARE(map.rows(), a.nHead);
+                QCOMPARE(map.columns(), a.nKeys);
+                for (int h = 0; h < a.nHead; ++h)
+                    for (int j = 0; j < a.nKeys; ++j) QCOMPARE(map.valueAt(h, j), double(a.row(l, h)[size_t(j)]));
+            }
+            map.setLayerIndex(-1);
+            QCOMPARE(map.rows(), a.nLayer);
+            for (int l = 0; l < a.nLayer; ++l) {
+                double rowSum = 0;
+                for (int j = 0; j < a.nKeys; ++j) {
+                    double mean = 0;
+                    for (int h = 0; h < a.nHead; ++h) mean += a.row(l, h)[size_t(j)];
+                    QCOMPARE(map.valueAt(l, j), mean / a.nHead);
+                    rowSum += map.valueAt(l, j);
+                }
+                QVERIFY(std::abs(rowSum - 1.0) < 1e-5);
+            }
             QCOMPARE(f.view.tokenAt(position), f.inspector->tokenText(step > 0 ? answer.steps[size_t(step) - 1].sample.id : prompt.back()));
         }
         // Selecting a cached key position selects the token there, when it is a generated one.
