@@ -34,12 +34,12 @@ public:
     // pending inspection (a newer one replaces it: never more than one waits); true when the
     // worker must be woken with serviceInspection (no wake-up queued yet).
     bool postInspection(InspectionRequest request);
-    // Called on this thread between two decode steps (after a batch is sent): runs the pending
-    // inspection if there is one and its turn has come (InspectionRequest::follow). Costs one
-    // atomic load when nothing is pending.
-    void inspectBetweenSteps();
-    // A follow request waits during generation until inspecting costs decoding at most this share
-    // of its time (the bound for an open panel is 10%, and painting it costs too).
+    // Called on this thread between two decode steps (after a batch is sent; forwardUs: the last
+    // decode pass's time): runs the pending inspection if there is one and its turn has come
+    // (InspectionRequest::follow). Costs one atomic load when nothing is pending.
+    void inspectBetweenSteps(int64_t forwardUs);
+    // During a generation, follow requests together take at most this share of its wall time
+    // (the bound for an open panel is 10%, and painting it costs too).
     static constexpr int kInspectDutyPercent = 5;
 
 public slots:
@@ -75,12 +75,15 @@ private:
     std::shared_ptr<const StepHook> stepHook_;
 
     InspectionReply inspect(const InspectionRequest& request);
+    void startGenerationBudget();  // a generation starts: its follow inspections' budget is new
     std::optional<InspectionRequest> takeInspection();
     std::mutex inspectMutex_;
     std::optional<InspectionRequest> pendingInspection_;  // under inspectMutex_
     bool wakeQueued_ = false;                              // under inspectMutex_
     std::atomic<bool> inspectionPending_{false};
-    int64_t lastInspectEndUs_ = 0, lastInspectCostUs_ = 0; // this thread's: the budget of follow requests
+    // This thread's: the budget of follow requests. The cost of the last inspection of this model
+    // (0: none yet, then estimated from a decode pass), and this generation's start and spending.
+    int64_t lastInspectCostUs_ = 0, generationStartUs_ = 0, generationInspectUs_ = 0;
 };
 
 }  // namespace inferscope

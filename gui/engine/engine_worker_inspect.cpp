@@ -46,18 +46,32 @@ void EngineWorker::serviceInspection() {
     if (auto request = takeInspection()) emit inspectionReady(inspect(*request));
 }
 
-void EngineWorker::inspectBetweenSteps() {
+void EngineWorker::inspectBetweenSteps(int64_t forwardUs) {
     if (!inspectionPending_.load(std::memory_order_acquire)) return;
     {
         std::lock_guard lock(inspectMutex_);
         if (!pendingInspection_) return;
-        // Following the stream: wait until the last inspection's cost is at most
-        // kInspectDutyPercent of the time since (a click is served at once).
-        if (pendingInspection_->follow && lastInspectCostUs_ > 0 &&
-            nowUs() - lastInspectEndUs_ < lastInspectCostUs_ * (100 / kInspectDutyPercent - 1))
-            return;
+        // Following the stream: only while this generation's inspections, this one included, stay
+        // within kInspectDutyPercent of its time so far (a click is served at once). Before any
+        // inspection of this model, one is taken to cost a decode pass per layer and one more
+        // (the re-run, then up to a LM head per layer: an LM head is at most a pass).
+        if (pendingInspection_->follow) {
+            if (lastInspectCostUs_ == 0 && forwardUs <= 0) return;  // step 0 came from the prefill: no pass timed yet
+            const int64_t estimate = lastInspectCostUs_ > 0 ? lastInspectCostUs_
+                                                            : (int64_t(engine_->hparams().nLayer) + 1) * std::max<int64_t>(forwardUs, 1);
+            if ((generationInspectUs_ + estimate) * 100 > (nowUs() - generationStartUs_) * kInspectDutyPercent) return;
+        }
     }
-    if (auto request = takeInspection()) emit inspectionReady(inspect(*request));
+    if (auto request = takeInspection()) {
+        const int64_t t0 = nowUs();
+        emit inspectionReady(inspect(*request));
+        generationInspectUs_ += nowUs() - t0;
+    }
+}
+
+void EngineWorker::startGenerationBudget() {
+    generationStartUs_ = nowUs();
+    generationInspectUs_ = 0;
 }
 
 InspectionReply EngineWorker::inspect(const InspectionRequest& request) {
@@ -81,8 +95,7 @@ InspectionReply EngineWorker::inspect(const InspectionRequest& request) {
     auto result = engine_->inspectPosition(request.position, request.options);
     if (!result) reply.error = result.error().message;
     else reply.inspection = std::make_shared<const PositionInspection>(std::move(*result));
-    lastInspectEndUs_ = nowUs();
-    lastInspectCostUs_ = lastInspectEndUs_ - t0;
+    lastInspectCostUs_ = nowUs() - t0;
     return reply;
 }
 

@@ -32,7 +32,7 @@ class AttentionHeatMap : public QQuickPaintedItem {
     Q_PROPERTY(QColor highColor MEMBER high_ NOTIFY styleChanged)
     Q_PROPERTY(QColor textColor MEMBER text_ NOTIFY styleChanged)
     Q_PROPERTY(QColor lineColor MEMBER line_ NOTIFY styleChanged)
-    Q_PROPERTY(QColor markColor MEMBER mark_ NOTIFY styleChanged)        // the selected token's column, group labels
+    Q_PROPERTY(QColor markColor MEMBER mark_ NOTIFY styleChanged)        // sliding-window edges, GQA bands
 
 public:
     explicit AttentionHeatMap(QQuickItem* parent = nullptr);

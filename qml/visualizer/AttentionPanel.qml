@@ -36,8 +36,8 @@ ScrollView {
         textColor: Theme.text
         lineColor: Theme.border
         markColor: Theme.decode
-        ToolTip.visible: hoverText !== ""
-        ToolTip.text: hoverText
+        // The hovered cell is described in the line under the maps (attentionHover), not in a
+        // tooltip: a popup opening over the pointer took the hover from the map, which cleared it.
     }
 
     ColumnLayout {

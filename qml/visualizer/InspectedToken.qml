@@ -63,7 +63,7 @@ ColumnLayout {
         wrapMode: Text.Wrap
         color: Theme.muted
         font.pixelSize: Theme.fontSmall
-        text: qsTr("Showing token %1 while the newest is computed.").arg(head.inspector.step + 1)
+        text: qsTr("Showing token %1 until token %2 is looked inside.").arg(head.inspector.step + 1).arg(StepInspector.step + 1)
     }
     Label {
         objectName: "inspectedStatus"

@@ -538,7 +538,17 @@ private slots:
         // AttentionHeatMap: cells start 64 px in, rows 14 px high.
         const qreal cellW = (heads->width() - 64) / columns;
         const QPoint at = heads->mapToScene(QPointF(64 + (position + 0.5) * cellW, row * 14 + 7)).toPoint();
-        QTest::mouseMove(window(), at);
+        // From outside the map onto the cell, as the window gets it from the system. (QTest::mouseMove
+        // reached no item after an earlier test's hover: its events carry QTest's own timestamps,
+        // older than the ones Qt Quick last saw.)
+        auto moveTo = [&](QPointF scene) {
+            static ulong timestamp = 0;
+            QMouseEvent move(QEvent::MouseMove, scene, window()->mapToGlobal(scene), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+            move.setTimestamp(ulong(QDateTime::currentMSecsSinceEpoch() & 0x7fffffff) + ++timestamp);
+            QCoreApplication::sendEvent(window(), &move);
+        };
+        moveTo(heads->mapToScene(QPointF(2, -6)));
+        moveTo(at);
         QTRY_VERIFY(!heads->property("hoverText").toString().isEmpty());
         const QString hover = heads->property("hoverText").toString();
         double weight = 0;
