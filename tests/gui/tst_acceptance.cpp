@@ -886,6 +886,8 @@ private slots:
     void darkThemeIsReadable_data() {
         QTest::addColumn<QString>("panel");
         QTest::newRow("probabilities") << QStringLiteral("probabilities");
+        QTest::newRow("layers") << QStringLiteral("layers");
+        QTest::newRow("attention") << QStringLiteral("attention");
         QTest::newRow("timeline") << QStringLiteral("timeline");
         QTest::newRow("kv") << QStringLiteral("kv");
         QTest::newRow("settings") << QStringLiteral("settings");
@@ -901,6 +903,9 @@ private slots:
         app_->sampling->setMaxTokens(24);
         QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
         app_->inspector->select(1, 3);  // a token picked with a high probability: the funnel's cells filled
+        if (panel == QLatin1String("layers") || panel == QLatin1String("attention"))  // the engine's answer about it shown
+            QTRY_VERIFY(visibleNamed(QStringLiteral("inspectedPass")) &&
+                        visibleNamed(QStringLiteral("inspectedPass"))->property("text").toString().contains(QStringLiteral("position %1").arg(app_->chat->messages()->at(1).steps[3].position - 1)));
         shot(QStringLiteral("dark-") + panel);
         const QImage image = window()->grabWindow().convertToFormat(QImage::Format_RGB32);
         auto luminance = [](QColor c) {
