@@ -57,8 +57,9 @@ void EngineWorker::inspectBetweenSteps(int64_t forwardUs) {
         // (the re-run, then up to a LM head per layer: an LM head is at most a pass).
         if (pendingInspection_->follow) {
             if (lastInspectCostUs_ == 0 && forwardUs <= 0) return;  // step 0 came from the prefill: no pass timed yet
-            const int64_t estimate = lastInspectCostUs_ > 0 ? lastInspectCostUs_
-                                                            : (int64_t(engine_->hparams().nLayer) + 1) * std::max<int64_t>(forwardUs, 1);
+            // Twice the estimate: on a busy machine one inspection took many times the last (67 ms, then 2.3 s).
+            const int64_t estimate = 2 * (lastInspectCostUs_ > 0 ? lastInspectCostUs_
+                                                                 : (int64_t(engine_->hparams().nLayer) + 1) * std::max<int64_t>(forwardUs, 1));
             if ((generationInspectUs_ + estimate) * 100 > (nowUs() - generationStartUs_) * kInspectDutyPercent) return;
         }
     }
