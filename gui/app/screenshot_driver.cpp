@@ -76,6 +76,12 @@ void ScreenshotDriver::openDialogThenCapture() {
 
 void ScreenshotDriver::capture() {
     if (!window_) return failWith(tr("no window to capture"));
+    // An open Layers or Attention panel shows the answer's last token once the engine has looked
+    // inside it (a large model's lens takes seconds).
+    if (engine_->inspectionPending()) {
+        QTimer::singleShot(100, this, &ScreenshotDriver::capture);
+        return;
+    }
     const QImage image = window_->grabWindow();
     if (image.isNull() || !image.save(output_, "PNG")) return failWith(tr("could not write %1").arg(output_));
     std::fprintf(stderr, "inferscope: screenshot saved to %s (%dx%d)\n", qPrintable(output_), image.width(), image.height());

@@ -103,6 +103,8 @@ public:
     // Looks inside a cached position on the worker (between two decode steps while generating);
     // replaces any request not started yet. Returns its id; the answer comes as inspectionArrived.
     quint64 requestInspection(InspectionRequest request);
+    // An inspection asked for has not been answered yet (a replaced one is answered by its successor).
+    bool inspectionPending() const { return lastInspectionAsked_ > lastInspectionAnswered_; }
 
 signals:
     void stateChanged();
@@ -156,6 +158,7 @@ private:
     double loadProgress_ = 0;
     QString loadStage_, loadingPath_, errorMessage_;
     bool autoMeasureMachine_ = false;
+    quint64 lastInspectionAsked_ = 0, lastInspectionAnswered_ = 0;
 
 public:
     // The app measures the machine after the first load (about a second, once per CPU); off by

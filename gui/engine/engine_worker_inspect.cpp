@@ -5,7 +5,8 @@
 // position over the cache as it would when idle (it writes no cache cell, counter or generated
 // token; the step's logits were sampled before the observer was called and the next pass writes
 // new ones), so the answer is the same with the panel open (tst_position_inspector checks the ids
-// and every probability).
+// and every probability). The app's jobs ask for no capture (GenerateRequest::inspect), which
+// would share the engine's probe with these re-runs.
 #include <algorithm>
 #include <chrono>
 

@@ -150,6 +150,27 @@ private slots:
             }
             QCOMPARE(f.view.tokenAt(position), f.inspector->tokenText(step > 0 ? answer.steps[size_t(step) - 1].sample.id : prompt.back()));
         }
+        // Hover over a cell: the token at that position and the engine's weight; off the cells: nothing.
+        {
+            AttentionHeatMap map;
+            map.setInspector(&f.view);
+            map.setLayerIndex(0);
+            map.setWidth(64 + 10.0 * f.view.keyCount());  // 10 px per position
+            map.setHeight(map.implicitHeight());
+            const int position = answer.steps[3].position, head = 1;
+            QHoverEvent move(QEvent::HoverMove, QPointF(64 + 10.0 * position + 5, head * AttentionHeatMap::kRowHeight + 7), QPointF(),
+                             QPointF());
+            QCoreApplication::sendEvent(&map, &move);
+            const QString hover = map.hoverText();
+            QVERIFY2(hover.startsWith(QStringLiteral("position %1 “%2”: weight %3 — head 1 (reads KV head %4), layer 0")
+                                          .arg(position).arg(f.inspector->tokenText(answer.steps[3].sample.id))
+                                          .arg(map.valueAt(head, position), 0, 'f', 4).arg(f.view.kvHeadOf(head))),
+                     qPrintable(hover));
+            QVERIFY(hover.contains(QStringLiteral("Click to look inside this token.")));
+            QHoverEvent off(QEvent::HoverMove, QPointF(10, 7), QPointF(), QPointF());
+            QCoreApplication::sendEvent(&map, &off);
+            QCOMPARE(map.hoverText(), QString());
+        }
         // Selecting a cached key position selects the token there, when it is a generated one.
         QVERIFY(f.view.selectPosition(answer.steps[3].position));
         QCOMPARE(f.inspector->step(), 3);
