@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
     QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (WxH)."), QStringLiteral("WxH"), QStringLiteral("1400x900"));
     QCommandLineOption themeOpt(QStringLiteral("theme"), QStringLiteral("light or dark (this run only)."), QStringLiteral("theme"));
     QCommandLineOption panelOpt(QStringLiteral("panel"),
-                                QStringLiteral("Inspector panel to show: probabilities, timeline, kv, settings, model, or none (hidden)."),
+                                QStringLiteral("Inspector panel to show: probabilities, layers, attention, timeline, kv, settings, model, or none (hidden)."),
                                 QStringLiteral("name"));
     QCommandLineOption dialogOpt(QStringLiteral("open-dialog"), QStringLiteral("With --screenshot: open the model's file dialog after the answer and capture it open."));
     QCommandLineOption maxTokensOpt(QStringLiteral("max-tokens"), QStringLiteral("Answer length for --screenshot."), QStringLiteral("n"));

@@ -17,8 +17,9 @@ chmod 700 "$XDG_RUNTIME_DIR"
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 
-declare -A runs
-variants=(cli none probabilities timeline kv)
+declare -A runs walls
+read -r -a variants <<< "${VARIANTS:-cli none probabilities layers attention timeline kv}"  # VARIANTS="none layers" runs fewer
+wall_variants=(); for v in none layers attention; do [[ " ${variants[*]} " == *" $v "* ]] && wall_variants+=("$v"); done
 for r in $(seq 1 "$repeats"); do
   for v in "${variants[@]}"; do
     if [ "$v" = cli ]; then
@@ -27,7 +28,8 @@ for r in $(seq 1 "$repeats"); do
     else
       rate=$(HOME="$home" xvfb-run -a -s "-screen 0 1400x900x24" "$app" --model "$model" --screenshot "$home/s.png" \
                --prompt "$prompt" --max-tokens "$tokens" --panel "$v" 2>&1 \
-             | sed -n 's/.*decode \([0-9.]*\) tok\/s.*/\1/p')
+             | tee "$home/out.txt" | sed -n 's/.*decode \([0-9.]*\) tok\/s.*/\1/p')
+      walls[$v]+="$(sed -n 's/.*wall \([0-9.]*\) tok\/s.*/\1/p' "$home/out.txt") "
     fi
     runs[$v]+="$rate "
     echo "round $r $v: $rate tok/s" >&2
@@ -41,4 +43,15 @@ med = {k: statistics.median(float(x) for x in v.split()) for k, v in rows}
 print(f"{'run':<16}{'median tok/s':>14}{'vs cli':>9}{'vs app, inspector hidden':>27}")
 for k, m in med.items():
     print(f"{k:<16}{m:>14.1f}{m / med['cli']:>9.2f}{m / med['none']:>27.2f}")
+PY
+
+# Wall rate, first token to the end: what the engine's own decode timing leaves out (an open
+# Layers or Attention panel inspects between two decode passes, outside them).
+python3 - "$(for v in "${wall_variants[@]}"; do echo "$v:${walls[$v]}"; done)" <<'PY'
+import statistics, sys
+rows = [l.split(":") for l in sys.argv[1].splitlines()]
+med = {k: statistics.median(float(x) for x in v.split()) for k, v in rows}
+print(f"{'wall, run':<16}{'median tok/s':>14}{'vs app, inspector hidden':>27}")
+for k, m in med.items():
+    print(f"{k:<16}{m:>14.1f}{m / med['none']:>27.2f}")
 PY

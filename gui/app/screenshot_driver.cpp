@@ -17,11 +17,26 @@ ScreenshotDriver::ScreenshotDriver(EngineController* engine, ChatController* cha
     chat_->setSamplerOverride(greedy);
     connect(engine_, &EngineController::modelChanged, this, &ScreenshotDriver::onModelReady);
     connect(engine_, &EngineController::loadFailed, this, [this](const QString& m) { failWith(m); });
+    // The engine's decode rate counts its forward passes; the wall rate also what ran between them
+    // (an open Layers or Attention panel's inspections): from the first step's arrival to the end.
+    connect(engine_, &EngineController::stepsArrived, this, [this] {
+        if (!sinceFirstToken_.isValid()) sinceFirstToken_.start();
+    });
+    connect(engine_, &EngineController::inspectionArrived, this, [this](const InspectionReply& reply) {
+        if (!sinceFirstToken_.isValid() || !chat_->generating() || !reply.inspection) return;
+        inspections_ += 1;
+        inspectionUs_ += reply.inspection->us;
+    });
     connect(chat_, &ChatController::answerFinished, this, [this](int row) {
         const AnswerStats& st = chat_->messages()->at(row).stats;
-        std::fprintf(stderr, "inferscope: answer of %d tokens (%s): prefill %.1f tok/s, decode %.1f tok/s, first token %.1f ms\n",
+        const double wallMs = sinceFirstToken_.isValid() ? double(sinceFirstToken_.nsecsElapsed()) / 1e6 : 0.0;
+        std::fprintf(stderr, "inferscope: answer of %d tokens (%s): prefill %.1f tok/s, decode %.1f tok/s, first token %.1f ms, "
+                             "wall %.1f tok/s after the first\n",
                      st.generatedTokens, qPrintable(finishName(chat_->messages()->at(row).finishReason)), st.prefillTokensPerSecond,
-                     st.decodeTokensPerSecond, st.timeToFirstTokenMs);
+                     st.decodeTokensPerSecond, st.timeToFirstTokenMs, wallMs > 0 ? (st.generatedTokens - 1) * 1000.0 / wallMs : 0.0);
+        if (inspections_ > 0)
+            std::fprintf(stderr, "inferscope: %d inspections while it streamed, %.1f ms in all: %.1f%% of the decode's wall time\n",
+                         inspections_, double(inspectionUs_) / 1000.0, wallMs > 0 ? double(inspectionUs_) / 10.0 / wallMs : 0.0);
         // Give the scene graph a few frames to show the final state.
         QTimer::singleShot(400, this, openDialog_ ? &ScreenshotDriver::openDialogThenCapture : &ScreenshotDriver::capture);
     });
@@ -61,6 +76,12 @@ void ScreenshotDriver::openDialogThenCapture() {
 
 void ScreenshotDriver::capture() {
     if (!window_) return failWith(tr("no window to capture"));
+    // An open Layers or Attention panel shows the answer's last token once the engine has looked
+    // inside it (a large model's lens takes seconds).
+    if (engine_->inspectionPending()) {
+        QTimer::singleShot(100, this, &ScreenshotDriver::capture);
+        return;
+    }
     const QImage image = window_->grabWindow();
     if (image.isNull() || !image.save(output_, "PNG")) return failWith(tr("could not write %1").arg(output_));
     std::fprintf(stderr, "inferscope: screenshot saved to %s (%dx%d)\n", qPrintable(output_), image.width(), image.height());

@@ -3,6 +3,7 @@
 // (greedy), waits for the answer to finish, lets the window render, saves the window as a PNG
 // and quits — for README pictures and tests. Exit code 0 on success, 1 with a message otherwise.
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -41,6 +42,9 @@ private:
     QTimer timeout_;
     bool sent_ = false;
     bool openDialog_ = false;
+    QElapsedTimer sinceFirstToken_;  // wall time of the decode, as the GUI saw it (bench/gui_vs_cli.sh)
+    int inspections_ = 0;            // an open Layers or Attention panel's, while the answer streamed
+    qint64 inspectionUs_ = 0;
 };
 
 }  // namespace inferscope

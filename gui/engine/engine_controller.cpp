@@ -24,6 +24,11 @@ EngineController::EngineController(QObject* parent)
     connect(this, &EngineController::requestLoad, worker_, &EngineWorker::loadModel, Qt::QueuedConnection);
     connect(this, &EngineController::requestGenerate, worker_, &EngineWorker::generate, Qt::QueuedConnection);
     connect(this, &EngineController::requestMachineMeasurement, worker_, &EngineWorker::measureMachine, Qt::QueuedConnection);
+    connect(this, &EngineController::requestInspectionService, worker_, &EngineWorker::serviceInspection, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::inspectionReady, this, [this](const InspectionReply& reply) {
+        lastInspectionAnswered_ = std::max(lastInspectionAnswered_, reply.id);
+        emit inspectionArrived(reply);
+    }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::machineMeasured, this, [this](double gbps, double f32, double bf16) {
         QSettings s;
         s.setValue(machineKey(), QVariantList{gbps, f32, bf16});
@@ -177,6 +182,14 @@ quint64 EngineController::startGeneration(GenerationJob job) {
     setState(State::Prefilling);
     emit requestGenerate(job);
     return job.id;
+}
+
+quint64 EngineController::requestInspection(InspectionRequest request) {
+    request.id = nextId_++;
+    const quint64 id = request.id;
+    lastInspectionAsked_ = id;
+    if (worker_->postInspection(std::move(request))) emit requestInspectionService();
+    return id;
 }
 
 void EngineController::stop() {

@@ -104,6 +104,11 @@ public:
 
     // Starts a generation (GUI thread); returns its job id, or 0 when no model is ready.
     quint64 startGeneration(GenerationJob job);
+    // Looks inside a cached position on the worker (between two decode steps while generating);
+    // replaces any request not started yet. Returns its id; the answer comes as inspectionArrived.
+    quint64 requestInspection(InspectionRequest request);
+    // An inspection asked for has not been answered yet (a replaced one is answered by its successor).
+    bool inspectionPending() const { return lastInspectionAsked_ > lastInspectionAnswered_; }
 
     // engine_controller_kv.cpp. The KV cache type loads use (AppSettings.kvType).
     void setPreferredKvType(KvType type) { preferredKvType_ = type; }
@@ -137,6 +142,7 @@ signals:
     void generationFinished(quint64 jobId, const inferscope::GenerationSummary& summary);
     void generationFailed(quint64 jobId, const QString& message);
     void machineMeasured(double bandwidthGBps, double peakGflopsF32, double peakGflopsBF16);
+    void inspectionArrived(const inferscope::InspectionReply& reply);
 
     // to the worker (queued)
     void requestLoad(quint64 requestId, const inferscope::EngineOptions& options);
@@ -144,6 +150,7 @@ signals:
     void requestMachineMeasurement();
     void requestKvType(quint64 requestId, inferscope::KvType type);
     void requestKvCost(const inferscope::KvCostJob& job);
+    void requestInspectionService();
 
 private:
     void setState(State s);
@@ -177,6 +184,7 @@ private:
     bool autoMeasureMachine_ = false;
     KvType preferredKvType_ = KvType::F32;
     quint64 pendingKvType_ = 0;
+    quint64 lastInspectionAsked_ = 0, lastInspectionAnswered_ = 0;
 
 public:
     // The app measures the machine after the first load (about a second, once per CPU); off by

@@ -66,8 +66,32 @@ struct StepBatch {
     std::optional<KvCacheStats> kv;
 };
 
+// Looking inside one cached position (Engine::inspectPosition) for the Layers and Attention
+// panels. `context` is what the GUI believes positions 0..position hold (the conversation's
+// tokens): the worker inspects only when the engine's cache holds exactly that, so a panel never
+// shows another conversation's numbers. `follow`: the panel follows a streaming answer; while a
+// generation runs such a request waits until it costs decoding less than kInspectDutyPercent of
+// its time (a click is served at the next step).
+struct InspectionRequest {
+    quint64 id = 0;
+    int32_t position = 0;
+    std::vector<int32_t> context;  // tokens at positions 0..position
+    InspectOptions options;
+    bool follow = false;
+};
+
+struct InspectionReply {
+    quint64 id = 0;
+    int32_t position = 0;
+    std::shared_ptr<const PositionInspection> inspection;  // null: see notCached / error
+    bool notCached = false;  // the cache no longer holds that context (another conversation, trimmed, reloaded)
+    std::string error;
+};
+
 }  // namespace inferscope
 
+Q_DECLARE_METATYPE(inferscope::InspectionRequest)
+Q_DECLARE_METATYPE(inferscope::InspectionReply)
 Q_DECLARE_METATYPE(inferscope::LoadedModel)
 Q_DECLARE_METATYPE(inferscope::GenerationJob)
 Q_DECLARE_METATYPE(inferscope::EngineOptions)

@@ -31,6 +31,7 @@ public:
         batch_.steps.push_back(r);
         if (hook_) {
             flush();
+            worker_->inspectBetweenSteps(r.forwardUs);
             (*hook_)(r.step, cancelled_);
             return;
         }
@@ -38,6 +39,7 @@ public:
         const qint64 stepMs = now - lastStepAt_;
         lastStepAt_ = now;
         if (r.step == 0 || now + stepMs >= kStepBatchMs) flush();
+        worker_->inspectBetweenSteps(r.forwardUs);  // an open Layers or Attention panel (one atomic load otherwise)
     }
     void onKvCache(const KvCacheStats& s) override { batch_.kv = s; }
     void flush() {
@@ -116,6 +118,7 @@ void EngineWorker::loadModel(quint64 requestId, const EngineOptions& options) {
     }
     engine_ = std::move(*engine);
     modelPath_ = options.modelPath.string();
+    lastInspectCostUs_ = 0;  // another model: inspections cost something else
 
     LoadedModel m;
     m.path = modelPath_;
@@ -179,6 +182,7 @@ void EngineWorker::generate(const GenerationJob& job) {
         std::lock_guard lock(hookMutex_);
         hook = stepHook_;
     }
+    startGenerationBudget();
     BatchingObserver observer(this, job.id, std::move(hook), cancelled);
     auto result = engine_->generate(req, &observer, cancelled);
     observer.flush();

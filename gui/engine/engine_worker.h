@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "engine/engine_types.h"
 #include "engine/kv_jobs.h"
@@ -30,6 +31,18 @@ public:
     using StepHook = std::function<void(int step, const std::function<bool()>& cancelled)>;
     void setStepHook(StepHook hook);
 
+    // Inspection (engine_worker_inspect.cpp). Called on the GUI thread: keeps `request` as the one
+    // pending inspection (a newer one replaces it: never more than one waits); true when the
+    // worker must be woken with serviceInspection (no wake-up queued yet).
+    bool postInspection(InspectionRequest request);
+    // Called on this thread between two decode steps (after a batch is sent; forwardUs: the last
+    // decode pass's time): runs the pending inspection if there is one and its turn has come
+    // (InspectionRequest::follow). Costs one atomic load when nothing is pending.
+    void inspectBetweenSteps(int64_t forwardUs);
+    // During a generation, follow requests together take at most this share of its wall time
+    // (the bound for an open panel is 10%, and painting it costs too).
+    static constexpr int kInspectDutyPercent = 5;
+
 public slots:
     void loadModel(quint64 requestId, const inferscope::EngineOptions& options);
     void generate(const inferscope::GenerationJob& job);
@@ -40,6 +53,8 @@ public slots:
     // measures a KvCostJob (cancelled like a generation, through its id).
     void setKvType(quint64 requestId, inferscope::KvType type);
     void measureKvCost(const inferscope::KvCostJob& job);
+    // Runs the pending inspection, if any (the engine idle).
+    void serviceInspection();
 
 signals:
     void loadProgress(quint64 requestId, float fraction, const QString& stage);
@@ -52,10 +67,11 @@ signals:
     void generationFinished(quint64 jobId, const inferscope::GenerationSummary& summary);
     void generationFailed(quint64 jobId, const QString& message);
     void machineMeasured(double bandwidthGBps, double peakGflopsF32, double peakGflopsBF16);
-    void deviceChanged(const QString& description);
+    void deviceChanged(const QString& description);  // "CPU avx512_core_bf16, 1 thread" after a thread-count change
     void kvTypeSet(quint64 requestId, const inferscope::KvCacheStats& stats, const QString& error);
     void kvCostMeasured(quint64 jobId, const inferscope::KvCostResult& result);
-    void kvCostFailed(quint64 jobId, const QString& message);  // "CPU avx512_core_bf16, 1 thread" after a thread-count change
+    void kvCostFailed(quint64 jobId, const QString& message);
+    void inspectionReady(const inferscope::InspectionReply& reply);
 
 private:
     bool shuttingDown() const;  // EngineController is being destroyed: queued work is skipped
@@ -65,6 +81,17 @@ private:
     std::shared_ptr<std::atomic<uint64_t>> cancelThrough_;
     std::mutex hookMutex_;
     std::shared_ptr<const StepHook> stepHook_;
+
+    InspectionReply inspect(const InspectionRequest& request);
+    void startGenerationBudget();  // a generation starts: its follow inspections' budget is new
+    std::optional<InspectionRequest> takeInspection();
+    std::mutex inspectMutex_;
+    std::optional<InspectionRequest> pendingInspection_;  // under inspectMutex_
+    bool wakeQueued_ = false;                              // under inspectMutex_
+    std::atomic<bool> inspectionPending_{false};
+    // This thread's: the budget of follow requests. The cost of the last inspection of this model
+    // (0: none yet, then estimated from a decode pass), and this generation's start and spending.
+    int64_t lastInspectCostUs_ = 0, generationStartUs_ = 0, generationInspectUs_ = 0;
 };
 
 }  // namespace inferscope

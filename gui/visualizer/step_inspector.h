@@ -115,6 +115,9 @@ public:
     Q_INVOKABLE QString lastExportError() const { return exportError_; }
     // A token as the panels show it: spaces and line breaks made visible, raw bytes as <0xNN>.
     Q_INVOKABLE QString tokenText(int32_t id) const;
+    ChatController* chat() const { return chat_; }
+    // The tokens the messages before `row` put in the context (what precedes an answer's first step).
+    std::vector<int32_t> contextBefore(int row) const;
 
 signals:
     void selectionChanged();
@@ -125,7 +128,6 @@ signals:
 private:
     const StepRecord* stepRecord() const;
     const std::vector<StepRecord>* answerSteps() const;
-    std::vector<int32_t> contextBefore(int row) const;
     void onModelChanged();
     void scheduleReplay();
     void runReplay();

@@ -10,12 +10,13 @@ Rectangle {
     color: Theme.surface
     Rectangle { anchors.left: parent.left; width: 1; height: parent.height; color: Theme.border }
 
-    readonly property var tabs: ["probabilities", "timeline", "kv", "settings", "model"]
+    readonly property var tabs: ["probabilities", "layers", "attention", "timeline", "kv", "settings", "model"]
 
     // Each tab as wide as its title, and the room left over shared equally (equal widths cut
     // "Probabilities" short at the inspector's usual width while "Model" had room to spare).
-    // Narrow (the smallest window): less padding, so that all five titles fit and none is cut off.
-    readonly property bool narrow: width < 400
+    // Narrow (the usual width, and the smallest window): less padding and smaller titles, so that
+    // all seven titles fit and none is cut off.
+    readonly property bool narrow: width < 520
     // One Tab stop for the bar, the tab shown (Tab goes on into its panel); Left and Right show
     // the tab beside it.
     component InspectorTab: TabButton {
@@ -25,8 +26,10 @@ Rectangle {
         Keys.onLeftPressed: tabBar.step(-1)
         Keys.onRightPressed: tabBar.step(1)
         FocusRing { shown: tab.visualFocus }
-        leftPadding: inspector.narrow ? 4 : 8
-        rightPadding: inspector.narrow ? 4 : 8
+        leftPadding: inspector.narrow ? 2 : 8
+        rightPadding: inspector.narrow ? 2 : 8
+        font.pixelSize: inspector.narrow ? Theme.fontSmall : Theme.fontNormal
+        font.letterSpacing: inspector.width < 360 ? -0.3 : 0
         width: implicitWidth + tabBar.spare
         ToolTip.visible: hovered
         ToolTip.delay: 500
@@ -60,6 +63,8 @@ Rectangle {
                 return Math.max(0, (inspector.width - 1 - titles) / Math.max(1, count))
             }
             InspectorTab { text: qsTr("Probabilities"); tip: qsTr("Each generated token's candidates and their probabilities, after every sampler stage.") }
+            InspectorTab { text: qsTr("Layers"); tip: qsTr("Logit lens: what the model would predict after each of its layers, for the selected token.") }
+            InspectorTab { text: qsTr("Attention"); tip: qsTr("Which earlier tokens each attention head looked at when the selected token was chosen.") }
             InspectorTab { text: qsTr("Timeline"); tip: qsTr("Prefill and every decode step of an answer, timed against what this machine can do.") }
             InspectorTab { text: qsTr("KV cache"); tip: qsTr("The keys and values kept for every past token in every layer: what they are and what they cost.") }
             InspectorTab { text: qsTr("Settings"); tip: qsTr("Sampling: how the next token is chosen from the model's probabilities.") }
@@ -74,6 +79,8 @@ Rectangle {
             Layout.preferredHeight: 0
             currentIndex: tabBar.currentIndex
             ProbabilitiesPanel {}
+            LayersPanel {}
+            AttentionPanel {}
             TimelinePanel {}
             KvCachePanel {}
             SettingsPanel {}
