@@ -516,7 +516,7 @@ private slots:
 
         click(visibleWithText(QStringLiteral("Layers")));
         QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("layers"));
-        const int layers = app_->engine->modelDetails().value("layers").toInt();
+        const int layers = app_->engine->modelDetails().layers;
         QTRY_VERIFY(visibleNamed(QStringLiteral("lensRow_%1").arg(layers - 1)));
         QVERIFY(!visibleNamed(QStringLiteral("lensRow_%1").arg(layers)));
         QVERIFY(visibleNamed(QStringLiteral("settledLabel")));

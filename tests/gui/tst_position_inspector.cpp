@@ -67,7 +67,7 @@ private slots:
             QCOMPARE(f.view.position(), rec.position - 1);
             QCOMPARE(f.view.chosenToken(), f.inspector->tokenText(rec.sample.id));
             LensLayerModel* layers = f.view.layerModel();
-            QCOMPARE(layers->rowCount(), f.engine->modelDetails().value("layers").toInt());
+            QCOMPARE(layers->rowCount(), f.engine->modelDetails().layers);
             const QVariantList last = layers->data(layers->index(layers->rowCount() - 1), LensLayerModel::CandidatesRole).toList();
             QCOMPARE(last.size(), 5);
             const QVariantList shown = f.inspector->candidates();  // what the Probabilities panel lists
