@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "engine_choices.h"
 #include "backend/compute_device.h"
 #include "backend/memory_probe.h"
 #include "commands.h"
@@ -209,12 +210,9 @@ int run(const BenchArgs& a) {
                            a.promptTokens + "'");
     const std::vector<int32_t> pps = std::move(*list);
     if (auto bad = checkArgs(a)) return reportError(*bad);
-    std::filesystem::path path = a.model;
-    if (path.empty()) {
-        auto bundled = findBundledModel();
-        if (!bundled) return reportError("no --model given and the bundled model stories260K.gguf was not found");
-        path = *bundled;
-    }
+    auto modelOrNone = modelOrBundled(a.model);
+    if (!modelOrNone) return reportError(modelOrNone.error().message);
+    const std::filesystem::path path = *modelOrNone;
 
     // ---- load: file, device, weights, context, warm-up ----------------------------------------
     const auto tLoad = Clock::now();

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "engine_choices.h"
 #include "commands.h"
 #include "inspection_json.h"
 #include "option_checks.h"
@@ -114,32 +115,20 @@ private:
 };
 
 int run(GenerateArgs a) {
-    auto device = parseDeviceKind(a.device);
-    if (!device) return reportError(device.error().message);
-    auto precision = parseComputePrecision(a.compute);
-    if (!precision) return reportError(precision.error().message);
-    auto kvType = parseKvType(a.kv);
-    if (!kvType) return reportError(kvType.error().message);
+    EngineOptions opt;
+    if (auto ok = applyEngineChoices(a.device, a.compute, a.kv, opt); !ok) return reportError(ok.error().message);
     if (a.seed) a.sampler.seed = *a.seed;
     else a.sampler.seed = uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
     if (auto ok = validateSamplerParams(a.sampler); !ok) return reportError(ok.error().message);
     if (a.maxTokens < 1) return reportError("max tokens must be at least 1, got " + std::to_string(a.maxTokens));
 
-    EngineOptions opt;
-    if (a.model.empty()) {
-        auto bundled = findBundledModel();
-        if (!bundled) return reportError("no --model given and the bundled model stories260K.gguf was not found");
-        opt.modelPath = *bundled;
-    } else {
-        opt.modelPath = a.model;
-    }
+    auto model = modelOrBundled(a.model);
+    if (!model) return reportError(model.error().message);
+    opt.modelPath = *model;
     if (!a.tokenizer.empty()) opt.tokenizerPath = a.tokenizer;
-    opt.device = *device;
-    opt.precision = *precision;
     opt.threads = a.threads;
     opt.contextLength = a.ctx;
     opt.batchSize = a.batch;
-    opt.kvType = *kvType;
     auto engine = Engine::load(opt);
     if (!engine) return reportError(engine.error().message);
     Engine& e = **engine;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine_choices.h"
 #include "commands.h"
 #include "kv_cache/kv_type.h"
 #include "common/kernel_set.h"
@@ -71,12 +72,9 @@ struct InfoArgs {
 };
 
 int run(const InfoArgs& a) {
-    std::filesystem::path path = a.model;
-    if (path.empty()) {
-        auto bundled = findBundledModel();
-        if (!bundled) return reportError("no --model given and the bundled model stories260K.gguf was not found");
-        path = *bundled;
-    }
+    auto modelOrNone = modelOrBundled(a.model);
+    if (!modelOrNone) return reportError(modelOrNone.error().message);
+    const std::filesystem::path path = *modelOrNone;
     auto file = GgufFile::open(path);
     if (!file) return reportError(file.error().message);
     auto info = describeModel(*file, path.stem().string());

@@ -17,6 +17,7 @@
 #include <memory>
 #include <sstream>
 
+#include "engine_choices.h"
 #include "commands.h"
 #include "engine/bundled_model.h"
 #include "engine/engine.h"
@@ -35,19 +36,11 @@ struct PerplexityArgs {
 
 Result<std::unique_ptr<Engine>> loadEngine(const PerplexityArgs& a, const std::filesystem::path& model,
                                            const std::string& compute, const std::string& kv) {
-    auto device = parseDeviceKind(a.device);
-    if (!device) return std::unexpected(device.error());
-    auto precision = parseComputePrecision(compute);
-    if (!precision) return std::unexpected(precision.error());
     EngineOptions opt;
+    if (auto ok = applyEngineChoices(a.device, compute, kv, opt); !ok) return std::unexpected(ok.error());
     opt.modelPath = model;
-    opt.device = *device;
-    opt.precision = *precision;
     opt.threads = a.threads;
     opt.contextLength = a.ctx;
-    auto kvType = parseKvType(kv);
-    if (!kvType) return std::unexpected(kvType.error());
-    opt.kvType = *kvType;
     auto engine = Engine::load(opt);
     if (!engine) return std::unexpected(engine.error());
     for (const auto& n : (*engine)->notices()) std::fprintf(stderr, "inferscope-cli: %s\n", n.c_str());
@@ -87,12 +80,9 @@ void printJson(const nlohmann::ordered_json& j) {
 int run(const PerplexityArgs& a) {
     if (a.ctx < 4) return reportError("--ctx must be at least 4, got " + std::to_string(a.ctx));
     if (a.maxWindows < 0) return reportError("--max-windows must be 0 (all) or more, got " + std::to_string(a.maxWindows));
-    std::filesystem::path modelPath = a.model;
-    if (a.model.empty()) {
-        auto bundled = findBundledModel();
-        if (!bundled) return reportError("no --model given and the bundled model stories260K.gguf was not found");
-        modelPath = *bundled;
-    }
+    auto modelOrNone = modelOrBundled(a.model);
+    if (!modelOrNone) return reportError(modelOrNone.error().message);
+    const std::filesystem::path modelPath = *modelOrNone;
     auto text = readText(a.file);
     if (!text) return reportError(text.error().message);
     auto engine = loadEngine(a, modelPath, a.compute, a.kv);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <numeric>
 
+#include "engine_choices.h"
 #include "commands.h"
 #include "engine/bundled_model.h"
 #include "engine/engine.h"
@@ -47,25 +48,13 @@ Result<std::vector<int32_t>> parseIds(const std::string& text) {
 int run(const ScoreArgs& a) {
     if (a.prompt.empty() == a.ids.empty()) return reportError("score needs exactly one of --prompt and --ids");
     if (a.topN < 1) return reportError("--top-n must be at least 1, got " + std::to_string(a.topN));
-    auto device = parseDeviceKind(a.device);
-    if (!device) return reportError(device.error().message);
-    auto precision = parseComputePrecision(a.compute);
-    if (!precision) return reportError(precision.error().message);
     EngineOptions opt;
-    if (a.model.empty()) {
-        auto bundled = findBundledModel();
-        if (!bundled) return reportError("no --model given and the bundled model stories260K.gguf was not found");
-        opt.modelPath = *bundled;
-    } else {
-        opt.modelPath = a.model;
-    }
-    opt.device = *device;
-    opt.precision = *precision;
+    if (auto ok = applyEngineChoices(a.device, a.compute, a.kv, opt); !ok) return reportError(ok.error().message);
+    auto model = modelOrBundled(a.model);
+    if (!model) return reportError(model.error().message);
+    opt.modelPath = *model;
     opt.threads = a.threads;
     opt.contextLength = a.ctx;
-    auto kvType = parseKvType(a.kv);
-    if (!kvType) return reportError(kvType.error().message);
-    opt.kvType = *kvType;
     auto engine = Engine::load(opt);
     if (!engine) return reportError(engine.error().message);
     Engine& e = **engine;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "engine_choices.h"
 #include "commands.h"
 #include "engine/bundled_model.h"
 #include "option_checks.h"
@@ -32,28 +33,16 @@ int run(const ServeArgs& a) {
     o.parallel = a.parallel;
     o.queue = a.queue;
     o.maxBodyBytes = a.maxBody;
-    auto device = parseDeviceKind(a.device);
-    if (!device) return reportError(device.error().message);
-    auto precision = parseComputePrecision(a.compute);
-    if (!precision) return reportError(precision.error().message);
-    auto kvType = parseKvType(a.kv);
-    if (!kvType) return reportError(kvType.error().message);
-    if (a.model.empty()) {
-        auto bundled = findBundledModel();
-        if (!bundled) return reportError("no --model given and the bundled model stories260K.gguf was not found");
-        o.engine.modelPath = *bundled;
-    } else {
-        o.engine.modelPath = a.model;
-    }
+    if (auto ok = applyEngineChoices(a.device, a.compute, a.kv, o.engine); !ok) return reportError(ok.error().message);
+    auto model = modelOrBundled(a.model);
+    if (!model) return reportError(model.error().message);
+    o.engine.modelPath = *model;
     if (!std::filesystem::exists(o.engine.modelPath)) return reportError("no such model file: " + o.engine.modelPath.string());
     if (a.chatTemplate != "auto") {
         auto kind = chatTemplateFromName(a.chatTemplate);
         if (!kind) return reportError("unknown chat template '" + a.chatTemplate + "'");
         o.chatTemplate = *kind;
     }
-    o.engine.device = *device;
-    o.engine.precision = *precision;
-    o.engine.kvType = *kvType;
     o.engine.contextLength = a.ctx;
     o.engine.batchSize = a.batch;
     // Slots generate at the same time: by default they share the cores instead of each taking all.

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 
+#include "engine_choices.h"
 #include "commands.h"
 #include "option_checks.h"
 #include "engine/bundled_model.h"
@@ -29,13 +30,9 @@ struct DetokenizeArgs {
 };
 
 Result<std::unique_ptr<Tokenizer>> loadTokenizer(const std::string& model) {
-    std::filesystem::path path = model;
-    if (path.empty()) {
-        auto bundled = findBundledModel();
-        if (!bundled) return fail(ErrorKind::InvalidArgument, "no --model given and the bundled model stories260K.gguf was not found");
-        path = *bundled;
-    }
-    auto file = GgufFile::open(path);
+    auto path = modelOrBundled(model);
+    if (!path) return std::unexpected(path.error());
+    auto file = GgufFile::open(*path);
     if (!file) return std::unexpected(file.error());
     return Tokenizer::fromGguf(*file);
 }
