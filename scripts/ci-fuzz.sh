@@ -54,4 +54,21 @@ if [ "$status" -ne 0 ]; then
   exit 1
 fi
 grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" build-fuzz/fuzz.log || true
+
+# The server's request parser: request bodies from the network (4 MiB is serve's default limit;
+# libFuzzer's inputs stay far smaller, the parser's work is linear in them).
+request_seconds=${FUZZ_REQUEST_SECONDS:-30}
+request_corpus=build-fuzz/request-corpus
+rm -rf "$request_corpus" && mkdir -p "$request_corpus"
+cp fuzz/openai_seeds/* "$request_corpus"/
+echo "ci-fuzz: fuzzing the OpenAI request parser for ${request_seconds} s"
+build-fuzz/fuzz/fuzz_openai_request -timeout=1 -max_len=65536 -malloc_limit_mb=256 -rss_limit_mb=2048 \
+  -artifact_prefix=build-fuzz/artifacts/ -max_total_time="$request_seconds" -dict=fuzz/openai.dict -print_final_stats=1 \
+  "$request_corpus" >build-fuzz/fuzz-request.log 2>&1 || status=$?
+if [ "$status" -ne 0 ]; then
+  tail -n 80 build-fuzz/fuzz-request.log
+  echo "ci-fuzz: FAILED on the request parser (exit $status); inputs: $(ls build-fuzz/artifacts)" >&2
+  exit 1
+fi
+grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" build-fuzz/fuzz-request.log || true
 echo "ci-fuzz: no defect found"

@@ -1,0 +1,54 @@
+// libFuzzer target: a request body as `inferscope-cli serve` takes it from the network, parsed for
+// both endpoints (server/openai_request.h). Besides the sanitizers, it checks what the server relies
+// on: a refusal is a 400 with a message and an error JSON that serializes; an accepted request
+// holds only values in the ranges the parser promises.
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstdio>
+#include <string_view>
+
+#include "server/openai_request.h"
+
+namespace {
+
+using namespace inferscope::server;
+
+void require(bool condition, const char* what) {
+    if (condition) return;
+    std::fprintf(stderr, "fuzz_openai_request: broken property: %s\n", what);
+    std::abort();
+}
+
+void check(std::string_view body, Endpoint endpoint) {
+    const auto r = parseServeRequest(body, endpoint);
+    if (!r) {
+        require(r.error().status == 400, "a refused body is a 400");
+        require(!r.error().message.empty(), "a refusal says why");
+        // What the server sends: the body's bytes can reach the message (JSON's parse error quotes
+        // them), so the server serializes with replacement; here it must not throw either way.
+        const std::string wire = errorJson(r.error()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        require(!wire.empty(), "the error JSON serializes");
+        return;
+    }
+    require(r->endpoint == endpoint, "the endpoint is kept");
+    require(r->topLogprobs >= 0 && r->topLogprobs <= kMaxTopLogprobs, "top_logprobs in [0, 20]");
+    require(r->sampler.topN == r->topLogprobs, "the sampler keeps as many alternatives as asked");
+    require(r->stop.size() <= kMaxStopStrings, "at most 4 stop strings");
+    for (const auto& s : r->stop) require(!s.empty(), "no empty stop string");
+    require(!r->maxTokens || *r->maxTokens >= 1, "max_tokens at least 1");
+    require(r->sampler.temperature >= 0 && r->sampler.temperature <= 2, "temperature in [0, 2]");
+    require(r->sampler.topP > 0 && r->sampler.topP <= 1, "top_p in (0, 1]");
+    require(r->sampler.minP >= 0 && r->sampler.minP <= 1, "min_p in [0, 1]");
+    require(r->sampler.topK >= 0, "top_k not negative");
+    if (endpoint == Endpoint::Chat) require(!r->messages.empty(), "a chat request has messages");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const std::string_view body(reinterpret_cast<const char*>(data), size);
+    check(body, Endpoint::Chat);
+    check(body, Endpoint::Completion);
+    return 0;
+}
