@@ -12,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPointer>
 #include <QQuickItem>
 #include <QQuickStyle>
 #include <QQuickWindow>
@@ -109,9 +110,21 @@ class TestAcceptance : public QObject {
         const auto all = visibleItems([&](QQuickItem* i) { return i->objectName() == objectName; });
         return all.isEmpty() ? nullptr : all.last();
     }
-    QQuickItem* visibleWithText(const QString& text) const {
-        const auto all = visibleItems([&](QQuickItem* i) { return i->property("text").toString() == text; });
+    // The last visible item showing `text`; with `within`, only among that item's descendants.
+    QQuickItem* visibleWithText(const QString& text, QQuickItem* within = nullptr) const {
+        const auto all = visibleItems([&](QQuickItem* i) {
+            if (i->property("text").toString() != text) return false;
+            for (QQuickItem* p = i; p; p = p->parentItem())
+                if (!within || p == within) return true;
+            return false;
+        });
         return all.isEmpty() ? nullptr : all.last();
+    }
+    // The popup (dialog, menu) an item is shown in: its ancestor that sits on the window's overlay.
+    static QQuickItem* popupOf(QQuickItem* i) {
+        for (; i && i->parentItem(); i = i->parentItem())
+            if (i->parentItem()->inherits("QQuickOverlay")) return i;
+        return nullptr;
     }
     // A conversation's row in the sidebar, by its title.
     QQuickItem* sidebarRow(const QString& title) const {
@@ -131,8 +144,23 @@ class TestAcceptance : public QObject {
         return r.width() > 0 && r.height() > 0 && r.left() >= -0.5 && r.top() >= -0.5 && r.right() <= window()->width() + 0.5 &&
                r.bottom() <= window()->height() + 0.5;
     }
+    // The window's layouts are polished and `i` stayed where it is for two polls in a row: a click
+    // computed from its geometry lands on it (a popup still being laid out or re-centred moves its
+    // rows, and a press outside a popup closes it).
+    bool settled(QQuickItem* i) const {
+        QPointer<QQuickItem> item(i);
+        QRectF last;
+        return QTest::qWaitFor([&] {
+            if (!item || QQuickTest::qIsPolishScheduled(window())) return false;
+            const QRectF r = item->mapRectToScene(QRectF(0, 0, item->width(), item->height()));
+            const bool same = r == last;
+            last = r;
+            return same;
+        }, 5000) && item;
+    }
     void click(QQuickItem* i) {
         QVERIFY(i);
+        QVERIFY2(settled(i), qPrintable(i->objectName()));
         QVERIFY2(insideWindow(i), qPrintable(i->objectName()));
         QTest::mouseClick(window(), Qt::LeftButton, {}, i->mapToScene(QPointF(i->width() / 2, i->height() / 2)).toPoint());
     }
@@ -205,12 +233,19 @@ private slots:
         window()->requestActivate();
         QTest::keyClick(window(), Qt::Key_O, Qt::ControlModifier);
         QTRY_VERIFY(dialog->property("visible").toBool());
+        // The dialog's own rows and buttons (the popup item that holds its file list), not a text
+        // that happens to match elsewhere in the window.
+        QQuickItem* popup = nullptr;
+        QTRY_VERIFY((popup = popupOf(visibleNamed(QStringLiteral("fileDialogListView")))));
         QQuickItem* file = nullptr;
-        QTRY_VERIFY((file = visibleWithText(QStringLiteral("stories260K.gguf"))));
+        QTRY_VERIFY((file = visibleWithText(QStringLiteral("stories260K.gguf"), popup)));
         shot(QStringLiteral("dialog"));
-        click(file);
         QSignalSpy loaded(app_->engine.get(), &EngineController::modelChanged);
-        click(visibleWithText(QStringLiteral("Open")));
+        click(file);
+        QVERIFY2(dialog->property("visible").toBool(), "the click on the file closed the dialog (it landed outside it?)");
+        QQuickItem* open = nullptr;
+        QTRY_VERIFY((open = visibleWithText(QStringLiteral("Open"), popup)) && open->isEnabled());
+        click(open);
         QVERIFY(arrived(loaded, 10000));
         QCOMPARE(app_->engine->modelName(), QStringLiteral("stories260K"));
         QCOMPARE(window()->title(), QStringLiteral("stories260K"));  // the platform adds " — Inferscope"
@@ -1093,6 +1128,7 @@ private slots:
         QVERIFY(panel);
         QQuickItem* flick = panel->property("contentItem").value<QQuickItem*>();
         QVERIFY(flick);
+        QVERIFY(settled(measure));
         const QPointF inContent = measure->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
         flick->setProperty("contentY", std::max(0.0, inContent.y() - 200));
         QTRY_VERIFY(insideWindow(measure));
@@ -1124,6 +1160,7 @@ private slots:
         while (panel && !panel->inherits("QQuickScrollView")) panel = panel->parentItem();
         QVERIFY(panel);
         QQuickItem* flick = panel->property("contentItem").value<QQuickItem*>();
+        QVERIFY(settled(measure));
         const QPointF inContent = measure->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
         flick->setProperty("contentY", std::max(0.0, inContent.y() - 480));
         QTRY_VERIFY(insideWindow(measure));
