@@ -68,12 +68,15 @@ Dialog {
                 text: qsTr("<b>Timeline</b> — prefill (the whole prompt in one pass) and every decode step (one token per pass), with tokens per second against what this machine's memory and cores allow.")
             }
             Para {
-                text: qsTr("<b>KV cache</b> — the keys and values kept for every layer and position so earlier tokens are never recomputed, and how many bytes that takes.")
+                text: qsTr("<b>Layers</b> and <b>Attention</b> — inside the model for the selected token: what each layer would already have predicted (the logit lens), and which earlier tokens each attention head looked at.")
+            }
+            Para {
+                text: qsTr("<b>KV cache</b> — the keys and values kept for every layer and position so earlier tokens are never recomputed, how many bytes that takes, and what a smaller cache type (q8_0, q4_0) costs in quality, measured.")
             }
 
             Heading { text: qsTr("Your own models") }
             Para {
-                text: qsTr("A small story model is included. Open any GGUF file with Ctrl+O, the model menu or by dropping it on the window. Inferscope runs <b>llama</b>-architecture models with SentencePiece vocabularies and <b>F32, F16, BF16 or Q8_0</b> weights — for example the TinyLlama 1.1B Chat or Llama 2 GGUFs on Hugging Face (pick the Q8_0 or F16 file). Other quantizations (Q4_K, …) and architectures are refused with a message.")
+                text: qsTr("A small story model is included. Open any GGUF file with Ctrl+O, the model menu or by dropping it on the window. Inferscope runs the <b>Llama</b> (1, 2, 3.x, TinyLlama, Mistral), <b>Qwen</b> 2/2.5/3, <b>Gemma</b> 2/3 and <b>Phi-3</b> families, with weights in F32, F16, BF16 or any format llama-quantize writes without an importance matrix — <b>Q4_K_M</b>, Q5_K_M, Q6_K, Q8_0 and the rest — for example the Llama 3.2 1B Instruct, Qwen2.5 1.5B Instruct or Gemma 3 1B GGUFs on Hugging Face. Other formats (IQ2, IQ3, …) and architectures are refused with a message that names them.")
             }
 
             Heading { text: qsTr("Private") }
