@@ -42,7 +42,7 @@ TestCase {
         d.open()
         tryCompare(d, "opened", true)
         const text = allText(d.contentItem)
-        for (const s of ["Probabilities", "Timeline", "KV cache", "Q8_0", "BF16", "SentencePiece",
+        for (const s of ["Probabilities", "Layers", "Attention", "Timeline", "KV cache", "Q4_K_M", "Q8_0", "BF16", "Qwen", "Gemma",
                          "Hugging Face", "leaves this machine"])
             verify(text.indexOf(s) >= 0, "the welcome mentions " + s)
         const keys = d.shortcuts.map(s => s[0])
