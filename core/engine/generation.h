@@ -20,10 +20,12 @@ namespace inferscope {
 // prefill's last batch). Nothing asked: the passes run as they would without.
 struct GenerateInspect {
     bool lens = false;            // every step: the logit lens (top lensTopK per layer, residual norms)
+    int32_t lensStep = -1;        // this step only: the logit lens (the app's open Layers panel asks for step 0)
     int32_t attentionStep = -1;   // this step (0 = the first generated token): the attention weights too
     int32_t lensTopK = 5;
-    bool wants(int32_t step) const { return lens || step == attentionStep; }
-    InspectOptions optionsFor(int32_t step) const { return {lens, step == attentionStep, lensTopK}; }
+    bool lensAt(int32_t step) const { return lens || step == lensStep; }
+    bool wants(int32_t step) const { return lensAt(step) || step == attentionStep; }
+    InspectOptions optionsFor(int32_t step) const { return {lensAt(step), step == attentionStep, lensTopK}; }
 };
 
 struct GenerateRequest {

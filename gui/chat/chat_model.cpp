@@ -110,6 +110,7 @@ void ChatModel::appendSteps(int row, const std::vector<StepRecord>& steps) {
     std::string added;
     for (const StepRecord& s : steps) {
         m.steps.push_back(s);
+        m.steps.back().inspection.reset();  // a first step's capture: PositionInspector keeps the latest only
         m.streamedBytes += s.piece;
         added += utf8_[size_t(row)].push(s.piece);
     }

@@ -175,6 +175,10 @@ quint64 EngineController::startGeneration(GenerationJob job) {
         emit requestGenerate(job);
         return job.id;
     }
+    for (const auto& [lens, attention] : std::as_const(firstStepCapture_)) {
+        if (lens) job.inspect.lensStep = 0;
+        if (attention) job.inspect.attentionStep = 0;
+    }
     decodeSteps_ = 0;
     decodeStartUs_ = 0;
     decodeTps_ = 0;
@@ -182,6 +186,11 @@ quint64 EngineController::startGeneration(GenerationJob job) {
     setState(State::Prefilling);
     emit requestGenerate(job);
     return job.id;
+}
+
+void EngineController::setFirstStepCapture(const QObject* who, bool lens, bool attention) {
+    if (!lens && !attention) firstStepCapture_.remove(who);
+    else firstStepCapture_.insert(who, {lens, attention});
 }
 
 quint64 EngineController::requestInspection(InspectionRequest request) {

@@ -4,6 +4,7 @@
 // the figures the status bar shows, and relays the worker's events to the chat and the
 // visualizer. Registered for QML as a singleton; the app creates the one instance.
 
+#include <QHash>
 #include <QObject>
 #include <QQmlEngine>
 #include <QThread>
@@ -107,6 +108,10 @@ public:
     // Looks inside a cached position on the worker (between two decode steps while generating);
     // replaces any request not started yet. Returns its id; the answer comes as inspectionArrived.
     quint64 requestInspection(InspectionRequest request);
+    // While `who` (an open Layers or Attention panel) wants it, generations look inside their first
+    // token's pass as it runs (GenerationJob::inspect; that step's record carries the result):
+    // the prefill's batched pass cannot be re-run bit for bit. Nobody asking: nothing is captured.
+    void setFirstStepCapture(const QObject* who, bool lens, bool attention);
     // An inspection asked for has not been answered yet (a replaced one is answered by its successor).
     bool inspectionPending() const { return lastInspectionAsked_ > lastInspectionAnswered_; }
 
@@ -185,6 +190,7 @@ private:
     KvType preferredKvType_ = KvType::F32;
     quint64 pendingKvType_ = 0;
     quint64 lastInspectionAsked_ = 0, lastInspectionAnswered_ = 0;
+    QHash<const QObject*, std::pair<bool, bool>> firstStepCapture_;  // who → (lens, attention)
 
 public:
     // The app measures the machine after the first load (about a second, once per CPU); off by

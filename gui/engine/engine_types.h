@@ -57,6 +57,10 @@ struct GenerationJob {
     // A Timeline measurement (no-cache rerun, prefill sweep): the status bar and KV panel keep
     // describing the conversation, not the measurement's throw-away cache.
     bool measurement = false;
+    // Look inside the first token's pass as it runs (the prefill's last batch): set by
+    // EngineController while a Layers or Attention panel is open, so that token's lens and weights
+    // are exact, not a re-run that rounds differently. The later steps are re-run on demand.
+    GenerateInspect inspect;
 };
 
 // Steps and the latest KV-cache state since the previous batch (EngineWorker sends at most about

@@ -176,6 +176,7 @@ void EngineWorker::generate(const GenerationJob& job) {
     req.stopStrings = job.stopStrings;
     req.useKvCache = job.useKvCache;
     req.replayWidth = job.replayWidth;
+    req.inspect = job.inspect;
 
     std::shared_ptr<const StepHook> hook;
     {

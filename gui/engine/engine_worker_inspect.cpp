@@ -5,8 +5,9 @@
 // position over the cache as it would when idle (it writes no cache cell, counter or generated
 // token; the step's logits were sampled before the observer was called and the next pass writes
 // new ones), so the answer is the same with the panel open (tst_position_inspector checks the ids
-// and every probability). The app's jobs ask for no capture (GenerateRequest::inspect), which
-// would share the engine's probe with these re-runs.
+// and every probability). The app's jobs capture at most the first step (GenerationJob::inspect,
+// while a panel is open): the engine reads that capture out of its probe before the step reaches
+// the observer, so it never overlaps these re-runs, which share the probe.
 #include <algorithm>
 #include <chrono>
 

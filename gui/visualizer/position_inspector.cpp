@@ -40,16 +40,60 @@ void LensLayerModel::set(QList<Row> rows) {
 
 // ---- PositionInspector --------------------------------------------------------------------------
 
-PositionInspector::PositionInspector(QObject* parent) : QObject(parent) {}
+PositionInspector::PositionInspector(QObject* parent) : QObject(parent) {
+    connect(this, &PositionInspector::configChanged, this, &PositionInspector::updateCapture);
+}
+
+PositionInspector::~PositionInspector() {
+    if (engine_) engine_->setFirstStepCapture(this, false, false);
+}
+
+void PositionInspector::updateCapture() {
+    if (engine_) engine_->setFirstStepCapture(this, active_ && lens_, active_ && attention_);
+}
+
+void PositionInspector::onPromptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens) {
+    promptJob_ = jobId;
+    jobPrompt_.clear();
+    for (const auto& chunk : chunkTokens) jobPrompt_.insert(jobPrompt_.end(), chunk.begin(), chunk.end());
+}
+
+void PositionInspector::onSteps(quint64 jobId, const StepBatch& batch) {
+    for (const StepRecord& rec : batch.steps) {
+        if (rec.step != 0 || !rec.inspection || jobId != promptJob_) continue;
+        captured_ = Captured{rec.inspection, jobPrompt_, rec.sample.id};
+        refresh();  // the selection may be this token already (following the stream)
+    }
+}
+
+bool PositionInspector::showCapturedFirstStep(int row, const StepRecord& rec, const std::vector<int32_t>& context) {
+    const auto& in = captured_.inspection;
+    if (!in || captured_.chosen != rec.sample.id || captured_.prompt != context || in->position != rec.position - 1) return false;
+    if ((lens_ && in->lens.layers.empty()) || (attention_ && in->attention.weights.empty())) return false;
+    pendingId_ = 0;
+    if (shown_ != in) {
+        std::vector<int32_t> withChosen = context;
+        withChosen.push_back(rec.sample.id);
+        show(in, row, 0, std::move(withChosen));
+    }
+    setStatus(QStringLiteral("ready"), QString());
+    return true;
+}
 
 void PositionInspector::setEngine(EngineController* engine) {
     if (engine_ == engine) return;
-    if (engine_) disconnect(engine_, nullptr, this, nullptr);
+    if (engine_) {
+        engine_->setFirstStepCapture(this, false, false);
+        disconnect(engine_, nullptr, this, nullptr);
+    }
     engine_ = engine;
     if (engine_) {
         connect(engine_, &EngineController::inspectionArrived, this, &PositionInspector::onReply);
+        connect(engine_, &EngineController::promptPrepared, this, &PositionInspector::onPromptPrepared);
+        connect(engine_, &EngineController::stepsArrived, this, &PositionInspector::onSteps);
         // Another model: positions, tokens and layers all mean something else.
         connect(engine_, &EngineController::modelChanged, this, [this] {
+            captured_ = {};
             show(nullptr, -1, -1, {});
             pendingId_ = 0;
             refresh();
@@ -103,6 +147,7 @@ void PositionInspector::refresh() {
                          tr("The tokens before this one are no longer known exactly (the model, template or mode changed since it was "
                             "written), so its pass cannot be run again. Send a new message to look inside new tokens."));
     }
+    if (step == 0 && showCapturedFirstStep(row, rec, context)) return;
     const bool same = row == shownRow_ && step == shownStep_ && shown_ && shownContext_.size() == context.size() + 1 &&
                       std::equal(context.begin(), context.end(), shownContext_.begin()) &&
                       (!lens_ || !shown_->lens.layers.empty()) && (!attention_ || !shown_->attention.weights.empty());

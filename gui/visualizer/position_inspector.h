@@ -7,7 +7,8 @@
 // the engine's PositionInspection as it came.
 //
 // A panel makes one with `active: visible`: while inactive it asks nothing (a closed panel costs
-// nothing). Active, it asks for the selected step whenever the selection changes (at most ten times
+// nothing). Open, it also has the next answers' first token looked inside as it is computed (its
+// pass is the prompt's batched prefill, which a re-run cannot reproduce bit for bit). Active, it asks for the selected step whenever the selection changes (at most ten times
 // a second while following a stream: StepInspector's pace), one request at a time (a newer one
 // replaces one that has not started). When the cache no longer holds that token's context
 // (another conversation was answered since, the model was reloaded) it says so and shows nothing.
@@ -78,6 +79,7 @@ class PositionInspector : public QObject {
 
 public:
     explicit PositionInspector(QObject* parent = nullptr);
+    ~PositionInspector() override;
 
     EngineController* engine() const { return engine_; }
     void setEngine(EngineController* engine);
@@ -93,7 +95,7 @@ public:
     int position() const { return shown_ ? shown_->position : -1; }
     QString inputToken() const;
     QString chosenToken() const { return chosenToken_; }
-    bool rerunAfterPrefill() const { return shown_ && shownStep_ == 0; }
+    bool rerunAfterPrefill() const { return shown_ && shownStep_ == 0 && shown_->rerun; }
     double computeMs() const { return shown_ ? double(shown_->us) / 1000.0 : 0.0; }
     LensLayerModel* layerModel() { return &layers_; }
     int firstTop1Layer() const { return shown_ ? shown_->lens.firstTop1Layer : -1; }
@@ -128,6 +130,10 @@ private:
     void setStatus(const QString& status, const QString& message);
     void show(std::shared_ptr<const PositionInspection> inspection, int row, int step, std::vector<int32_t> context);
     void rebuildLayers();
+    void updateCapture();  // what the engine captures of the next answer's first step (open: lens / attention)
+    void onPromptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens);
+    void onSteps(quint64 jobId, const StepBatch& batch);
+    bool showCapturedFirstStep(int row, const StepRecord& rec, const std::vector<int32_t>& context);
     std::pair<int, int> stepAt(int position) const;  // the answer row and step of a generated token, or -1s
 
     QPointer<EngineController> engine_;
@@ -146,6 +152,15 @@ private:
     QString chosenToken_;
     LensLayerModel layers_;
     int requests_ = 0;
+    // The latest answer's first step as captured inside its prefill (GenerationJob::inspect), with
+    // the prompt it ran on: shown instead of a re-run when that token is selected.
+    quint64 promptJob_ = 0;
+    std::vector<int32_t> jobPrompt_;
+    struct Captured {
+        std::shared_ptr<const PositionInspection> inspection;
+        std::vector<int32_t> prompt;
+        int32_t chosen = -1;
+    } captured_;
 };
 
 }  // namespace inferscope

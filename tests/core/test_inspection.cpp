@@ -125,6 +125,39 @@ TEST(Inspection, CapturedLastLensRowIsTheSampledDistribution) {
     }
 }
 
+// The app's open Layers and Attention panels ask for the first token only (lensStep and
+// attentionStep 0): its pass is the prefill's last batch, which a re-run over the cache cannot
+// reproduce bit for bit; the later steps are left to re-runs and run with no probe.
+TEST(Inspection, FirstStepOnlyIsCapturedInsideThePrefill) {
+    auto engine = loadTestEngine(kStories);
+    ASSERT_TRUE(engine);
+    const auto& hp = engine->hparams();
+    const auto prompt = storyPrompt(*engine);
+    GenerateRequest req = greedyRequest(prompt, 6);
+    req.replayWidth = hp.nVocab;
+    req.inspect.lensTopK = hp.nVocab;
+    req.inspect.lensStep = 0;
+    req.inspect.attentionStep = 0;
+    Steps steps;
+    auto s = engine->generate(req, &steps);
+    ASSERT_TRUE(s) << s.error().message;
+    ASSERT_EQ(steps.steps.size(), 6u);
+    const StepRecord& first = steps.steps[0];
+    ASSERT_TRUE(first.inspection);
+    EXPECT_EQ(first.inspection->position, int32_t(prompt.size()) - 1);
+    EXPECT_EQ(first.inspection->token, prompt.back());
+    ASSERT_EQ(first.inspection->lens.layers.size(), size_t(hp.nLayer));
+    expectLastRowIsTheStep(*first.inspection, first, size_t(hp.nVocab));
+    EXPECT_EQ(first.inspection->attention.nKeys, int32_t(prompt.size()));
+    for (size_t k = 1; k < steps.steps.size(); ++k) EXPECT_FALSE(steps.steps[k].inspection) << "step " << k;
+
+    // The same tokens as without (the capture reads, never writes).
+    engine->reset();
+    auto plain = engine->generate(greedyRequest(prompt, 6));
+    ASSERT_TRUE(plain);
+    EXPECT_EQ(plain->tokens, s->tokens);
+}
+
 TEST(Inspection, ChangesNoGeneratedTokenAndNoCachedPosition) {
     auto engine = loadTestEngine(kStories);
     ASSERT_TRUE(engine);
