@@ -39,7 +39,7 @@ struct KvCacheLayout {
     int32_t nSlidingLayers = 0;
     // [nLayer]: 1 for a sliding-window layer (which ones: the architecture's pattern, e.g. Gemma 2's
     // even layers); empty when there are none. Bookkeeping for the visualizer: storage ignores it.
-    std::vector<uint8_t> slidingLayers;
+    std::vector<uint8_t> slidingLayers{};
     bool isSliding(int32_t layer) const {
         return slidingWindow > 0 && size_t(layer) < slidingLayers.size() && slidingLayers[size_t(layer)] != 0;
     }

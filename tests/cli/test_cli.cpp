@@ -214,7 +214,9 @@ TEST(CliGenerate, ArchitectureModelsMatchTheirGreedyReferences) {
         std::vector<int> ids;
         nlohmann::json done;
         for (const auto& line : jsonLines(r.out)) {
-            if (line["event"] == "prefill") EXPECT_EQ(line["prompt_tokens"], j["prompt_ids"].size());
+            if (line["event"] == "prefill") {
+                EXPECT_EQ(line["prompt_tokens"], j["prompt_ids"].size());
+            }
             if (line["event"] == "token") ids.push_back(line["id"]);
             if (line["event"] == "done") done = line;
         }

@@ -244,7 +244,9 @@ TEST_P(QuantPrefill, PromptsAreWithinLlamaCppLimitsAndNoFurtherFromExact) {
             }
         }
         EXPECT_LE(worst, maxLimit);
-        if (n > 0) EXPECT_LE(ourDist / n, llamaDist / n) << "mean |Δ| from exact over " << n << " logits";
+        if (n > 0) {
+            EXPECT_LE(ourDist / n, llamaDist / n) << "mean |Δ| from exact over " << n << " logits";
+        }
         std::printf("%s prompt %s prefill: vs llama.cpp max %.3f; from exact over %d logits: ours %.5f, llama.cpp %.5f\n", name.c_str(),
                     prompt, worst, n, n ? ourDist / n : 0.0, n ? llamaDist / n : 0.0);
     }

@@ -317,7 +317,9 @@ TEST_P(InspectionArch, LensAttentionAndRerunOnTheRealModel) {
         auto rerun = engine->inspectPosition(rec.position - 1, {true, step == attentionStep, 4096});
         ASSERT_TRUE(rerun) << rerun.error().message;
         expectSameLens(rerun->lens, rec.inspection->lens, "step " + std::to_string(step));
-        if (step == attentionStep) EXPECT_EQ(rerun->attention.weights, rec.inspection->attention.weights);
+        if (step == attentionStep) {
+            EXPECT_EQ(rerun->attention.weights, rec.inspection->attention.weights);
+        }
     }
 }
 

@@ -40,7 +40,9 @@ TEST(KernelSet, PortableAlwaysRunsAndTheBestIsTheWidestThatRuns) {
     EXPECT_TRUE(runs(KernelSet::Portable));
     EXPECT_TRUE(runs(bestKernelSet()));
     for (KernelSet wider : kKernelSets)
-        if (int(wider) > int(bestKernelSet())) EXPECT_FALSE(runs(wider)) << kernelSetName(wider);
+        if (int(wider) > int(bestKernelSet())) {
+            EXPECT_FALSE(runs(wider)) << kernelSetName(wider);
+        }
     EXPECT_EQ(std::string(kernelSetName(KernelSet::Avx2)), "avx2");
     EXPECT_EQ(std::string(kernelSetInstructions(KernelSet::Avx2)), "AVX2 + FMA + F16C");
 }
