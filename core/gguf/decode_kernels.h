@@ -17,6 +17,8 @@ struct DecodeKernels {
     void (*dequantizeBlocks)(GgmlType type, const uint8_t* src, float* dst, size_t nBlocks);
     bool (*isQuantizedBlockType)(GgmlType type);
     void (*quantScaleMinsK4)(const uint8_t* block, float dl[8], float ml[8]);
+    // fp32ToFp16Row (ggml_types.h): the KV cache stores every new key and value through it.
+    void (*fp32ToFp16Row)(const float* src, uint16_t* dst, size_t n);
 };
 
 // The table of a built set (kernelSetBuilt(set)).

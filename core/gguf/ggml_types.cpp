@@ -143,9 +143,7 @@ const DecodeKernels& decodeKernels(KernelSet set) {
     return *tables[int(set)];
 }
 
-void fp32ToFp16Row(const float* src, uint16_t* dst, size_t n) {
-    for (size_t i = 0; i < n; ++i) dst[i] = fp32ToFp16(src[i]);
-}
+void fp32ToFp16Row(const float* src, uint16_t* dst, size_t n) { decodeKernels(activeKernelSet()).fp32ToFp16Row(src, dst, n); }
 
 void quantizeRowQ8_0(const float* src, void* dst, size_t n) {
     auto* out = static_cast<uint8_t*>(dst);

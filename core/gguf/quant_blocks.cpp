@@ -324,6 +324,25 @@ void dequantizeRow(GgmlType type, const void* src, float* dst, size_t n) {
     __builtin_trap();
 }
 
+// The F16 KV cache's store (every key and value of every layer, prefill included): vcvtps2ph
+// rounds to nearest even, subnormals and overflow to infinity included, as fp32ToFp16 does; only
+// a NaN's payload differs (the hardware keeps its top bits), so a group holding a NaN takes the
+// scalar path.
+void fp32ToFp16Row(const float* src, uint16_t* dst, size_t n) {
+    size_t i = 0;
+#if defined(__F16C__) && defined(__AVX__)
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(src + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)) != 0) {
+            for (size_t j = i; j < i + 8; ++j) dst[j] = fp32ToFp16(src[j]);
+            continue;
+        }
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+    }
+#endif
+    for (; i < n; ++i) dst[i] = fp32ToFp16(src[i]);
+}
+
 }  // namespace inferscope::INFERSCOPE_KERNELS_NS
 
 extern "C" const inferscope::DecodeKernels INFERSCOPE_DECODE_TABLE = {
@@ -331,4 +350,5 @@ extern "C" const inferscope::DecodeKernels INFERSCOPE_DECODE_TABLE = {
     &inferscope::INFERSCOPE_KERNELS_NS::dequantizeBlocks,
     &inferscope::INFERSCOPE_KERNELS_NS::isQuantizedBlockType,
     &inferscope::INFERSCOPE_KERNELS_NS::quantScaleMinsK4,
+    &inferscope::INFERSCOPE_KERNELS_NS::fp32ToFp16Row,
 };

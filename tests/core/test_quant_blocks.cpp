@@ -6,7 +6,10 @@
 //    (../shared; skipped where absent).
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -104,4 +107,41 @@ TEST(QuantBlocks, TypesWeDoNotRunAreNotBlockTypes) {
                        GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::IQ1_S, GgmlType::IQ1_M,
                        GgmlType::TQ1_0, GgmlType::TQ2_0, GgmlType::MXFP4})
         EXPECT_FALSE(isQuantizedBlockType(t)) << ggmlTypeName(uint32_t(t));
+}
+
+// The F16 KV cache's store, in this kernel set: every value as the scalar fp32ToFp16 rounds it —
+// each half, the ties halfway between neighbours (to even) and the floats just either side,
+// subnormals, the overflow edge, infinities and NaNs among ordinary values (a group with a NaN).
+TEST(QuantBlocks, Fp32ToFp16RowRoundsAsTheScalarConversion) {
+    std::vector<float> x;
+    for (uint32_t h = 0; h < 0x7c00; ++h) {  // every finite half, both signs
+        for (float sign : {1.0f, -1.0f}) {
+            const float a = fp16ToFp32(uint16_t(h)), b = fp16ToFp32(uint16_t(h + 1));
+            const float mid = a + (b - a) / 2;  // exact in f32
+            for (float v : {a, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e9f)}) x.push_back(sign * v);
+        }
+    }
+    for (float v : {65519.0f, 65520.0f, 1e9f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::denorm_min(),
+                    1e-30f, 5.96e-8f, 2.98e-8f, 2.99e-8f})
+        for (float sign : {1.0f, -1.0f}) x.push_back(sign * v);
+    x.push_back(std::numeric_limits<float>::quiet_NaN());
+    uint32_t payload = 0x7fc12345u;  // a NaN with payload bits the hardware would keep
+    float nan;
+    std::memcpy(&nan, &payload, 4);
+    x.push_back(nan);
+    x.push_back(-nan);
+    x.push_back(1.5f);  // not a multiple of 8: the tail
+    std::vector<uint16_t> got(x.size());
+    fp32ToFp16Row(x.data(), got.data(), x.size());
+    size_t wrong = 0;
+    for (size_t i = 0; i < x.size(); ++i)
+        if (got[i] != fp32ToFp16(x[i]) && wrong++ < 5)
+            ADD_FAILURE() << "x = " << x[i] << " (bits " << std::hex << std::bit_cast<uint32_t>(x[i]) << "): got " << got[i] << ", want "
+                          << fp32ToFp16(x[i]) << std::dec;
+    EXPECT_EQ(wrong, 0u) << "of " << x.size();
+    // A group of eight with one NaN: the others still converted.
+    std::vector<float> group{1.0f, 2.0f, nan, 0.5f, -3.0f, 65504.0f, 1e-7f, -0.0f};
+    std::vector<uint16_t> g(group.size());
+    fp32ToFp16Row(group.data(), g.data(), g.size());
+    for (size_t i = 0; i < group.size(); ++i) EXPECT_EQ(g[i], fp32ToFp16(group[i])) << i;
 }
