@@ -40,6 +40,10 @@ public:
     // 63 on one side, none beyond the quantization step with 63 on both (191·63·2 fits).
     int int8Levels() const { return int8Levels_; }
     int threads() const { return nThreads_; }
+    // Prefill (m > kGemvMaxRows) multiplies BF16 weights by x rounded to bf16 (round to nearest
+    // even, f32 accumulation), as ggml does for BF16 weights: on a CPU with AMX, where oneDNN's
+    // bf16 matmul runs several times its f32 one. Elsewhere, and in decode, x stays f32.
+    bool bf16Activations() const;
     // Changes the compute thread count (1..1024; 0 = one per core) for later passes.
     Result<void> setThreads(int nThreads);
     // OpenMP's thread count is per calling thread: call this on the thread that computes.
@@ -57,9 +61,12 @@ public:
     // y[m, N] = x[m, K] · Wᵀ, row-major f32 in and out (any m >= 1).
     //   m <= kGemvMaxRows (decode): hand-written GEMV (gemv.h), no allocation, no oneDNN call
     //   larger m (prefill): oneDNN. F32: fixed-M brgemm primitives (M = 128, 64, 32 chunks, runtime
-    //   M for the rest) on the weights as stored; BF16/F16 weights: widened to f32 256 rows at a time
-    //   into an L2-sized buffer, then an f32 matmul (on this CPU kind f32 FMA runs about twice
-    //   oneDNN's bf16 dot product, measured); Int8: s8 × s8 primitives on prepacked weights.
+    //   M for the rest) on the weights as stored; BF16 weights on a CPU with AMX
+    //   (bf16Activations): bf16 × bf16 brgemm on the weights as stored, x rounded to
+    //   bf16 once per call (llama-110m BF16 pp128 2.6× the widened path on an AMX Xeon);
+    //   other BF16, F16 and quantized weights: widened to f32 256 rows at a time into an L2-sized
+    //   buffer, then an f32 matmul (without native bf16, f32 FMA runs about twice oneDNN's bf16
+    //   dot product, measured, also with AVX512_BF16 but no AMX); Int8: s8 × s8 primitives on prepacked weights.
     void linear(const Linear& w, const float* x, int64_t m, float* y);
     // Several matrices applied to the same x (Q, K, V; gate, up): one parallel region in decode.
     void linearMany(std::span<const Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys);

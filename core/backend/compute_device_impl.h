@@ -58,17 +58,22 @@ struct ComputeDevice::Impl {
     dnnl::stream stream;
     const int* threadCount = nullptr;  // ComputeDevice::nThreads_: the one count, also after setThreads
     int nThreads() const { return *threadCount; }
+    // The CPU multiplies bf16 in AMX tiles (oneDNN's bf16 matmul then runs several times its f32
+    // one): BF16 weights prefill as bf16 × bf16 in place, not widened.
+    bool nativeBf16 = false;
     const int* int8Levels = nullptr;  // ComputeDevice::int8Levels_
     // Shared by every Linear of a shape: a model has a handful of shapes.
     std::map<std::tuple<int64_t, int64_t, int64_t>, Matmul> f32Fixed;      // (K, N, M): brgemm, "ba" weights
     std::map<std::tuple<int64_t, int64_t, int64_t>, dnnl::matmul> f32Rt;   // (K, nb, ldDst): runtime M
     std::map<std::tuple<int64_t, int64_t, int64_t>, Matmul> s8Fixed;       // (K, N, M): s8 × s8 → f32
+    std::map<std::tuple<int64_t, int64_t, int64_t>, Matmul> bf16Fixed;     // (K, N, M): bf16 × bf16 → f32, "ba" weights
+    std::map<std::pair<int64_t, int64_t>, dnnl::matmul> bf16Rt;            // (K, N): runtime M
     std::map<std::tuple<int64_t, int64_t, dt>, dnnl::matmul> gpuPrims;     // (K, N, act type)
     AlignedBuffer<float> widened;      // [kWidenRows][K] f32 weights being multiplied (prefill)
     AlignedBuffer<float> blockOut;     // [128][kWidenRows] one chunk's outputs for those rows
     AlignedBuffer<int8_t> srcS8;       // [m][K] quantized activations
     AlignedBuffer<float> srcScales;    // [m]
-    AlignedBuffer<uint16_t> srcBf16;   // GPU: activations converted to bf16
+    AlignedBuffer<uint16_t> srcBf16;   // activations converted to bf16 (GPU; CPU prefill with nativeBf16)
 
     // ---- primitives, made once per shape (compute_device_prefill.cpp) -----------------------------
     Matmul& f32Fixed_(int64_t k, int64_t n, int64_t m);
@@ -76,6 +81,8 @@ struct ComputeDevice::Impl {
     // s8 primitives for one shape; the first (M = 128) chooses the packed weights layout that all
     // of them are then created with.
     Matmul& s8Fixed_(int64_t k, int64_t n, int64_t m);
+    Matmul& bf16Fixed_(int64_t k, int64_t n, int64_t m);
+    dnnl::matmul bf16Runtime(int64_t k, int64_t n);
     void run(Matmul& mm, const void* src, const void* wei, float* dst);
     void runRuntime(dnnl::matmul prim, int64_t m, int64_t k, int64_t nb, int64_t ld, const float* x, const float* w, float* y);
 
@@ -83,6 +90,10 @@ struct ComputeDevice::Impl {
     void prefillF32(const float* w, int64_t n, int64_t k, const float* x, int64_t m, float* y);
     // BF16/F16 rows, or quantized blocks (`type`), widened to f32 256 rows at a time.
     void prefillWidened(GgmlType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m, float* y);
+    // BF16 weights as stored × x already rounded to bf16 (xb, [m][K]), f32 out (nativeBf16 only).
+    void prefillBf16(const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m, float* y);
+    // x [m][K] rounded to bf16 into srcBf16 (round to nearest even, as ggml rounds activations for BF16 weights).
+    const uint16_t* activationsBf16(const float* x, int64_t m, int64_t k);
     void linearInt8(const LinearState& st, int64_t n, int64_t k, const float* x, int64_t m, float* y);
 
     // ---- GPU (compute_device_gpu.cpp) -----------------------------------------------------------------

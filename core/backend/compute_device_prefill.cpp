@@ -45,6 +45,26 @@ ComputeDevice::Impl::Matmul& ComputeDevice::Impl::s8Fixed_(int64_t k, int64_t n,
     return s8Fixed.emplace(key, std::move(mm)).first->second;
 }
 
+ComputeDevice::Impl::Matmul& ComputeDevice::Impl::bf16Fixed_(int64_t k, int64_t n, int64_t m) {
+    auto key = std::make_tuple(k, n, m);
+    if (auto it = bf16Fixed.find(key); it != bf16Fixed.end()) return it->second;
+    memory::desc src({m, k}, dt::bf16, {k, 1}), wei({k, n}, dt::bf16, {1, k}), dst({m, n}, dt::f32, {n, 1});
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), engine);
+    Matmul mm{dnnl::matmul(pd), memory(src, engine, DNNL_MEMORY_NONE), memory(wei, engine, DNNL_MEMORY_NONE),
+              memory(dst, engine, DNNL_MEMORY_NONE)};
+    return bf16Fixed.emplace(key, std::move(mm)).first->second;
+}
+
+dnnl::matmul ComputeDevice::Impl::bf16Runtime(int64_t k, int64_t n) {
+    auto key = std::make_pair(k, n);
+    if (auto it = bf16Rt.find(key); it != bf16Rt.end()) return it->second;
+    const memory::dim M = DNNL_RUNTIME_DIM_VAL;
+    memory::desc src({M, k}, dt::bf16, {k, 1}), wei({k, n}, dt::bf16, {1, k}), dst({M, n}, dt::f32, {n, 1});
+    dnnl::matmul prim(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, dst), engine));
+    bf16Rt.emplace(key, prim);
+    return prim;
+}
+
 void ComputeDevice::Impl::run(Matmul& mm, const void* src, const void* wei, float* dst) {
     mm.src.set_data_handle(const_cast<void*>(src));
     mm.wei.set_data_handle(const_cast<void*>(wei));
@@ -90,6 +110,28 @@ void ComputeDevice::Impl::prefillWidened(GgmlType type, const void* w, int64_t n
                     std::memcpy(y + (r + i) * n + n0, blockOut.data() + i * nb, size_t(nb) * sizeof(float));
             }
         if (r < m) runRuntime(f32Runtime(k, nb, n), m - r, k, nb, n, x + r * k, wide, y + r * n + n0);
+    }
+}
+
+const uint16_t* ComputeDevice::Impl::activationsBf16(const float* x, int64_t m, int64_t k) {
+    if (srcBf16.size() < size_t(m * k)) srcBf16.allocate(size_t(m * k));
+    uint16_t* out = srcBf16.data();
+#pragma omp parallel for schedule(static) num_threads(nThreads()) if (m * k > 65536)
+    for (int64_t r = 0; r < m; ++r) fp32ToBf16Row(x + r * k, out + r * k, size_t(k));
+    return out;
+}
+
+void ComputeDevice::Impl::prefillBf16(const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m, float* y) {
+    int64_t r = 0;
+    for (int64_t chunk : kF32Chunks)
+        for (; m - r >= chunk; r += chunk) run(bf16Fixed_(k, n, chunk), xb + r * k, w, y + r * n);
+    if (r < m) {
+        const int64_t rest = m - r;
+        memory src(memory::desc({rest, k}, dt::bf16, {k, 1}), engine, const_cast<uint16_t*>(xb + r * k));
+        memory wei(memory::desc({k, n}, dt::bf16, {1, k}), engine, const_cast<void*>(w));
+        memory dst(memory::desc({rest, n}, dt::f32, {n, 1}), engine, y + r * n);
+        bf16Runtime(k, n).execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+        stream.wait();
     }
 }
 

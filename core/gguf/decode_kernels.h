@@ -19,6 +19,8 @@ struct DecodeKernels {
     void (*quantScaleMinsK4)(const uint8_t* block, float dl[8], float ml[8]);
     // fp32ToFp16Row (ggml_types.h): the KV cache stores every new key and value through it.
     void (*fp32ToFp16Row)(const float* src, uint16_t* dst, size_t n);
+    // fp32ToBf16Row: prefill rounds activations to bf16 through it where the CPU multiplies bf16.
+    void (*fp32ToBf16Row)(const float* src, uint16_t* dst, size_t n);
 };
 
 // The table of a built set (kernelSetBuilt(set)).

@@ -159,8 +159,6 @@ void quantizeRowQ8_0(const float* src, void* dst, size_t n) {
     }
 }
 
-void fp32ToBf16Row(const float* src, uint16_t* dst, size_t n) {
-    for (size_t i = 0; i < n; ++i) dst[i] = fp32ToBf16(src[i]);
-}
+void fp32ToBf16Row(const float* src, uint16_t* dst, size_t n) { decodeKernels(activeKernelSet()).fp32ToBf16Row(src, dst, n); }
 
 }  // namespace inferscope

@@ -343,6 +343,28 @@ void fp32ToFp16Row(const float* src, uint16_t* dst, size_t n) {
     for (; i < n; ++i) dst[i] = fp32ToFp16(src[i]);
 }
 
+// Round to nearest even on the bits, as fp32ToBf16; a group holding a NaN takes the scalar path
+// (which keeps it a quiet NaN).
+void fp32ToBf16Row(const float* src, uint16_t* dst, size_t n) {
+    size_t i = 0;
+#if defined(__AVX2__)
+    const __m256i absMask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    const __m256i half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1);
+    for (; i + 8 <= n; i += 8) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+        if (_mm256_movemask_epi8(_mm256_cmpgt_epi32(_mm256_and_si256(x, absMask), inf)) != 0) {
+            for (size_t j = i; j < i + 8; ++j) dst[j] = fp32ToBf16(src[j]);
+            continue;
+        }
+        const __m256i bias = _mm256_add_epi32(half, _mm256_and_si256(_mm256_srli_epi32(x, 16), one));
+        const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(x, bias), 16);  // 0..0xffff
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);  // lanes 0 and 2: the 8 results in order
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_castsi256_si128(packed));
+    }
+#endif
+    for (; i < n; ++i) dst[i] = fp32ToBf16(src[i]);
+}
+
 }  // namespace inferscope::INFERSCOPE_KERNELS_NS
 
 extern "C" const inferscope::DecodeKernels INFERSCOPE_DECODE_TABLE = {
@@ -351,4 +373,5 @@ extern "C" const inferscope::DecodeKernels INFERSCOPE_DECODE_TABLE = {
     &inferscope::INFERSCOPE_KERNELS_NS::isQuantizedBlockType,
     &inferscope::INFERSCOPE_KERNELS_NS::quantScaleMinsK4,
     &inferscope::INFERSCOPE_KERNELS_NS::fp32ToFp16Row,
+    &inferscope::INFERSCOPE_KERNELS_NS::fp32ToBf16Row,
 };

@@ -145,3 +145,28 @@ TEST(QuantBlocks, Fp32ToFp16RowRoundsAsTheScalarConversion) {
     fp32ToFp16Row(group.data(), g.data(), g.size());
     for (size_t i = 0; i < group.size(); ++i) EXPECT_EQ(g[i], fp32ToFp16(group[i])) << i;
 }
+
+// Activations rounded to bf16 for a native bf16 prefill, in this kernel set: as the scalar
+// fp32ToBf16 (round to nearest even on the bits, quiet NaNs) for ties, their neighbours, the
+// largest values (rounding up into infinity), subnormals and NaNs inside a group of eight.
+TEST(QuantBlocks, Fp32ToBf16RowRoundsAsTheScalarConversion) {
+    std::vector<float> x;
+    uint32_t state = 12345;
+    for (int i = 0; i < 200000; ++i) {  // random bit patterns, NaNs and infinities included
+        state = state * 1664525u + 1013904223u;
+        x.push_back(std::bit_cast<float>(state));
+    }
+    for (uint32_t hi = 0; hi < 0x10000; hi += 7)  // the exact ties and the patterns either side of them
+        for (uint32_t lo : {0x7fffu, 0x8000u, 0x8001u, 0x0000u, 0xffffu}) x.push_back(std::bit_cast<float>((hi << 16) | lo));
+    x.push_back(std::numeric_limits<float>::max());
+    x.push_back(-std::numeric_limits<float>::max());
+    x.push_back(std::numeric_limits<float>::denorm_min());
+    x.push_back(1.0f);  // the tail
+    std::vector<uint16_t> got(x.size());
+    fp32ToBf16Row(x.data(), got.data(), x.size());
+    size_t wrong = 0;
+    for (size_t i = 0; i < x.size(); ++i)
+        if (got[i] != fp32ToBf16(x[i]) && wrong++ < 5)
+            ADD_FAILURE() << "bits " << std::hex << std::bit_cast<uint32_t>(x[i]) << ": got " << got[i] << ", want " << fp32ToBf16(x[i]) << std::dec;
+    EXPECT_EQ(wrong, 0u) << "of " << x.size();
+}
