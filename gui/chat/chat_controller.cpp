@@ -125,7 +125,7 @@ void ChatController::setCacheNote(const QString& note) {
 
 PromptBuilder ChatController::promptBuilder() const {
     const auto& model = engine_->model();
-    return PromptBuilder(chatTemplate(), systemPrompt_.toStdString(), model && model->tokenizer->addBosByDefault());
+    return PromptBuilder(chatTemplate(), systemPrompt_.toStdString(), model && model->tokenizer && model->tokenizer->addBosByDefault());
 }
 
 void ChatController::onModelChanged() {
@@ -133,7 +133,8 @@ void ChatController::onModelChanged() {
     for (size_t r = 0; r < model_.messages().size(); ++r) model_.forgetTokens(int(r));
     if (model_.count() == 0) {
         // A fresh conversation takes the model's own way of talking.
-        const bool hasTemplate = engine_->model() && engine_->model()->detectedTemplate;
+        // A server applies its own template to messages: always chat.
+        const bool hasTemplate = engine_->isRemote() || (engine_->model() && engine_->model()->detectedTemplate);
         mode_ = hasTemplate ? Mode::Chat : Mode::Completion;
         templateChoice_ = QStringLiteral("auto");
         emit settingsChanged();
@@ -206,7 +207,15 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
     chunkRows_.clear();
     for (size_t r = 0; r < contextRows; ++r) chunkRows_.push_back(int(r));
     GenerationJob job;
-    job.chunks = contextChunks(prompt, contextRows);
+    if (engine_->isRemote()) {
+        if (mode_ != Mode::Chat) {
+            setError(tr("A model on a server answers in chat mode: the server applies its own template."));
+            return false;
+        }
+        job.messages = remoteMessages(contextRows);
+    } else {
+        job.chunks = contextChunks(prompt, contextRows);
+    }
     if (!prefix.empty()) {  // a branch: the answer so far, then the chosen alternative
         job.chunks.push_back(PromptBuilder::keptSteps(prefix));
         chunkRows_.push_back(-1);
@@ -235,9 +244,22 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
         setError(tr("The model is not ready."));
         return false;
     }
+    if (engine_->isRemote())  // no prompt tokens come back from a server: the question is complete now
+        for (size_t row = 0; row < contextRows; ++row)
+            if (model_.at(int(row)).storeId == 0 && !saveMessage(int(row))) break;
     emit generatingChanged();
     emit canSendChanged();
     return true;
+}
+
+std::vector<std::pair<std::string, std::string>> ChatController::remoteMessages(size_t contextRows) const {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (!systemPrompt_.trimmed().isEmpty()) out.emplace_back("system", systemPrompt_.toStdString());
+    for (size_t r = 0; r < contextRows; ++r) {
+        const ChatMessage& m = model_.messages()[r];
+        out.emplace_back(m.role == Message::User ? "user" : "assistant", m.text.toStdString());
+    }
+    return out;
 }
 
 void ChatController::stop() {
@@ -254,6 +276,10 @@ bool ChatController::regenerate() {
 
 bool ChatController::branchFrom(int row, int step, int tokenId) {
     if (!canSend() || row < 0 || row >= model_.count()) return false;
+    if (engine_->isRemote()) {  // no logits kept to re-pick from, and no completion re-send yet
+        setError(tr("Branching from an alternative token is not available for a model on a server yet."));
+        return false;
+    }
     const ChatMessage& answer = model_.at(row);
     if (answer.role != Message::Assistant || step < 0 || step >= int(answer.steps.size())) return false;
     const auto& tokenizer = engine_->model()->tokenizer;
@@ -342,7 +368,9 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
     QString text = QString::fromUtf8(keptText + summary.text);
     if (prompt.chatTemplate().kind != ChatTemplateKind::Completion && text.startsWith(' ')) text.remove(0, 1);
     const auto& model = engine_->model();
-    std::vector<int32_t> tokens = prompt.answerTokens(answerPrefix_, summary, model ? model->tokenizer.get() : nullptr);
+    // A server's tokens are the remote vocabulary's synthetic ids: nothing to put in a context.
+    std::vector<int32_t> tokens = engine_->isRemote() ? std::vector<int32_t>()
+                                                      : prompt.answerTokens(answerPrefix_, summary, model ? model->tokenizer.get() : nullptr);
     const AnswerStats stats = AnswerStats::fromSummary(summary, int(answerPrefix_.size()), activeSampler_, engine_->modelName(),
                                                        engine_->deviceDescription());
     model_.setTokens(row, std::move(tokens));

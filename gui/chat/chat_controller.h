@@ -158,6 +158,8 @@ private:
     // and streams the answer into row answerRow (appended when it is -1).
     bool startAnswer(int answerRow = -1, std::vector<StepRecord> prefix = {});
     std::vector<PromptChunk> contextChunks(const PromptBuilder& prompt, size_t contextRows) const;
+    // A server's request: the system prompt and messages [0, contextRows) as (role, text).
+    std::vector<std::pair<std::string, std::string>> remoteMessages(size_t contextRows) const;
     // Ends the active answer here as if the engine had reported it stopped: what was shown is
     // kept and saved, and whatever the engine still sends for the job is ignored.
     void finishInterrupted();

@@ -27,6 +27,7 @@ void EngineController::applyKvType(const QString& type) {
     auto parsed = parseKvType(type.toStdString());
     if (!parsed) return emit kvTypeRefused(QString::fromStdString(parsed.error().message));
     if (!model_ || type == kvType()) return;
+    if (remote_) return emit kvTypeRefused(tr("The KV cache type of a remote server is the server's own setting."));
     if (generating() || state_ == State::Loading)
         return emit kvTypeRefused(tr("The KV cache type changes when the model is idle: stop the answer, then choose it again."));
     if (const QString problem = kvTypeProblem(type); !problem.isEmpty()) return emit kvTypeRefused(problem);
@@ -47,7 +48,7 @@ void EngineController::onKvTypeSet(quint64 requestId, const KvCacheStats& stats,
 }
 
 quint64 EngineController::measureKvCost(KvCostJob job) {
-    if (!model_ || state_ != State::Ready) return 0;
+    if (!model_ || state_ != State::Ready || remote_) return 0;
     job.id = nextId_++;
     emit requestKvCost(job);
     return job.id;
