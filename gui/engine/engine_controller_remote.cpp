@@ -82,6 +82,7 @@ void EngineController::onServerModels(const QStringList& ids) {
     if (!std::exchange(connecting_, false)) return;
     const RemoteServer server = pendingServer_;
     if (!ids.contains(server.model)) {
+        connecting_ = true;  // still this connection's failure
         onServerModelsFailed(tr("%1 does not serve “%2” (it lists %3)").arg(server.base.toString(), server.model, ids.join(QLatin1String(", "))));
         return;
     }

@@ -1,0 +1,200 @@
+// The app's controllers (AppGraph, as the window uses them) connected to a real
+// `inferscope-cli serve` on 127.0.0.1 at an ephemeral port: models listed, a greedy chat streamed
+// through Qt Network equal to the server's non-streamed answer token for token (text, logprobs,
+// the 20 alternatives and their bytes), Stop closing the stream, and the errors a person meets:
+// a wrong or missing API key, nothing listening, something that is not an OpenAI server.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QtTest>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "chat_fixture.h"
+#include "serve_process.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_gui;
+using inferscope::testing_serve::ServeProcess;
+
+namespace {
+
+const std::string kModel = INFERSCOPE_RESOURCES_DIR "/models/stories260K.gguf";
+constexpr int kMaxTokens = 24;
+
+QString urlOf(const ServeProcess& server) { return QStringLiteral("http://127.0.0.1:%1").arg(server.port()); }
+
+// Connects the fixture's engine and waits for Ready (or the failure's message).
+QString connectTo(ChatFixture& f, const QString& url, const QString& key, const QString& model) {
+    QSignalSpy failed(f.engine.get(), &EngineController::loadFailed);
+    f.engine->connectToServer(url, key, model);
+    const bool done = QTest::qWaitFor([&] { return f.engine->state() != EngineController::State::Loading; }, 30000);
+    if (!done) return QStringLiteral("timed out");
+    return failed.isEmpty() ? QString() : failed.first().first().toString();
+}
+
+// A port nothing listens on (bound, then closed).
+quint16 closedPort() {
+    QTcpServer s;
+    s.listen(QHostAddress::LocalHost, 0);
+    const quint16 port = s.serverPort();
+    s.close();
+    return port;
+}
+
+}  // namespace
+
+class TestRemoteSession : public QObject {
+    Q_OBJECT
+    std::unique_ptr<ServeProcess> server_;
+
+private slots:
+    void initTestCase() {
+        useTestLocations();
+        server_ = std::make_unique<ServeProcess>(std::vector<std::string>{"--model", kModel});
+        QVERIFY2(server_->port() > 0 && server_->waitReady(), "inferscope-cli serve did not start");
+    }
+    void cleanupTestCase() { server_.reset(); }
+
+    void listsModels() {
+        ChatFixture f(kMaxTokens);
+        f.engine->listServerModels(QStringLiteral("127.0.0.1:%1/v1/").arg(server_->port()), QString());
+        QTRY_VERIFY_WITH_TIMEOUT(!f.engine->listingModels(), 20000);
+        QCOMPARE(f.engine->serverError(), QString());
+        QCOMPARE(f.engine->serverModels(), QStringList{"stories260K"});
+    }
+
+    void greedyChatEqualsTheServersAnswer() {
+        ChatFixture f(kMaxTokens);
+        QCOMPARE(connectTo(f, urlOf(*server_), QString(), "stories260K"), QString());
+        QVERIFY(f.engine->isRemote());
+        QCOMPARE(f.engine->modelName(), QStringLiteral("stories260K"));
+        QCOMPARE(f.engine->modelPath(), urlOf(*server_) + "#stories260K");
+        QCOMPARE(EngineController::entryLabel(f.engine->modelPath()), QStringLiteral("stories260K @ 127.0.0.1:%1").arg(server_->port()));
+        QCOMPARE(f.chat->mode(), ChatController::Mode::Chat);
+        QVERIFY(f.answer(QStringLiteral("Tell me a story about a cat.")));
+        const ChatMessage& answer = f.last();
+        QCOMPARE(answer.finishReason, Message::MaxTokens);
+        QCOMPARE(int(answer.steps.size()), kMaxTokens);
+
+        // The same request, not streamed, straight from the server.
+        const nlohmann::json request{{"model", "stories260K"},
+                                     {"messages", {{{"role", "user"}, {"content", "Tell me a story about a cat."}}}},
+                                     {"temperature", 0}, {"max_tokens", kMaxTokens}, {"logprobs", true}, {"top_logprobs", 20}};
+        auto http = server_->client();
+        const auto res = http.Post("/v1/chat/completions", request.dump(), "application/json");
+        QVERIFY(res && res->status == 200);
+        const QJsonObject reference = QJsonDocument::fromJson(QByteArray::fromStdString(res->body)).object();
+        const QJsonObject choice = reference["choices"].toArray().first().toObject();
+        const QString content = choice["message"].toObject()["content"].toString();
+        const QJsonArray tokens = choice["logprobs"].toObject()["content"].toArray();
+        QCOMPARE(tokens.size(), kMaxTokens);
+
+        std::string streamed;
+        for (const StepRecord& s : answer.steps) streamed += s.piece;
+        QCOMPARE(QString::fromStdString(streamed), content);
+        QCOMPARE(answer.text, content.startsWith(' ') ? content.mid(1) : content);  // as a chat answer is shown
+        for (int i = 0; i < kMaxTokens; ++i) {
+            const StepRecord& step = answer.steps[size_t(i)];
+            const QJsonObject token = tokens[i].toObject();
+            QCOMPARE(QByteArray::fromStdString(step.piece), tokenBytes(token));
+            QCOMPARE(step.sample.pRaw, float(std::exp(token["logprob"].toDouble())));
+            const QJsonArray top = token["top_logprobs"].toArray();
+            QCOMPARE(top.size(), 20);
+            QCOMPARE(int(step.sample.top.size()), 20);
+            bool chosenListed = false;
+            for (int j = 0; j < 20; ++j) {
+                const CandidateRecord& c = step.sample.top[size_t(j)];
+                const QJsonObject alt = top[j].toObject();
+                QCOMPARE(QByteArray::fromStdString(*f.engine->tokenBytes(c.id)), tokenBytes(alt));
+                QCOMPARE(c.p[size_t(SamplerStage::Raw)], float(std::exp(alt["logprob"].toDouble())));
+                chosenListed = chosenListed || c.id == step.sample.id;
+            }
+            QVERIFY2(chosenListed, qPrintable(QStringLiteral("step %1: the pick is not among the alternatives").arg(i)));
+            // Greedy on Inferscope's server: its extension says the pick had all of the final mass.
+            QCOMPARE(step.sample.pFinal, 1.0f);
+            QCOMPARE(step.sample.survivors[size_t(SamplerStage::Temperature)], 1);
+        }
+        QCOMPARE(f.engine->reportedStages().size(), kSamplerStageCount);
+        // The client's measurements: the network's time to first token and the decode rate.
+        QVERIFY(f.engine->timeToFirstTokenMs() > 0);
+        QVERIFY(f.engine->decodeTokensPerSecond() > 0);
+        QVERIFY(answer.stats.timeToFirstTokenMs > 0);
+        // No KV cache figures and nothing inside the model from a server.
+        QCOMPARE(f.engine->kvBytesReserved(), 0.0);
+        QSignalSpy refused(f.engine.get(), &EngineController::kvTypeRefused);
+        f.engine->applyKvType(QStringLiteral("f16"));
+        QCOMPARE(refused.size(), 1);
+        QSignalSpy inspected(f.engine.get(), &EngineController::inspectionArrived);
+        f.engine->requestInspection(InspectionRequest{});
+        QVERIFY(inspected.wait(5000));
+        QCOMPARE(QString::fromStdString(inspected.first().first().value<InspectionReply>().error),
+                 QStringLiteral("A remote server does not expose what happens inside its model."));
+        QVERIFY(!f.chat->branchFrom(f.chat->messages()->count() - 1, 0, answer.steps[0].sample.top[1].id));
+        QCOMPARE(f.chat->lastError(), QStringLiteral("Branching from an alternative token is not available for a model on a server yet."));
+
+        // A follow-up sends the whole conversation again as messages; it still answers.
+        QVERIFY(f.answer(QStringLiteral("And then?")));
+        QCOMPARE(f.last().finishReason, Message::MaxTokens);
+    }
+
+    void stopClosesTheStream() {
+        ChatFixture f(400);
+        QCOMPARE(connectTo(f, urlOf(*server_), QString(), "stories260K"), QString());
+        // Stop as soon as the first tokens arrive, from inside the arrival (nothing else to wait for).
+        QObject::connect(f.engine.get(), &EngineController::stepsArrived, f.chat.get(), [&] { f.chat->stop(); });
+        QVERIFY(f.answer(QStringLiteral("Once upon a time")));
+        QCOMPARE(f.last().finishReason, Message::Cancelled);
+        QVERIFY(!f.last().steps.empty());
+        QVERIFY(int(f.last().steps.size()) < 400);
+        QCOMPARE(f.engine->state(), EngineController::State::Ready);
+        auto http = server_->client();
+        const auto health = http.Get("/health");
+        QVERIFY(health && health->status == 200);
+    }
+
+    void apiKeys() {
+        ServeProcess locked({"--model", kModel, "--api-key", "sesame"});
+        QVERIFY(locked.port() > 0 && locked.waitReady("sesame"));
+        ChatFixture f(4);
+        QCOMPARE(connectTo(f, urlOf(locked), QStringLiteral("wrong"), "stories260K"),
+                 QStringLiteral("%1 refused the API key (401 Unauthorized): the API key is not this server's").arg(urlOf(locked)));
+        QVERIFY(!f.engine->hasModel());
+        QVERIFY(connectTo(f, urlOf(locked), QString(), "stories260K").startsWith(urlOf(locked) + " needs an API key (401 Unauthorized)"));
+        QCOMPARE(connectTo(f, urlOf(locked), QStringLiteral("sesame"), "stories260K"), QString());
+        QVERIFY(f.answer(QStringLiteral("Hello")));
+        QCOMPARE(int(f.last().steps.size()), 4);
+    }
+
+    void unreachableAndNotOpenAi() {
+        ChatFixture f(4);
+        const QString nowhere = QStringLiteral("http://127.0.0.1:%1").arg(closedPort());
+        const QString message = connectTo(f, nowhere, QString(), "stories260K");
+        QVERIFY2(message.startsWith(QStringLiteral("Could not reach %1: ").arg(nowhere)) && message.contains("Connection refused") &&
+                     message.endsWith("Is the server running, and is the address right?"), qPrintable(message));
+
+        // A web server that is not an OpenAI one: a page for every request.
+        QTcpServer web;
+        QVERIFY(web.listen(QHostAddress::LocalHost, 0));
+        QObject::connect(&web, &QTcpServer::newConnection, &web, [&web] {
+            QTcpSocket* s = web.nextPendingConnection();
+            QObject::connect(s, &QTcpSocket::readyRead, s, [s] {
+                s->readAll();
+                s->write("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\nConnection: close\r\n\r\n<html></html>");
+                s->disconnectFromHost();
+            });
+        });
+        const QString page = QStringLiteral("http://127.0.0.1:%1").arg(web.serverPort());
+        QCOMPARE(connectTo(f, page, QString(), "stories260K"),
+                 QStringLiteral("%1 is not an OpenAI-compatible server: GET /v1/models gave no model list").arg(page));
+        QCOMPARE(connectTo(f, urlOf(*server_), QString(), "llama-70b"),
+                 QStringLiteral("%1 does not serve “llama-70b” (it lists stories260K)").arg(urlOf(*server_)));
+        QVERIFY(!f.engine->hasModel());
+    }
+};
+
+QTEST_MAIN(TestRemoteSession)
+#include "tst_remote_session.moc"
