@@ -334,7 +334,9 @@ void ChatController::onPrefillFinished(quint64 jobId, const PrefillStats& stats)
         model_.setStats(answerRow_, AnswerStats::fromPrefill(stats));
     // A branch in a new conversation (later turns stayed in the old one) may find the cache
     // holding another context: then more than the new token is prefilled.
-    if (!answerPrefix_.empty() && stats.nComputed == 1)
+    if (engine_->isRemote())
+        setCacheNote(tr("Sent the conversation to %1; its first token came after %2 ms.").arg(engine_->serverUrl()).arg(double(stats.us) / 1000.0, 0, 'f', 0));
+    else if (!answerPrefix_.empty() && stats.nComputed == 1)
         setCacheNote(tr("Branched at token %1: the KV cache was truncated there; reused %2 cached tokens and ran only the new one.")
                          .arg(answerPrefix_.size()).arg(stats.nReused));
     else if (!answerPrefix_.empty())

@@ -86,7 +86,8 @@ QString RemoteSession::httpError(QNetworkReply* reply, const QByteArray& body) c
 void RemoteSession::listModels(const RemoteServer& server) {
     if (modelsReply_) {
         modelsReply_->disconnect(this);
-        modelsReply_->abort();
+        if (!modelsReply_->isFinished()) modelsReply_->abort();
+        modelsReply_->deleteLater();
     }
     server_ = server;
     if (!server.base.isValid()) {

@@ -7,6 +7,7 @@ import Inferscope
 ToolBar {
     id: bar
     signal openModelRequested()
+    signal connectRequested()
     signal welcomeRequested()
 
     background: Rectangle {
@@ -34,7 +35,7 @@ ToolBar {
             objectName: "modelButton"
             flat: true
             Layout.maximumWidth: 360
-            text: EngineController.hasModel ? EngineController.modelName + "  ▾" : qsTr("Open a model…  ▾")
+            text: EngineController.hasModel ? (EngineController.isRemote ? EngineController.entryLabel(EngineController.modelPath) : EngineController.modelName) + "  ▾" : qsTr("Open a model…  ▾")
             font.bold: true
             onClicked: modelMenu.popup(modelButton, 0, modelButton.height)
             ToolTip.visible: hovered && EngineController.hasModel
@@ -42,14 +43,15 @@ ToolBar {
             Menu {
                 id: modelMenu
                 MenuItem { text: qsTr("Open GGUF file…  (Ctrl+O)"); onTriggered: bar.openModelRequested() }
+                MenuItem { objectName: "connectItem"; text: qsTr("Connect to a server…"); onTriggered: bar.connectRequested() }
                 MenuItem { text: qsTr("Which models work, shortcuts…  (F1)"); onTriggered: bar.welcomeRequested() }
                 MenuSeparator { visible: AppSettings.modelChoices.length > 0 }
                 Repeater {
                     model: AppSettings.modelChoices
                     delegate: MenuItem {
                         required property string modelData
-                        text: modelData === AppSettings.bundledModel ? qsTr("%1 (bundled)").arg(modelData.split("/").pop())
-                                                                     : modelData.split("/").pop()
+                        text: modelData === AppSettings.bundledModel ? qsTr("%1 (bundled)").arg(EngineController.entryLabel(modelData))
+                                                                     : EngineController.entryLabel(modelData)
                         onTriggered: EngineController.loadModel(modelData)
                     }
                 }

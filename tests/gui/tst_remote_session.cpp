@@ -13,8 +13,11 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "app_stack.h"
 #include "chat_fixture.h"
 #include "serve_process.h"
+
+Q_IMPORT_QML_PLUGIN(InferscopePlugin)
 
 using namespace inferscope;
 using namespace inferscope::testing_gui;
@@ -167,6 +170,55 @@ private slots:
         QCOMPARE(connectTo(f, urlOf(locked), QStringLiteral("sesame"), "stories260K"), QString());
         QVERIFY(f.answer(QStringLiteral("Hello")));
         QCOMPARE(int(f.last().steps.size()), 4);
+    }
+
+    // The window's "Connect to a server…" dialog: the address typed, the models listed, Connect;
+    // then a chat's alternatives in the Probabilities panel. A wrong address says why under the fields.
+    void connectDialogInTheWindow() {
+        inferscope::testing_app::AppStack app(QStringLiteral(":memory:"));
+        app.settings->setSessionWelcomeSeen(true);
+        QVERIFY(app.showWindow());
+        QObject* dialog = app.window()->findChild<QObject*>(QStringLiteral("connectDialog"));
+        QVERIFY(dialog);
+        QObject* url = app.window()->findChild<QObject*>(QStringLiteral("serverUrl"));
+        QObject* models = app.window()->findChild<QObject*>(QStringLiteral("serverModel"));
+        QObject* error = app.window()->findChild<QObject*>(QStringLiteral("serverError"));
+        QObject* connectButton = app.window()->findChild<QObject*>(QStringLiteral("connectButton"));
+        QVERIFY(url && models && error && connectButton);
+        QMetaObject::invokeMethod(dialog, "open");
+        QTRY_VERIFY(dialog->property("opened").toBool());
+
+        url->setProperty("text", QStringLiteral("http://127.0.0.1:%1").arg(closedPort()));
+        QMetaObject::invokeMethod(dialog, "list");
+        QTRY_VERIFY_WITH_TIMEOUT(error->property("text").toString().startsWith("Could not reach"), 20000);
+        QVERIFY(!connectButton->property("enabled").toBool());
+
+        url->setProperty("text", urlOf(*server_));
+        QMetaObject::invokeMethod(dialog, "list");
+        QTRY_COMPARE_WITH_TIMEOUT(models->property("count").toInt(), 1, 20000);
+        QCOMPARE(models->property("currentText").toString(), QStringLiteral("stories260K"));
+        QCOMPARE(error->property("text").toString(), QString());
+        QTRY_VERIFY(connectButton->property("enabled").toBool());
+        app.window()->grabWindow().save(QDir(QCoreApplication::applicationDirPath()).filePath("remote-connect-dialog.png"));
+        QMetaObject::invokeMethod(connectButton, "clicked");
+        QTRY_VERIFY_WITH_TIMEOUT(app.engine->isRemote() && app.engine->state() == EngineController::State::Ready, 20000);
+        QVERIFY(!dialog->property("visible").toBool());
+        // Remembered as a recent model, shown by name and server.
+        QCOMPARE(EngineController::entryLabel(app.engine->modelPath()), QStringLiteral("stories260K @ 127.0.0.1:%1").arg(server_->port()));
+
+        app.settings->setInspectorTab(QStringLiteral("probabilities"));
+        SamplerParams greedy;
+        greedy.temperature = 0;
+        app.chat->setSamplerOverride(greedy);
+        app.chat->setMaxTokensOverride(12);
+        QSignalSpy done(app.chat.get(), &ChatController::answerFinished);
+        QVERIFY(app.chat->send(QStringLiteral("Tell me a story about a little cat.")));
+        QVERIFY(done.wait(20000));
+        QTRY_COMPARE(app.inspector->candidateModel()->rowCount(), 20);
+        QObject* note = app.window()->findChild<QObject*>(QStringLiteral("layersRemoteNote"));
+        QVERIFY(note && note->property("text").toString().startsWith("stories260K runs on a server"));
+        app.window()->grabWindow().save(QDir(QCoreApplication::applicationDirPath()).filePath("remote-window.png"));
+        app.close();
     }
 
     void unreachableAndNotOpenAi() {
