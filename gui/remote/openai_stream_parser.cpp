@@ -68,7 +68,8 @@ StreamEvent parseStreamData(const QByteArray& data) {
     const QJsonArray choices = o.value(QLatin1String("choices")).toArray();
     if (choices.isEmpty()) return e;
     const QJsonObject choice = choices.first().toObject();
-    const QJsonObject delta = choice.value(QLatin1String("delta")).toObject();
+    // A streamed chunk's "delta", or a whole answer's "message" (a server that ignored stream: true).
+    const QJsonObject delta = choice.value(QLatin1String(choice.contains(QLatin1String("delta")) ? "delta" : "message")).toObject();
     e.content = delta.value(QLatin1String("content")).toString();  // null or absent: ""
     if (choice.contains(QLatin1String("text"))) e.content = choice.value(QLatin1String("text")).toString();  // /v1/completions
     e.finishReason = choice.value(QLatin1String("finish_reason")).toString();

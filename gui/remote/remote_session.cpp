@@ -48,7 +48,7 @@ QJsonObject chatBody(const QString& model, const RemoteChatRequest& request) {
 RemoteSession::RemoteSession(QObject* parent) : QObject(parent) {}
 
 RemoteSession::~RemoteSession() {
-    if (modelsReply_) modelsReply_->abort();
+    if (modelsReply_) modelsReply_->disconnect(this);  // the manager deletes its replies
     if (reply_) {
         reply_->disconnect(this);
         reply_->abort();
@@ -84,10 +84,10 @@ QString RemoteSession::httpError(QNetworkReply* reply, const QByteArray& body) c
 }
 
 void RemoteSession::listModels(const RemoteServer& server) {
-    if (modelsReply_) {
+    if (modelsReply_) {  // left to end on its own (aborting one that has just failed warns), unheard
         modelsReply_->disconnect(this);
-        if (!modelsReply_->isFinished()) modelsReply_->abort();
-        modelsReply_->deleteLater();
+        if (modelsReply_->isFinished()) modelsReply_->deleteLater();
+        else connect(modelsReply_, &QNetworkReply::finished, modelsReply_, &QObject::deleteLater);
     }
     server_ = server;
     if (!server.base.isValid()) {
@@ -158,6 +158,8 @@ void RemoteSession::abort() {
 void RemoteSession::onChatData() {
     const int status = reply_->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
     if (status != 200) return;  // an error body: read whole at the end
+    // Not an event stream (a server that answers whole): read at the end as one answer.
+    if (!reply_->header(QNetworkRequest::ContentTypeHeader).toString().startsWith(QLatin1String("text/event-stream"))) return;
     StepBatch batch;
     for (const StreamEvent& e : parser_.feed(reply_->readAll())) handle(e, batch);
     if (!batch.steps.empty()) emit stepsReady(jobId_, batch);
@@ -215,7 +217,11 @@ void RemoteSession::onChatFinished() {
         return;
     }
     StepBatch batch;
-    for (const StreamEvent& e : parser_.feed(reply->readAll())) handle(e, batch);
+    const QByteArray rest = reply->readAll();
+    if (!reply->header(QNetworkRequest::ContentTypeHeader).toString().startsWith(QLatin1String("text/event-stream")))
+        handle(parseStreamData(rest), batch);  // the whole answer as one JSON object
+    else
+        for (const StreamEvent& e : parser_.feed(rest)) handle(e, batch);
     for (const StreamEvent& e : parser_.finish()) handle(e, batch);
     if (!batch.steps.empty()) emit stepsReady(jobId_, batch);
     if (!streamError_.isEmpty() && steps_ == 0) {

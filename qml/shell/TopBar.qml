@@ -72,12 +72,13 @@ ToolBar {
             model: [qsTr("Chat"), qsTr("Completion")]
             currentIndex: ChatController.mode === ChatController.Chat ? 0 : 1
             onActivated: (i) => ChatController.mode = (i === 0 ? ChatController.Chat : ChatController.Completion)
-            enabled: !ChatController.generating
+            enabled: !ChatController.generating && !EngineController.isRemote
             ToolTip.visible: hovered
-            ToolTip.text: qsTr("Chat wraps each turn in the model's chat template; completion continues your text as written.")
+            ToolTip.text: EngineController.isRemote ? qsTr("A model on a server answers in chat mode: the server applies its own template.")
+                                                    : qsTr("Chat wraps each turn in the model's chat template; completion continues your text as written.")
         }
         ComboBox {
-            visible: ChatController.mode === ChatController.Chat
+            visible: ChatController.mode === ChatController.Chat && !EngineController.isRemote  // the server's own template
             model: ChatController.templateNames
             currentIndex: Math.max(0, ChatController.templateNames.indexOf(ChatController.templateChoice))
             displayText: ChatController.templateChoice === "auto" ? qsTr("auto (%1)").arg(ChatController.effectiveTemplate) : currentText

@@ -125,6 +125,16 @@ private slots:
         QCOMPARE(last[0].kind, StreamEvent::Kind::Done);
     }
 
+    // A server that ignored stream: true answers with one whole object: read the same way.
+    void wholeAnswer() {
+        const StreamEvent e = parseStreamData(
+            "{\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Hi!\"},"
+            "\"logprobs\":{\"content\":[{\"token\":\"Hi\",\"logprob\":-0.1,\"bytes\":[72,105],\"top_logprobs\":[]},"
+            "{\"token\":\"!\",\"logprob\":-0.2,\"bytes\":[33],\"top_logprobs\":[]}]},\"finish_reason\":\"stop\"}],"
+            "\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":2}}");
+        QCOMPARE(describe(e), QStringLiteral("0|Hi!|stop||usage 7/2|4869=-0.10000000000000001 ext0;21=-0.20000000000000001 ext0;"));
+    }
+
     void multiLineData() {
         OpenAiStreamParser p;
         const auto events = p.feed("event: message\nid: 3\ndata: {\"choices\":[{\"delta\":\ndata: {\"content\":\"a\"}}]}\n\n");

@@ -48,6 +48,48 @@ quint16 closedPort() {
     return port;
 }
 
+// An OpenAI-like server in the test, for the variations inferscope-cli serve never sends:
+// /v1/models lists "fake"; /v1/chat/completions answers `chat` as given (status line, headers
+// and body), written in pieces of `piece` bytes. Each request on its own connection.
+class FakeServer : public QObject {
+public:
+    QByteArray chat;
+    int piece = 7;
+    QByteArray lastBody;
+    FakeServer() {
+        server_.listen(QHostAddress::LocalHost, 0);
+        QObject::connect(&server_, &QTcpServer::newConnection, this, [this] {
+            QTcpSocket* s = server_.nextPendingConnection();
+            auto buffer = std::make_shared<QByteArray>();
+            QObject::connect(s, &QTcpSocket::readyRead, s, [this, s, buffer] {
+                buffer->append(s->readAll());
+                const qsizetype end = buffer->indexOf("\r\n\r\n");
+                if (end < 0) return;
+                const qsizetype lengthAt = buffer->toLower().indexOf("content-length:");
+                const int length = lengthAt < 0 ? 0 : buffer->mid(lengthAt + 15, buffer->indexOf("\r\n", lengthAt) - lengthAt - 15).trimmed().toInt();
+                if (buffer->size() < end + 4 + length) return;
+                const QByteArray response = buffer->startsWith("GET /v1/models")
+                    ? QByteArray("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"object\":\"list\",\"data\":[{\"id\":\"fake\"}]}")
+                    : chat;
+                lastBody = buffer->mid(end + 4, length);
+                for (qsizetype at = 0; at < response.size(); at += piece) {
+                    s->write(response.mid(at, piece));
+                    s->flush();
+                }
+                s->disconnectFromHost();
+            });
+        });
+    }
+    QString url() const { return QStringLiteral("http://127.0.0.1:%1").arg(server_.serverPort()); }
+
+private:
+    QTcpServer server_;
+};
+
+QByteArray sse(const QByteArray& events) {
+    return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n" + events;
+}
+
 }  // namespace
 
 class TestRemoteSession : public QObject {
@@ -219,6 +261,88 @@ private slots:
         QVERIFY(note && note->property("text").toString().startsWith("stories260K runs on a server"));
         app.window()->grabWindow().save(QDir(QCoreApplication::applicationDirPath()).filePath("remote-window.png"));
         app.close();
+    }
+
+    // What the request carries: the conversation as messages and the sampler's fields.
+    void requestBody() {
+        FakeServer fake;
+        fake.chat = sse("data: {\"choices\":[{\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+        ChatFixture f(7);
+        SamplerParams p;
+        p.temperature = 0.5f;
+        p.topK = 12;
+        p.topP = 0.9f;
+        p.minP = 0.1f;
+        p.repeatPenalty = 1.5f;
+        p.seed = 1234;
+        f.chat->setSamplerOverride(p);
+        f.chat->setSystemPrompt(QStringLiteral("Be brief."));
+        QCOMPARE(connectTo(f, fake.url(), QString(), "fake"), QString());
+        QVERIFY(f.answer(QStringLiteral("Hi")));
+        const QJsonObject body = QJsonDocument::fromJson(fake.lastBody).object();
+        QCOMPARE(body["model"].toString(), QStringLiteral("fake"));
+        QCOMPARE(body["messages"].toArray(), (QJsonArray{QJsonObject{{"role", "system"}, {"content", "Be brief."}},
+                                                         QJsonObject{{"role", "user"}, {"content", "Hi"}}}));
+        QCOMPARE(body["stream"].toBool(), true);
+        QCOMPARE(body["logprobs"].toBool(), true);
+        QCOMPARE(body["top_logprobs"].toInt(), 20);
+        QCOMPARE(body["max_tokens"].toInt(), 7);
+        QCOMPARE(body["temperature"].toDouble(), 0.5);
+        QCOMPARE(body["top_k"].toInt(), 12);
+        QCOMPARE(float(body["top_p"].toDouble()), 0.9f);
+        QCOMPARE(float(body["min_p"].toDouble()), 0.1f);
+        QCOMPARE(body["repeat_penalty"].toDouble(), 1.5);
+        QCOMPARE(body["repetition_penalty"].toDouble(), 1.5);
+        QCOMPARE(body["seed"].toInteger(), 1234);
+        QCOMPARE(f.last().text, QStringLiteral("ok"));
+    }
+
+    // Servers that differ from ours: text without logprobs (shown, untinted), a whole answer to a
+    // streamed request, an error event mid-stream (the answer so far kept, the error said).
+    void otherServersAnswers() {
+        FakeServer fake;
+        ChatFixture f(16);
+        QCOMPARE(connectTo(f, fake.url(), QString(), "fake"), QString());
+
+        fake.chat = sse("data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n"
+                        "data: {\"choices\":[{\"delta\":{\"content\":\"Hello\"}}]}\n\n"
+                        "data: {\"choices\":[{\"delta\":{\"content\":\" there\"},\"finish_reason\":\"stop\"}]}\n\n"
+                        "data: [DONE]\n\n");
+        QVERIFY(f.answer(QStringLiteral("Hi")));
+        QCOMPARE(f.last().text, QStringLiteral("Hello there"));
+        QCOMPARE(int(f.last().steps.size()), 2);
+        QVERIFY(std::isnan(f.last().steps[0].sample.pRaw));
+        QVERIFY(f.last().steps[0].sample.top.empty());
+        QCOMPARE(f.last().finishReason, Message::EndOfGeneration);
+        QCOMPARE(f.engine->reportedStages(), QStringList{"raw"});
+
+        fake.chat = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+                    "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"Whole\"},\"logprobs\":{\"content\":["
+                    "{\"token\":\"Whole\",\"logprob\":-0.5,\"top_logprobs\":[{\"token\":\"Whole\",\"logprob\":-0.5},{\"token\":\"Part\",\"logprob\":-1}]}]},"
+                    "\"finish_reason\":\"length\"}]}";
+        QVERIFY(f.answer(QStringLiteral("Again")));
+        QCOMPARE(f.last().text, QStringLiteral("Whole"));
+        QCOMPARE(int(f.last().steps.size()), 1);
+        QCOMPARE(f.last().steps[0].sample.top.size(), size_t(2));
+        QCOMPARE(f.last().steps[0].sample.top[1].p[0], float(std::exp(-1.0)));
+        QCOMPARE(f.last().finishReason, Message::MaxTokens);
+
+        fake.chat = sse("data: {\"choices\":[{\"delta\":{\"content\":\"Half\"},\"logprobs\":{\"content\":[{\"token\":\"Half\",\"logprob\":-0.1,\"top_logprobs\":[]}]}}]}\n\n"
+                        "data: {\"error\":{\"message\":\"CUDA out of memory\",\"type\":\"server_error\"}}\n\n");
+        QSignalSpy failed(f.engine.get(), &EngineController::generationFailed);
+        QVERIFY(f.chat->send(QStringLiteral("Once more")));
+        QVERIFY(failed.wait(20000));
+        QCOMPARE(failed.first().at(1).toString(), QStringLiteral("The answer from %1 stopped early: CUDA out of memory").arg(fake.url()));
+        QCOMPARE(f.last().text, QStringLiteral("Half"));
+        QCOMPARE(f.last().finishReason, Message::Failed);
+        QCOMPARE(f.chat->lastError(), QStringLiteral("The answer from %1 stopped early: CUDA out of memory").arg(fake.url()));
+
+        fake.chat = "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+                    "{\"error\":{\"message\":\"top_logprobs must be at most 5\",\"type\":\"invalid_request_error\"}}";
+        QSignalSpy failedAgain(f.engine.get(), &EngineController::generationFailed);
+        QVERIFY(f.chat->send(QStringLiteral("And?")));
+        QVERIFY(failedAgain.wait(20000));
+        QCOMPARE(failedAgain.first().at(1).toString(), QStringLiteral("%1 answered 400: top_logprobs must be at most 5").arg(fake.url()));
     }
 
     void unreachableAndNotOpenAi() {
