@@ -24,15 +24,18 @@ float number(const QJsonValue& v) {
 
 int32_t RemoteVocabulary::intern(const QByteArray& bytes) {
     if (auto it = ids_.constFind(bytes); it != ids_.cend()) return *it;
-    const int32_t id = int32_t(bytes_.size());
+    uint32_t h = 2166136261u;  // FNV-1a
+    for (char c : bytes) h = (h ^ uint8_t(c)) * 16777619u;
+    int32_t id = kFirstId | int32_t(h & (uint32_t(kFirstId) - 1));
+    while (bytes_.contains(id)) id = kFirstId | ((id + 1) & (kFirstId - 1));  // a collision: the next free id
     ids_.insert(bytes, id);
-    bytes_.push_back(bytes);
+    bytes_.insert(id, bytes);
     return id;
 }
 
 std::optional<std::string> RemoteVocabulary::bytesOf(int32_t id) const {
-    if (id < 0 || size_t(id) >= bytes_.size()) return std::nullopt;
-    return bytes_[size_t(id)].toStdString();
+    if (auto it = bytes_.constFind(id); it != bytes_.cend()) return it->toStdString();
+    return std::nullopt;
 }
 
 StepRecord remoteStep(const RemoteToken& token, int32_t step, int32_t position, RemoteVocabulary& vocabulary) {

@@ -1,8 +1,11 @@
 #pragma once
 // RemoteVocabulary: a remote server names tokens by their bytes, never by an id the app could
-// look up. The vocabulary interns each distinct byte string it meets to a stable synthetic id
-// (0, 1, 2… in order of first appearance), so a remote step is a StepRecord like a local one:
-// candidates keyed by id, rendered from their bytes (bytesOf). One per connection; GUI thread.
+// look up. The vocabulary interns each distinct byte string it meets to a synthetic id, so a
+// remote step is a StepRecord like a local one: candidates keyed by id, rendered from their bytes
+// (bytesOf). The id is a function of the bytes (FNV-1a, in [2^30, 2^31), the next free one on a
+// collision): the same token has the same id in every session and conversation (stored answers,
+// the export's piece map), and no id is a real vocabulary's (a local tokenizer shows such an id
+// as nothing, never as another token). One per session; GUI thread.
 //
 // remoteStep turns one streamed token (openai_stream_parser.h) into that StepRecord:
 // - the raw distribution is the server's log-probabilities: logit = logprob and logSumExp = 0,
@@ -31,10 +34,11 @@ public:
     int32_t intern(const QByteArray& bytes);
     std::optional<std::string> bytesOf(int32_t id) const;
     int32_t size() const { return int32_t(bytes_.size()); }
+    static constexpr int32_t kFirstId = 1 << 30;
 
 private:
     QHash<QByteArray, int32_t> ids_;
-    std::vector<QByteArray> bytes_;
+    QHash<int32_t, QByteArray> bytes_;
 };
 
 StepRecord remoteStep(const RemoteToken& token, int32_t step, int32_t position, RemoteVocabulary& vocabulary);

@@ -171,8 +171,14 @@ private slots:
         QCOMPARE(half.sample.top[0].id, half.sample.id);
         QCOMPARE(half.sample.rank, 1);
         QCOMPARE(half.sample.pFinal, half.sample.pRaw);
-        // The same bytes are the same id in any later step.
+        // The same bytes are the same id in any later step, and in another session; never a real
+        // vocabulary's id.
         QCOMPARE(vocab.intern(" The"), once.sample.top[1].id);
+        RemoteVocabulary other;
+        QCOMPARE(other.intern(" The"), once.sample.top[1].id);
+        QVERIFY(once.sample.top[1].id >= RemoteVocabulary::kFirstId);
+        QCOMPARE(other.bytesOf(once.sample.id), std::nullopt);  // not met in that session
+        QCOMPARE(other.intern(""), int32_t(RemoteVocabulary::kFirstId | (2166136261u & 0x3fffffffu)));
     }
 
     void modelListsAndAddresses() {

@@ -212,6 +212,21 @@ private slots:
         QCOMPARE(connectTo(f, urlOf(locked), QStringLiteral("sesame"), "stories260K"), QString());
         QVERIFY(f.answer(QStringLiteral("Hello")));
         QCOMPARE(int(f.last().steps.size()), 4);
+
+        // From the recent list (its entry, as AppSettings keeps it): the key is remembered for this
+        // run only, so a new run (another graph) is asked for it again.
+        const QString entry = f.engine->modelPath();
+        QCOMPARE(entry, urlOf(locked) + "#stories260K");
+        QSignalSpy failed(f.engine.get(), &EngineController::loadFailed);
+        f.engine->loadModel(entry);
+        QTRY_COMPARE_WITH_TIMEOUT(f.engine->state(), EngineController::State::Ready, 20000);
+        QVERIFY(failed.isEmpty());
+        ChatFixture nextRun(4);
+        QSignalSpy nextFailed(nextRun.engine.get(), &EngineController::loadFailed);
+        nextRun.engine->loadModel(entry);
+        QVERIFY(nextFailed.wait(20000));
+        QVERIFY(nextFailed.first().first().toString().startsWith(urlOf(locked) + " needs an API key (401 Unauthorized)"));
+        QVERIFY(!nextRun.engine->hasModel());
     }
 
     // The window's "Connect to a server…" dialog: the address typed, the models listed, Connect;
