@@ -170,9 +170,12 @@ private slots:
         QVERIFY(answer.stats.timeToFirstTokenMs > 0);
         // No KV cache figures and nothing inside the model from a server.
         QCOMPARE(f.engine->kvBytesReserved(), 0.0);
+        // The KV cache setting is kept for the next file, not reset by the server.
         QSignalSpy refused(f.engine.get(), &EngineController::kvTypeRefused);
-        f.engine->applyKvType(QStringLiteral("f16"));
-        QCOMPARE(refused.size(), 1);
+        f.settings->setKvType(QStringLiteral("q8_0"));
+        QCOMPARE(refused.size(), 0);
+        QCOMPARE(f.settings->kvType(), QStringLiteral("q8_0"));
+        QCOMPARE(f.engine->kvType(), QString());
         QSignalSpy inspected(f.engine.get(), &EngineController::inspectionArrived);
         f.engine->requestInspection(InspectionRequest{});
         QVERIFY(inspected.wait(5000));
