@@ -233,9 +233,11 @@ void RemoteSession::onChatFinished() {
         failJob(tr("The answer from %1 stopped early: %2").arg(server_.base.toString(), streamError_.isEmpty() ? reply->errorString() : streamError_));
         return;
     }
-    finishJob(finishReason_ == QLatin1String("length") ? FinishReason::MaxTokens
-              : finishReason_.isEmpty()               ? FinishReason::Cancelled
-                                                      : FinishReason::EndOfGeneration);
+    if (finishReason_.isEmpty() && !parser_.done()) {  // the connection ended mid-answer
+        failJob(tr("The answer from %1 ended before it was complete (the connection closed without a finish reason)").arg(server_.base.toString()));
+        return;
+    }
+    finishJob(finishReason_ == QLatin1String("length") ? FinishReason::MaxTokens : FinishReason::EndOfGeneration);
 }
 
 void RemoteSession::finishJob(FinishReason reason) {

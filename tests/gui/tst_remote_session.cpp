@@ -357,6 +357,16 @@ private slots:
         QCOMPARE(f.last().finishReason, Message::Failed);
         QCOMPARE(f.chat->lastError(), QStringLiteral("The answer from %1 stopped early: CUDA out of memory").arg(fake.url()));
 
+        // The connection closed mid-answer (a server that went away): kept, and said so.
+        fake.chat = sse("data: {\"choices\":[{\"delta\":{\"content\":\"Cut\"}}]}\n\n");
+        QSignalSpy cut(f.engine.get(), &EngineController::generationFailed);
+        QVERIFY(f.chat->send(QStringLiteral("Go on")));
+        QVERIFY(cut.wait(20000));
+        QCOMPARE(cut.first().at(1).toString(),
+                 QStringLiteral("The answer from %1 ended before it was complete (the connection closed without a finish reason)").arg(fake.url()));
+        QCOMPARE(f.last().text, QStringLiteral("Cut"));
+        QCOMPARE(f.last().finishReason, Message::Failed);
+
         fake.chat = "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
                     "{\"error\":{\"message\":\"top_logprobs must be at most 5\",\"type\":\"invalid_request_error\"}}";
         QSignalSpy failedAgain(f.engine.get(), &EngineController::generationFailed);
