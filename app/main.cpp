@@ -60,6 +60,14 @@ int main(int argc, char** argv) {
     QCommandLineOption kvOpt(QStringLiteral("kv"),
                              QStringLiteral("KV cache type: f32, f16, q8_0 or q4_0, as Settings → KV cache (with --screenshot: this run only)."),
                              QStringLiteral("type"));
+    QCommandLineOption connectOpt(QStringLiteral("connect"),
+                                  QStringLiteral("Chat with a model on an OpenAI-compatible server at this address instead of a file (as Connect to a server…)."),
+                                  QStringLiteral("url"));
+    QCommandLineOption remoteModelOpt(QStringLiteral("remote-model"), QStringLiteral("With --connect: the server's model id (default: the first it lists)."),
+                                      QStringLiteral("id"));
+    QCommandLineOption apiKeyOpt(QStringLiteral("api-key"), QStringLiteral("With --connect: the server's API key (this run only; also INFERSCOPE_API_KEY)."),
+                                 QStringLiteral("key"));
+    cli.addOptions({connectOpt, remoteModelOpt, apiKeyOpt});
     cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt, tintOpt, kvOpt});
     cli.process(app);
     const bool screenshot = cli.isSet(shotOpt);
@@ -127,6 +135,25 @@ int main(int argc, char** argv) {
         driver->setWindow(window);
         driver->setOpenDialog(cli.isSet(dialogOpt));
         QObject::connect(driver.get(), &ScreenshotDriver::finished, &app, [](int code) { QCoreApplication::exit(code); });
+    }
+    if (cli.isSet(connectOpt)) {
+        const QString url = cli.value(connectOpt);
+        const QString key = cli.isSet(apiKeyOpt) ? cli.value(apiKeyOpt) : qEnvironmentVariable("INFERSCOPE_API_KEY");
+        EngineController* engine = graph.engine.get();
+        if (cli.isSet(remoteModelOpt)) {
+            engine->connectToServer(url, key, cli.value(remoteModelOpt));
+        } else {  // the first model the server lists
+            auto once = std::make_shared<QMetaObject::Connection>();
+            *once = QObject::connect(engine, &EngineController::serverModelsChanged, engine, [engine, url, key, once] {
+                if (engine->listingModels()) return;
+                QObject::disconnect(*once);
+                if (engine->serverModels().isEmpty()) engine->reportError(engine->serverError());
+                if (engine->serverModels().isEmpty()) emit engine->loadFailed(engine->serverError());
+                else engine->connectToServer(url, key, engine->serverModels().first());
+            });
+            engine->listServerModels(url, key);
+        }
+        return app.exec();
     }
     if (modelPath.isEmpty() && screenshot) {
         std::fprintf(stderr, "inferscope: --screenshot: no --model given and the bundled model was not found\n");

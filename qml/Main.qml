@@ -43,6 +43,7 @@ ApplicationWindow {
         Keys.onEnterPressed: (event) => keyActivation.activate(window.activeFocusItem, event)
         onOpenModelRequested: window.openModelDialog()
         onWelcomeRequested: welcome.open()
+        onConnectRequested: connectDialog.open()
     }
     footer: StatusBar {}
 
@@ -112,6 +113,7 @@ ApplicationWindow {
     }
 
     WelcomeDialog { id: welcome }
+    ConnectDialog { id: connectDialog }
 
     Shortcut { sequence: StandardKey.Open; onActivated: window.openModelDialog() }
     Shortcut { sequence: StandardKey.HelpContents; onActivated: welcome.open() }

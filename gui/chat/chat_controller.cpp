@@ -58,19 +58,6 @@ void ChatController::finishInterrupted() {
     onGenerationFinished(activeJob_, summary);  // the job is no longer this controller's: what still comes is ignored
 }
 
-QStringList ChatController::templateNames() const {
-    QStringList names{QStringLiteral("auto")};
-    for (ChatTemplateKind kind : allChatTemplateKinds()) names << QString::fromLatin1(chatTemplateName(kind).data());
-    return names;
-}
-
-ChatTemplate ChatController::chatTemplate() const {
-    if (mode_ == Mode::Completion) return {ChatTemplateKind::Completion};
-    if (auto k = chatTemplateFromName(templateChoice_.toStdString()); k && templateChoice_ != QLatin1String("auto")) return {*k};
-    if (engine_->model()) return {defaultChatTemplate(engine_->model()->detectedTemplate, engine_->model()->tokenizer.get())};
-    return {defaultChatTemplate(std::nullopt, nullptr)};
-}
-
 QString ChatController::modeName(Mode mode) {
     return mode == Mode::Chat ? QStringLiteral("chat") : QStringLiteral("completion");
 }
@@ -123,17 +110,13 @@ void ChatController::setCacheNote(const QString& note) {
     emit cacheNoteChanged();
 }
 
-PromptBuilder ChatController::promptBuilder() const {
-    const auto& model = engine_->model();
-    return PromptBuilder(chatTemplate(), systemPrompt_.toStdString(), model && model->tokenizer->addBosByDefault());
-}
-
 void ChatController::onModelChanged() {
     // Token ids belong to a vocabulary: with another model every message is tokenized again.
     for (size_t r = 0; r < model_.messages().size(); ++r) model_.forgetTokens(int(r));
     if (model_.count() == 0) {
         // A fresh conversation takes the model's own way of talking.
-        const bool hasTemplate = engine_->model() && engine_->model()->detectedTemplate;
+        // A server applies its own template to messages: always chat.
+        const bool hasTemplate = engine_->isRemote() || (engine_->model() && engine_->model()->detectedTemplate);
         mode_ = hasTemplate ? Mode::Chat : Mode::Completion;
         templateChoice_ = QStringLiteral("auto");
         emit settingsChanged();
@@ -175,30 +158,6 @@ bool ChatController::send(const QString& typed) {
     return startAnswer();
 }
 
-// One chunk per message before the answer; a message keeps the tokens it had (the KV cache
-// holds them), the others are rendered from their text.
-std::vector<PromptChunk> ChatController::contextChunks(const PromptBuilder& prompt, size_t contextRows) const {
-    const auto& msgs = model_.messages();
-    std::vector<PromptTurn> turns(contextRows);
-    for (size_t r = 0; r < contextRows; ++r) {
-        const ChatMessage& m = msgs[r];
-        turns[r].role = m.role == Message::User ? ChatRole::User : ChatRole::Assistant;
-        if (m.tokens.empty()) turns[r].text = m.text.toStdString();
-        else turns[r].tokens = m.tokens;
-    }
-    return prompt.chunks(std::move(turns));
-}
-
-std::optional<ChatController::AnswerContext> ChatController::answerContext(int row) const {
-    if (row < 0 || row >= model_.count() || !engine_->hasModel()) return std::nullopt;
-    const ChatMessage& m = model_.at(row);
-    if (m.role != Message::Assistant || m.streaming || m.steps.empty()) return std::nullopt;
-    AnswerContext c;
-    c.chunks = contextChunks(promptBuilder(), size_t(row));
-    for (const StepRecord& step : m.steps) c.answer.push_back(step.sample.id);
-    return c;
-}
-
 bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) {
     const PromptBuilder prompt = promptBuilder();
     const ChatTemplate& tmpl = prompt.chatTemplate();
@@ -206,7 +165,15 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
     chunkRows_.clear();
     for (size_t r = 0; r < contextRows; ++r) chunkRows_.push_back(int(r));
     GenerationJob job;
-    job.chunks = contextChunks(prompt, contextRows);
+    if (engine_->isRemote()) {
+        if (mode_ != Mode::Chat) {
+            setError(tr("A model on a server answers in chat mode: the server applies its own template."));
+            return false;
+        }
+        job.messages = remoteMessages(contextRows);
+    } else {
+        job.chunks = contextChunks(prompt, contextRows);
+    }
     if (!prefix.empty()) {  // a branch: the answer so far, then the chosen alternative
         job.chunks.push_back(PromptBuilder::keptSteps(prefix));
         chunkRows_.push_back(-1);
@@ -235,6 +202,9 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
         setError(tr("The model is not ready."));
         return false;
     }
+    if (engine_->isRemote())  // no prompt tokens come back from a server: the question is complete now
+        for (size_t row = 0; row < contextRows; ++row)
+            if (model_.at(int(row)).storeId == 0 && !saveMessage(int(row))) break;
     emit generatingChanged();
     emit canSendChanged();
     return true;
@@ -254,6 +224,10 @@ bool ChatController::regenerate() {
 
 bool ChatController::branchFrom(int row, int step, int tokenId) {
     if (!canSend() || row < 0 || row >= model_.count()) return false;
+    if (engine_->isRemote()) {  // no logits kept to re-pick from, and no completion re-send yet
+        setError(tr("Branching from an alternative token is not available for a model on a server yet."));
+        return false;
+    }
     const ChatMessage& answer = model_.at(row);
     if (answer.role != Message::Assistant || step < 0 || step >= int(answer.steps.size())) return false;
     const auto& tokenizer = engine_->model()->tokenizer;
@@ -308,7 +282,9 @@ void ChatController::onPrefillFinished(quint64 jobId, const PrefillStats& stats)
         model_.setStats(answerRow_, AnswerStats::fromPrefill(stats));
     // A branch in a new conversation (later turns stayed in the old one) may find the cache
     // holding another context: then more than the new token is prefilled.
-    if (!answerPrefix_.empty() && stats.nComputed == 1)
+    if (engine_->isRemote())
+        setCacheNote(tr("Sent the conversation to %1; its first token came after %2 ms.").arg(engine_->serverUrl()).arg(double(stats.us) / 1000.0, 0, 'f', 0));
+    else if (!answerPrefix_.empty() && stats.nComputed == 1)
         setCacheNote(tr("Branched at token %1: the KV cache was truncated there; reused %2 cached tokens and ran only the new one.")
                          .arg(answerPrefix_.size()).arg(stats.nReused));
     else if (!answerPrefix_.empty())
@@ -342,7 +318,9 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
     QString text = QString::fromUtf8(keptText + summary.text);
     if (prompt.chatTemplate().kind != ChatTemplateKind::Completion && text.startsWith(' ')) text.remove(0, 1);
     const auto& model = engine_->model();
-    std::vector<int32_t> tokens = prompt.answerTokens(answerPrefix_, summary, model ? model->tokenizer.get() : nullptr);
+    // A server's tokens are the remote vocabulary's synthetic ids: nothing to put in a context.
+    std::vector<int32_t> tokens = engine_->isRemote() ? std::vector<int32_t>()
+                                                      : prompt.answerTokens(answerPrefix_, summary, model ? model->tokenizer.get() : nullptr);
     const AnswerStats stats = AnswerStats::fromSummary(summary, int(answerPrefix_.size()), activeSampler_, engine_->modelName(),
                                                        engine_->deviceDescription());
     model_.setTokens(row, std::move(tokens));

@@ -9,7 +9,8 @@
 //
 // The parts: the prompt's chunks and an answer's context tokens are PromptBuilder's
 // (core/engine/prompt_builder.h), messages to and from the store's rows ConversationMapper's, an
-// answer's figures AnswerStats. chat_controller.cpp sends and streams; chat_controller_conversations.cpp
+// answer's figures AnswerStats. chat_controller.cpp sends and streams, chat_controller_prompt.cpp
+// renders what a job sends (chunks for the local engine, messages for a server); chat_controller_conversations.cpp
 // keeps the conversation in the ChatStore and continues edits in new conversations.
 
 #include <QObject>
@@ -158,6 +159,8 @@ private:
     // and streams the answer into row answerRow (appended when it is -1).
     bool startAnswer(int answerRow = -1, std::vector<StepRecord> prefix = {});
     std::vector<PromptChunk> contextChunks(const PromptBuilder& prompt, size_t contextRows) const;
+    // A server's request: the system prompt and messages [0, contextRows) as (role, text).
+    std::vector<std::pair<std::string, std::string>> remoteMessages(size_t contextRows) const;
     // Ends the active answer here as if the engine had reported it stopped: what was shown is
     // kept and saved, and whatever the engine still sends for the job is ignored.
     void finishInterrupted();

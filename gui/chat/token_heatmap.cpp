@@ -87,6 +87,8 @@ double uncertainty(const std::vector<StepRecord>& steps, size_t first, size_t la
         anyChanged = anyChanged || (k < changed.size() && changed[k]);
         if (k < kvKl.size()) kl = std::max(kl, double(kvKl[k]));
     }
+    // A token a server sent without logprobs: its probability is unknown, and left untinted.
+    if (std::isnan(p) && (mode == HeatMode::Probability || mode == HeatMode::Surprisal)) return -1.0;
     switch (mode) {
         case HeatMode::Probability: return 1.0 - p;
         // A character of several tokens: its surprisal is the sum of theirs (-log2 of the product).

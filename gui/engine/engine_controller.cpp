@@ -54,6 +54,7 @@ EngineController::EngineController(QObject* parent)
         emit deviceChanged();
     }, Qt::QueuedConnection);
     connectKvRequests();
+    connectRemote();
     thread_.setObjectName("inferscope-engine");
     thread_.start();
 }
@@ -99,6 +100,15 @@ void EngineController::setError(const QString& message) {
 void EngineController::clearError() { setError(QString()); }
 
 void EngineController::loadModel(const QString& pathOrUrl, int contextLength) {
+    if (pathOrUrl.startsWith(QLatin1String("http://")) || pathOrUrl.startsWith(QLatin1String("https://"))) {
+        // A server from the recent list: "http://host:port#model" (the key, if any, from this run).
+        const QUrl entry(pathOrUrl);
+        QUrl base = entry;
+        base.setFragment(QString());
+        return connectToServer(base.toString(), apiKeys_.value(RemoteSession::normalizeBase(base.toString()).toString()),
+                               entry.fragment(QUrl::FullyDecoded));
+    }
+    connecting_ = false;
     const QUrl url(pathOrUrl);
     const QString path = url.isLocalFile() ? url.toLocalFile() : pathOrUrl;
     if (generating()) stop();  // the worker finishes the generation first, then loads
@@ -120,6 +130,9 @@ void EngineController::onModelLoaded(quint64 requestId, const LoadedModel& model
     if (requestId != pendingLoad_) return;  // superseded by a later request
     pendingLoad_ = 0;
     model_ = model;
+    remote_ = false;
+    stagesReported_ = false;
+    emit reportedStagesChanged();
     modelDetails_ = ModelDetails::of(model);
     kv_ = model.kv;
     prefillTps_ = decodeTps_ = ttftMs_ = 0;
@@ -166,6 +179,7 @@ void EngineController::onLoadFailed(quint64 requestId, const QString& message) {
 
 quint64 EngineController::startGeneration(GenerationJob job) {
     if (!model_ || state_ != State::Ready) return 0;
+    if (remote_) return startRemoteGeneration(std::move(job));
     job.id = nextId_++;
     currentJob_ = job.id;
     measuring_ = job.measurement;
@@ -197,14 +211,26 @@ quint64 EngineController::requestInspection(InspectionRequest request) {
     request.id = nextId_++;
     const quint64 id = request.id;
     lastInspectionAsked_ = id;
+    if (remote_) {  // nothing to look inside: said so, as a reply (the panels say it before asking)
+        InspectionReply reply;
+        reply.id = id;
+        reply.position = request.position;
+        reply.error = tr("A remote server does not expose what happens inside its model.").toStdString();
+        QMetaObject::invokeMethod(this, [this, reply] {
+            lastInspectionAnswered_ = std::max(lastInspectionAnswered_, reply.id);
+            emit inspectionArrived(reply);
+        }, Qt::QueuedConnection);
+        return id;
+    }
     if (worker_->postInspection(std::move(request))) emit requestInspectionService();
     return id;
 }
 
 void EngineController::stop() {
     if (!generating()) return;
-    cancelThrough_->store(currentJob_);
     setState(State::Stopping);
+    if (remote_) return session_.abort();  // the connection is closed; the answer so far ends as Cancelled
+    cancelThrough_->store(currentJob_);
 }
 
 void EngineController::onPrefillFinished(quint64 jobId, const PrefillStats& stats) {

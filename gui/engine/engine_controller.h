@@ -17,6 +17,7 @@
 #include "engine/kv_jobs.h"
 #include "engine/model_details.h"
 #include "app/qml_singleton.h"
+#include "remote/remote_session.h"
 
 namespace inferscope {
 
@@ -51,6 +52,19 @@ class EngineController : public QObject, public QmlSingleton<EngineController> {
     Q_PROPERTY(QString loadingPath READ loadingPath NOTIFY stateChanged)
     Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY errorMessageChanged)
     Q_PROPERTY(QStringList notices READ notices NOTIFY modelChanged)
+    // Connected to an OpenAI-compatible server instead of a loaded file (engine_controller_remote.cpp):
+    // modelName is the server's model id, modelPath "http://host:port#model" (the recent list's
+    // entry); no tokenizer, no KV cache figures, no inside-the-model panels.
+    Q_PROPERTY(bool isRemote READ isRemote NOTIFY modelChanged)
+    Q_PROPERTY(QString serverUrl READ serverUrl NOTIFY modelChanged)
+    // The sampler stages whose probabilities the steps carry: all six locally; remote "raw" only,
+    // all six once a step came with Inferscope's extension (its server's sampler record).
+    Q_PROPERTY(QStringList reportedStages READ reportedStages NOTIFY reportedStagesChanged)
+    // The "Connect to a server" dialog: the models GET /v1/models listed, why listing failed,
+    // whether a listing is under way.
+    Q_PROPERTY(QStringList serverModels READ serverModels NOTIFY serverModelsChanged)
+    Q_PROPERTY(QString serverError READ serverError NOTIFY serverModelsChanged)
+    Q_PROPERTY(bool listingModels READ listingModels NOTIFY serverModelsChanged)
 
 public:
     enum class State { NoModel, Loading, Ready, Prefilling, Decoding, Stopping };
@@ -98,6 +112,23 @@ public:
     Q_INVOKABLE void stop();
     Q_INVOKABLE void clearError();
     Q_INVOKABLE void reportError(const QString& message) { setError(message); }
+
+    // engine_controller_remote.cpp. Lists a server's models (serverModels / serverError).
+    Q_INVOKABLE void listServerModels(const QString& url, const QString& apiKey);
+    // Connects to `model` on the server at `url` (checked against its /v1/models first: Loading,
+    // then Ready, or loadFailed with the reason and the previous model kept). The API key is kept
+    // for this run only, per server, never in the settings.
+    Q_INVOKABLE void connectToServer(const QString& url, const QString& apiKey, const QString& model);
+    bool isRemote() const { return remote_; }
+    QString serverUrl() const { return remote_ ? session_.server().base.toString() : QString(); }
+    QStringList reportedStages() const;
+    QStringList serverModels() const { return serverModels_; }
+    QString serverError() const { return serverError_; }
+    bool listingModels() const { return listingModels_; }
+    // A token's bytes: the tokenizer's for a loaded file, the remote vocabulary's for a server.
+    std::optional<std::string> tokenBytes(int32_t id) const;
+    // "stories260K @ 127.0.0.1:8080" for a remote entry of the recent list, else the file's name.
+    Q_INVOKABLE static QString entryLabel(const QString& entry);
 
     // Measures the machine's limits on the worker (bandwidth, matmul peak); the result is kept in
     // the settings per CPU and thread count, and measured again only on request.
@@ -156,6 +187,8 @@ signals:
     void requestKvType(quint64 requestId, inferscope::KvType type);
     void requestKvCost(const inferscope::KvCostJob& job);
     void requestInspectionService();
+    void reportedStagesChanged();
+    void serverModelsChanged();
 
 private:
     void setState(State s);
@@ -169,6 +202,20 @@ private:
     QString machineKey() const;  // QSettings key of this CPU and thread count
     void connectKvRequests();    // engine_controller_kv.cpp
     void onKvTypeSet(quint64 requestId, const KvCacheStats& stats, const QString& error);
+    void connectRemote();  // engine_controller_remote.cpp: the session's signals
+    void onServerModels(const QStringList& ids);
+    void onServerModelsFailed(const QString& message);
+    quint64 startRemoteGeneration(GenerationJob job);
+
+    RemoteSession session_;
+    bool remote_ = false;
+    bool connecting_ = false;  // a connectToServer waits for the model list
+    RemoteServer pendingServer_;
+    QHash<QString, QString> apiKeys_;  // per server base, this run only
+    QStringList serverModels_;
+    QString serverError_;
+    bool listingModels_ = false;
+    bool stagesReported_ = false;  // the remote steps carried Inferscope's stage extension
 
     QThread thread_;
     EngineWorker* worker_ = nullptr;  // lives on thread_

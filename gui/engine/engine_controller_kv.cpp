@@ -13,12 +13,12 @@ void EngineController::connectKvRequests() {
     connect(worker_, &EngineWorker::kvCostFailed, this, &EngineController::kvCostFailed, Qt::QueuedConnection);
 }
 
-QString EngineController::kvType() const { return model_ ? QString::fromLatin1(kvTypeName(kv_.layout.type)) : QString(); }
+QString EngineController::kvType() const { return model_ && !remote_ ? QString::fromLatin1(kvTypeName(kv_.layout.type)) : QString(); }
 
 QString EngineController::kvTypeProblem(const QString& type) const {
     auto parsed = parseKvType(type.toStdString());
     if (!parsed) return QString::fromStdString(parsed.error().message);
-    if (!model_) return {};
+    if (!model_ || remote_) return {};  // a server's head dimension is not known here
     auto ok = checkKvHeadDim(*parsed, model_->info.hparams.headDim);
     return ok ? QString() : QString::fromStdString(ok.error().message);
 }
@@ -27,6 +27,9 @@ void EngineController::applyKvType(const QString& type) {
     auto parsed = parseKvType(type.toStdString());
     if (!parsed) return emit kvTypeRefused(QString::fromStdString(parsed.error().message));
     if (!model_ || type == kvType()) return;
+    // A server's cache is its own: the setting waits for the next file (a refusal would put the
+    // setting back to a type no cache has).
+    if (remote_) return;
     if (generating() || state_ == State::Loading)
         return emit kvTypeRefused(tr("The KV cache type changes when the model is idle: stop the answer, then choose it again."));
     if (const QString problem = kvTypeProblem(type); !problem.isEmpty()) return emit kvTypeRefused(problem);
@@ -47,7 +50,7 @@ void EngineController::onKvTypeSet(quint64 requestId, const KvCacheStats& stats,
 }
 
 quint64 EngineController::measureKvCost(KvCostJob job) {
-    if (!model_ || state_ != State::Ready) return 0;
+    if (!model_ || state_ != State::Ready || remote_) return 0;
     job.id = nextId_++;
     emit requestKvCost(job);
     return job.id;

@@ -61,6 +61,10 @@ struct GenerationJob {
     // EngineController while a Layers or Attention panel is open, so that token's lens and weights
     // are exact, not a re-run that rounds differently. The later steps are re-run on demand.
     GenerateInspect inspect;
+    // A remote server (EngineController::isRemote) gets the conversation as messages, (role,
+    // content) with role "system" | "user" | "assistant", and applies its own template; chunks
+    // are then empty.
+    std::vector<std::pair<std::string, std::string>> messages;
 };
 
 // Steps and the latest KV-cache state since the previous batch (EngineWorker sends at most about

@@ -202,6 +202,10 @@ void StepInspector::stepBy(int delta) {
 QString StepInspector::tokenText(int32_t id) const {
     const auto& model = chat_->engine()->model();
     if (!model) return QString::number(id);
+    if (!model->tokenizer) {  // a server's token: its bytes are all there is
+        const auto bytes = chat_->engine()->tokenBytes(id);
+        return bytes ? visible(*bytes, *bytes) : QString::number(id);
+    }
     return visible(model->tokenizer->tokenBytes(id), model->tokenizer->piece(id));
 }
 
@@ -337,11 +341,8 @@ bool StepInspector::exportRecords(const QUrl& file, const QString& format) {
     } else {
         // The one schema of step records (core/engine/step_record_json.h, the CLI's --json and the
         // conversation export's "token_records"); every top candidate's piece from the tokenizer.
-        const auto& model = chat_->engine()->model();
-        const StepPieceLookup pieceOf = [&model](int32_t id) -> std::optional<std::string> {
-            if (!model) return std::nullopt;
-            return model->tokenizer->tokenBytes(id);
-        };
+        const EngineController* engine = chat_->engine();
+        const StepPieceLookup pieceOf = [engine](int32_t id) { return engine->tokenBytes(id); };
         auto array = nlohmann::ordered_json::array();
         for (const StepRecord& r : *steps) array.push_back(stepRecordJson(r, pieceOf));
         const nlohmann::ordered_json document{{"model", chat_->engine()->modelName().toStdString()}, {"steps", std::move(array)}};

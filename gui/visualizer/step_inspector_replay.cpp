@@ -1,7 +1,9 @@
 // StepInspector, the replay: the answer's sampler run again with other settings on the logits
 // each step kept (core/sampler/replay.h), recomputed after each change once the settings rest.
-#include "chat/chat_controller.h"
 #include "visualizer/step_inspector.h"
+
+#include "chat/chat_controller.h"
+#include "remote/remote_vocabulary.h"
 
 namespace inferscope {
 
@@ -23,6 +25,8 @@ QString StepInspector::replayNote() const {
     if (!steps) return tr("No answer yet: every step's logits are kept, so the sampler can run again on them once one has finished.");
     if (chat_->messages()->at(row_).streaming) return tr("Available once this answer has finished: every step's logits are kept, so the sampler can run again on them.");
     if (steps->empty()) return tr("This answer has no tokens to replay.");
+    if ((*steps)[0].sample.id >= RemoteVocabulary::kFirstId)  // a server's token (remote_vocabulary.h)
+        return tr("This answer came from a server, which sends each token's most likely alternatives, not the logits a replay needs.");
     return tr("This answer was stored without its logits (by an earlier version of Inferscope), so it cannot be replayed.");
 }
 

@@ -156,7 +156,7 @@ bool TimelineModel::runWithoutCache() {
 }
 
 bool TimelineModel::runPrefillSweep() {
-    if (busy() || !engine_->hasModel()) return false;
+    if (busy() || !engine_->hasModel() || engine_->isRemote()) return false;  // a server's prefill is not ours to time
     const int limit = std::min(engine_->contextLength(), 2048);
     sweepLengths_.clear();
     for (int n = 8; n <= limit; n *= 2) sweepLengths_.push_back(n);

@@ -271,20 +271,27 @@ Item {
             visible: !root.streaming
             Label {
                 visible: !root.isUser && root.stats.complete
-                text: !root.stats.complete ? "" :
-                      qsTr("%1 · prefill %2 tok/s (%3 reused, %4 new) · decode %5 tok/s · first token %6 · %7")
-                        .arg(root.stats.keptTokens ? qsTr("%1 (%2 kept)").arg(Theme.tokens(root.stats.generatedTokens)).arg(root.stats.keptTokens)
-                                                   : Theme.tokens(root.stats.generatedTokens))
-                        .arg(Theme.rate(root.stats.prefillTokensPerSecond))
-                        .arg(root.stats.reusedTokens).arg(root.stats.prefilledTokens)
-                        .arg(Theme.rate(root.stats.decodeTokensPerSecond))
-                        .arg(Theme.ms(root.stats.timeToFirstTokenMs))
-                        .arg(root.finishReason === Message.EndOfGeneration ? qsTr("ended by the model")
+                // An answer from a server (its device is "server <url>"): the client's clock only.
+                readonly property bool remote: (root.stats.device ?? "").startsWith("server ")
+                readonly property string tokens: root.stats.keptTokens ? qsTr("%1 (%2 kept)").arg(Theme.tokens(root.stats.generatedTokens)).arg(root.stats.keptTokens)
+                                                                       : Theme.tokens(root.stats.generatedTokens)
+                readonly property string ending: root.finishReason === Message.EndOfGeneration ? qsTr("ended by the model")
                              : root.finishReason === Message.MaxTokens ? qsTr("max tokens reached")
                              : root.finishReason === Message.Cancelled ? qsTr("stopped")
                              : root.finishReason === Message.StopString ? qsTr("stop string")
                              : root.finishReason === Message.ContextFull ? qsTr("context full")
-                             : root.finishReason === Message.Failed ? qsTr("error") : "")
+                             : root.finishReason === Message.Failed ? qsTr("error") : ""
+                text: !root.stats.complete ? "" : remote
+                      ? qsTr("%1 · %2 prompt tokens · %3 tok/s · first token %4 · %5 (timed here, network included)")
+                        .arg(tokens).arg(root.stats.prefilledTokens).arg(Theme.rate(root.stats.decodeTokensPerSecond))
+                        .arg(Theme.ms(root.stats.timeToFirstTokenMs)).arg(ending)
+                      : qsTr("%1 · prefill %2 tok/s (%3 reused, %4 new) · decode %5 tok/s · first token %6 · %7")
+                        .arg(tokens)
+                        .arg(Theme.rate(root.stats.prefillTokensPerSecond))
+                        .arg(root.stats.reusedTokens).arg(root.stats.prefilledTokens)
+                        .arg(Theme.rate(root.stats.decodeTokensPerSecond))
+                        .arg(Theme.ms(root.stats.timeToFirstTokenMs))
+                        .arg(ending)
                 color: Theme.muted
                 font.pixelSize: Theme.fontSmall
                 wrapMode: Text.Wrap

@@ -36,6 +36,16 @@ Rectangle {
         ToolTip.text: tip
     }
 
+    // What a model on a server cannot show: said plainly in place of the panel.
+    component RemoteNote: Label {
+        anchors.fill: parent
+        anchors.margins: 2 * Theme.spacing
+        verticalAlignment: Text.AlignTop
+        wrapMode: Text.Wrap
+        color: Theme.muted
+        visible: EngineController.isRemote
+    }
+
     ColumnLayout {
         anchors.fill: parent
         anchors.leftMargin: 1
@@ -79,8 +89,20 @@ Rectangle {
             Layout.preferredHeight: 0
             currentIndex: tabBar.currentIndex
             ProbabilitiesPanel {}
-            LayersPanel {}
-            AttentionPanel {}
+            Item {
+                LayersPanel { anchors.fill: parent; visible: !EngineController.isRemote }
+                RemoteNote {
+                    objectName: "layersRemoteNote"
+                    text: qsTr("%1 runs on a server, which answers with tokens and their log-probabilities only: what each layer would have predicted (the logit lens) needs the model's residual stream, which no OpenAI-compatible server exposes. Open a GGUF file to see it.").arg(EngineController.modelName)
+                }
+            }
+            Item {
+                AttentionPanel { anchors.fill: parent; visible: !EngineController.isRemote }
+                RemoteNote {
+                    objectName: "attentionRemoteNote"
+                    text: qsTr("%1 runs on a server: its attention weights stay inside the server, which answers with tokens and their log-probabilities only. Open a GGUF file to see them.").arg(EngineController.modelName)
+                }
+            }
             TimelinePanel {}
             KvCachePanel {}
             SettingsPanel {}

@@ -27,14 +27,14 @@ Rectangle {
         // context, speed or memory to show ("0 / 1 tokens", "memory 0 B" said nothing true).
         ContextBar {
             objectName: "contextBar"
-            visible: EngineController.hasModel
+            visible: EngineController.hasModel && !EngineController.isRemote  // local figures only
             implicitWidth: 150
             used: EngineController.contextUsed
             size: Math.max(1, EngineController.contextLength)
         }
         Label {
             objectName: "prefillRate"
-            visible: EngineController.hasModel
+            visible: EngineController.hasModel && !EngineController.isRemote  // local figures only
             text: qsTr("prefill %1 tok/s").arg(Theme.rate(EngineController.prefillTokensPerSecond))
             font.pixelSize: Theme.fontSmall
             color: Theme.prefill
@@ -54,7 +54,7 @@ Rectangle {
         }
         Label {
             objectName: "kernelSetLabel"
-            visible: EngineController.hasModel
+            visible: EngineController.hasModel && !EngineController.isRemote  // local figures only
             text: qsTr("kernels %1").arg(EngineController.kernelSet)
             font.pixelSize: Theme.fontSmall
             color: Theme.muted
@@ -69,7 +69,8 @@ Rectangle {
             font.pixelSize: Theme.fontSmall
             color: Theme.muted
             ToolTip.visible: ttftMouse.containsMouse
-            ToolTip.text: qsTr("Time to first token: the prompt's prefill plus the first sampling step, the wait before text appears.")
+            ToolTip.text: EngineController.isRemote ? qsTr("Time to first token, measured by this app: the server's prefill and the network.")
+                                                    : qsTr("Time to first token: the prompt's prefill plus the first sampling step, the wait before text appears.")
             MouseArea { id: ttftMouse; anchors.fill: parent; hoverEnabled: true }
         }
         // The memory, whole when there is room ("memory 3.62 MiB (weights 1.12 MiB + KV cache 2.5 MiB)"),
@@ -80,7 +81,7 @@ Rectangle {
             Layout.fillWidth: true
             Layout.minimumWidth: memoryLabel.implicitWidth
             implicitHeight: memoryLabel.implicitHeight
-            visible: EngineController.hasModel
+            visible: EngineController.hasModel && !EngineController.isRemote  // local figures only
             readonly property string total: Theme.bytes(EngineController.weightBytes + EngineController.kvBytesReserved)
             readonly property string whole: qsTr("memory %1 (weights %2 + KV cache %3)").arg(total)
                     .arg(Theme.bytes(EngineController.weightBytes)).arg(Theme.bytes(EngineController.kvBytesReserved))

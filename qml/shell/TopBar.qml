@@ -7,6 +7,7 @@ import Inferscope
 ToolBar {
     id: bar
     signal openModelRequested()
+    signal connectRequested()
     signal welcomeRequested()
 
     background: Rectangle {
@@ -34,7 +35,7 @@ ToolBar {
             objectName: "modelButton"
             flat: true
             Layout.maximumWidth: 360
-            text: EngineController.hasModel ? EngineController.modelName + "  ▾" : qsTr("Open a model…  ▾")
+            text: EngineController.hasModel ? (EngineController.isRemote ? EngineController.entryLabel(EngineController.modelPath) : EngineController.modelName) + "  ▾" : qsTr("Open a model…  ▾")
             font.bold: true
             onClicked: modelMenu.popup(modelButton, 0, modelButton.height)
             ToolTip.visible: hovered && EngineController.hasModel
@@ -42,14 +43,15 @@ ToolBar {
             Menu {
                 id: modelMenu
                 MenuItem { text: qsTr("Open GGUF file…  (Ctrl+O)"); onTriggered: bar.openModelRequested() }
+                MenuItem { objectName: "connectItem"; text: qsTr("Connect to a server…"); onTriggered: bar.connectRequested() }
                 MenuItem { text: qsTr("Which models work, shortcuts…  (F1)"); onTriggered: bar.welcomeRequested() }
                 MenuSeparator { visible: AppSettings.modelChoices.length > 0 }
                 Repeater {
                     model: AppSettings.modelChoices
                     delegate: MenuItem {
                         required property string modelData
-                        text: modelData === AppSettings.bundledModel ? qsTr("%1 (bundled)").arg(modelData.split("/").pop())
-                                                                     : modelData.split("/").pop()
+                        text: modelData === AppSettings.bundledModel ? qsTr("%1 (bundled)").arg(EngineController.entryLabel(modelData))
+                                                                     : EngineController.entryLabel(modelData)
                         onTriggered: EngineController.loadModel(modelData)
                     }
                 }
@@ -70,12 +72,13 @@ ToolBar {
             model: [qsTr("Chat"), qsTr("Completion")]
             currentIndex: ChatController.mode === ChatController.Chat ? 0 : 1
             onActivated: (i) => ChatController.mode = (i === 0 ? ChatController.Chat : ChatController.Completion)
-            enabled: !ChatController.generating
+            enabled: !ChatController.generating && !EngineController.isRemote
             ToolTip.visible: hovered
-            ToolTip.text: qsTr("Chat wraps each turn in the model's chat template; completion continues your text as written.")
+            ToolTip.text: EngineController.isRemote ? qsTr("A model on a server answers in chat mode: the server applies its own template.")
+                                                    : qsTr("Chat wraps each turn in the model's chat template; completion continues your text as written.")
         }
         ComboBox {
-            visible: ChatController.mode === ChatController.Chat
+            visible: ChatController.mode === ChatController.Chat && !EngineController.isRemote  // the server's own template
             model: ChatController.templateNames
             currentIndex: Math.max(0, ChatController.templateNames.indexOf(ChatController.templateChoice))
             displayText: ChatController.templateChoice === "auto" ? qsTr("auto (%1)").arg(ChatController.effectiveTemplate) : currentText

@@ -81,7 +81,7 @@ Dialog {
 
             Heading { text: qsTr("Private") }
             Para {
-                text: qsTr("Everything runs here: nothing you type and nothing the model writes leaves this machine. Conversations are kept in your app-data folder.")
+                text: qsTr("Everything runs here: nothing you type and nothing the model writes leaves this machine, unless you connect to a server yourself (model menu → Connect to a server…). Conversations are kept in your app-data folder.")
             }
 
             Heading { text: qsTr("Keyboard") }

@@ -107,13 +107,15 @@ ScrollView {
             }
             Label { objectName: "surprisalValue"; text: panel.cur.surprisalBits !== undefined ? panel.cur.surprisalBits + " bits" : "" }
             Label { text: qsTr("time"); color: Theme.muted; ToolTip.visible: timeMouse.containsMouse; ToolTip.text: qsTr("The forward pass that produced these logits (one decode step, or the prefill for the first token), then the sampling."); MouseArea { id: timeMouse; anchors.fill: parent; hoverEnabled: true } }
-            Label { Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap; text: panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
+            Label { Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap; text: panel.cur.forwardMs !== undefined && EngineController.isRemote ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms after the previous token (network)").arg(panel.cur.forwardMs.toFixed(2)) : qsTr("the first token (time to first token in the Timeline)")) : panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
         }
 
         // ---- candidates as bars -----------------------------------------------------------------
         Label {
             visible: StepInspector.hasStep
-            text: qsTr("Top candidates (softmax at temperature 1) — click one to continue the answer with it")
+            text: EngineController.isRemote
+                  ? qsTr("The %1 most likely tokens the server reported (exp of its log-probabilities)").arg(StepInspector.candidateModel.count)
+                  : qsTr("Top candidates (softmax at temperature 1) — click one to continue the answer with it")
             color: Theme.muted
             font.pixelSize: Theme.fontSmall
             Layout.fillWidth: true
@@ -136,9 +138,11 @@ ScrollView {
                 implicitHeight: 22
                 padding: 0
                 enabled: !ChatController.generating && !bar.chosen
-                onClicked: StepInspector.branch(bar.tokenId)
+                onClicked: if (!EngineController.isRemote) StepInspector.branch(bar.tokenId)
                 ToolTip.visible: hovered && enabled
-                ToolTip.text: qsTr("Branch: continue this answer with “%1” here (the KV cache is truncated to this position; nothing before it is recomputed).").arg(bar.token)
+                ToolTip.text: EngineController.isRemote
+                              ? qsTr("Branching from “%1” is not available for a model on a server yet.").arg(bar.token)
+                              : qsTr("Branch: continue this answer with “%1” here (the KV cache is truncated to this position; nothing before it is recomputed).").arg(bar.token)
                 contentItem: RowLayout {
                     spacing: 6
                     Label {
@@ -182,13 +186,25 @@ ScrollView {
             text: qsTr("What each sampler stage kept")
             font.bold: true
         }
+        Label {
+            objectName: "stagesNote"
+            visible: StepInspector.hasStep && EngineController.isRemote
+            text: EngineController.reportedStages.length > 1
+                  ? qsTr("As the server's own sampler recorded them (Inferscope's extension to the OpenAI answer).")
+                  : qsTr("This server reports its raw log-probabilities only: what its sampler stages kept is not known.")
+            color: Theme.muted
+            font.pixelSize: Theme.fontSmall
+            wrapMode: Text.Wrap
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
+        }
         FunnelGrid {
             visible: StepInspector.hasStep
             Layout.fillWidth: true
             Layout.preferredWidth: 100
             candidates: StepInspector.candidates
             survivors: StepInspector.survivors
-            stages: panel.stages
+            stages: EngineController.isRemote ? EngineController.reportedStages : panel.stages
         }
 
         // ---- replay -----------------------------------------------------------------------------

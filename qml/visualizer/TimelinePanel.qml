@@ -84,7 +84,9 @@ ScrollView {
             Label {
                 objectName: "prefillSummary"
                 Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap
-                text: qsTr("%1 (%2 reused) in %3 · %4 tok/s · %5 GFLOP/s")
+                text: EngineController.isRemote
+                      ? qsTr("%1 prompt tokens (the server's count) · first token after %2, network included").arg(panel.pf.tokens ?? 0).arg(Theme.ms(panel.pf.ms ?? 0))
+                      : qsTr("%1 (%2 reused) in %3 · %4 tok/s · %5 GFLOP/s")
                         .arg(Theme.tokens(panel.pf.tokens ?? 0)).arg(panel.pf.reused ?? 0).arg(Theme.ms(panel.pf.ms ?? 0))
                         .arg(Theme.rate(panel.pf.tokensPerSecond ?? 0)).arg(Number((panel.pf.gflops ?? 0).toPrecision(3)))
                       + (panel.pf.computeFraction !== undefined ? qsTr(" = %1 of the matmul peak").arg(panel.pct(panel.pf.computeFraction)) : "")
@@ -95,7 +97,9 @@ ScrollView {
             Label {
                 objectName: "decodeSummary"
                 Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap
-                text: qsTr("%1 passes · median %2 · %3 tok/s · %4 GB/s read")
+                text: EngineController.isRemote
+                      ? qsTr("%1 tokens · median %2 apart · %3 tok/s (this client's clock)").arg(panel.dc.passes ?? 0).arg(Theme.ms(panel.dc.medianMs ?? 0)).arg(Theme.rate(panel.dc.tokensPerSecond ?? 0))
+                      : qsTr("%1 passes · median %2 · %3 tok/s · %4 GB/s read")
                         .arg(panel.dc.passes ?? 0).arg(Theme.ms(panel.dc.medianMs ?? 0)).arg(Theme.rate(panel.dc.tokensPerSecond ?? 0))
                         .arg((panel.dc.medianGBps ?? 0).toFixed(2))
                       + (panel.dc.bandwidthFraction !== undefined ? qsTr(" = %1 of memory bandwidth").arg(panel.pct(panel.dc.bandwidthFraction)) : "")
@@ -103,7 +107,8 @@ ScrollView {
             Label { text: qsTr("machine"); color: Theme.muted; ToolTip.visible: mcLabelMouse.containsMouse; ToolTip.text: qsTr("This machine's limits, measured here: how fast memory can be read and how fast a matrix multiply runs."); MouseArea { id: mcLabelMouse; anchors.fill: parent; hoverEnabled: true } }
             Label {
                 Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap
-                text: panel.mc.measured ? qsTr("read bandwidth %1 GB/s · matmul peak %2 GFLOP/s F32, %3 BF16 (measured here)")
+                text: EngineController.isRemote ? qsTr("the server's: not known to this app")
+                    : panel.mc.measured ? qsTr("read bandwidth %1 GB/s · matmul peak %2 GFLOP/s F32, %3 BF16 (measured here)")
                                             .arg(panel.mc.bandwidthGBps.toFixed(1)).arg(panel.mc.peakGflopsF32.toFixed(0)).arg(panel.mc.peakGflopsBF16.toFixed(0))
                                         : qsTr("not measured yet")
                 color: Theme.muted
@@ -116,7 +121,9 @@ ScrollView {
             wrapMode: Text.Wrap
             font.pixelSize: Theme.fontSmall
             color: Theme.muted
-            text: qsTr("Prefill multiplies whole matrices by many tokens at once: arithmetic is the limit. Decode runs one token per pass and must read every weight (and the growing KV cache) each time: memory bandwidth is the limit, which is why it is slower per token.")
+            text: EngineController.isRemote
+                  ? qsTr("Measured by this app over the network: the first token is the wait for the server's prefill plus the network; each decode bar is the time between two tokens' arrival (tokens that arrive together share it). The server's hardware and its memory traffic are not known here.")
+                  : qsTr("Prefill multiplies whole matrices by many tokens at once: arithmetic is the limit. Decode runs one token per pass and must read every weight (and the growing KV cache) each time: memory bandwidth is the limit, which is why it is slower per token.")
         }
 
         // ---- decode steps ---------------------------------------------------------------------
@@ -147,8 +154,9 @@ ScrollView {
         }
 
         // ---- without the KV cache -------------------------------------------------------------
-        Rectangle { Layout.fillWidth: true; height: 1; color: Theme.border }
+        Rectangle { visible: !EngineController.isRemote; Layout.fillWidth: true; height: 1; color: Theme.border }
         RowLayout {
+            visible: !EngineController.isRemote  // experiments run on this machine's engine only
             Layout.fillWidth: true
             Layout.preferredWidth: 100
             Label { text: qsTr("What the KV cache saves"); font.bold: true; Layout.fillWidth: true }
@@ -192,8 +200,9 @@ ScrollView {
         }
 
         // ---- prefill sweep --------------------------------------------------------------------
-        Rectangle { Layout.fillWidth: true; height: 1; color: Theme.border }
+        Rectangle { visible: !EngineController.isRemote; Layout.fillWidth: true; height: 1; color: Theme.border }
         RowLayout {
+            visible: !EngineController.isRemote  // experiments run on this machine's engine only
             Layout.fillWidth: true
             Layout.preferredWidth: 100
             Label { text: qsTr("Prefill time by prompt length"); font.bold: true; Layout.fillWidth: true }
@@ -240,7 +249,7 @@ ScrollView {
                 wrapMode: Text.Wrap
             }
             Button { visible: TimelineModel.busy; text: qsTr("Stop"); onClicked: TimelineModel.cancelExperiment() }
-            Button { text: TimelineModel.measuring ? qsTr("Measuring…") : qsTr("Measure machine"); enabled: !TimelineModel.busy && !TimelineModel.measuring && EngineController.state === EngineController.Ready; onClicked: TimelineModel.measureMachine() }
+            Button { visible: !EngineController.isRemote; text: TimelineModel.measuring ? qsTr("Measuring…") : qsTr("Measure machine"); enabled: !TimelineModel.busy && !TimelineModel.measuring && EngineController.state === EngineController.Ready; onClicked: TimelineModel.measureMachine() }
         }
     }
 }

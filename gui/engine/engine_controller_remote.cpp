@@ -1,0 +1,145 @@
+// EngineController connected to an OpenAI-compatible server (RemoteSession) instead of a loaded
+// file: the same states and signals, the steps from the server's logprobs (remote_vocabulary.h).
+#include <QFileInfo>
+
+#include "engine/engine_controller.h"
+
+namespace inferscope {
+
+void EngineController::connectRemote() {
+    connect(&session_, &RemoteSession::modelsListed, this, &EngineController::onServerModels);
+    connect(&session_, &RemoteSession::modelsFailed, this, &EngineController::onServerModelsFailed);
+    connect(&session_, &RemoteSession::prefillFinished, this, &EngineController::onPrefillFinished);
+    connect(&session_, &RemoteSession::stepsReady, this, [this](quint64 jobId, const StepBatch& batch) {
+        if (!stagesReported_ && jobId == currentJob_ && session_.stagesReported()) {
+            stagesReported_ = true;
+            emit reportedStagesChanged();
+        }
+        onStepsReady(jobId, batch);
+    });
+    connect(&session_, &RemoteSession::generationFinished, this, &EngineController::onGenerationFinished);
+    connect(&session_, &RemoteSession::generationFailed, this, &EngineController::onGenerationFailed);
+}
+
+QStringList EngineController::reportedStages() const {
+    QStringList all;
+    for (int s = 0; s < kSamplerStageCount; ++s) all << QString::fromLatin1(samplerStageName(SamplerStage(s)).data());
+    if (!remote_ || stagesReported_) return all;
+    return {all.first()};
+}
+
+std::optional<std::string> EngineController::tokenBytes(int32_t id) const {
+    if (remote_) return session_.vocabulary().bytesOf(id);
+    if (!model_ || !model_->tokenizer || id < 0 || id >= model_->tokenizer->vocabSize()) return std::nullopt;
+    return model_->tokenizer->tokenBytes(id);
+}
+
+QString EngineController::entryLabel(const QString& entry) {
+    if (entry.startsWith(QLatin1String("http://")) || entry.startsWith(QLatin1String("https://"))) {
+        const QUrl url(entry);
+        const QString where = url.port() > 0 ? QStringLiteral("%1:%2").arg(url.host()).arg(url.port()) : url.host();
+        return tr("%1 @ %2").arg(url.fragment(QUrl::FullyDecoded), where);
+    }
+    return QFileInfo(entry).fileName();
+}
+
+void EngineController::listServerModels(const QString& url, const QString& apiKey) {
+    connecting_ = false;
+    listingModels_ = true;
+    serverError_.clear();
+    serverModels_.clear();
+    emit serverModelsChanged();
+    session_.listModels({RemoteSession::normalizeBase(url), apiKey, QString()});
+}
+
+void EngineController::connectToServer(const QString& url, const QString& apiKey, const QString& model) {
+    if (generating()) stop();
+    const QUrl base = RemoteSession::normalizeBase(url);
+    pendingServer_ = {base, apiKey, model};
+    if (!base.isValid() || model.isEmpty()) {
+        const QString message = !base.isValid() ? tr("Not a server address: give one like http://127.0.0.1:8080")
+                                                : tr("Choose one of the server's models.");
+        setError(message);
+        emit loadFailed(message);
+        return;
+    }
+    connecting_ = true;
+    listingModels_ = true;
+    emit serverModelsChanged();
+    loadingPath_ = entryLabel(base.toString() + QLatin1Char('#') + model);
+    loadProgress_ = 0;
+    loadStage_ = tr("asking the server for its models");
+    emit loadProgressChanged();
+    setState(State::Loading);
+    session_.listModels({base, apiKey, QString()});
+}
+
+void EngineController::onServerModels(const QStringList& ids) {
+    listingModels_ = false;
+    serverModels_ = ids;
+    serverError_.clear();
+    emit serverModelsChanged();
+    if (!std::exchange(connecting_, false)) return;
+    const RemoteServer server = pendingServer_;
+    if (!ids.contains(server.model)) {
+        connecting_ = true;  // still this connection's failure
+        onServerModelsFailed(tr("%1 does not serve “%2” (it lists %3)").arg(server.base.toString(), server.model, ids.join(QLatin1String(", "))));
+        return;
+    }
+    if (pendingLoad_) pendingLoad_ = 0;  // this connection replaces a file still loading
+    session_.setServer(server);
+    apiKeys_.insert(server.base.toString(), server.apiKey);
+    LoadedModel m;
+    QUrl entry = server.base;
+    entry.setFragment(server.model);
+    m.path = entry.toString().toStdString();
+    m.info.name = server.model.toStdString();
+    m.device = tr("server %1").arg(server.base.toString()).toStdString();
+    m.precision = tr("remote").toStdString();
+    model_ = std::move(m);  // no tokenizer: every user of model()->tokenizer checks isRemote or null
+    modelDetails_ = ModelDetails::of(*model_);
+    remote_ = true;
+    stagesReported_ = false;
+    kv_ = KvCacheStats();
+    prefillTps_ = decodeTps_ = ttftMs_ = 0;
+    loadingPath_.clear();
+    clearError();
+    setState(State::Ready);
+    emit modelChanged();
+    emit deviceChanged();
+    emit statsChanged();
+    emit reportedStagesChanged();
+}
+
+void EngineController::onServerModelsFailed(const QString& message) {
+    listingModels_ = false;
+    serverModels_.clear();
+    serverError_ = message;
+    emit serverModelsChanged();
+    if (!std::exchange(connecting_, false)) return;
+    loadingPath_.clear();
+    setError(message);
+    setState(model_ ? State::Ready : State::NoModel);
+    emit loadFailed(message);
+}
+
+quint64 EngineController::startRemoteGeneration(GenerationJob job) {
+    if (job.measurement || job.messages.empty()) return 0;  // no timeline experiments on a server
+    job.id = nextId_++;
+    currentJob_ = job.id;
+    measuring_ = false;
+    decodeSteps_ = 0;
+    decodeStartUs_ = 0;
+    decodeTps_ = 0;
+    clearError();
+    RemoteChatRequest request;
+    for (const auto& [role, content] : job.messages)
+        request.messages.emplace_back(QString::fromStdString(role), QString::fromStdString(content));
+    request.sampler = job.sampler;
+    request.maxTokens = job.maxTokens;
+    setState(State::Prefilling);
+    session_.startChat(job.id, request);
+    return job.id;
+}
+
+}  // namespace inferscope

@@ -1,0 +1,148 @@
+#include "remote/openai_stream_parser.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace inferscope {
+namespace {
+
+QString errorText(const QJsonValue& error) {
+    if (error.isString()) return error.toString();
+    const QJsonObject o = error.toObject();
+    const QString message = o.value(QLatin1String("message")).toString();
+    if (!message.isEmpty()) return message;
+    return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
+}
+
+RemoteToken tokenOf(const QJsonObject& entry) {
+    RemoteToken t;
+    t.bytes = tokenBytes(entry);
+    const QJsonValue lp = entry.value(QLatin1String("logprob"));
+    if (lp.isDouble()) t.logprob = lp.toDouble();
+    for (const QJsonValue& v : entry.value(QLatin1String("top_logprobs")).toArray()) {
+        const QJsonObject alt = v.toObject();
+        if (!alt.value(QLatin1String("logprob")).isDouble()) continue;  // a null alternative says nothing
+        t.top.push_back({tokenBytes(alt), alt.value(QLatin1String("logprob")).toDouble()});
+    }
+    t.extension = entry.value(QLatin1String("inferscope")).toObject();
+    return t;
+}
+
+}  // namespace
+
+QByteArray tokenBytes(const QJsonObject& entry) {
+    const QJsonValue bytes = entry.value(QLatin1String("bytes"));
+    if (bytes.isArray()) {
+        QByteArray out;
+        for (const QJsonValue& b : bytes.toArray()) {
+            const int v = b.toInt(-1);
+            if (v < 0 || v > 255) return entry.value(QLatin1String("token")).toString().toUtf8();
+            out.append(char(v));
+        }
+        return out;
+    }
+    return entry.value(QLatin1String("token")).toString().toUtf8();
+}
+
+StreamEvent parseStreamData(const QByteArray& data) {
+    StreamEvent e;
+    if (data.trimmed() == "[DONE]") {
+        e.kind = StreamEvent::Kind::Done;
+        return e;
+    }
+    QJsonParseError err{};
+    const QJsonDocument doc = QJsonDocument::fromJson(data, &err);
+    if (err.error != QJsonParseError::NoError || !doc.isObject()) {
+        e.kind = StreamEvent::Kind::Error;
+        e.error = QStringLiteral("The server sent an event that is not JSON: %1").arg(QString::fromUtf8(data.left(200)));
+        return e;
+    }
+    const QJsonObject o = doc.object();
+    if (o.contains(QLatin1String("error"))) {
+        e.kind = StreamEvent::Kind::Error;
+        e.error = errorText(o.value(QLatin1String("error")));
+        return e;
+    }
+    if (const QJsonValue u = o.value(QLatin1String("usage")); u.isObject())
+        e.usage = RemoteUsage{u[QLatin1String("prompt_tokens")].toInt(), u[QLatin1String("completion_tokens")].toInt()};
+    const QJsonArray choices = o.value(QLatin1String("choices")).toArray();
+    if (choices.isEmpty()) return e;
+    const QJsonObject choice = choices.first().toObject();
+    // A streamed chunk's "delta", or a whole answer's "message" (a server that ignored stream: true).
+    const QJsonObject delta = choice.value(QLatin1String(choice.contains(QLatin1String("delta")) ? "delta" : "message")).toObject();
+    e.content = delta.value(QLatin1String("content")).toString();  // null or absent: ""
+    if (choice.contains(QLatin1String("text"))) e.content = choice.value(QLatin1String("text")).toString();  // /v1/completions
+    e.finishReason = choice.value(QLatin1String("finish_reason")).toString();
+    const QJsonObject logprobs = choice.value(QLatin1String("logprobs")).toObject();
+    for (const QJsonValue& v : logprobs.value(QLatin1String("content")).toArray()) e.tokens.push_back(tokenOf(v.toObject()));
+    return e;
+}
+
+std::vector<StreamEvent> OpenAiStreamParser::feed(const QByteArray& bytes) {
+    std::vector<StreamEvent> out;
+    pending_.append(bytes);
+    qsizetype start = 0;
+    for (qsizetype nl; (nl = pending_.indexOf('\n', start)) >= 0; start = nl + 1) {
+        QByteArray line = pending_.mid(start, nl - start);
+        if (line.endsWith('\r')) line.chop(1);
+        takeLine(std::move(line), out);
+    }
+    pending_.remove(0, start);
+    return out;
+}
+
+std::vector<StreamEvent> OpenAiStreamParser::finish() {
+    std::vector<StreamEvent> out;
+    if (!pending_.isEmpty()) {
+        QByteArray line = std::exchange(pending_, {});
+        if (line.endsWith('\r')) line.chop(1);
+        takeLine(std::move(line), out);
+    }
+    dispatch(out);
+    return out;
+}
+
+void OpenAiStreamParser::takeLine(QByteArray line, std::vector<StreamEvent>& out) {
+    if (line.isEmpty()) {
+        dispatch(out);
+        return;
+    }
+    if (line.startsWith(':')) return;  // a comment (keep-alive)
+    const qsizetype colon = line.indexOf(':');
+    const QByteArray field = colon < 0 ? line : line.left(colon);
+    if (field != "data") return;
+    QByteArray value = colon < 0 ? QByteArray() : line.mid(colon + 1);
+    if (value.startsWith(' ')) value.remove(0, 1);
+    if (hasData_) data_.append('\n');
+    data_.append(value);
+    hasData_ = true;
+}
+
+void OpenAiStreamParser::dispatch(std::vector<StreamEvent>& out) {
+    if (!hasData_) return;
+    const QByteArray data = std::exchange(data_, {});
+    hasData_ = false;
+    if (done_) return;  // nothing counts after [DONE]
+    StreamEvent e = parseStreamData(data);
+    if (e.kind == StreamEvent::Kind::Done) done_ = true;
+    out.push_back(std::move(e));
+}
+
+std::optional<QStringList> parseModelList(const QByteArray& body) {
+    const QJsonDocument doc = QJsonDocument::fromJson(body);
+    if (!doc.isObject() || !doc.object().value(QLatin1String("data")).isArray()) return std::nullopt;
+    QStringList ids;
+    for (const QJsonValue& v : doc.object().value(QLatin1String("data")).toArray()) {
+        const QString id = v.toObject().value(QLatin1String("id")).toString();
+        if (!id.isEmpty()) ids << id;
+    }
+    return ids;
+}
+
+QString errorMessageOf(const QByteArray& body) {
+    const QJsonDocument doc = QJsonDocument::fromJson(body);
+    if (!doc.isObject() || !doc.object().contains(QLatin1String("error"))) return {};
+    return errorText(doc.object().value(QLatin1String("error")));
+}
+
+}  // namespace inferscope

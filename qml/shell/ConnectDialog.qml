@@ -1,0 +1,97 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Inferscope
+
+// "Connect to a server…": an OpenAI-compatible server (vLLM, SGLang, llama.cpp's server, Ollama,
+// `inferscope-cli serve`) as the model. Its models are listed (GET /v1/models) as the address or
+// key is entered; what went wrong is said under the fields. The key is kept for this run only.
+Dialog {
+    id: dialog
+    objectName: "connectDialog"
+    title: qsTr("Connect to a server")
+    modal: true
+    anchors.centerIn: Overlay.overlay
+    width: Math.min(520, parent ? parent.width - 4 * Theme.spacing : 520)
+    padding: 2 * Theme.spacing
+    onAccepted: EngineController.connectToServer(urlField.text, keyField.text, modelBox.currentText)
+
+    function list() {
+        if (urlField.text.trim() !== "") EngineController.listServerModels(urlField.text, keyField.text)
+    }
+    onOpened: { urlField.forceActiveFocus(); list() }
+
+    // Listing waits for a pause in typing.
+    Timer { id: pause; interval: 600; onTriggered: dialog.list() }
+
+    contentItem: ColumnLayout {
+        spacing: Theme.spacing
+        Label {
+            text: qsTr("Chat with a model served elsewhere, through its OpenAI-compatible API. The inspector shows the 20 most likely tokens the server reports at each step.")
+            wrapMode: Text.WordWrap
+            color: Theme.muted
+            Layout.fillWidth: true
+        }
+        GridLayout {
+            columns: 2
+            columnSpacing: Theme.spacing
+            Layout.fillWidth: true
+            Label { text: qsTr("Address") }
+            TextField {
+                id: urlField
+                objectName: "serverUrl"
+                text: "http://127.0.0.1:8080"
+                placeholderText: "http://127.0.0.1:8080"
+                selectByMouse: true
+                Layout.fillWidth: true
+                Accessible.name: qsTr("Server address")
+                onTextEdited: pause.restart()
+                onAccepted: dialog.list()
+            }
+            Label { text: qsTr("API key") }
+            TextField {
+                id: keyField
+                objectName: "serverKey"
+                echoMode: TextInput.Password
+                placeholderText: qsTr("optional")
+                selectByMouse: true
+                Layout.fillWidth: true
+                Accessible.name: qsTr("API key")
+                onTextEdited: pause.restart()
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Sent as Authorization: Bearer. Kept for this run only, never written to the settings.")
+            }
+            Label { text: qsTr("Model") }
+            ComboBox {
+                id: modelBox
+                objectName: "serverModel"
+                model: EngineController.serverModels
+                enabled: count > 0
+                Layout.fillWidth: true
+                Accessible.name: qsTr("Model")
+                displayText: count > 0 ? currentText : (EngineController.listingModels ? qsTr("asking the server…") : qsTr("no models listed"))
+            }
+        }
+        Label {
+            objectName: "serverError"
+            visible: text !== ""
+            text: EngineController.serverError
+            color: Theme.danger
+            wrapMode: Text.WordWrap
+            Layout.fillWidth: true
+        }
+    }
+    footer: DialogButtonBox {
+        Button {
+            objectName: "connectButton"
+            text: qsTr("Connect")
+            highlighted: true
+            enabled: modelBox.count > 0 && !EngineController.listingModels
+            DialogButtonBox.buttonRole: DialogButtonBox.AcceptRole
+        }
+        Button {
+            text: qsTr("Cancel")
+            DialogButtonBox.buttonRole: DialogButtonBox.RejectRole
+        }
+    }
+}

@@ -1,0 +1,406 @@
+// The app's controllers (AppGraph, as the window uses them) connected to a real
+// `inferscope-cli serve` on 127.0.0.1 at an ephemeral port: models listed, a greedy chat streamed
+// through Qt Network equal to the server's non-streamed answer token for token (text, logprobs,
+// the 20 alternatives and their bytes), Stop closing the stream, and the errors a person meets:
+// a wrong or missing API key, nothing listening, something that is not an OpenAI server.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QtTest>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "app_stack.h"
+#include "chat_fixture.h"
+#include "serve_process.h"
+
+Q_IMPORT_QML_PLUGIN(InferscopePlugin)
+
+using namespace inferscope;
+using namespace inferscope::testing_gui;
+using inferscope::testing_serve::ServeProcess;
+
+namespace {
+
+const std::string kModel = INFERSCOPE_RESOURCES_DIR "/models/stories260K.gguf";
+constexpr int kMaxTokens = 24;
+
+QString urlOf(const ServeProcess& server) { return QStringLiteral("http://127.0.0.1:%1").arg(server.port()); }
+
+// Connects the fixture's engine and waits for Ready (or the failure's message).
+QString connectTo(ChatFixture& f, const QString& url, const QString& key, const QString& model) {
+    QSignalSpy failed(f.engine.get(), &EngineController::loadFailed);
+    f.engine->connectToServer(url, key, model);
+    const bool done = QTest::qWaitFor([&] { return f.engine->state() != EngineController::State::Loading; }, 30000);
+    if (!done) return QStringLiteral("timed out");
+    return failed.isEmpty() ? QString() : failed.first().first().toString();
+}
+
+// A port nothing listens on (bound, then closed).
+quint16 closedPort() {
+    QTcpServer s;
+    s.listen(QHostAddress::LocalHost, 0);
+    const quint16 port = s.serverPort();
+    s.close();
+    return port;
+}
+
+// An OpenAI-like server in the test, for the variations inferscope-cli serve never sends:
+// /v1/models lists "fake"; /v1/chat/completions answers `chat` as given (status line, headers
+// and body), written in pieces of `piece` bytes. Each request on its own connection.
+class FakeServer : public QObject {
+public:
+    QByteArray chat;
+    int piece = 7;
+    QByteArray lastBody;
+    FakeServer() {
+        server_.listen(QHostAddress::LocalHost, 0);
+        QObject::connect(&server_, &QTcpServer::newConnection, this, [this] {
+            QTcpSocket* s = server_.nextPendingConnection();
+            auto buffer = std::make_shared<QByteArray>();
+            QObject::connect(s, &QTcpSocket::readyRead, s, [this, s, buffer] {
+                buffer->append(s->readAll());
+                const qsizetype end = buffer->indexOf("\r\n\r\n");
+                if (end < 0) return;
+                const qsizetype lengthAt = buffer->toLower().indexOf("content-length:");
+                const int length = lengthAt < 0 ? 0 : buffer->mid(lengthAt + 15, buffer->indexOf("\r\n", lengthAt) - lengthAt - 15).trimmed().toInt();
+                if (buffer->size() < end + 4 + length) return;
+                const QByteArray response = buffer->startsWith("GET /v1/models")
+                    ? QByteArray("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"object\":\"list\",\"data\":[{\"id\":\"fake\"}]}")
+                    : chat;
+                lastBody = buffer->mid(end + 4, length);
+                for (qsizetype at = 0; at < response.size(); at += piece) {
+                    s->write(response.mid(at, piece));
+                    s->flush();
+                }
+                s->disconnectFromHost();
+            });
+        });
+    }
+    QString url() const { return QStringLiteral("http://127.0.0.1:%1").arg(server_.serverPort()); }
+
+private:
+    QTcpServer server_;
+};
+
+QByteArray sse(const QByteArray& events) {
+    return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n" + events;
+}
+
+}  // namespace
+
+class TestRemoteSession : public QObject {
+    Q_OBJECT
+    std::unique_ptr<ServeProcess> server_;
+
+private slots:
+    void initTestCase() {
+        useTestLocations();
+        server_ = std::make_unique<ServeProcess>(std::vector<std::string>{"--model", kModel});
+        QVERIFY2(server_->port() > 0 && server_->waitReady(), "inferscope-cli serve did not start");
+    }
+    void cleanupTestCase() { server_.reset(); }
+
+    void listsModels() {
+        ChatFixture f(kMaxTokens);
+        f.engine->listServerModels(QStringLiteral("127.0.0.1:%1/v1/").arg(server_->port()), QString());
+        QTRY_VERIFY_WITH_TIMEOUT(!f.engine->listingModels(), 20000);
+        QCOMPARE(f.engine->serverError(), QString());
+        QCOMPARE(f.engine->serverModels(), QStringList{"stories260K"});
+    }
+
+    void greedyChatEqualsTheServersAnswer() {
+        ChatFixture f(kMaxTokens);
+        QCOMPARE(connectTo(f, urlOf(*server_), QString(), "stories260K"), QString());
+        QVERIFY(f.engine->isRemote());
+        QCOMPARE(f.engine->modelName(), QStringLiteral("stories260K"));
+        QCOMPARE(f.engine->modelPath(), urlOf(*server_) + "#stories260K");
+        QCOMPARE(EngineController::entryLabel(f.engine->modelPath()), QStringLiteral("stories260K @ 127.0.0.1:%1").arg(server_->port()));
+        QCOMPARE(f.chat->mode(), ChatController::Mode::Chat);
+        QVERIFY(f.answer(QStringLiteral("Tell me a story about a cat.")));
+        const ChatMessage& answer = f.last();
+        QCOMPARE(answer.finishReason, Message::MaxTokens);
+        QCOMPARE(int(answer.steps.size()), kMaxTokens);
+
+        // The same request, not streamed, straight from the server.
+        const nlohmann::json request{{"model", "stories260K"},
+                                     {"messages", {{{"role", "user"}, {"content", "Tell me a story about a cat."}}}},
+                                     {"temperature", 0}, {"max_tokens", kMaxTokens}, {"logprobs", true}, {"top_logprobs", 20}};
+        auto http = server_->client();
+        const auto res = http.Post("/v1/chat/completions", request.dump(), "application/json");
+        QVERIFY(res && res->status == 200);
+        const QJsonObject reference = QJsonDocument::fromJson(QByteArray::fromStdString(res->body)).object();
+        const QJsonObject choice = reference["choices"].toArray().first().toObject();
+        const QString content = choice["message"].toObject()["content"].toString();
+        const QJsonArray tokens = choice["logprobs"].toObject()["content"].toArray();
+        QCOMPARE(tokens.size(), kMaxTokens);
+
+        std::string streamed;
+        for (const StepRecord& s : answer.steps) streamed += s.piece;
+        QCOMPARE(QString::fromStdString(streamed), content);
+        QCOMPARE(answer.text, content.startsWith(' ') ? content.mid(1) : content);  // as a chat answer is shown
+        for (int i = 0; i < kMaxTokens; ++i) {
+            const StepRecord& step = answer.steps[size_t(i)];
+            const QJsonObject token = tokens[i].toObject();
+            QCOMPARE(QByteArray::fromStdString(step.piece), tokenBytes(token));
+            QCOMPARE(step.sample.pRaw, float(std::exp(token["logprob"].toDouble())));
+            const QJsonArray top = token["top_logprobs"].toArray();
+            QCOMPARE(top.size(), 20);
+            QCOMPARE(int(step.sample.top.size()), 20);
+            bool chosenListed = false;
+            for (int j = 0; j < 20; ++j) {
+                const CandidateRecord& c = step.sample.top[size_t(j)];
+                const QJsonObject alt = top[j].toObject();
+                QCOMPARE(QByteArray::fromStdString(*f.engine->tokenBytes(c.id)), tokenBytes(alt));
+                QCOMPARE(c.p[size_t(SamplerStage::Raw)], float(std::exp(alt["logprob"].toDouble())));
+                chosenListed = chosenListed || c.id == step.sample.id;
+            }
+            QVERIFY2(chosenListed, qPrintable(QStringLiteral("step %1: the pick is not among the alternatives").arg(i)));
+            // Greedy on Inferscope's server: its extension says the pick had all of the final mass.
+            QCOMPARE(step.sample.pFinal, 1.0f);
+            QCOMPARE(step.sample.survivors[size_t(SamplerStage::Temperature)], 1);
+        }
+        QCOMPARE(f.engine->reportedStages().size(), kSamplerStageCount);
+        // The client's measurements: the network's time to first token and the decode rate.
+        QVERIFY(f.engine->timeToFirstTokenMs() > 0);
+        QVERIFY(f.engine->decodeTokensPerSecond() > 0);
+        QVERIFY(answer.stats.timeToFirstTokenMs > 0);
+        // No KV cache figures and nothing inside the model from a server.
+        QCOMPARE(f.engine->kvBytesReserved(), 0.0);
+        // The KV cache setting is kept for the next file, not reset by the server.
+        QSignalSpy refused(f.engine.get(), &EngineController::kvTypeRefused);
+        f.settings->setKvType(QStringLiteral("q8_0"));
+        QCOMPARE(refused.size(), 0);
+        QCOMPARE(f.settings->kvType(), QStringLiteral("q8_0"));
+        QCOMPARE(f.engine->kvType(), QString());
+        QSignalSpy inspected(f.engine.get(), &EngineController::inspectionArrived);
+        f.engine->requestInspection(InspectionRequest{});
+        QVERIFY(inspected.wait(5000));
+        QCOMPARE(QString::fromStdString(inspected.first().first().value<InspectionReply>().error),
+                 QStringLiteral("A remote server does not expose what happens inside its model."));
+        QVERIFY(!f.chat->branchFrom(f.chat->messages()->count() - 1, 0, answer.steps[0].sample.top[1].id));
+        QCOMPARE(f.chat->lastError(), QStringLiteral("Branching from an alternative token is not available for a model on a server yet."));
+
+        // A follow-up sends the whole conversation again as messages; it still answers.
+        QVERIFY(f.answer(QStringLiteral("And then?")));
+        QCOMPARE(f.last().finishReason, Message::MaxTokens);
+    }
+
+    void stopClosesTheStream() {
+        ChatFixture f(400);
+        QCOMPARE(connectTo(f, urlOf(*server_), QString(), "stories260K"), QString());
+        // Stop as soon as the first tokens arrive, from inside the arrival (nothing else to wait for).
+        QObject::connect(f.engine.get(), &EngineController::stepsArrived, f.chat.get(), [&] { f.chat->stop(); });
+        QVERIFY(f.answer(QStringLiteral("Once upon a time")));
+        QCOMPARE(f.last().finishReason, Message::Cancelled);
+        QVERIFY(!f.last().steps.empty());
+        QVERIFY(int(f.last().steps.size()) < 400);
+        QCOMPARE(f.engine->state(), EngineController::State::Ready);
+        auto http = server_->client();
+        const auto health = http.Get("/health");
+        QVERIFY(health && health->status == 200);
+    }
+
+    void apiKeys() {
+        ServeProcess locked({"--model", kModel, "--api-key", "sesame"});
+        QVERIFY(locked.port() > 0 && locked.waitReady("sesame"));
+        ChatFixture f(4);
+        QCOMPARE(connectTo(f, urlOf(locked), QStringLiteral("wrong"), "stories260K"),
+                 QStringLiteral("%1 refused the API key (401 Unauthorized): the API key is not this server's").arg(urlOf(locked)));
+        QVERIFY(!f.engine->hasModel());
+        QVERIFY(connectTo(f, urlOf(locked), QString(), "stories260K").startsWith(urlOf(locked) + " needs an API key (401 Unauthorized)"));
+        QCOMPARE(connectTo(f, urlOf(locked), QStringLiteral("sesame"), "stories260K"), QString());
+        QVERIFY(f.answer(QStringLiteral("Hello")));
+        QCOMPARE(int(f.last().steps.size()), 4);
+
+        // From the recent list (its entry, as AppSettings keeps it): the key is remembered for this
+        // run only, so a new run (another graph) is asked for it again.
+        const QString entry = f.engine->modelPath();
+        QCOMPARE(entry, urlOf(locked) + "#stories260K");
+        QSignalSpy failed(f.engine.get(), &EngineController::loadFailed);
+        f.engine->loadModel(entry);
+        QTRY_COMPARE_WITH_TIMEOUT(f.engine->state(), EngineController::State::Ready, 20000);
+        QVERIFY(failed.isEmpty());
+        ChatFixture nextRun(4);
+        QSignalSpy nextFailed(nextRun.engine.get(), &EngineController::loadFailed);
+        nextRun.engine->loadModel(entry);
+        QVERIFY(nextFailed.wait(20000));
+        QVERIFY(nextFailed.first().first().toString().startsWith(urlOf(locked) + " needs an API key (401 Unauthorized)"));
+        QVERIFY(!nextRun.engine->hasModel());
+    }
+
+    // The window's "Connect to a server…" dialog: the address typed, the models listed, Connect;
+    // then a chat's alternatives in the Probabilities panel. A wrong address says why under the fields.
+    void connectDialogInTheWindow() {
+        inferscope::testing_app::AppStack app(QStringLiteral(":memory:"));
+        app.settings->setSessionWelcomeSeen(true);
+        QVERIFY(app.showWindow());
+        QObject* dialog = app.window()->findChild<QObject*>(QStringLiteral("connectDialog"));
+        QVERIFY(dialog);
+        QObject* url = app.window()->findChild<QObject*>(QStringLiteral("serverUrl"));
+        QObject* models = app.window()->findChild<QObject*>(QStringLiteral("serverModel"));
+        QObject* error = app.window()->findChild<QObject*>(QStringLiteral("serverError"));
+        QObject* connectButton = app.window()->findChild<QObject*>(QStringLiteral("connectButton"));
+        QVERIFY(url && models && error && connectButton);
+        QMetaObject::invokeMethod(dialog, "open");
+        QTRY_VERIFY(dialog->property("opened").toBool());
+
+        url->setProperty("text", QStringLiteral("http://127.0.0.1:%1").arg(closedPort()));
+        QMetaObject::invokeMethod(dialog, "list");
+        QTRY_VERIFY_WITH_TIMEOUT(error->property("text").toString().startsWith("Could not reach"), 20000);
+        QVERIFY(!connectButton->property("enabled").toBool());
+
+        url->setProperty("text", urlOf(*server_));
+        QMetaObject::invokeMethod(dialog, "list");
+        QTRY_COMPARE_WITH_TIMEOUT(models->property("count").toInt(), 1, 20000);
+        QCOMPARE(models->property("currentText").toString(), QStringLiteral("stories260K"));
+        QCOMPARE(error->property("text").toString(), QString());
+        QTRY_VERIFY(connectButton->property("enabled").toBool());
+        app.window()->grabWindow().save(QDir(QCoreApplication::applicationDirPath()).filePath("remote-connect-dialog.png"));
+        QMetaObject::invokeMethod(connectButton, "clicked");
+        QTRY_VERIFY_WITH_TIMEOUT(app.engine->isRemote() && app.engine->state() == EngineController::State::Ready, 20000);
+        QVERIFY(!dialog->property("visible").toBool());
+        // Remembered as a recent model, shown by name and server.
+        QCOMPARE(EngineController::entryLabel(app.engine->modelPath()), QStringLiteral("stories260K @ 127.0.0.1:%1").arg(server_->port()));
+
+        app.settings->setInspectorTab(QStringLiteral("probabilities"));
+        SamplerParams greedy;
+        greedy.temperature = 0;
+        app.chat->setSamplerOverride(greedy);
+        app.chat->setMaxTokensOverride(12);
+        QSignalSpy done(app.chat.get(), &ChatController::answerFinished);
+        QVERIFY(app.chat->send(QStringLiteral("Tell me a story about a little cat.")));
+        QVERIFY(done.wait(20000));
+        QTRY_COMPARE(app.inspector->candidateModel()->rowCount(), 20);
+        QCOMPARE(app.inspector->replayNote(),
+                 QStringLiteral("This answer came from a server, which sends each token's most likely alternatives, not the logits a replay needs."));
+        QObject* note = app.window()->findChild<QObject*>(QStringLiteral("layersRemoteNote"));
+        QVERIFY(note && note->property("text").toString().startsWith("stories260K runs on a server"));
+        app.window()->grabWindow().save(QDir(QCoreApplication::applicationDirPath()).filePath("remote-window.png"));
+        app.close();
+    }
+
+    // What the request carries: the conversation as messages and the sampler's fields.
+    void requestBody() {
+        FakeServer fake;
+        fake.chat = sse("data: {\"choices\":[{\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+        ChatFixture f(7);
+        SamplerParams p;
+        p.temperature = 0.5f;
+        p.topK = 12;
+        p.topP = 0.9f;
+        p.minP = 0.1f;
+        p.repeatPenalty = 1.5f;
+        p.seed = 1234;
+        f.chat->setSamplerOverride(p);
+        f.chat->setSystemPrompt(QStringLiteral("Be brief."));
+        QCOMPARE(connectTo(f, fake.url(), QString(), "fake"), QString());
+        QVERIFY(f.answer(QStringLiteral("Hi")));
+        const QJsonObject body = QJsonDocument::fromJson(fake.lastBody).object();
+        QCOMPARE(body["model"].toString(), QStringLiteral("fake"));
+        QCOMPARE(body["messages"].toArray(), (QJsonArray{QJsonObject{{"role", "system"}, {"content", "Be brief."}},
+                                                         QJsonObject{{"role", "user"}, {"content", "Hi"}}}));
+        QCOMPARE(body["stream"].toBool(), true);
+        QCOMPARE(body["logprobs"].toBool(), true);
+        QCOMPARE(body["top_logprobs"].toInt(), 20);
+        QCOMPARE(body["max_tokens"].toInt(), 7);
+        QCOMPARE(body["temperature"].toDouble(), 0.5);
+        QCOMPARE(body["top_k"].toInt(), 12);
+        QCOMPARE(float(body["top_p"].toDouble()), 0.9f);
+        QCOMPARE(float(body["min_p"].toDouble()), 0.1f);
+        QCOMPARE(body["repeat_penalty"].toDouble(), 1.5);
+        QCOMPARE(body["repetition_penalty"].toDouble(), 1.5);
+        QCOMPARE(body["seed"].toInteger(), 1234);
+        QCOMPARE(f.last().text, QStringLiteral("ok"));
+    }
+
+    // Servers that differ from ours: text without logprobs (shown, untinted), a whole answer to a
+    // streamed request, an error event mid-stream (the answer so far kept, the error said).
+    void otherServersAnswers() {
+        FakeServer fake;
+        ChatFixture f(16);
+        QCOMPARE(connectTo(f, fake.url(), QString(), "fake"), QString());
+
+        fake.chat = sse("data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n"
+                        "data: {\"choices\":[{\"delta\":{\"content\":\"Hello\"}}]}\n\n"
+                        "data: {\"choices\":[{\"delta\":{\"content\":\" there\"},\"finish_reason\":\"stop\"}]}\n\n"
+                        "data: [DONE]\n\n");
+        QVERIFY(f.answer(QStringLiteral("Hi")));
+        QCOMPARE(f.last().text, QStringLiteral("Hello there"));
+        QCOMPARE(int(f.last().steps.size()), 2);
+        QVERIFY(std::isnan(f.last().steps[0].sample.pRaw));
+        QVERIFY(f.last().steps[0].sample.top.empty());
+        QCOMPARE(f.last().finishReason, Message::EndOfGeneration);
+        QCOMPARE(f.engine->reportedStages(), QStringList{"raw"});
+
+        fake.chat = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+                    "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"Whole\"},\"logprobs\":{\"content\":["
+                    "{\"token\":\"Whole\",\"logprob\":-0.5,\"top_logprobs\":[{\"token\":\"Whole\",\"logprob\":-0.5},{\"token\":\"Part\",\"logprob\":-1}]}]},"
+                    "\"finish_reason\":\"length\"}]}";
+        QVERIFY(f.answer(QStringLiteral("Again")));
+        QCOMPARE(f.last().text, QStringLiteral("Whole"));
+        QCOMPARE(int(f.last().steps.size()), 1);
+        QCOMPARE(f.last().steps[0].sample.top.size(), size_t(2));
+        QCOMPARE(f.last().steps[0].sample.top[1].p[0], float(std::exp(-1.0)));
+        QCOMPARE(f.last().finishReason, Message::MaxTokens);
+
+        fake.chat = sse("data: {\"choices\":[{\"delta\":{\"content\":\"Half\"},\"logprobs\":{\"content\":[{\"token\":\"Half\",\"logprob\":-0.1,\"top_logprobs\":[]}]}}]}\n\n"
+                        "data: {\"error\":{\"message\":\"CUDA out of memory\",\"type\":\"server_error\"}}\n\n");
+        QSignalSpy failed(f.engine.get(), &EngineController::generationFailed);
+        QVERIFY(f.chat->send(QStringLiteral("Once more")));
+        QVERIFY(failed.wait(20000));
+        QCOMPARE(failed.first().at(1).toString(), QStringLiteral("The answer from %1 stopped early: CUDA out of memory").arg(fake.url()));
+        QCOMPARE(f.last().text, QStringLiteral("Half"));
+        QCOMPARE(f.last().finishReason, Message::Failed);
+        QCOMPARE(f.chat->lastError(), QStringLiteral("The answer from %1 stopped early: CUDA out of memory").arg(fake.url()));
+
+        // The connection closed mid-answer (a server that went away): kept, and said so.
+        fake.chat = sse("data: {\"choices\":[{\"delta\":{\"content\":\"Cut\"}}]}\n\n");
+        QSignalSpy cut(f.engine.get(), &EngineController::generationFailed);
+        QVERIFY(f.chat->send(QStringLiteral("Go on")));
+        QVERIFY(cut.wait(20000));
+        QCOMPARE(cut.first().at(1).toString(),
+                 QStringLiteral("The answer from %1 ended before it was complete (the connection closed without a finish reason)").arg(fake.url()));
+        QCOMPARE(f.last().text, QStringLiteral("Cut"));
+        QCOMPARE(f.last().finishReason, Message::Failed);
+
+        fake.chat = "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+                    "{\"error\":{\"message\":\"top_logprobs must be at most 5\",\"type\":\"invalid_request_error\"}}";
+        QSignalSpy failedAgain(f.engine.get(), &EngineController::generationFailed);
+        QVERIFY(f.chat->send(QStringLiteral("And?")));
+        QVERIFY(failedAgain.wait(20000));
+        QCOMPARE(failedAgain.first().at(1).toString(), QStringLiteral("%1 answered 400: top_logprobs must be at most 5").arg(fake.url()));
+    }
+
+    void unreachableAndNotOpenAi() {
+        ChatFixture f(4);
+        const QString nowhere = QStringLiteral("http://127.0.0.1:%1").arg(closedPort());
+        const QString message = connectTo(f, nowhere, QString(), "stories260K");
+        QVERIFY2(message.startsWith(QStringLiteral("Could not reach %1: ").arg(nowhere)) && message.contains("Connection refused") &&
+                     message.endsWith("Is the server running, and is the address right?"), qPrintable(message));
+
+        // A web server that is not an OpenAI one: a page for every request.
+        QTcpServer web;
+        QVERIFY(web.listen(QHostAddress::LocalHost, 0));
+        QObject::connect(&web, &QTcpServer::newConnection, &web, [&web] {
+            QTcpSocket* s = web.nextPendingConnection();
+            QObject::connect(s, &QTcpSocket::readyRead, s, [s] {
+                s->readAll();
+                s->write("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\nConnection: close\r\n\r\n<html></html>");
+                s->disconnectFromHost();
+            });
+        });
+        const QString page = QStringLiteral("http://127.0.0.1:%1").arg(web.serverPort());
+        QCOMPARE(connectTo(f, page, QString(), "stories260K"),
+                 QStringLiteral("%1 is not an OpenAI-compatible server: GET /v1/models gave no model list").arg(page));
+        QCOMPARE(connectTo(f, urlOf(*server_), QString(), "llama-70b"),
+                 QStringLiteral("%1 does not serve “llama-70b” (it lists stories260K)").arg(urlOf(*server_)));
+        QVERIFY(!f.engine->hasModel());
+    }
+};
+
+QTEST_MAIN(TestRemoteSession)
+#include "tst_remote_session.moc"
