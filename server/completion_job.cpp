@@ -1,6 +1,7 @@
 #include "server/completion_job.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "engine/prompt_builder.h"
 #include "tokenizer/tokenizer.h"
@@ -15,11 +16,22 @@ std::vector<int32_t> promptTokens(const ServeRequest& r, const ChatTemplate& tmp
         if (m.role == ChatRole::System) system += (system.empty() ? "" : "\n\n") + m.content;
         else turns.push_back(PromptTurn{m.role, m.content, {}});
     }
-    if (turns.empty()) turns.push_back(PromptTurn{ChatRole::User, "", {}});  // a system prompt alone opens the answer
+    // The answer to continue: its turn is left open, after the turns before it.
+    std::optional<std::string> answerSoFar;
+    if (r.continueFinalMessage && !turns.empty() && turns.back().role == ChatRole::Assistant) {
+        answerSoFar = std::move(turns.back().text);
+        turns.pop_back();
+    }
+    if (turns.empty() || (answerSoFar && turns.back().role != ChatRole::User))
+        turns.push_back(PromptTurn{ChatRole::User, "", {}});  // a system prompt alone (or an answer alone) opens the answer
     const PromptBuilder builder(tmpl, system, tokenizer.addBosByDefault());
     std::vector<int32_t> ids;
     for (const PromptChunk& c : builder.chunks(std::move(turns))) {
         const auto chunk = c.hasTokens ? c.tokens : tokenizer.encode(c.text, c.addBos, true);
+        ids.insert(ids.end(), chunk.begin(), chunk.end());
+    }
+    if (answerSoFar) {  // the model's own text: no special-token markup read in it
+        const auto chunk = tokenizer.encode(*answerSoFar, false, false);
         ids.insert(ids.end(), chunk.begin(), chunk.end());
     }
     return ids;

@@ -187,6 +187,17 @@ std::expected<ServeRequest, ApiError> parseServeRequest(std::string_view body, E
         if (!options.is_null() && !options.is_object()) error = badParameter("stream_options", "stream_options must be an object");
         else if (options.is_object()) error = readBool(options, "include_usage", r.includeUsage);
     }
+    if (!error && endpoint == Endpoint::Chat) {
+        const bool lastIsAnswer = r.messages.back().role == ChatRole::Assistant;
+        std::optional<bool> cont;
+        if (const json& c = field(j, "continue_final_message"); !c.is_null()) {
+            if (!c.is_boolean()) error = badParameter("continue_final_message", "continue_final_message must be true or false");
+            else cont = c.get<bool>();
+        }
+        if (!error && cont.value_or(false) && !lastIsAnswer)
+            error = badParameter("continue_final_message", "continue_final_message needs the last message to be the assistant's");
+        r.continueFinalMessage = lastIsAnswer && cont.value_or(true);
+    }
     if (error) return std::unexpected(*error);
     r.sampler.topN = r.topLogprobs;
     return r;

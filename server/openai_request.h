@@ -54,6 +54,11 @@ struct ServeRequest {
     bool includeUsage = false;          // stream_options.include_usage: a last chunk with usage
     bool logprobs = false;
     int32_t topLogprobs = 0;            // 0..kMaxTopLogprobs alternatives per token
+    // Chat: the last message is the assistant's and the answer continues it (its turn left open,
+    // no new one started): the default when the last message is the assistant's, as llama.cpp's
+    // server does; vLLM's `continue_final_message` says it explicitly (false: close it and answer
+    // anew). The response holds only what follows.
+    bool continueFinalMessage = false;
 };
 
 // The body of either endpoint. Errors: 400 with the parameter at fault (bad JSON, wrong types,

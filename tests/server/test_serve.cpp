@@ -161,6 +161,32 @@ TEST_F(Serve, ChatStreamsTheSameAnswerAsWhole) {
     EXPECT_EQ(listed, whole["choices"][0]["logprobs"]["content"].size());
 }
 
+// A last message from the assistant is continued (llama.cpp's server does so, vLLM with
+// continue_final_message): greedy, the answer cut after a word and sent back as the assistant's
+// goes on exactly as the whole answer did. The app branches from an alternative token this way.
+TEST_F(Serve, ALastAssistantMessageIsContinued) {
+    const json user = {{"role", "user"}, {"content", "Lily had a cat."}};
+    const json whole = post(*server_, "/v1/chat/completions", {{"messages", {user}}, {"temperature", 0}, {"max_tokens", 30}});
+    const std::string text = whole["choices"][0]["message"]["content"];
+    const size_t cut = text.find(' ', 8);  // after the second word or so, before a space
+    ASSERT_NE(cut, std::string::npos) << text;
+    const json answerSoFar = {{"role", "assistant"}, {"content", text.substr(0, cut)}};
+    for (const json& flag : {json(nullptr), json(true)}) {
+        json body = {{"messages", {user, answerSoFar}}, {"temperature", 0}, {"max_tokens", 30}};
+        if (!flag.is_null()) body["continue_final_message"] = flag;
+        const json rest = post(*server_, "/v1/chat/completions", body);
+        ASSERT_TRUE(rest.contains("choices")) << rest.dump();
+        const std::string more = rest["choices"][0]["message"]["content"];
+        const size_t n = std::min(more.size(), text.size() - cut);  // the continuation runs 30 tokens past the cut
+        ASSERT_GE(n, 10u) << more;
+        EXPECT_EQ(text.substr(cut, n), more.substr(0, n)) << "whole: " << text << "\ncontinued: " << text.substr(0, cut) << "|" << more;
+    }
+    // Told not to continue, the same messages close that turn: another prompt, another answer.
+    const json closed = post(*server_, "/v1/chat/completions",
+                             {{"messages", {user, answerSoFar}}, {"temperature", 0}, {"max_tokens", 30}, {"continue_final_message", false}});
+    EXPECT_GT(closed["usage"]["prompt_tokens"].get<int>(), whole["usage"]["prompt_tokens"].get<int>());
+}
+
 TEST_F(Serve, ModelsAndHealth) {
     auto c = server_->client();
     auto m = c.Get("/v1/models");
@@ -188,6 +214,8 @@ TEST_F(Serve, BadInputGetsOpenAiErrors) {
     expectError(chat, "{\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe\"}]}", 400, "invalid UTF-8");
     expectError(chat, R"({"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":100})", 400, "top_logprobs 100");
     expectError(chat, R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":-1})", 400, "negative max_tokens");
+    expectError(chat, R"({"messages":[{"role":"user","content":"hi"}],"continue_final_message":true})", 400,
+                "continue_final_message after a user message");
     const json notFound = expectError(chat, R"({"model":"gpt-4","messages":[{"role":"user","content":"hi"}]})", 404, "unknown model");
     EXPECT_EQ(notFound["error"]["code"], "model_not_found");
     expectError("/v1/nothing", "{}", 404, "unknown route");
