@@ -2,6 +2,7 @@
 
 #include <QClipboard>
 #include <QGuiApplication>
+#include <algorithm>
 #include <cmath>
 
 #include "chat/message_text.h"
@@ -171,12 +172,19 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
             return false;
         }
         job.messages = remoteMessages(contextRows);
+        if (!prefix.empty()) {  // a branch: the answer so far, the alternative last, for the server to continue
+            std::string soFar;
+            for (const StepRecord& s : prefix) soFar += s.piece;
+            if (answerRow >= 0 && model_.at(answerRow).trimLeadingSpace && soFar.starts_with(' ')) soFar.erase(0, 1);  // as shown and stored
+            job.messages.emplace_back("assistant", std::move(soFar));
+            job.continueFinalMessage = true;
+        }
     } else {
         job.chunks = contextChunks(prompt, contextRows);
-    }
-    if (!prefix.empty()) {  // a branch: the answer so far, then the chosen alternative
-        job.chunks.push_back(PromptBuilder::keptSteps(prefix));
-        chunkRows_.push_back(-1);
+        if (!prefix.empty()) {  // a branch: the answer so far, then the chosen alternative
+            job.chunks.push_back(PromptBuilder::keptSteps(prefix));
+            chunkRows_.push_back(-1);
+        }
     }
     answerPrefix_ = std::move(prefix);
     activeSampler_ = samplerOverride_ ? *samplerOverride_ : sampling_->params();
@@ -224,23 +232,30 @@ bool ChatController::regenerate() {
 
 bool ChatController::branchFrom(int row, int step, int tokenId) {
     if (!canSend() || row < 0 || row >= model_.count()) return false;
-    if (engine_->isRemote()) {  // no logits kept to re-pick from, and no completion re-send yet
-        setError(tr("Branching from an alternative token is not available for a model on a server yet."));
-        return false;
-    }
     const ChatMessage& answer = model_.at(row);
     if (answer.role != Message::Assistant || step < 0 || step >= int(answer.steps.size())) return false;
-    const auto& tokenizer = engine_->model()->tokenizer;
-    if (tokenId < 0 || tokenId >= tokenizer->vocabSize()) return false;
     // The kept steps, and the alternative in place of step `step`'s pick: same distribution,
     // another choice.
     std::vector<StepRecord> prefix(answer.steps.begin(), answer.steps.begin() + step + 1);
     StepRecord& alt = prefix.back();
     if (alt.sample.id == tokenId) return false;  // not an alternative
-    alt.sample = withAlternativePick(alt.sample, alt.replayIds, alt.replayLogits, tokenId);
-    alt.piece = tokenizer->isEndOfGeneration(tokenId) ? std::string() : tokenizer->tokenBytes(tokenId);
-    alt.endOfGeneration = tokenizer->isEndOfGeneration(tokenId);
-    if (alt.endOfGeneration) return false;  // nothing would follow: not a branch worth running
+    if (engine_->isRemote()) {
+        // One of the alternatives the server listed (remote ids stand for their bytes); the server
+        // continues the answer so far with it (startAnswer).
+        const auto bytes = engine_->tokenBytes(tokenId);
+        const auto& top = alt.sample.top;
+        if (!bytes || bytes->empty() || std::none_of(top.begin(), top.end(), [&](const auto& c) { return c.id == tokenId; })) return false;
+        alt.sample = withAlternativePick(alt.sample, alt.replayIds, alt.replayLogits, tokenId);
+        alt.piece = *bytes;
+        alt.endOfGeneration = false;
+    } else {
+        const auto& tokenizer = engine_->model()->tokenizer;
+        if (tokenId < 0 || tokenId >= tokenizer->vocabSize()) return false;
+        alt.sample = withAlternativePick(alt.sample, alt.replayIds, alt.replayLogits, tokenId);
+        alt.piece = tokenizer->isEndOfGeneration(tokenId) ? std::string() : tokenizer->tokenBytes(tokenId);
+        alt.endOfGeneration = tokenizer->isEndOfGeneration(tokenId);
+        if (alt.endOfGeneration) return false;  // nothing would follow: not a branch worth running
+    }
 
     // Later turns followed the old continuation: they stay in the stored conversation, and the
     // branch goes on in a new one (as switching to another version does).

@@ -137,6 +137,7 @@ quint64 EngineController::startRemoteGeneration(GenerationJob job) {
         request.messages.emplace_back(QString::fromStdString(role), QString::fromStdString(content));
     request.sampler = job.sampler;
     request.maxTokens = job.maxTokens;
+    request.continueFinalMessage = job.continueFinalMessage;
     setState(State::Prefilling);
     session_.startChat(job.id, request);
     return job.id;

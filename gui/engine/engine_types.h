@@ -65,6 +65,7 @@ struct GenerationJob {
     // content) with role "system" | "user" | "assistant", and applies its own template; chunks
     // are then empty.
     std::vector<std::pair<std::string, std::string>> messages;
+    bool continueFinalMessage = false;  // remote: the last message is the answer so far (a branch), to continue
 };
 
 // Steps and the latest KV-cache state since the previous batch (EngineWorker sends at most about

@@ -34,6 +34,10 @@ QJsonObject chatBody(const QString& model, const RemoteChatRequest& request) {
                      {"top_p", double(s.topP)},
                      {"seed", qint64(s.seed & 0x7fffffffffffffffULL)}};
     // Beyond OpenAI's fields: what vLLM, SGLang, llama.cpp, Ollama and ours accept (and others ignore).
+    if (request.continueFinalMessage) {
+        body["continue_final_message"] = true;
+        body["add_generation_prompt"] = false;  // vLLM needs both
+    }
     if (s.topK > 0) body["top_k"] = s.topK;
     if (s.minP > 0) body["min_p"] = double(s.minP);
     if (s.repeatPenalty != 1.0f) {

@@ -35,6 +35,9 @@ struct RemoteChatRequest {
     std::vector<std::pair<QString, QString>> messages;  // (role: "system" | "user" | "assistant", content)
     SamplerParams sampler;
     int32_t maxTokens = 256;
+    // The last message is the answer so far (a branch): the server continues it instead of
+    // answering anew (vLLM's continue_final_message; llama.cpp's server and ours do it by default).
+    bool continueFinalMessage = false;
 };
 
 class RemoteSession : public QObject {

@@ -138,10 +138,10 @@ ScrollView {
                 implicitHeight: 22
                 padding: 0
                 enabled: !ChatController.generating && !bar.chosen
-                onClicked: if (!EngineController.isRemote) StepInspector.branch(bar.tokenId)
+                onClicked: StepInspector.branch(bar.tokenId)
                 ToolTip.visible: hovered && enabled
                 ToolTip.text: EngineController.isRemote
-                              ? qsTr("Branching from “%1” is not available for a model on a server yet.").arg(bar.token)
+                              ? qsTr("Branch: the server continues this answer with “%1” here (the answer so far is sent back as the assistant's message).").arg(bar.token)
                               : qsTr("Branch: continue this answer with “%1” here (the KV cache is truncated to this position; nothing before it is recomputed).").arg(bar.token)
                 contentItem: RowLayout {
                     spacing: 6

@@ -120,6 +120,18 @@ class TestAcceptance : public QObject {
         });
         return all.isEmpty() ? nullptr : all.last();
     }
+    // The same, waited for (at most 5 s): a row or button that appears once the window has caught up
+    // (the conversation list after a save, a menu's entries) — nullptr if it never does.
+    QQuickItem* waitNamed(const QString& objectName) const {
+        QQuickItem* found = nullptr;
+        QTest::qWaitFor([&] { return (found = visibleNamed(objectName)) != nullptr; }, 5000);
+        return found;
+    }
+    QQuickItem* waitText(const QString& text) const {
+        QQuickItem* found = nullptr;
+        QTest::qWaitFor([&] { return (found = visibleWithText(text)) != nullptr; }, 5000);
+        return found;
+    }
     // The popup (dialog, menu) an item is shown in: its ancestor that sits on the window's overlay.
     static QQuickItem* popupOf(QQuickItem* i) {
         for (; i && i->parentItem(); i = i->parentItem())
@@ -313,7 +325,7 @@ private slots:
         typeText(QStringLiteral(" Then a dog came."));
         shot(QStringLiteral("editing"));
         QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
-        click(visibleNamed(QStringLiteral("resendButton")));
+        click(waitNamed(QStringLiteral("resendButton")));
         QVERIFY(arrived(done, 20000));
         shot(QStringLiteral("resent"));
         QVERIFY(app_->chat->conversationId() != original);
@@ -364,7 +376,7 @@ private slots:
         QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
         const QString answer = app_->chat->messages()->at(1).text;
         for (const QString& format : {QStringLiteral("md"), QStringLiteral("json")}) {
-            click(visibleNamed(QStringLiteral("conversationActions")));
+            click(waitNamed(QStringLiteral("conversationActions")));
             QQuickItem* entry = nullptr;
             QTRY_VERIFY((entry = visibleWithText(format == QLatin1String("md") ? QStringLiteral("Export as Markdown…")
                                                                                  : QStringLiteral("Export as JSON (with token probabilities)…"))));
@@ -549,7 +561,7 @@ private slots:
         const ChatMessage& answer = app_->chat->messages()->at(1);
         QCOMPARE(answer.steps.size(), size_t(30));
 
-        click(visibleWithText(QStringLiteral("Layers")));
+        click(waitText(QStringLiteral("Layers")));
         QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("layers"));
         const int layers = app_->engine->modelDetails().layers;
         QTRY_VERIFY(visibleNamed(QStringLiteral("lensRow_%1").arg(layers - 1)));
@@ -557,7 +569,7 @@ private slots:
         QVERIFY(visibleNamed(QStringLiteral("settledLabel")));
         shot(QStringLiteral("layers"));
 
-        click(visibleWithText(QStringLiteral("Attention")));
+        click(waitText(QStringLiteral("Attention")));
         QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("attention"));
         QQuickItem* heads = nullptr;
         QTRY_VERIFY((heads = visibleNamed(QStringLiteral("attentionHeads"))) && heads->property("columns").toInt() == answer.steps.back().position &&
@@ -669,7 +681,7 @@ private slots:
                      qPrintable(QStringLiteral("%1 at %2..%3, the inspector %4..%5").arg(what).arg(r.left()).arg(r.right()).arg(panel.left()).arg(panel.right())));
         };
 
-        click(visibleWithText(QStringLiteral("Probabilities")));
+        click(waitText(QStringLiteral("Probabilities")));
         QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("probabilities"));
         QQuickItem* png = nullptr;
         QTRY_VERIFY((png = visibleWithText(QStringLiteral("PNG"))));
@@ -683,7 +695,7 @@ private slots:
         QCOMPARE(times.size(), 1);
         QVERIFY2(!times[0]->property("truncated").toBool(), qPrintable(times[0]->property("text").toString()));
 
-        click(visibleWithText(QStringLiteral("Model")));
+        click(waitText(QStringLiteral("Model")));
         QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("model"));
         QQuickItem* engine = nullptr;
         QTRY_VERIFY((engine = visibleWithText(app_->engine->deviceDescription())));
@@ -762,7 +774,7 @@ private slots:
         QVERIFY(start(1400, 900));
         QVERIFY(loadModel());
         app_->settings->setInspectorVisible(true);
-        click(visibleWithText(QStringLiteral("Settings")));
+        click(waitText(QStringLiteral("Settings")));
         QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("settings"));
         QCOMPARE(app_->chat->mode(), ChatController::Mode::Completion);
         shot(QStringLiteral("completion"));
@@ -1087,7 +1099,7 @@ private slots:
         QVERIFY(loadModel());
         QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
         auto choose = [&](const QString& label) {
-            click(visibleWithText(QStringLiteral("Settings")));
+            click(waitText(QStringLiteral("Settings")));
             QQuickItem* box = nullptr;
             QTRY_VERIFY((box = visibleNamed(QStringLiteral("kvTypeBox"))));
             click(box);

@@ -181,8 +181,37 @@ private slots:
         QVERIFY(inspected.wait(5000));
         QCOMPARE(QString::fromStdString(inspected.first().first().value<InspectionReply>().error),
                  QStringLiteral("A remote server does not expose what happens inside its model."));
-        QVERIFY(!f.chat->branchFrom(f.chat->messages()->count() - 1, 0, answer.steps[0].sample.top[1].id));
-        QCOMPARE(f.chat->lastError(), QStringLiteral("Branching from an alternative token is not available for a model on a server yet."));
+
+        // Branching from the second candidate of token 4: the server continues the answer so far
+        // with it (the assistant's message, continue_final_message), as it answers that request itself.
+        const int row = f.chat->messages()->count() - 1;
+        const std::vector<StepRecord> before = answer.steps;
+        const CandidateRecord alternative = before[3].sample.top[1];
+        QVERIFY(alternative.id != before[3].sample.id);
+        QVERIFY(f.answer([&] { return f.chat->branchFrom(row, 3, alternative.id); }));
+        const ChatMessage& branched = f.chat->messages()->at(row);
+        QCOMPARE(int(branched.steps.size()), 4 + kMaxTokens);
+        std::string soFar;
+        for (int i = 0; i < 3; ++i) {
+            QCOMPARE(branched.steps[size_t(i)].sample.id, before[size_t(i)].sample.id);
+            soFar += before[size_t(i)].piece;
+        }
+        QCOMPARE(branched.steps[3].sample.id, alternative.id);
+        QCOMPARE(branched.steps[3].piece, *f.engine->tokenBytes(alternative.id));
+        soFar += branched.steps[3].piece;
+        std::string continued;
+        for (size_t i = 4; i < branched.steps.size(); ++i) continued += branched.steps[i].piece;
+        const std::string sent = soFar.starts_with(' ') ? soFar.substr(1) : soFar;  // the answer as shown and stored
+        const nlohmann::json branchRequest{{"model", "stories260K"},
+                                           {"messages", {{{"role", "user"}, {"content", "Tell me a story about a cat."}},
+                                                         {{"role", "assistant"}, {"content", sent}}}},
+                                           {"continue_final_message", true}, {"temperature", 0}, {"max_tokens", kMaxTokens}};
+        const auto branchRes = http.Post("/v1/chat/completions", branchRequest.dump(), "application/json");
+        QVERIFY(branchRes && branchRes->status == 200);
+        const auto branchReference = nlohmann::json::parse(branchRes->body);
+        QCOMPARE(QString::fromStdString(continued), QString::fromStdString(branchReference["choices"][0]["message"]["content"].get<std::string>()));
+        QVERIFY(branched.text.startsWith(QString::fromStdString(sent)));
+        QCOMPARE(int(branched.variants.size()), 2);  // the first version stays reachable
 
         // A follow-up sends the whole conversation again as messages; it still answers.
         QVERIFY(f.answer(QStringLiteral("And then?")));
@@ -314,6 +343,7 @@ private slots:
         QCOMPARE(body["repeat_penalty"].toDouble(), 1.5);
         QCOMPARE(body["repetition_penalty"].toDouble(), 1.5);
         QCOMPARE(body["seed"].toInteger(), 1234);
+        QVERIFY(!body.contains("continue_final_message"));  // only a branch continues the last message
         QCOMPARE(f.last().text, QStringLiteral("ok"));
     }
 
