@@ -13,14 +13,25 @@ namespace inferscope {
 
 using namespace onednn;
 
-ComputeDevice::Impl::Matmul& ComputeDevice::Impl::f32Fixed_(int64_t k, int64_t n, int64_t m) {
+namespace {
+
+// A fixed-M matmul of `type` activations and weights as stored ("ba"), f32 out, made once per
+// shape into `cache`.
+Matmul& plainFixed(std::map<std::tuple<int64_t, int64_t, int64_t>, Matmul>& cache, const dnnl::engine& engine, dt type,
+                   int64_t k, int64_t n, int64_t m) {
     auto key = std::make_tuple(k, n, m);
-    if (auto it = f32Fixed.find(key); it != f32Fixed.end()) return it->second;
-    memory::desc src({m, k}, dt::f32, {k, 1}), wei({k, n}, dt::f32, {1, k}), dst({m, n}, dt::f32, {n, 1});
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+    memory::desc src({m, k}, type, {k, 1}), wei({k, n}, type, {1, k}), dst({m, n}, dt::f32, {n, 1});
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), engine);
     Matmul mm{dnnl::matmul(pd), memory(src, engine, DNNL_MEMORY_NONE), memory(wei, engine, DNNL_MEMORY_NONE),
               memory(dst, engine, DNNL_MEMORY_NONE)};
-    return f32Fixed.emplace(key, std::move(mm)).first->second;
+    return cache.emplace(key, std::move(mm)).first->second;
+}
+
+}  // namespace
+
+ComputeDevice::Impl::Matmul& ComputeDevice::Impl::f32Fixed_(int64_t k, int64_t n, int64_t m) {
+    return plainFixed(f32Fixed, engine, dt::f32, k, n, m);
 }
 
 dnnl::matmul ComputeDevice::Impl::f32Runtime(int64_t k, int64_t nb, int64_t ld) {
@@ -46,13 +57,7 @@ ComputeDevice::Impl::Matmul& ComputeDevice::Impl::s8Fixed_(int64_t k, int64_t n,
 }
 
 ComputeDevice::Impl::Matmul& ComputeDevice::Impl::bf16Fixed_(int64_t k, int64_t n, int64_t m) {
-    auto key = std::make_tuple(k, n, m);
-    if (auto it = bf16Fixed.find(key); it != bf16Fixed.end()) return it->second;
-    memory::desc src({m, k}, dt::bf16, {k, 1}), wei({k, n}, dt::bf16, {1, k}), dst({m, n}, dt::f32, {n, 1});
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), engine);
-    Matmul mm{dnnl::matmul(pd), memory(src, engine, DNNL_MEMORY_NONE), memory(wei, engine, DNNL_MEMORY_NONE),
-              memory(dst, engine, DNNL_MEMORY_NONE)};
-    return bf16Fixed.emplace(key, std::move(mm)).first->second;
+    return plainFixed(bf16Fixed, engine, dt::bf16, k, n, m);
 }
 
 dnnl::matmul ComputeDevice::Impl::bf16Runtime(int64_t k, int64_t n) {
