@@ -163,7 +163,9 @@ ScrollView {
                 Layout.preferredWidth: 100  // fills the row; its unwrapped width must not drive the layout
                 color: Theme.muted
                 font.pixelSize: Theme.fontSmall
-                text: ChatController.mode === ChatController.Chat
+                text: EngineController.isRemote
+                      ? qsTr("Chat mode: the server wraps the turns in its own chat template (the conversation is sent as messages).")
+                      : ChatController.mode === ChatController.Chat
                       ? qsTr("Chat mode: turns are wrapped in the %1 template.").arg(ChatController.effectiveTemplate)
                       : qsTr("Completion mode: the model continues the text as written (what story and base models want).")
             }
