@@ -194,7 +194,13 @@ Result<Linear> ComputeDevice::makeLinear(GgmlType type, std::span<const uint8_t>
             impl_->f32Runtime(cols, rows, rows);
         } else if (format == WeightFormat::BF16 && impl_->nativeBf16) {
             for (int64_t chunk : kF32Chunks) impl_->bf16Fixed_(cols, rows, chunk);
-            impl_->bf16Runtime(cols, rows);
+            impl_->bf16Runtime(cols, rows, rows);
+        } else if (format == WeightFormat::Blocks && impl_->nativeBf16) {
+            for (int64_t n0 = 0; n0 < rows; n0 += kWidenRows) {
+                const int64_t nb = std::min(kWidenRows, rows - n0);
+                for (int64_t chunk : kF32Chunks) impl_->bf16Fixed_(cols, nb, chunk);
+                impl_->bf16Runtime(cols, nb, rows);
+            }
         } else if (format == WeightFormat::BF16 || format == WeightFormat::F16 || format == WeightFormat::Blocks) {
             for (int64_t n0 = 0; n0 < rows; n0 += kWidenRows) {
                 const int64_t nb = std::min(kWidenRows, rows - n0);
@@ -255,7 +261,12 @@ void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x
                 impl_->prefillWidened(GgmlType::F16, st->plain, w.rows_, w.cols_, x, m, ys[i]);
                 break;
             case WeightFormat::Blocks:
-                impl_->prefillWidened(GgmlType(w.blockType_), st->plain, w.rows_, w.cols_, x, m, ys[i]);
+                if (impl_->nativeBf16) {
+                    if (!xBf16) xBf16 = impl_->activationsBf16(x, m, w.cols_);
+                    impl_->prefillBlocksBf16(GgmlType(w.blockType_), st->plain, w.rows_, w.cols_, xBf16, m, ys[i]);
+                } else {
+                    impl_->prefillWidened(GgmlType(w.blockType_), st->plain, w.rows_, w.cols_, x, m, ys[i]);
+                }
                 break;
             case WeightFormat::S8: impl_->linearInt8(*st, w.rows_, w.cols_, x, m, ys[i]); break;
         }

@@ -40,8 +40,8 @@ public:
     // 63 on one side, none beyond the quantization step with 63 on both (191·63·2 fits).
     int int8Levels() const { return int8Levels_; }
     int threads() const { return nThreads_; }
-    // Prefill (m > kGemvMaxRows) multiplies BF16 weights by x rounded to bf16 (round to nearest
-    // even, f32 accumulation), as ggml does for BF16 weights: on a CPU with AMX, where oneDNN's
+    // Prefill (m > kGemvMaxRows) multiplies BF16 weights, and quantized blocks decoded to bf16, by
+    // x rounded to bf16 (round to nearest even, f32 accumulation), as ggml does for BF16 weights: on a CPU with AMX, where oneDNN's
     // bf16 matmul runs several times its f32 one. Elsewhere, and in decode, x stays f32.
     bool bf16Activations() const;
     // Changes the compute thread count (1..1024; 0 = one per core) for later passes.
@@ -64,6 +64,7 @@ public:
     //   M for the rest) on the weights as stored; BF16 weights on a CPU with AMX
     //   (bf16Activations): bf16 × bf16 brgemm on the weights as stored, x rounded to
     //   bf16 once per call (llama-110m BF16 pp128 2.6× the widened path on an AMX Xeon);
+    //   quantized blocks there: decoded 256 rows at a time into a bf16 tile, the same bf16 brgemm;
     //   other BF16, F16 and quantized weights: widened to f32 256 rows at a time into an L2-sized
     //   buffer, then an f32 matmul (without native bf16, f32 FMA runs about twice oneDNN's bf16
     //   dot product, measured, also with AVX512_BF16 but no AMX); Int8: s8 × s8 primitives on prepacked weights.

@@ -67,10 +67,11 @@ struct ComputeDevice::Impl {
     std::map<std::tuple<int64_t, int64_t, int64_t>, dnnl::matmul> f32Rt;   // (K, nb, ldDst): runtime M
     std::map<std::tuple<int64_t, int64_t, int64_t>, Matmul> s8Fixed;       // (K, N, M): s8 × s8 → f32
     std::map<std::tuple<int64_t, int64_t, int64_t>, Matmul> bf16Fixed;     // (K, N, M): bf16 × bf16 → f32, "ba" weights
-    std::map<std::pair<int64_t, int64_t>, dnnl::matmul> bf16Rt;            // (K, N): runtime M
+    std::map<std::tuple<int64_t, int64_t, int64_t>, dnnl::matmul> bf16Rt;  // (K, nb, ldDst): runtime M
     std::map<std::tuple<int64_t, int64_t, dt>, dnnl::matmul> gpuPrims;     // (K, N, act type)
     AlignedBuffer<float> widened;      // [kWidenRows][K] f32 weights being multiplied (prefill)
     AlignedBuffer<float> blockOut;     // [128][kWidenRows] one chunk's outputs for those rows
+    AlignedBuffer<uint16_t> widenedBf16;  // [kWidenRows][K] quantized rows decoded to bf16 (nativeBf16)
     AlignedBuffer<int8_t> srcS8;       // [m][K] quantized activations
     AlignedBuffer<float> srcScales;    // [m]
     AlignedBuffer<uint16_t> srcBf16;   // activations converted to bf16 (GPU; CPU prefill with nativeBf16)
@@ -82,7 +83,7 @@ struct ComputeDevice::Impl {
     // of them are then created with.
     Matmul& s8Fixed_(int64_t k, int64_t n, int64_t m);
     Matmul& bf16Fixed_(int64_t k, int64_t n, int64_t m);
-    dnnl::matmul bf16Runtime(int64_t k, int64_t n);
+    dnnl::matmul bf16Runtime(int64_t k, int64_t nb, int64_t ld);
     void run(Matmul& mm, const void* src, const void* wei, float* dst);
     void runRuntime(dnnl::matmul prim, int64_t m, int64_t k, int64_t nb, int64_t ld, const float* x, const float* w, float* y);
 
@@ -92,6 +93,9 @@ struct ComputeDevice::Impl {
     void prefillWidened(GgmlType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m, float* y);
     // BF16 weights as stored × x already rounded to bf16 (xb, [m][K]), f32 out (nativeBf16 only).
     void prefillBf16(const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m, float* y);
+    void bf16Chunks(const void* w, int64_t nb, int64_t ld, int64_t k, const uint16_t* xb, int64_t m, float* y);
+    // Quantized blocks (`type`) decoded 256 rows at a time into bf16 tiles, × xb (nativeBf16 only).
+    void prefillBlocksBf16(GgmlType type, const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m, float* y);
     // x [m][K] rounded to bf16 into srcBf16 (round to nearest even, as ggml rounds activations for BF16 weights).
     const uint16_t* activationsBf16(const float* x, int64_t m, int64_t k);
     void linearInt8(const LinearState& st, int64_t n, int64_t k, const float* x, int64_t m, float* y);

@@ -60,11 +60,11 @@ ComputeDevice::Impl::Matmul& ComputeDevice::Impl::bf16Fixed_(int64_t k, int64_t 
     return plainFixed(bf16Fixed, engine, dt::bf16, k, n, m);
 }
 
-dnnl::matmul ComputeDevice::Impl::bf16Runtime(int64_t k, int64_t n) {
-    auto key = std::make_pair(k, n);
+dnnl::matmul ComputeDevice::Impl::bf16Runtime(int64_t k, int64_t nb, int64_t ld) {
+    auto key = std::make_tuple(k, nb, ld);
     if (auto it = bf16Rt.find(key); it != bf16Rt.end()) return it->second;
     const memory::dim M = DNNL_RUNTIME_DIM_VAL;
-    memory::desc src({M, k}, dt::bf16, {k, 1}), wei({k, n}, dt::bf16, {1, k}), dst({M, n}, dt::f32, {n, 1});
+    memory::desc src({M, k}, dt::bf16, {k, 1}), wei({k, nb}, dt::bf16, {1, k}), dst({M, nb}, dt::f32, {ld, 1});
     dnnl::matmul prim(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, dst), engine));
     bf16Rt.emplace(key, prim);
     return prim;
@@ -126,17 +126,51 @@ const uint16_t* ComputeDevice::Impl::activationsBf16(const float* x, int64_t m, 
     return out;
 }
 
-void ComputeDevice::Impl::prefillBf16(const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m, float* y) {
+// y[m][ld] columns [0, nb) = xb[m][k] · wᵀ for bf16 w [nb][k] as stored: fixed-M chunks (each into
+// blockOut first when ld != nb: fixed-M brgemm wants a contiguous destination), runtime M for the rest.
+void ComputeDevice::Impl::bf16Chunks(const void* w, int64_t nb, int64_t ld, int64_t k, const uint16_t* xb, int64_t m, float* y) {
     int64_t r = 0;
     for (int64_t chunk : kF32Chunks)
-        for (; m - r >= chunk; r += chunk) run(bf16Fixed_(k, n, chunk), xb + r * k, w, y + r * n);
+        for (; m - r >= chunk; r += chunk) {
+            if (ld == nb) {
+                run(bf16Fixed_(k, nb, chunk), xb + r * k, w, y + r * ld);
+                continue;
+            }
+            run(bf16Fixed_(k, nb, chunk), xb + r * k, w, blockOut.data());
+            for (int64_t i = 0; i < chunk; ++i) std::memcpy(y + (r + i) * ld, blockOut.data() + i * nb, size_t(nb) * sizeof(float));
+        }
     if (r < m) {
         const int64_t rest = m - r;
         memory src(memory::desc({rest, k}, dt::bf16, {k, 1}), engine, const_cast<uint16_t*>(xb + r * k));
-        memory wei(memory::desc({k, n}, dt::bf16, {1, k}), engine, const_cast<void*>(w));
-        memory dst(memory::desc({rest, n}, dt::f32, {n, 1}), engine, y + r * n);
-        bf16Runtime(k, n).execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+        memory wei(memory::desc({k, nb}, dt::bf16, {1, k}), engine, const_cast<void*>(w));
+        memory dst(memory::desc({rest, nb}, dt::f32, {ld, 1}), engine, y + r * ld);
+        bf16Runtime(k, nb, ld).execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
         stream.wait();
+    }
+}
+
+void ComputeDevice::Impl::prefillBf16(const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m, float* y) {
+    bf16Chunks(w, n, n, k, xb, m, y);
+}
+
+void ComputeDevice::Impl::prefillBlocksBf16(GgmlType type, const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m,
+                                            float* y) {
+    const size_t rowBytes = storedRowBytes(type, k);
+    const int threads = nThreads();
+    if (widened.size() < size_t(threads * k)) widened.allocate(size_t(threads * k));  // one f32 row per thread
+    if (widenedBf16.size() < size_t(kWidenRows * k)) widenedBf16.allocate(size_t(kWidenRows * k));
+    if (blockOut.size() < size_t(kF32Chunks[0] * kWidenRows)) blockOut.allocate(size_t(kF32Chunks[0] * kWidenRows));
+    for (int64_t n0 = 0; n0 < n; n0 += kWidenRows) {
+        const int64_t nb = std::min(kWidenRows, n - n0);
+        const uint8_t* src = static_cast<const uint8_t*>(w) + size_t(n0) * rowBytes;
+        uint16_t* tile = widenedBf16.data();
+#pragma omp parallel for schedule(static) num_threads(threads)
+        for (int64_t r = 0; r < nb; ++r) {
+            float* row = widened.data() + size_t(omp_get_thread_num()) * size_t(k);
+            dequantizeRow(type, src + size_t(r) * rowBytes, row, size_t(k));
+            fp32ToBf16Row(row, tile + r * k, size_t(k));
+        }
+        bf16Chunks(tile, nb, n, k, xb, m, y + n0);
     }
 }
 

@@ -76,8 +76,12 @@ TEST_P(LinearBlocks, DecodeAndPrefillMatchTheReferenceOnTheDecodedWeights) {
         // (gemv_kquants): each term moves by at most |w|·step/2 (step = max|x| / 127 of its block),
         // and the f32 rounding then also scales with the mins the kernel rounds apart. The
         // 32-element formats' decode rounds x to 16 bits per block of 32, |Δx| <= amax/65534: inside
-        // the f32 bound (test_gemv_q8blocks checks their own). Prefill computes on the exact weights.
+        // the f32 bound (test_gemv_q8blocks checks their own). Prefill computes on the exact weights,
+        // except on a CPU with AMX (bf16Activations): there the decoded tile and x are both rounded
+        // to bf16 (to nearest, |Δ| <= 2^-9 relative each), so a term moves by at most
+        // |w·x|·(2^-8 + 2^-18) before the f32 accumulation.
         const bool roundsX = m <= kGemvMaxRows && activeBackendKernels().kquantKernelFor(uint32_t(type));
+        const bool bf16 = m > kGemvMaxRows && dev->bf16Activations();
         for (int64_t i = 0; i < m; ++i) {
             const auto steps = testing_kquants::stepsOf(x.data() + i * K, K);
             for (int64_t n = 0; n < N; ++n) {
@@ -85,6 +89,11 @@ TEST_P(LinearBlocks, DecodeAndPrefillMatchTheReferenceOnTheDecodedWeights) {
                 double mag = 0, rounding = 0;
                 for (int64_t c = 0; c < K; ++c) {
                     const double wc = std::fabs(w[size_t(n * K + c)]), xc = std::fabs(x[size_t(i * K + c)]);
+                    if (bf16) {
+                        mag += wc * xc;
+                        rounding += wc * xc * (0x1p-8 + 0x1p-18);
+                        continue;
+                    }
                     if (!roundsX) {
                         mag += wc * xc;
                         continue;
