@@ -28,21 +28,26 @@ Matmul& plainFixed(std::map<std::tuple<int64_t, int64_t, int64_t>, Matmul>& cach
     return cache.emplace(key, std::move(mm)).first->second;
 }
 
+// The runtime-M matmul of `type` activations and nb weight rows as stored, f32 out into columns of
+// a [M][ld] destination, made once per shape into `cache`.
+dnnl::matmul plainRuntime(std::map<std::tuple<int64_t, int64_t, int64_t>, dnnl::matmul>& cache, const dnnl::engine& engine, dt type,
+                          int64_t k, int64_t nb, int64_t ld) {
+    auto key = std::make_tuple(k, nb, ld);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+    const memory::dim M = DNNL_RUNTIME_DIM_VAL;
+    memory::desc src({M, k}, type, {k, 1}), wei({k, nb}, type, {1, k}), dst({M, nb}, dt::f32, {ld, 1});
+    dnnl::matmul prim(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, dst), engine));
+    cache.emplace(key, prim);
+    return prim;
+}
+
 }  // namespace
 
 ComputeDevice::Impl::Matmul& ComputeDevice::Impl::f32Fixed_(int64_t k, int64_t n, int64_t m) {
     return plainFixed(f32Fixed, engine, dt::f32, k, n, m);
 }
 
-dnnl::matmul ComputeDevice::Impl::f32Runtime(int64_t k, int64_t nb, int64_t ld) {
-    auto key = std::make_tuple(k, nb, ld);
-    if (auto it = f32Rt.find(key); it != f32Rt.end()) return it->second;
-    const memory::dim M = DNNL_RUNTIME_DIM_VAL;
-    memory::desc src({M, k}, dt::f32, {k, 1}), wei({k, nb}, dt::f32, {1, k}), dst({M, nb}, dt::f32, {ld, 1});
-    dnnl::matmul prim(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, dst), engine));
-    f32Rt.emplace(key, prim);
-    return prim;
-}
+dnnl::matmul ComputeDevice::Impl::f32Runtime(int64_t k, int64_t nb, int64_t ld) { return plainRuntime(f32Rt, engine, dt::f32, k, nb, ld); }
 
 ComputeDevice::Impl::Matmul& ComputeDevice::Impl::s8Fixed_(int64_t k, int64_t n, int64_t m) {
     auto key = std::make_tuple(k, n, m);
@@ -60,15 +65,7 @@ ComputeDevice::Impl::Matmul& ComputeDevice::Impl::bf16Fixed_(int64_t k, int64_t 
     return plainFixed(bf16Fixed, engine, dt::bf16, k, n, m);
 }
 
-dnnl::matmul ComputeDevice::Impl::bf16Runtime(int64_t k, int64_t nb, int64_t ld) {
-    auto key = std::make_tuple(k, nb, ld);
-    if (auto it = bf16Rt.find(key); it != bf16Rt.end()) return it->second;
-    const memory::dim M = DNNL_RUNTIME_DIM_VAL;
-    memory::desc src({M, k}, dt::bf16, {k, 1}), wei({k, nb}, dt::bf16, {1, k}), dst({M, nb}, dt::f32, {ld, 1});
-    dnnl::matmul prim(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, dst), engine));
-    bf16Rt.emplace(key, prim);
-    return prim;
-}
+dnnl::matmul ComputeDevice::Impl::bf16Runtime(int64_t k, int64_t nb, int64_t ld) { return plainRuntime(bf16Rt, engine, dt::bf16, k, nb, ld); }
 
 void ComputeDevice::Impl::run(Matmul& mm, const void* src, const void* wei, float* dst) {
     mm.src.set_data_handle(const_cast<void*>(src));
