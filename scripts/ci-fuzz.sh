@@ -71,4 +71,20 @@ if [ "$status" -ne 0 ]; then
   exit 1
 fi
 grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" build-fuzz/fuzz-request.log || true
+
+# The app's reader of a server's streamed answer (gui/remote/openai_stream_parser.cpp).
+stream_seconds=${FUZZ_STREAM_SECONDS:-20}
+stream_corpus=build-fuzz/stream-corpus
+rm -rf "$stream_corpus" && mkdir -p "$stream_corpus"
+cp fuzz/sse_seeds/* "$stream_corpus"/
+echo "ci-fuzz: fuzzing the app's OpenAI stream parser for ${stream_seconds} s"
+build-fuzz/fuzz/fuzz_openai_stream -timeout=1 -max_len=65536 -malloc_limit_mb=256 -rss_limit_mb=2048 \
+  -artifact_prefix=build-fuzz/artifacts/ -max_total_time="$stream_seconds" -dict=fuzz/sse.dict -print_final_stats=1 \
+  "$stream_corpus" >build-fuzz/fuzz-stream.log 2>&1 || status=$?
+if [ "$status" -ne 0 ]; then
+  tail -n 80 build-fuzz/fuzz-stream.log
+  echo "ci-fuzz: FAILED on the stream parser (exit $status); inputs: $(ls build-fuzz/artifacts)" >&2
+  exit 1
+fi
+grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" build-fuzz/fuzz-stream.log || true
 echo "ci-fuzz: no defect found"

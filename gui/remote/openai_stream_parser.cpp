@@ -80,15 +80,29 @@ StreamEvent parseStreamData(const QByteArray& data) {
 
 std::vector<StreamEvent> OpenAiStreamParser::feed(const QByteArray& bytes) {
     std::vector<StreamEvent> out;
+    if (done_) return out;  // nothing counts after [DONE] or an error that ends the stream
     pending_.append(bytes);
     qsizetype start = 0;
-    for (qsizetype nl; (nl = pending_.indexOf('\n', start)) >= 0; start = nl + 1) {
+    for (qsizetype nl; !done_ && (nl = pending_.indexOf('\n', start)) >= 0; start = nl + 1) {
         QByteArray line = pending_.mid(start, nl - start);
         if (line.endsWith('\r')) line.chop(1);
         takeLine(std::move(line), out);
     }
     pending_.remove(0, start);
+    if (!done_ && (pending_.size() > kMaxEventBytes || data_.size() > kMaxEventBytes)) tooLarge(out);
+    if (done_) pending_.clear();
     return out;
+}
+
+void OpenAiStreamParser::tooLarge(std::vector<StreamEvent>& out) {
+    StreamEvent e;
+    e.kind = StreamEvent::Kind::Error;
+    e.error = QStringLiteral("The server sent an event of more than %1 MiB: not an answer this app reads.").arg(kMaxEventBytes >> 20);
+    out.push_back(std::move(e));
+    pending_.clear();
+    data_.clear();
+    hasData_ = false;
+    done_ = true;
 }
 
 std::vector<StreamEvent> OpenAiStreamParser::finish() {
@@ -116,6 +130,7 @@ void OpenAiStreamParser::takeLine(QByteArray line, std::vector<StreamEvent>& out
     if (hasData_) data_.append('\n');
     data_.append(value);
     hasData_ = true;
+    if (data_.size() > kMaxEventBytes) tooLarge(out);
 }
 
 void OpenAiStreamParser::dispatch(std::vector<StreamEvent>& out) {

@@ -53,6 +53,10 @@ struct StreamEvent {
 
 class OpenAiStreamParser {
 public:
+    // The most bytes one event (or one line still waiting for its end) may hold: past it the
+    // server is not sending an answer; the parser reports an error and reads nothing more.
+    static constexpr qsizetype kMaxEventBytes = 8 << 20;
+
     // Appends bytes and returns the events completed by them, in order.
     std::vector<StreamEvent> feed(const QByteArray& bytes);
     // The body ended: an event not closed by a blank line is still read (some servers end so).
@@ -62,6 +66,7 @@ public:
 private:
     void takeLine(QByteArray line, std::vector<StreamEvent>& out);
     void dispatch(std::vector<StreamEvent>& out);
+    void tooLarge(std::vector<StreamEvent>& out);
 
     QByteArray pending_;   // bytes after the last line break
     QByteArray data_;      // the current event's data lines, joined by "\n"

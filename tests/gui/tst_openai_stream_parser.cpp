@@ -85,6 +85,31 @@ private slots:
         QCOMPARE(events[0].kind, StreamEvent::Kind::Done);
     }
 
+    // A server that never ends its event (one endless line, or data lines without the blank line)
+    // is cut off at 8 MiB with an error, and nothing it sends after counts.
+    void anEndlessEventIsAnError() {
+        const QByteArray chunk(1 << 20, 'a');
+        for (const QByteArray& opening : {QByteArray("data: "), QByteArray("data: x\n")}) {
+            OpenAiStreamParser p;
+            std::vector<StreamEvent> events = p.feed(opening);
+            for (int i = 0; i < 9 && events.empty(); ++i)
+                events = p.feed(opening.endsWith('\n') ? QByteArray("data: ") + chunk + "\n" : chunk);
+            QCOMPARE(events.size(), size_t(1));
+            QCOMPARE(events[0].kind, StreamEvent::Kind::Error);
+            QCOMPARE(events[0].error, QStringLiteral("The server sent an event of more than 8 MiB: not an answer this app reads."));
+            QVERIFY(p.done());
+            QVERIFY(p.feed("\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"late\"}}]}\n\n").empty());
+            QVERIFY(p.finish().empty());
+        }
+        // Just under the limit an event is read.
+        OpenAiStreamParser p;
+        const QByteArray text((8 << 20) - 64, 'b');
+        const auto events = p.feed("data: {\"choices\":[{\"delta\":{\"content\":\"" + text + "\"}}]}\n\n");
+        QCOMPARE(events.size(), size_t(1));
+        QCOMPARE(events[0].kind, StreamEvent::Kind::Delta);
+        QCOMPARE(events[0].content.size(), text.size());
+    }
+
     void errorObjects() {
         OpenAiStreamParser p;
         const auto events = p.feed("data: {\"error\":{\"message\":\"model is loading\",\"type\":\"server_error\",\"code\":503}}\n\n"
