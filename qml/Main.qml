@@ -26,7 +26,7 @@ ApplicationWindow {
         button: Theme.surfaceAlt
         buttonText: Theme.text
         highlight: Theme.accent
-        highlightedText: Theme.onAccent
+        highlightedText: Theme.textOnAccent
         placeholderText: Theme.muted
         mid: Theme.border
         dark: Theme.border

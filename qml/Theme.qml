@@ -23,10 +23,11 @@ QtObject {
     readonly property color prefill: dark ? "#58a6ff" : "#2f6feb"
     readonly property color decode: dark ? "#f0883e" : "#d9730d"
     // Text drawn on those fills (at least 4.5:1): white on the light theme's deep colours, near
-    // black on the dark theme's light ones (white on #8b93ff was 2.7:1).
-    readonly property color onAccent: dark ? "#15171c" : "#ffffff"
-    readonly property color onPrefill: dark ? "#15171c" : "#ffffff"
-    readonly property color onDecode: dark ? "#15171c" : "#1c1f24"
+    // black on the dark theme's light ones (white on #8b93ff was 2.7:1). Not "onAccent": QML takes
+    // a name of on + capital for a signal handler, and such a property read as black.
+    readonly property color textOnAccent: dark ? "#15171c" : "#ffffff"
+    readonly property color textOnPrefill: dark ? "#15171c" : "#ffffff"
+    readonly property color textOnDecode: dark ? "#15171c" : "#1c1f24"
 
     readonly property int spacing: 8
     readonly property int radius: 8

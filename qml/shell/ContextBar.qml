@@ -17,18 +17,42 @@ Item {
         color: Theme.surfaceAlt
         border.color: Theme.border
         Rectangle {
-            width: parent.width * bar.fraction
+            width: bar.fillWidth
             height: parent.height
             radius: 4
             color: bar.fraction > 0.9 ? Theme.danger : bar.fraction > 0.7 ? Theme.warning : Theme.accent
         }
     }
-    Label {
-        objectName: "contextLabel"
-        anchors.centerIn: parent
-        text: qsTr("%1 / %2 tokens").arg(Theme.count(bar.used)).arg(Theme.count(bar.size))
-        font.pixelSize: Theme.fontSmall
-        color: bar.fraction > 0.5 ? Theme.onAccent : Theme.text
+    // The count is drawn twice, each clipped to its part of the bar: dark over the empty part,
+    // light over the fill, so every digit stays readable wherever the fill ends.
+    readonly property real fillWidth: width * fraction
+    Item {
+        id: emptyPart
+        x: bar.fillWidth
+        width: bar.width - x
+        height: bar.height
+        clip: true
+        Label {
+            id: label
+            objectName: "contextLabel"
+            x: (bar.width - width) / 2 - emptyPart.x
+            y: (bar.height - height) / 2
+            text: qsTr("%1 / %2 tokens").arg(Theme.count(bar.used)).arg(Theme.count(bar.size))
+            font.pixelSize: Theme.fontSmall
+            color: Theme.text
+        }
+    }
+    Item {
+        width: bar.fillWidth
+        height: bar.height
+        clip: true
+        Label {
+            x: (bar.width - width) / 2
+            y: (bar.height - height) / 2
+            text: label.text
+            font: label.font
+            color: Theme.textOnAccent
+        }
     }
     ToolTip.visible: mouse.containsMouse
     ToolTip.text: qsTr("Context: %1 of %2 positions of the KV cache hold tokens of this conversation.").arg(bar.used).arg(bar.size)

@@ -85,7 +85,7 @@ GridLayout {
                     font.pixelSize: 9
                     // Centred: over the bar once it reaches the middle.
                     color: parent.p <= 0 ? Theme.muted : parent.p < 0.5 ? Theme.text
-                         : parent.parent.c === grid.stages.length ? Theme.onDecode : Theme.onPrefill
+                         : parent.parent.c === grid.stages.length ? Theme.textOnDecode : Theme.textOnPrefill
                 }
             }
         }
