@@ -55,36 +55,27 @@ if [ "$status" -ne 0 ]; then
 fi
 grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" build-fuzz/fuzz.log || true
 
-# The server's request parser: request bodies from the network (4 MiB is serve's default limit;
-# libFuzzer's inputs stay far smaller, the parser's work is linear in them).
-request_seconds=${FUZZ_REQUEST_SECONDS:-30}
-request_corpus=build-fuzz/request-corpus
-rm -rf "$request_corpus" && mkdir -p "$request_corpus"
-cp fuzz/openai_seeds/* "$request_corpus"/
-echo "ci-fuzz: fuzzing the OpenAI request parser for ${request_seconds} s"
-build-fuzz/fuzz/fuzz_openai_request -timeout=1 -max_len=65536 -malloc_limit_mb=256 -rss_limit_mb=2048 \
-  -artifact_prefix=build-fuzz/artifacts/ -max_total_time="$request_seconds" -dict=fuzz/openai.dict -print_final_stats=1 \
-  "$request_corpus" >build-fuzz/fuzz-request.log 2>&1 || status=$?
-if [ "$status" -ne 0 ]; then
-  tail -n 80 build-fuzz/fuzz-request.log
-  echo "ci-fuzz: FAILED on the request parser (exit $status); inputs: $(ls build-fuzz/artifacts)" >&2
-  exit 1
-fi
-grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" build-fuzz/fuzz-request.log || true
-
+# The parsers of what the network sends, each for a few seconds from its seeds and dictionary
+# (bodies of at most 64 KiB: the parsers' work is linear in them).
+#   fuzz_parser TARGET SECONDS SEEDS DICT WHAT
+fuzz_parser() {
+  local target=$1 seconds=$2 seeds=$3 dict=$4 what=$5
+  local corpus=build-fuzz/$target-corpus log=build-fuzz/$target.log
+  rm -rf "$corpus" && mkdir -p "$corpus"
+  cp "$seeds"/* "$corpus"/
+  echo "ci-fuzz: fuzzing $what for ${seconds} s"
+  build-fuzz/fuzz/"$target" -timeout=1 -max_len=65536 -malloc_limit_mb=256 -rss_limit_mb=2048 \
+    -artifact_prefix=build-fuzz/artifacts/ -max_total_time="$seconds" -dict="$dict" -print_final_stats=1 \
+    "$corpus" >"$log" 2>&1 || status=$?
+  if [ "$status" -ne 0 ]; then
+    tail -n 80 "$log"
+    echo "ci-fuzz: FAILED on $what (exit $status); inputs: $(ls build-fuzz/artifacts)" >&2
+    exit 1
+  fi
+  grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" "$log" || true
+}
+# The server's request parser (server/openai_request.cpp: what `inferscope-cli serve` reads).
+fuzz_parser fuzz_openai_request "${FUZZ_REQUEST_SECONDS:-30}" fuzz/openai_seeds fuzz/openai.dict "the OpenAI request parser"
 # The app's reader of a server's streamed answer (gui/remote/openai_stream_parser.cpp).
-stream_seconds=${FUZZ_STREAM_SECONDS:-20}
-stream_corpus=build-fuzz/stream-corpus
-rm -rf "$stream_corpus" && mkdir -p "$stream_corpus"
-cp fuzz/sse_seeds/* "$stream_corpus"/
-echo "ci-fuzz: fuzzing the app's OpenAI stream parser for ${stream_seconds} s"
-build-fuzz/fuzz/fuzz_openai_stream -timeout=1 -max_len=65536 -malloc_limit_mb=256 -rss_limit_mb=2048 \
-  -artifact_prefix=build-fuzz/artifacts/ -max_total_time="$stream_seconds" -dict=fuzz/sse.dict -print_final_stats=1 \
-  "$stream_corpus" >build-fuzz/fuzz-stream.log 2>&1 || status=$?
-if [ "$status" -ne 0 ]; then
-  tail -n 80 build-fuzz/fuzz-stream.log
-  echo "ci-fuzz: FAILED on the stream parser (exit $status); inputs: $(ls build-fuzz/artifacts)" >&2
-  exit 1
-fi
-grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" build-fuzz/fuzz-stream.log || true
+fuzz_parser fuzz_openai_stream "${FUZZ_STREAM_SECONDS:-20}" fuzz/sse_seeds fuzz/sse.dict "the app's OpenAI stream parser"
 echo "ci-fuzz: no defect found"
