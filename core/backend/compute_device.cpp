@@ -195,17 +195,13 @@ Result<Linear> ComputeDevice::makeLinear(GgmlType type, std::span<const uint8_t>
         } else if (format == WeightFormat::BF16 && impl_->nativeBf16) {
             for (int64_t chunk : kF32Chunks) impl_->bf16Fixed_(cols, rows, chunk);
             impl_->bf16Runtime(cols, rows, rows);
-        } else if (format == WeightFormat::Blocks && impl_->nativeBf16) {
-            for (int64_t n0 = 0; n0 < rows; n0 += kWidenRows) {
-                const int64_t nb = std::min(kWidenRows, rows - n0);
-                for (int64_t chunk : kF32Chunks) impl_->bf16Fixed_(cols, nb, chunk);
-                impl_->bf16Runtime(cols, nb, rows);
-            }
         } else if (format == WeightFormat::BF16 || format == WeightFormat::F16 || format == WeightFormat::Blocks) {
+            // 256-row tiles: f32, or bf16 for quantized blocks on a CPU with AMX.
+            const bool bf16Tiles = format == WeightFormat::Blocks && impl_->nativeBf16;
             for (int64_t n0 = 0; n0 < rows; n0 += kWidenRows) {
                 const int64_t nb = std::min(kWidenRows, rows - n0);
-                for (int64_t chunk : kF32Chunks) impl_->f32Fixed_(cols, nb, chunk);
-                impl_->f32Runtime(cols, nb, rows);
+                for (int64_t chunk : kF32Chunks) bf16Tiles ? impl_->bf16Fixed_(cols, nb, chunk) : impl_->f32Fixed_(cols, nb, chunk);
+                bf16Tiles ? impl_->bf16Runtime(cols, nb, rows) : impl_->f32Runtime(cols, nb, rows);
             }
         }
     } catch (const std::bad_alloc&) {

@@ -85,7 +85,8 @@ struct ComputeDevice::Impl {
     Matmul& bf16Fixed_(int64_t k, int64_t n, int64_t m);
     dnnl::matmul bf16Runtime(int64_t k, int64_t nb, int64_t ld);
     void run(Matmul& mm, const void* src, const void* wei, float* dst);
-    void runRuntime(dnnl::matmul prim, int64_t m, int64_t k, int64_t nb, int64_t ld, const float* x, const float* w, float* y);
+    // y[m][ld] columns [0, nb) = x · wᵀ, x and w both f32 or both bf16 (`type`), in the fixed-M chunks and a runtime-M rest.
+    void matmulChunks(dt type, const void* w, int64_t nb, int64_t ld, int64_t k, const void* x, int64_t m, float* y);
 
     // ---- prefill (m > kGemvMaxRows) and Int8 (compute_device_prefill.cpp) --------------------------
     void prefillF32(const float* w, int64_t n, int64_t k, const float* x, int64_t m, float* y);
@@ -93,7 +94,6 @@ struct ComputeDevice::Impl {
     void prefillWidened(GgmlType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m, float* y);
     // BF16 weights as stored × x already rounded to bf16 (xb, [m][K]), f32 out (nativeBf16 only).
     void prefillBf16(const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m, float* y);
-    void bf16Chunks(const void* w, int64_t nb, int64_t ld, int64_t k, const uint16_t* xb, int64_t m, float* y);
     // Quantized blocks (`type`) decoded 256 rows at a time into bf16 tiles, × xb (nativeBf16 only).
     void prefillBlocksBf16(GgmlType type, const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m, float* y);
     // x [m][K] rounded to bf16 into srcBf16 (round to nearest even, as ggml rounds activations for BF16 weights).

@@ -75,20 +75,36 @@ void ComputeDevice::Impl::run(Matmul& mm, const void* src, const void* wei, floa
     stream.wait();
 }
 
-void ComputeDevice::Impl::runRuntime(dnnl::matmul prim, int64_t m, int64_t k, int64_t nb, int64_t ld, const float* x,
-                                     const float* w, float* y) {
-    memory src(memory::desc({m, k}, dt::f32, {k, 1}), engine, const_cast<float*>(x));
-    memory wei(memory::desc({k, nb}, dt::f32, {1, k}), engine, const_cast<float*>(w));
-    memory dst(memory::desc({m, nb}, dt::f32, {ld, 1}), engine, y);
-    prim.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
-    stream.wait();
+// y[m][ld] columns [0, nb) = x[m][k] · wᵀ for w [nb][k] as stored, x and w both f32 or both bf16:
+// fixed-M chunks (each into blockOut first when ld != nb: fixed-M brgemm wants a contiguous
+// destination, a strided one fell back to gemm:jit, measured 15-25% slower), runtime M for the rest.
+void ComputeDevice::Impl::matmulChunks(dt type, const void* w, int64_t nb, int64_t ld, int64_t k, const void* x, int64_t m, float* y) {
+    const size_t xRow = size_t(k) * (type == dt::bf16 ? 2 : 4);
+    auto xAt = [&](int64_t r) { return static_cast<const uint8_t*>(x) + size_t(r) * xRow; };
+    auto fixed = [&](int64_t chunk) -> Matmul& { return type == dt::bf16 ? bf16Fixed_(k, nb, chunk) : f32Fixed_(k, nb, chunk); };
+    int64_t r = 0;
+    for (int64_t chunk : kF32Chunks)
+        for (; m - r >= chunk; r += chunk) {
+            if (ld == nb) {
+                run(fixed(chunk), xAt(r), w, y + r * ld);
+                continue;
+            }
+            run(fixed(chunk), xAt(r), w, blockOut.data());
+            for (int64_t i = 0; i < chunk; ++i) std::memcpy(y + (r + i) * ld, blockOut.data() + i * nb, size_t(nb) * sizeof(float));
+        }
+    if (r < m) {
+        const int64_t rest = m - r;
+        memory src(memory::desc({rest, k}, type, {k, 1}), engine, const_cast<uint8_t*>(xAt(r)));
+        memory wei(memory::desc({k, nb}, type, {1, k}), engine, const_cast<void*>(w));
+        memory dst(memory::desc({rest, nb}, dt::f32, {ld, 1}), engine, y + r * ld);
+        dnnl::matmul prim = type == dt::bf16 ? bf16Runtime(k, nb, ld) : f32Runtime(k, nb, ld);
+        prim.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+        stream.wait();
+    }
 }
 
 void ComputeDevice::Impl::prefillF32(const float* w, int64_t n, int64_t k, const float* x, int64_t m, float* y) {
-    int64_t r = 0;
-    for (int64_t chunk : kF32Chunks)
-        for (; m - r >= chunk; r += chunk) run(f32Fixed_(k, n, chunk), x + r * k, w, y + r * n);
-    if (r < m) runRuntime(f32Runtime(k, n, n), m - r, k, n, n, x + r * k, w, y + r * n);
+    matmulChunks(dt::f32, w, n, n, k, x, m, y);
 }
 
 void ComputeDevice::Impl::prefillWidened(GgmlType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m,
@@ -102,16 +118,7 @@ void ComputeDevice::Impl::prefillWidened(GgmlType type, const void* w, int64_t n
         float* wide = widened.data();
 #pragma omp parallel for schedule(static) num_threads(nThreads())
         for (int64_t r = 0; r < nb; ++r) dequantizeRow(type, src + size_t(r) * rowBytes, wide + r * k, size_t(k));
-        // Fixed-M brgemm wants a contiguous destination (a strided one falls back to gemm:jit,
-        // measured 15-25% slower): each chunk lands in blockOut, then in its columns of y.
-        int64_t r = 0;
-        for (int64_t chunk : kF32Chunks)
-            for (; m - r >= chunk; r += chunk) {
-                run(f32Fixed_(k, nb, chunk), x + r * k, wide, blockOut.data());
-                for (int64_t i = 0; i < chunk; ++i)
-                    std::memcpy(y + (r + i) * n + n0, blockOut.data() + i * nb, size_t(nb) * sizeof(float));
-            }
-        if (r < m) runRuntime(f32Runtime(k, nb, n), m - r, k, nb, n, x + r * k, wide, y + r * n + n0);
+        matmulChunks(dt::f32, wide, nb, n, k, x, m, y + n0);
     }
 }
 
@@ -123,31 +130,8 @@ const uint16_t* ComputeDevice::Impl::activationsBf16(const float* x, int64_t m, 
     return out;
 }
 
-// y[m][ld] columns [0, nb) = xb[m][k] · wᵀ for bf16 w [nb][k] as stored: fixed-M chunks (each into
-// blockOut first when ld != nb: fixed-M brgemm wants a contiguous destination), runtime M for the rest.
-void ComputeDevice::Impl::bf16Chunks(const void* w, int64_t nb, int64_t ld, int64_t k, const uint16_t* xb, int64_t m, float* y) {
-    int64_t r = 0;
-    for (int64_t chunk : kF32Chunks)
-        for (; m - r >= chunk; r += chunk) {
-            if (ld == nb) {
-                run(bf16Fixed_(k, nb, chunk), xb + r * k, w, y + r * ld);
-                continue;
-            }
-            run(bf16Fixed_(k, nb, chunk), xb + r * k, w, blockOut.data());
-            for (int64_t i = 0; i < chunk; ++i) std::memcpy(y + (r + i) * ld, blockOut.data() + i * nb, size_t(nb) * sizeof(float));
-        }
-    if (r < m) {
-        const int64_t rest = m - r;
-        memory src(memory::desc({rest, k}, dt::bf16, {k, 1}), engine, const_cast<uint16_t*>(xb + r * k));
-        memory wei(memory::desc({k, nb}, dt::bf16, {1, k}), engine, const_cast<void*>(w));
-        memory dst(memory::desc({rest, nb}, dt::f32, {ld, 1}), engine, y + r * ld);
-        bf16Runtime(k, nb, ld).execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
-        stream.wait();
-    }
-}
-
 void ComputeDevice::Impl::prefillBf16(const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m, float* y) {
-    bf16Chunks(w, n, n, k, xb, m, y);
+    matmulChunks(dt::bf16, w, n, n, k, xb, m, y);
 }
 
 void ComputeDevice::Impl::prefillBlocksBf16(GgmlType type, const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m,
@@ -167,7 +151,7 @@ void ComputeDevice::Impl::prefillBlocksBf16(GgmlType type, const void* w, int64_
             dequantizeRow(type, src + size_t(r) * rowBytes, row, size_t(k));
             fp32ToBf16Row(row, tile + r * k, size_t(k));
         }
-        bf16Chunks(tile, nb, n, k, xb, m, y + n0);
+        matmulChunks(dt::bf16, tile, nb, n, k, xb, m, y + n0);
     }
 }
 
