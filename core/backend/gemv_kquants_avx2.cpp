@@ -8,6 +8,7 @@
 #include <array>
 
 #include "backend/gemv_kquants_kernels.h"
+#include "backend/prefetch_weights.h"
 
 #if defined(__AVX2__)
 
@@ -47,10 +48,6 @@ alignas(32) constexpr auto kWordPair = [] {
 inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 inline __m256i wordPair(int p) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(kWordPair[size_t(p)].data())); }
 
-inline void prefetchBlock(const uint8_t* b, int bytes) {
-    for (int off = 0; off < bytes; off += 64) _mm_prefetch(reinterpret_cast<const char*>(b) + kPrefetchBytes + off, _MM_HINT_T0);
-}
-
 // Q4_K and Q5_K share everything but the 5th bit: Q4_K (144 B) = d, dmin, scales[12], qs[128];
 // Q5_K (176 B) = d, dmin, scales[12], qh[32], qs[128]. qs holds 4 groups of 64 elements: 32 bytes,
 // low nibbles = sub-block 2g, high = 2g + 1; Q5_K's 5th bit of sub-block s, element l is bit s of qh[l].
@@ -69,7 +66,7 @@ void q45Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
             for (int a = 0; a < A; ++a) acc[i][a] = _mm256_setzero_ps();
         }
         for (int64_t blk = 0; blk < nb; ++blk, b += blockBytes) {
-            prefetchBlock(b, blockBytes);
+            prefetchWeightsAhead(b, blockBytes);
             const auto [scales, mins] = scalesMinsK4(b + 4);
             const __m256 d = _mm256_set1_ps(half(b)), dmin = _mm256_set1_ps(half(b + 2));
             const __m256 scF = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(int64_t(scales))));
@@ -131,7 +128,7 @@ void q6Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
         for (int i = 0; i < M; ++i)
             for (int a = 0; a < A; ++a) acc[i][a] = _mm256_setzero_ps();
         for (int64_t blk = 0; blk < nb; ++blk, b += blockBytes) {
-            prefetchBlock(b, blockBytes);
+            prefetchWeightsAhead(b, blockBytes);
             const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192)));  // 16 × int16
             const __m256 d = _mm256_set1_ps(half(b + 208));
             alignas(32) float f[M][8];  // d_w·d_x of each 32 elements, broadcast from memory below

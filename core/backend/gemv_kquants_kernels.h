@@ -32,9 +32,6 @@ inline float hsum(__m128 q) {
     return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
 }
 
-// Software prefetch distance along a weight row (the hardware prefetcher alone left gaps).
-inline constexpr int kPrefetchBytes = 768;
-
 // Calls kernel.template operator()<M>() for M = m (1..kGemvMaxRows): the rows of x become a
 // compile-time count, so their accumulators live in registers.
 template <class Kernel>

@@ -8,6 +8,7 @@
 #define INFERSCOPE_Q8BLOCKS_AVX2 1
 #endif
 
+#include "backend/prefetch_weights.h"
 #include "common/aligned_buffer.h"
 #include "gguf/quant_blocks.h"
 
@@ -174,8 +175,6 @@ inline __m256i dot32(__m256i wLo, __m256i wHi, const int16_t* x) {
     return _mm256_add_epi32(lo, hi);
 }
 
-constexpr int kPrefetchBytes = 512;
-
 // The f16 at offset `at` of 8 consecutive blocks, as 8 floats (one vcvtph2ps for 8 scales).
 template <class F>
 inline __m256 halves8(const uint8_t* blk, int at) {
@@ -210,7 +209,7 @@ void rowsOf(const GemvTask& t, const ActivationBlocks32& xq, int64_t n0, int64_t
         int64_t b = 0;
         for (; b + 8 <= nb; b += 8) {
             const uint8_t* blk = row + b * F::bytes;
-            for (int64_t p = 0; p < 8 * F::bytes; p += 64) _mm_prefetch(reinterpret_cast<const char*>(blk) + kPrefetchBytes + p, _MM_HINT_T0);
+            prefetchWeightsAhead(blk, 8 * F::bytes);
             const __m256 dw = halves8<F>(blk, 0);
             alignas(32) float scale[M][8];
             for (int i = 0; i < M; ++i) {
