@@ -36,6 +36,7 @@ using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct BenchArgs {
+    bool noMmap = false;  // --no-mmap: EngineOptions::privateWeights
     std::string model, compute = "auto", kv = "f16", promptTokens = "128,512";
     int32_t genTokens = 64, threads = 0, repeat = 5, depth = 0, probeMib = 512;
     double peakSeconds = 0.3, maxBusy = 0.05, waitQuiet = 30;
@@ -216,7 +217,7 @@ int run(const BenchArgs& a) {
 
     // ---- load: file, device, weights, context, warm-up ----------------------------------------
     const auto tLoad = Clock::now();
-    auto file = GgufFile::open(path);
+    auto file = GgufFile::open(path, a.noMmap ? MappedFile::Pages::Private : MappedFile::Pages::Shared);
     if (!file) return reportError(file.error().message);
     auto device = ComputeDevice::create(DeviceKind::Cpu, a.threads);
     if (!device) return reportError(device.error().message);
@@ -327,7 +328,7 @@ int run(const BenchArgs& a) {
                              {"ratio", tgNear.median() > 0 ? tgDeep.median() / tgNear.median() : 0.0}});
         nlohmann::ordered_json j = {
             {"commit", gitCommit()}, {"model", path.filename().string()}, {"cpu_isa", std::string(dev.isaName())}, {"kernel_set", kernelSetName()},
-            {"threads", dev.threads()}, {"precision", m.precisionSummary()}, {"kv_type", a.kv},
+            {"threads", dev.threads()}, {"precision", m.precisionSummary()}, {"kv_type", a.kv}, {"weights_pages", a.noMmap ? "private" : "shared"},
             {"parameters_read_per_token_bytes", m.weightBytesPerToken()}, {"weights_resident_bytes", m.weightBytesResident()},
             {"kv_cache_bytes", kvBytes}, {"load_ms", loadS * 1e3}, {"peak_rss_bytes", peakRss},
             {"peak_rss_budget_bytes", m.weightBytesResident() + kvBytes + (uint64_t(150) << 20)},
@@ -371,6 +372,7 @@ void addBenchCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
     cmd->add_option("--repeat,-r", a->repeat, "interleaved rounds after the warm-up")->capture_default_str();
     cmd->add_option("--compute", a->compute, "auto, f32, bf16 or int8")->capture_default_str();
+    cmd->add_flag("--no-mmap", a->noMmap, "copy the weights into this process's own memory at load instead of reading them through the shared page cache (on some virtual machines page-cache memory reads slower)");
     cmd->add_option("--kv", a->kv, "KV cache type: f16 (as llama.cpp), f32, q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")->capture_default_str();
     cmd->add_option("--depth", a->depth, "also decode 16 tokens at this position and at position 10 (0 = off)")->capture_default_str();
     cmd->add_option("--probe-mib", a->probeMib, "bandwidth probe buffer (beyond the last-level cache)")->capture_default_str();

@@ -25,6 +25,7 @@ std::atomic<bool> gCancel{false};
 extern "C" void onSigint(int) { gCancel.store(true); }
 
 struct GenerateArgs {
+    bool noMmap = false;  // --no-mmap: EngineOptions::privateWeights
     std::string model, tokenizer, prompt, device = "auto", compute = "auto", kv = "f32";
     std::vector<std::string> stops;
     int32_t maxTokens = 256, threads = 0, ctx = 0, batch = 512;
@@ -127,6 +128,7 @@ int run(GenerateArgs a) {
     opt.modelPath = *model;
     if (!a.tokenizer.empty()) opt.tokenizerPath = a.tokenizer;
     opt.threads = a.threads;
+    opt.privateWeights = a.noMmap;
     opt.contextLength = a.ctx;
     opt.batchSize = a.batch;
     auto engine = Engine::load(opt);
@@ -205,6 +207,7 @@ void addGenerateCommand(CLI::App& app, int& exitCode) {
     cmd->add_flag("--no-kv-cache", a->noKvCache, "recompute the whole sequence at every step (to measure what the cache saves)");
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();
+    cmd->add_flag("--no-mmap", a->noMmap, "copy the weights into this process's own memory at load instead of reading them through the shared page cache (on some virtual machines page-cache memory reads slower)");
     cmd->add_option("--kv", a->kv, "KV cache type: f32, f16 (half the bytes long-context decode reads), q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")->capture_default_str();
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
     cmd->add_option("--ctx,-c", a->ctx, "context length (0 = the model's, at most 4096)")->capture_default_str();

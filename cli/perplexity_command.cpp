@@ -29,6 +29,7 @@ namespace inferscope::cli {
 namespace {
 
 struct PerplexityArgs {
+    bool noMmap = false;  // --no-mmap: EngineOptions::privateWeights
     std::string model, file, device = "auto", compute = "auto", kv = "f32", compareTo, compareCompute, compareKv;
     int32_t ctx = 512, threads = 0, maxWindows = 0;
     bool json = false;
@@ -40,6 +41,7 @@ Result<std::unique_ptr<Engine>> loadEngine(const PerplexityArgs& a, const std::f
     if (auto ok = applyEngineChoices(a.device, compute, kv, opt); !ok) return std::unexpected(ok.error());
     opt.modelPath = model;
     opt.threads = a.threads;
+    opt.privateWeights = a.noMmap;
     opt.contextLength = a.ctx;
     auto engine = Engine::load(opt);
     if (!engine) return std::unexpected(engine.error());
@@ -195,6 +197,7 @@ void addPerplexityCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--ctx,-c", a->ctx, "window length in tokens; the second half of each window is scored")->capture_default_str();
     cmd->add_option("--max-windows", a->maxWindows, "score at most this many windows (0 = all)")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();
+    cmd->add_flag("--no-mmap", a->noMmap, "copy the weights into this process's own memory at load instead of reading them through the shared page cache (on some virtual machines page-cache memory reads slower)");
     cmd->add_option("--kv", a->kv, "KV cache type: f32, f16, q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")
         ->capture_default_str();
     cmd->add_option("--compare-to", a->compareTo, "reference model file (same vocabulary), e.g. the F16 original of a quantized file")

@@ -23,6 +23,7 @@ namespace inferscope::cli {
 namespace {
 
 struct ScoreArgs {
+    bool noMmap = false;  // --no-mmap: EngineOptions::privateWeights
     std::string model, prompt, ids, device = "auto", compute = "auto", kv = "f32";
     int32_t topN = 5, threads = 0, ctx = 0;
     bool json = false, noBos = false;
@@ -54,6 +55,7 @@ int run(const ScoreArgs& a) {
     if (!model) return reportError(model.error().message);
     opt.modelPath = *model;
     opt.threads = a.threads;
+    opt.privateWeights = a.noMmap;
     opt.contextLength = a.ctx;
     auto engine = Engine::load(opt);
     if (!engine) return reportError(engine.error().message);
@@ -123,6 +125,7 @@ void addScoreCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--top-n", a->topN, "candidates reported per position")->capture_default_str();
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();
+    cmd->add_flag("--no-mmap", a->noMmap, "copy the weights into this process's own memory at load instead of reading them through the shared page cache (on some virtual machines page-cache memory reads slower)");
     cmd->add_option("--kv", a->kv, "KV cache type: f32, f16, q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")
         ->capture_default_str();
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();

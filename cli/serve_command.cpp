@@ -19,6 +19,7 @@ namespace inferscope::cli {
 namespace {
 
 struct ServeArgs {
+    bool noMmap = false;  // --no-mmap: EngineOptions::privateWeights
     std::string model, host = "127.0.0.1", apiKey, modelId, chatTemplate = "auto", device = "auto", compute = "auto", kv = "f32";
     int port = 8080;
     int32_t parallel = 1, queue = 16, ctx = 0, threads = 0, batch = 512;
@@ -47,6 +48,7 @@ int run(const ServeArgs& a) {
     o.engine.batchSize = a.batch;
     // Slots generate at the same time: by default they share the cores instead of each taking all.
     const int32_t cores = int32_t(std::max(1u, std::thread::hardware_concurrency()));
+    o.engine.privateWeights = a.noMmap;
     o.engine.threads = a.threads > 0 ? a.threads : a.parallel > 1 ? std::max(1, cores / a.parallel) : 0;
     o.modelId = a.modelId.empty() ? o.engine.modelPath.stem().string() : a.modelId;
 
@@ -103,6 +105,7 @@ void addServeCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--batch", a->batch, "most prompt tokens per prefill pass")->capture_default_str();
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();
+    cmd->add_flag("--no-mmap", a->noMmap, "copy the weights into this process's own memory at load instead of reading them through the shared page cache (on some virtual machines page-cache memory reads slower)");
     cmd->add_option("--kv", a->kv, "KV cache type: f32, f16, q8_0 or q4_0")->capture_default_str();
     cmd->final_callback([a, &exitCode] { exitCode = run(*a); });
 }

@@ -73,7 +73,7 @@ Engine::~Engine() = default;
 Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const LoadProgress& progress) {
     const auto t0 = Clock::now();
     std::unique_ptr<Engine> engine(new Engine());
-    auto file = GgufFile::open(options.modelPath);
+    auto file = GgufFile::open(options.modelPath, options.privateWeights ? MappedFile::Pages::Private : MappedFile::Pages::Shared);
     if (!file) return std::unexpected(file.error());
     // A file truncated while it is read makes what follows read zeros and fail for that reason
     // ("missing tensor", "token 5 is empty"): say what really happened.

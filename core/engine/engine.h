@@ -39,6 +39,8 @@ struct EngineOptions {
     bool kvTypeFallback = false;            // a head dim that refuses kvType: F32, with a notice, instead of an error
                                             // (the app's setting is for every model; the CLI's --kv for this one)
     bool warmUp = true;                     // one throw-away pass at load (threads, JIT, page-in)
+    bool privateWeights = false;            // the weights in this process's own pages, not the shared page cache
+                                            // (MappedFile::Pages::Private; the CLI's --no-mmap)
     static constexpr int32_t kDefaultContext = 4096;
 };
 

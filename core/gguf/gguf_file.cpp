@@ -24,8 +24,8 @@ constexpr uint64_t kMaxTensorCount = uint64_t(1) << 20;
 
 }  // namespace
 
-Result<GgufFile> GgufFile::open(const std::filesystem::path& path) {
-    auto mapped = MappedFile::open(path);
+Result<GgufFile> GgufFile::open(const std::filesystem::path& path, MappedFile::Pages pages) {
+    auto mapped = MappedFile::open(path, pages);
     if (!mapped) return std::unexpected(mapped.error());
     auto parsed = parse(std::move(*mapped));
     if (!parsed) {

@@ -89,7 +89,7 @@ struct GgufTensorInfo {
 class GgufFile {
 public:
     // Maps and validates the file. Errors name the file's defect.
-    static Result<GgufFile> open(const std::filesystem::path& path);
+    static Result<GgufFile> open(const std::filesystem::path& path, MappedFile::Pages pages = MappedFile::Pages::Shared);
     // Validates an in-memory image (tests, fuzzing).
     static Result<GgufFile> parse(MappedFile file);
 

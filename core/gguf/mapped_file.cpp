@@ -15,7 +15,7 @@
 
 namespace inferscope {
 
-Result<MappedFile> MappedFile::open(const std::filesystem::path& path) {
+Result<MappedFile> MappedFile::open(const std::filesystem::path& path, Pages pages) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return fail(ErrorKind::Io, fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
@@ -33,7 +33,8 @@ Result<MappedFile> MappedFile::open(const std::filesystem::path& path) {
         ::close(fd);
         return fail(ErrorKind::BadFile, fmt::format("{} is empty", path.string()));
     }
-    void* addr = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    const bool copy = pages == Pages::Private;
+    void* addr = ::mmap(nullptr, size_t(st.st_size), copy ? PROT_READ | PROT_WRITE : PROT_READ, MAP_PRIVATE, fd, 0);
     if (addr == MAP_FAILED) {
         const int err = errno;
         ::close(fd);
@@ -43,6 +44,7 @@ Result<MappedFile> MappedFile::open(const std::filesystem::path& path) {
     file.data_ = static_cast<const uint8_t*>(addr);
     file.size_ = uint64_t(st.st_size);
     file.mapped_ = true;
+    file.private_ = copy;
     file.path_ = path.string();
     file.fd_ = fd;
     file.mtime_ = st.st_mtim;
@@ -83,6 +85,7 @@ void MappedFile::release() {
     data_ = nullptr;
     size_ = 0;
     mapped_ = false;
+    private_ = false;
     fd_ = -1;
     guardSlot_ = -1;
 }
@@ -94,6 +97,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     release();
     owned_ = std::move(other.owned_);
     mapped_ = other.mapped_;
+    private_ = other.private_;
     size_ = other.size_;
     data_ = mapped_ ? other.data_ : owned_.data();
     path_ = std::move(other.path_);
@@ -115,6 +119,15 @@ void MappedFile::populate(uint64_t offset, uint64_t length) const {
     const uint64_t begin = offset / page * page;
     void* addr = const_cast<uint8_t*>(data_) + begin;
     const size_t len = size_t(offset + length - begin);
+    if (private_) {
+#ifdef MADV_POPULATE_WRITE
+        if (::madvise(addr, len, MADV_POPULATE_WRITE) == 0) return;
+#endif
+        // Each page written with its own first byte: the bytes stay the file's, the page becomes ours.
+        auto* bytes = static_cast<volatile uint8_t*>(addr);
+        for (size_t at = 0; at < len; at += size_t(page)) bytes[at] = bytes[at];
+        return;
+    }
 #ifdef MADV_POPULATE_READ
     if (::madvise(addr, len, MADV_POPULATE_READ) == 0) return;
 #endif

@@ -23,7 +23,15 @@ namespace inferscope {
 
 class MappedFile {
 public:
-    static Result<MappedFile> open(const std::filesystem::path& path);
+    // Shared: the page cache's pages, shared with every process mapping the file (the default).
+    // Private: this process's own copy of each page it populates (a writable private mapping
+    // whose pages populate() faults in for writing, so each becomes an anonymous copy; never
+    // written after). On some virtual machines page-cache memory reads markedly slower than
+    // anonymous memory (measured: 20 against 31 GB/s on the same host, bench/README.md). The
+    // mapping stays file-backed: release() drops the copies and a later read faults the file's
+    // bytes back in, as with Shared.
+    enum class Pages { Shared, Private };
+    static Result<MappedFile> open(const std::filesystem::path& path, Pages pages = Pages::Shared);
     static MappedFile fromBytes(std::vector<uint8_t> bytes);
 
     MappedFile() = default;
@@ -38,7 +46,8 @@ public:
     uint64_t size() const { return size_; }
     // Maps every page of [offset, offset + length) now, in one call (MADV_POPULATE_READ; read-ahead
     // advice on kernels before 5.14), instead of one page fault per 64 KiB on first use. Loading
-    // a model calls it for the tensor data. A no-op for owned bytes.
+    // a model calls it for the tensor data. Private pages: copied now (MADV_POPULATE_WRITE, or a
+    // write of each page's first byte with its own value before 5.14). A no-op for owned bytes.
     void populate(uint64_t offset, uint64_t length) const;
     // Drops the pages wholly inside [offset, offset + length) from this process's resident set
     // (MADV_DONTNEED): for bytes that were converted and will not be read again. Safe on this
@@ -56,6 +65,7 @@ private:
     const uint8_t* data_ = nullptr;
     uint64_t size_ = 0;
     bool mapped_ = false;            // true: data_ is an mmap to munmap
+    bool private_ = false;           // Pages::Private
     std::vector<uint8_t> owned_;     // used by fromBytes
     // Mapped files only:
     std::string path_;               // as given to open(), for messages

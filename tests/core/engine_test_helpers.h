@@ -17,6 +17,7 @@ struct TestLoad {
     int32_t batch = 512;
     ComputePrecision precision = ComputePrecision::Auto;
     KvType kv = KvType::F32;
+    bool privateWeights = false;  // EngineOptions::privateWeights (--no-mmap)
 };
 
 inline Result<std::unique_ptr<Engine>> tryLoadEngine(const std::filesystem::path& path, const TestLoad& load = {}) {
@@ -28,6 +29,7 @@ inline Result<std::unique_ptr<Engine>> tryLoadEngine(const std::filesystem::path
     opt.batchSize = load.batch;
     opt.precision = load.precision;
     opt.kvType = load.kv;
+    opt.privateWeights = load.privateWeights;
     return Engine::load(opt);
 }
 

@@ -12,8 +12,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "common/sigbus_guard.h"
@@ -194,6 +197,56 @@ TEST(SigbusGuardDeathTest, OtherBusErrorsStillKill) {
             std::printf("%d\n", p[1 << 19]);  // unguarded: SIGBUS
         },
         "");
+}
+
+// ---- --no-mmap: the weights in the process's own pages --------------------------------------------
+
+// Anonymous kB of the mapping that starts at `start` (/proc/self/smaps), -1 when not found.
+long anonymousKb(const void* start) {
+    std::ifstream smaps("/proc/self/smaps");
+    const auto want = reinterpret_cast<uintptr_t>(start);
+    std::string line;
+    bool inside = false;
+    while (std::getline(smaps, line)) {
+        uintptr_t lo = 0, hi = 0;
+        if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+            inside = lo == want;
+            continue;
+        }
+        long kb = 0;
+        if (inside && std::sscanf(line.c_str(), "Anonymous: %ld kB", &kb) == 1) return kb;
+    }
+    return -1;
+}
+
+// Private pages hold the file's bytes as this process's own (anonymous) pages once populated;
+// released, they read the file's bytes again, never zeros. Shared pages stay the page cache's.
+TEST(PrivatePages, CopiesOfTheFilesBytesThatReleaseRestores) {
+    auto shared = MappedFile::open(kStories);
+    auto copy = MappedFile::open(kStories, MappedFile::Pages::Private);
+    ASSERT_TRUE(shared && copy);
+    ASSERT_EQ(copy->size(), shared->size());
+    const uint64_t size = copy->size(), page = uint64_t(::sysconf(_SC_PAGESIZE));
+    shared->populate(0, size);
+    copy->populate(0, size);
+    EXPECT_EQ(std::memcmp(copy->data(), shared->data(), size), 0);
+    EXPECT_EQ(anonymousKb(shared->data()), 0);
+    EXPECT_GE(anonymousKb(copy->data()), long(size / page * page / 1024));
+    copy->release(page, 4 * page);  // pages 1..4 dropped: read again from the file
+    EXPECT_LE(anonymousKb(copy->data()), long(size / 1024 + 4) - long(4 * page / 1024));
+    EXPECT_EQ(std::memcmp(copy->data(), shared->data(), size), 0);
+}
+
+TEST(PrivatePages, AnEngineOnPrivatePagesGeneratesTheSameTokens) {
+    auto mapped = loadTestEngine(kStories);
+    auto copied = loadTestEngine(kStories, {.privateWeights = true});
+    ASSERT_TRUE(mapped && copied);
+    auto a = mapped->generate(greedy(kOnceUponATime, 24));
+    auto b = copied->generate(greedy(kOnceUponATime, 24));
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(b->tokens, a->tokens);
+    EXPECT_EQ(b->text, a->text);
+    EXPECT_TRUE(b->text.starts_with(", there was a little girl")) << b->text;
 }
 
 // ---- cancel during prefill -----------------------------------------------------------------------
