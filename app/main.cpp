@@ -60,6 +60,8 @@ int main(int argc, char** argv) {
     QCommandLineOption kvOpt(QStringLiteral("kv"),
                              QStringLiteral("KV cache type: f32, f16, q8_0 or q4_0, as Settings → KV cache (with --screenshot: this run only)."),
                              QStringLiteral("type"));
+    QCommandLineOption noMmapOpt(QStringLiteral("no-mmap"),
+                                 QStringLiteral("Copy the weights into this process's memory at load instead of reading them through the shared page cache."));
     QCommandLineOption connectOpt(QStringLiteral("connect"),
                                   QStringLiteral("Chat with a model on an OpenAI-compatible server at this address instead of a file (as Connect to a server…)."),
                                   QStringLiteral("url"));
@@ -68,7 +70,7 @@ int main(int argc, char** argv) {
     QCommandLineOption apiKeyOpt(QStringLiteral("api-key"), QStringLiteral("With --connect: the server's API key (this run only; also INFERSCOPE_API_KEY)."),
                                  QStringLiteral("key"));
     cli.addOptions({connectOpt, remoteModelOpt, apiKeyOpt});
-    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt, tintOpt, kvOpt});
+    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt, tintOpt, kvOpt, noMmapOpt});
     cli.process(app);
     const bool screenshot = cli.isSet(shotOpt);
 
@@ -113,6 +115,7 @@ int main(int argc, char** argv) {
     if (cli.isSet(tintOpt)) settings.setHeatMode(cli.value(tintOpt));
     if (cli.isSet(kvOpt)) settings.setKvType(cli.value(kvOpt));
     if (cli.isSet(maxTokensOpt)) graph.chat->setMaxTokensOverride(cli.value(maxTokensOpt).toInt());
+    graph.engine->setPrivateWeights(cli.isSet(noMmapOpt));
     if (screenshot) settings.setSessionWelcomeSeen(true);
 
     QString requested = cli.value(modelOpt);

@@ -148,6 +148,8 @@ public:
 
     // engine_controller_kv.cpp. The KV cache type loads use (AppSettings.kvType).
     void setPreferredKvType(KvType type) { preferredKvType_ = type; }
+    // Every later local load copies the weights into the process's own pages (--no-mmap; EngineOptions::privateWeights).
+    void setPrivateWeights(bool on) { privateWeights_ = on; }
     QString kvType() const;
     // Why the loaded model cannot use `type` ("" when it can, or without a model).
     Q_INVOKABLE QString kvTypeProblem(const QString& type) const;
@@ -235,6 +237,7 @@ private:
     QString loadStage_, loadingPath_, errorMessage_;
     bool autoMeasureMachine_ = false;
     KvType preferredKvType_ = KvType::F32;
+    bool privateWeights_ = false;
     quint64 pendingKvType_ = 0;
     quint64 lastInspectionAsked_ = 0, lastInspectionAnswered_ = 0;
     QHash<const QObject*, std::pair<bool, bool>> firstStepCapture_;  // who → (lens, attention)
