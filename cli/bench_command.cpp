@@ -372,7 +372,7 @@ void addBenchCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
     cmd->add_option("--repeat,-r", a->repeat, "interleaved rounds after the warm-up")->capture_default_str();
     cmd->add_option("--compute", a->compute, "auto, f32, bf16 or int8")->capture_default_str();
-    cmd->add_flag("--no-mmap", a->noMmap, "copy the weights into this process's own memory at load instead of reading them through the shared page cache (on some virtual machines page-cache memory reads slower)");
+    cmd->add_flag("--no-mmap", a->noMmap, kNoMmapHelp);
     cmd->add_option("--kv", a->kv, "KV cache type: f16 (as llama.cpp), f32, q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")->capture_default_str();
     cmd->add_option("--depth", a->depth, "also decode 16 tokens at this position and at position 10 (0 = off)")->capture_default_str();
     cmd->add_option("--probe-mib", a->probeMib, "bandwidth probe buffer (beyond the last-level cache)")->capture_default_str();

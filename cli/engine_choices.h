@@ -1,6 +1,6 @@
 #pragma once
 // What every command that loads a model reads the same way: the model file (the bundled one when
-// none is given) and --device, --compute, --kv into EngineOptions, each bad value refused with the
+// none is given) and --device, --compute, --kv (and --no-mmap's help) into EngineOptions, each bad value refused with the
 // parser's message.
 
 #include <filesystem>
@@ -13,6 +13,11 @@
 #include "model/llama_model.h"
 
 namespace inferscope::cli {
+
+// --no-mmap's help, for every command that loads a model (EngineOptions::privateWeights).
+inline constexpr const char* kNoMmapHelp =
+    "copy the weights into this process's own memory at load instead of reading them through the shared page "
+    "cache (on some virtual machines page-cache memory reads slower)";
 
 inline Result<std::filesystem::path> modelOrBundled(const std::string& model) {
     if (!model.empty()) return std::filesystem::path(model);

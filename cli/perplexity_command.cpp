@@ -197,7 +197,7 @@ void addPerplexityCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--ctx,-c", a->ctx, "window length in tokens; the second half of each window is scored")->capture_default_str();
     cmd->add_option("--max-windows", a->maxWindows, "score at most this many windows (0 = all)")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();
-    cmd->add_flag("--no-mmap", a->noMmap, "copy the weights into this process's own memory at load instead of reading them through the shared page cache (on some virtual machines page-cache memory reads slower)");
+    cmd->add_flag("--no-mmap", a->noMmap, kNoMmapHelp);
     cmd->add_option("--kv", a->kv, "KV cache type: f32, f16, q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")
         ->capture_default_str();
     cmd->add_option("--compare-to", a->compareTo, "reference model file (same vocabulary), e.g. the F16 original of a quantized file")

@@ -105,7 +105,7 @@ void addServeCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--batch", a->batch, "most prompt tokens per prefill pass")->capture_default_str();
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();
-    cmd->add_flag("--no-mmap", a->noMmap, "copy the weights into this process's own memory at load instead of reading them through the shared page cache (on some virtual machines page-cache memory reads slower)");
+    cmd->add_flag("--no-mmap", a->noMmap, kNoMmapHelp);
     cmd->add_option("--kv", a->kv, "KV cache type: f32, f16, q8_0 or q4_0")->capture_default_str();
     cmd->final_callback([a, &exitCode] { exitCode = run(*a); });
 }

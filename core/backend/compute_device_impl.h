@@ -96,6 +96,12 @@ struct ComputeDevice::Impl {
     void prefillBf16(const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m, float* y);
     // Quantized blocks (`type`) decoded 256 rows at a time into bf16 tiles, × xb (nativeBf16 only).
     void prefillBlocksBf16(GgmlType type, const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m, float* y);
+    // The loop both tile paths share: w's stored rows kWidenRows at a time, each tile filled by
+    // decodeRow(stored row, tile row r, thread) on the OpenMP threads, then × x by matmulChunks
+    // into y's columns of those rows. `tile` is the [kWidenRows][K] buffer of `tileType`.
+    template <class T, class DecodeRow>
+    void prefillTiles(GgmlType type, const void* w, int64_t n, int64_t k, dt tileType, T* tile, const void* x, int64_t m,
+                      float* y, DecodeRow&& decodeRow);
     // x [m][K] rounded to bf16 into srcBf16 (round to nearest even, as ggml rounds activations for BF16 weights).
     const uint16_t* activationsBf16(const float* x, int64_t m, int64_t k);
     void linearInt8(const LinearState& st, int64_t n, int64_t k, const float* x, int64_t m, float* y);

@@ -107,19 +107,25 @@ void ComputeDevice::Impl::prefillF32(const float* w, int64_t n, int64_t k, const
     matmulChunks(dt::f32, w, n, n, k, x, m, y);
 }
 
-void ComputeDevice::Impl::prefillWidened(GgmlType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m,
-                                         float* y) {
+template <class T, class DecodeRow>
+void ComputeDevice::Impl::prefillTiles(GgmlType type, const void* w, int64_t n, int64_t k, dt tileType, T* tile, const void* x,
+                                       int64_t m, float* y, DecodeRow&& decodeRow) {
     const size_t rowBytes = storedRowBytes(type, k);
-    if (widened.size() < size_t(kWidenRows * k)) widened.allocate(size_t(kWidenRows * k));
     if (blockOut.size() < size_t(kF32Chunks[0] * kWidenRows)) blockOut.allocate(size_t(kF32Chunks[0] * kWidenRows));
     for (int64_t n0 = 0; n0 < n; n0 += kWidenRows) {
         const int64_t nb = std::min(kWidenRows, n - n0);
         const uint8_t* src = static_cast<const uint8_t*>(w) + size_t(n0) * rowBytes;
-        float* wide = widened.data();
 #pragma omp parallel for schedule(static) num_threads(nThreads())
-        for (int64_t r = 0; r < nb; ++r) dequantizeRow(type, src + size_t(r) * rowBytes, wide + r * k, size_t(k));
-        matmulChunks(dt::f32, wide, nb, n, k, x, m, y + n0);
+        for (int64_t r = 0; r < nb; ++r) decodeRow(src + size_t(r) * rowBytes, tile + r * k, omp_get_thread_num());
+        matmulChunks(tileType, tile, nb, n, k, x, m, y + n0);
     }
+}
+
+void ComputeDevice::Impl::prefillWidened(GgmlType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m,
+                                         float* y) {
+    if (widened.size() < size_t(kWidenRows * k)) widened.allocate(size_t(kWidenRows * k));
+    prefillTiles(type, w, n, k, dt::f32, widened.data(), x, m, y,
+                 [&](const uint8_t* row, float* out, int) { dequantizeRow(type, row, out, size_t(k)); });
 }
 
 const uint16_t* ComputeDevice::Impl::activationsBf16(const float* x, int64_t m, int64_t k) {
@@ -136,23 +142,13 @@ void ComputeDevice::Impl::prefillBf16(const void* w, int64_t n, int64_t k, const
 
 void ComputeDevice::Impl::prefillBlocksBf16(GgmlType type, const void* w, int64_t n, int64_t k, const uint16_t* xb, int64_t m,
                                             float* y) {
-    const size_t rowBytes = storedRowBytes(type, k);
-    const int threads = nThreads();
-    if (widened.size() < size_t(threads * k)) widened.allocate(size_t(threads * k));  // one f32 row per thread
+    if (widened.size() < size_t(nThreads() * k)) widened.allocate(size_t(nThreads() * k));  // one f32 row per thread
     if (widenedBf16.size() < size_t(kWidenRows * k)) widenedBf16.allocate(size_t(kWidenRows * k));
-    if (blockOut.size() < size_t(kF32Chunks[0] * kWidenRows)) blockOut.allocate(size_t(kF32Chunks[0] * kWidenRows));
-    for (int64_t n0 = 0; n0 < n; n0 += kWidenRows) {
-        const int64_t nb = std::min(kWidenRows, n - n0);
-        const uint8_t* src = static_cast<const uint8_t*>(w) + size_t(n0) * rowBytes;
-        uint16_t* tile = widenedBf16.data();
-#pragma omp parallel for schedule(static) num_threads(threads)
-        for (int64_t r = 0; r < nb; ++r) {
-            float* row = widened.data() + size_t(omp_get_thread_num()) * size_t(k);
-            dequantizeRow(type, src + size_t(r) * rowBytes, row, size_t(k));
-            fp32ToBf16Row(row, tile + r * k, size_t(k));
-        }
-        matmulChunks(dt::bf16, tile, nb, n, k, xb, m, y + n0);
-    }
+    prefillTiles(type, w, n, k, dt::bf16, widenedBf16.data(), xb, m, y, [&](const uint8_t* row, uint16_t* out, int thread) {
+        float* f32 = widened.data() + size_t(thread) * size_t(k);
+        dequantizeRow(type, row, f32, size_t(k));
+        fp32ToBf16Row(f32, out, size_t(k));
+    });
 }
 
 void ComputeDevice::Impl::linearInt8(const LinearState& st, int64_t n, int64_t k, const float* x, int64_t m, float* y) {
