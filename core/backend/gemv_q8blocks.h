@@ -35,6 +35,12 @@ struct ActivationBlocks32 {
     const float* d = nullptr;    // [m][k / 32]
     const float* sum = nullptr;  // [m][k / 32]
     int64_t m = 0, k = 0;
+    // The same q as two bytes, q = 256·hi + lo (hi = q >> 8 in [-128, 127], lo in [0, 255]), and
+    // per 4 elements -128·Σhi: the operands of the AVX512-VNNI kernel (u8 × s8 dot products), set
+    // only by a kernel set that runs it (else null).
+    const int8_t* hi = nullptr;     // [m][k]
+    const uint8_t* lo = nullptr;    // [m][k]
+    const int32_t* hiBias = nullptr;  // [m][k / 4]
 };
 
 }  // namespace inferscope
