@@ -22,7 +22,11 @@ namespace {
 inline float half(const uint8_t* p) {
     uint16_t h;
     std::memcpy(&h, p, 2);
+#if defined(__F16C__)
+    return _cvtsh_ss(h);  // exact for every half, subnormals included: fp16ToFp32's value, inline
+#else
     return fp16ToFp32(h);
+#endif
 }
 
 // ---- 32-element blocks ---------------------------------------------------------------------------
@@ -270,11 +274,37 @@ void quantScaleMinsK4(const uint8_t* block, float dl[8], float ml[8]) {
 
 bool isQuantizedBlockType(GgmlType type) { return decoderOf(type) != nullptr; }
 
+namespace {
+
+// The blocks of one type in a loop the decoder is inlined into (prefill decodes every weight of a
+// quantized file through here per tile: a call per block, each with its own frame, was most of the
+// time for Q8_0).
+template <BlockDecoder Decode>
+void decodeEach(const uint8_t* src, float* dst, size_t nBlocks, size_t typeSize, size_t blockSize) {
+    for (size_t i = 0; i < nBlocks; ++i) Decode(src + i * typeSize, dst + i * blockSize);
+}
+
+}  // namespace
+
 void dequantizeBlocks(GgmlType type, const uint8_t* src, float* dst, size_t nBlocks) {
-    const BlockDecoder decode = decoderOf(type);
-    if (!decode) __builtin_trap();  // callers check isQuantizedBlockType: a programmer error
+    if (!decoderOf(type)) __builtin_trap();  // callers check isQuantizedBlockType: a programmer error
     const auto info = *ggmlTypeInfo(uint32_t(type));
-    for (size_t i = 0; i < nBlocks; ++i) decode(src + i * info.typeSize, dst + i * info.blockSize);
+    const size_t bytes = info.typeSize, elements = info.blockSize;
+    switch (type) {
+        case GgmlType::Q4_0: return decodeEach<q4_0>(src, dst, nBlocks, bytes, elements);
+        case GgmlType::Q4_1: return decodeEach<q4_1>(src, dst, nBlocks, bytes, elements);
+        case GgmlType::Q5_0: return decodeEach<q5_0>(src, dst, nBlocks, bytes, elements);
+        case GgmlType::Q5_1: return decodeEach<q5_1>(src, dst, nBlocks, bytes, elements);
+        case GgmlType::Q8_0: return decodeEach<q8_0>(src, dst, nBlocks, bytes, elements);
+        case GgmlType::Q2_K: return decodeEach<q2_K>(src, dst, nBlocks, bytes, elements);
+        case GgmlType::Q3_K: return decodeEach<q3_K>(src, dst, nBlocks, bytes, elements);
+        case GgmlType::Q4_K: return decodeEach<q4_K>(src, dst, nBlocks, bytes, elements);
+        case GgmlType::Q5_K: return decodeEach<q5_K>(src, dst, nBlocks, bytes, elements);
+        case GgmlType::Q6_K: return decodeEach<q6_K>(src, dst, nBlocks, bytes, elements);
+        case GgmlType::IQ4_NL: return decodeEach<iq4_nl>(src, dst, nBlocks, bytes, elements);
+        case GgmlType::IQ4_XS: return decodeEach<iq4_xs>(src, dst, nBlocks, bytes, elements);
+        default: __builtin_trap();
+    }
 }
 
 void dequantizeRow(GgmlType type, const void* src, float* dst, size_t n) {
@@ -347,6 +377,22 @@ void fp32ToFp16Row(const float* src, uint16_t* dst, size_t n) {
 // (which keeps it a quiet NaN).
 void fp32ToBf16Row(const float* src, uint16_t* dst, size_t n) {
     size_t i = 0;
+#if defined(__AVX512BW__)
+    // The AVX2 rule below, 16 at a time (prefill rounds every weight of a quantized tile with it).
+    {
+        const __m512i absMask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+        const __m512i half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
+        for (; i + 16 <= n; i += 16) {
+            const __m512i x = _mm512_loadu_si512(src + i);
+            if (_mm512_cmpgt_epi32_mask(_mm512_and_si512(x, absMask), inf) != 0) {  // a NaN: keep it one
+                for (size_t j = i; j < i + 16; ++j) dst[j] = fp32ToBf16(src[j]);
+                continue;
+            }
+            const __m512i bias = _mm512_add_epi32(half, _mm512_and_si512(_mm512_srli_epi32(x, 16), one));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_add_epi32(x, bias), 16)));
+        }
+    }
+#endif
 #if defined(__AVX2__)
     const __m256i absMask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
     const __m256i half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1);
