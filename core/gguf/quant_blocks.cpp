@@ -375,9 +375,41 @@ void fp32ToFp16Row(const float* src, uint16_t* dst, size_t n) {
 
 // Round to nearest even on the bits, as fp32ToBf16; a group holding a NaN takes the scalar path
 // (which keeps it a quiet NaN).
+#if defined(__AVX512BW__)
+#pragma GCC push_options
+#pragma GCC target("avx512bf16")
+namespace {
+
+// vcvtne2ps2bf16 rounds to nearest even and quiets a NaN as fp32ToBf16 does, but reads a subnormal
+// as zero: 32 at a time, each group holding one (a dequantized weight never is one: ggml's values
+// are multiples of 2^-24) converted by fp32ToBf16. Returns the elements done.
+size_t fp32ToBf16RowHardware(const float* src, uint16_t* dst, size_t n) {
+    static const bool has = __builtin_cpu_supports("avx512bf16");
+    if (!has) return 0;
+    const __m512i absMask = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1), below = _mm512_set1_epi32(0x007fffff);
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m512 a = _mm512_loadu_ps(src + i), b = _mm512_loadu_ps(src + i + 16);
+        // 0 < |x| < 2^-126 <=> |x| - 1 < 0x7fffff as unsigned bits
+        const __mmask16 subA = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(a), absMask), one), below);
+        const __mmask16 subB = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(b), absMask), one), below);
+        if ((subA | subB) != 0) {
+            for (size_t j = i; j < i + 32; ++j) dst[j] = fp32ToBf16(src[j]);
+            continue;
+        }
+        _mm512_storeu_si512(dst + i, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(b, a)));
+    }
+    return i;
+}
+
+}  // namespace
+#pragma GCC pop_options
+#endif
+
 void fp32ToBf16Row(const float* src, uint16_t* dst, size_t n) {
     size_t i = 0;
 #if defined(__AVX512BW__)
+    i = fp32ToBf16RowHardware(src, dst, n);
     // The AVX2 rule below, 16 at a time (prefill rounds every weight of a quantized tile with it).
     {
         const __m512i absMask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
