@@ -145,6 +145,7 @@ void ComputeDevice::Impl::prefillBlocksBf16(GgmlType type, const void* w, int64_
     if (widened.size() < size_t(nThreads() * k)) widened.allocate(size_t(nThreads() * k));  // one f32 row per thread
     if (widenedBf16.size() < size_t(kWidenRows * k)) widenedBf16.allocate(size_t(kWidenRows * k));
     prefillTiles(type, w, n, k, dt::bf16, widenedBf16.data(), xb, m, y, [&](const uint8_t* row, uint16_t* out, int thread) {
+        if (dequantizeRowBf16(type, row, out, size_t(k))) return;  // one pass, where the kernel set has it
         float* f32 = widened.data() + size_t(thread) * size_t(k);
         dequantizeRow(type, row, f32, size_t(k));
         fp32ToBf16Row(f32, out, size_t(k));

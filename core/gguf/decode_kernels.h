@@ -21,6 +21,8 @@ struct DecodeKernels {
     void (*fp32ToFp16Row)(const float* src, uint16_t* dst, size_t n);
     // fp32ToBf16Row: prefill rounds activations to bf16 through it where the CPU multiplies bf16.
     void (*fp32ToBf16Row)(const float* src, uint16_t* dst, size_t n);
+    // dequantizeRowBf16 (ggml_types.h): prefill's tiles of quantized weights, where it has a decoder.
+    bool (*dequantizeRowBf16)(GgmlType type, const void* src, uint16_t* dst, size_t n);
 };
 
 // The table of a built set (kernelSetBuilt(set)).

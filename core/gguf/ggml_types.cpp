@@ -161,4 +161,8 @@ void quantizeRowQ8_0(const float* src, void* dst, size_t n) {
 
 void fp32ToBf16Row(const float* src, uint16_t* dst, size_t n) { decodeKernels(activeKernelSet()).fp32ToBf16Row(src, dst, n); }
 
+bool dequantizeRowBf16(GgmlType type, const void* src, uint16_t* dst, size_t n) {
+    return decodeKernels(activeKernelSet()).dequantizeRowBf16(type, src, dst, n);
+}
+
 }  // namespace inferscope

@@ -54,6 +54,10 @@ uint16_t fp32ToBf16(float f);  // round to nearest even, NaN preserved
 // `n` must be a multiple of the type's block size; the type must satisfy isSupportedWeightType.
 void dequantizeRow(GgmlType type, const void* src, float* dst, size_t n);
 void fp32ToBf16Row(const float* src, uint16_t* dst, size_t n);
+// fp32ToBf16Row(dequantizeRow(...)) in one pass, bit for bit, where the active kernel set decodes
+// `type` straight to bf16 (Q8_0, Q4_0, Q4_K on a CPU with AVX512-BF16); false, with dst untouched,
+// where it does not.
+bool dequantizeRowBf16(GgmlType type, const void* src, uint16_t* dst, size_t n);
 void fp32ToFp16Row(const float* src, uint16_t* dst, size_t n);
 // Quantizes n floats (a multiple of 32) to Q8_0 blocks at dst (n / 32 × 34 bytes), as ggml does:
 // per block d = max|x| / 127 (stored as f16), q = round(x / d).

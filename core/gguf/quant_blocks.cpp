@@ -402,9 +402,83 @@ size_t fp32ToBf16RowHardware(const float* src, uint16_t* dst, size_t n) {
     return i;
 }
 
+// ---- straight to bf16 (prefill's tiles): the f32 decoders' products, in the same order, rounded
+// by vcvtne2ps2bf16 (their values are multiples of 2^-24, never subnormal: fp32ToBf16's bits).
+
+inline __m512 bytesToPs(__m128i sixteen) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sixteen)); }
+inline void storeBf16(uint16_t* dst, __m512 first, __m512 second) {
+    _mm512_storeu_si512(dst, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(second, first)));
+}
+
+void q8_0Bf16(const uint8_t* b, uint16_t* y) {  // float(q) * d
+    const __m512 d = _mm512_set1_ps(half(b));
+    const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2))));
+    const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 18))));
+    storeBf16(y, _mm512_mul_ps(lo, d), _mm512_mul_ps(hi, d));
+}
+
+void q4_0Bf16(const uint8_t* b, uint16_t* y) {  // float(q - 8) * d
+    const __m512 d = _mm512_set1_ps(half(b)), eight = _mm512_set1_ps(8.0f);
+    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2)), mask = _mm_set1_epi8(0x0F);
+    const __m512 lo = _mm512_sub_ps(bytesToPs(_mm_and_si128(qs, mask)), eight);  // exact: small integers
+    const __m512 hi = _mm512_sub_ps(bytesToPs(_mm_and_si128(_mm_srli_epi16(qs, 4), mask)), eight);
+    storeBf16(y, _mm512_mul_ps(lo, d), _mm512_mul_ps(hi, d));
+}
+
+void q4_KBf16(const uint8_t* b, uint16_t* y) {  // d1 * float(q) - m1, as q4_K
+    const float d = half(b), dmin = half(b + 2);
+    const uint8_t* scales = b + 4;
+    const uint8_t* q = b + 16;
+    const __m128i mask = _mm_set1_epi8(0x0F);
+    for (int g = 0; g < 4; ++g, q += 32, y += 64) {
+        int sc, m;
+        scaleMinK4(scales, 2 * g, sc, m);
+        const __m512 d1 = _mm512_set1_ps(d * float(sc)), m1 = _mm512_set1_ps(dmin * float(m));
+        scaleMinK4(scales, 2 * g + 1, sc, m);
+        const __m512 d2 = _mm512_set1_ps(d * float(sc)), m2 = _mm512_set1_ps(dmin * float(m));
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)), c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16));
+        auto lowOf = [&](__m128i v, __m512 dl, __m512 ml) { return _mm512_sub_ps(_mm512_mul_ps(dl, bytesToPs(_mm_and_si128(v, mask))), ml); };
+        auto highOf = [&](__m128i v, __m512 dl, __m512 ml) {
+            return _mm512_sub_ps(_mm512_mul_ps(dl, bytesToPs(_mm_and_si128(_mm_srli_epi16(v, 4), mask))), ml);
+        };
+        storeBf16(y, lowOf(a, d1, m1), lowOf(c, d1, m1));
+        storeBf16(y + 32, highOf(a, d2, m2), highOf(c, d2, m2));
+    }
+}
+
+using Bf16Decoder = void (*)(const uint8_t*, uint16_t*);
+
+template <Bf16Decoder Decode>
+void decodeEachBf16(const uint8_t* src, uint16_t* dst, size_t nBlocks, size_t typeSize, size_t blockSize) {
+    for (size_t i = 0; i < nBlocks; ++i) Decode(src + i * typeSize, dst + i * blockSize);
+}
+
+bool dequantizeRowBf16Hardware(GgmlType type, const void* src, uint16_t* dst, size_t n) {
+    static const bool has = __builtin_cpu_supports("avx512bf16");
+    if (!has) return false;
+    const auto* bytes = static_cast<const uint8_t*>(src);
+    const auto info = *ggmlTypeInfo(uint32_t(type));
+    const size_t blocks = n / info.blockSize;
+    switch (type) {
+        case GgmlType::Q8_0: decodeEachBf16<q8_0Bf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
+        case GgmlType::Q4_0: decodeEachBf16<q4_0Bf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
+        case GgmlType::Q4_K: decodeEachBf16<q4_KBf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
+        default: return false;
+    }
+}
+
 }  // namespace
 #pragma GCC pop_options
 #endif
+
+bool dequantizeRowBf16(GgmlType type, const void* src, uint16_t* dst, size_t n) {
+#if defined(__AVX512BW__)
+    return dequantizeRowBf16Hardware(type, src, dst, n);
+#else
+    (void)type, (void)src, (void)dst, (void)n;
+    return false;
+#endif
+}
 
 void fp32ToBf16Row(const float* src, uint16_t* dst, size_t n) {
     size_t i = 0;
@@ -452,4 +526,5 @@ extern "C" const inferscope::DecodeKernels INFERSCOPE_DECODE_TABLE = {
     &inferscope::INFERSCOPE_KERNELS_NS::quantScaleMinsK4,
     &inferscope::INFERSCOPE_KERNELS_NS::fp32ToFp16Row,
     &inferscope::INFERSCOPE_KERNELS_NS::fp32ToBf16Row,
+    &inferscope::INFERSCOPE_KERNELS_NS::dequantizeRowBf16,
 };

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/kernel_set.h"
 #include "gguf/gguf_file.h"
 #include "gguf/quant_blocks.h"
 #include "shared_data.h"
@@ -97,6 +98,30 @@ TEST_P(QuantBlocks, FfnUpOfTheModelFileDecodesBitIdenticalToGgml) {
     std::vector<float> got(256 * 256);
     dequantizeRow(c.type, data.data(), got.data(), got.size());
     EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size()), 0) << c.name << " first difference: " << firstDifference(got, want);
+}
+
+// Prefill's one-pass decode to bf16, where this kernel set has it for the type: the bits of
+// fp32ToBf16Row over the f32 decoder's output, on the dense set and on blocks whose scale is a NaN,
+// an infinity or the smallest subnormal half.
+TEST_P(QuantBlocks, DecodeToBf16IsTheF32DecodeRoundedToBf16) {
+    const TypeCase c = GetParam();
+    const auto info = *ggmlTypeInfo(uint32_t(c.type));
+    auto blocks = readBytes(std::string(INFERSCOPE_TEST_DATA_DIR) + "/quant/" + c.name + "-dense.blocks");
+    const size_t rowBytes = 256 / info.blockSize * info.typeSize;
+    std::vector<uint16_t> probe(256);
+    if (!dequantizeRowBf16(c.type, blocks.data(), probe.data(), 256)) GTEST_SKIP() << c.name << ": decoded through f32 in the " << kernelSetName() << " kernel set";
+    // The f16 scale d sits at byte 0 of a 32-element block and of Q4_K's; Q6_K's at byte 208.
+    const size_t dAt = c.type == GgmlType::Q6_K ? 208 : 0;
+    const uint16_t specials[] = {0x7e00, 0x7c00, 0xfc00, 0x0001, 0x7bff};  // NaN, ±inf, 2^-24, 65504
+    for (size_t i = 0; i < std::size(specials); ++i) std::memcpy(blocks.data() + rowBytes * 31 + i * info.typeSize + dAt, &specials[i], 2);
+    for (size_t r = 0; r < 32; ++r) {
+        std::vector<float> f32(256);
+        std::vector<uint16_t> want(256), got(256, 0xdead);
+        dequantizeRow(c.type, blocks.data() + r * rowBytes, f32.data(), 256);
+        fp32ToBf16Row(f32.data(), want.data(), 256);
+        ASSERT_TRUE(dequantizeRowBf16(c.type, blocks.data() + r * rowBytes, got.data(), 256));
+        for (size_t j = 0; j < 256; ++j) ASSERT_EQ(got[j], want[j]) << c.name << " row " << r << " element " << j << " (f32 " << f32[j] << ")";
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryType, QuantBlocks, ::testing::ValuesIn(kCases),
