@@ -446,6 +446,61 @@ void q4_KBf16(const uint8_t* b, uint16_t* y) {  // d1 * float(q) - m1, as q4_K
     }
 }
 
+// 32 unsigned bytes as d·float(q) - m (q4_K, q5_K), 16 per register.
+inline void scaleMinToBf16(__m256i q, __m512 d, __m512 m, uint16_t* y) {
+    const __m512 lo = _mm512_sub_ps(_mm512_mul_ps(d, bytesToPs(_mm256_castsi256_si128(q))), m);
+    const __m512 hi = _mm512_sub_ps(_mm512_mul_ps(d, bytesToPs(_mm256_extracti128_si256(q, 1))), m);
+    storeBf16(y, lo, hi);
+}
+
+void q5_KBf16(const uint8_t* b, uint16_t* y) {  // d1 * float(q + 16·bit) - m1, as q5_K
+    const float d = half(b), dmin = half(b + 2);
+    const uint8_t* scales = b + 4;
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16));
+    const uint8_t* q = b + 48;
+    const __m256i mask = _mm256_set1_epi8(0x0F), bit = _mm256_set1_epi8(0x10);
+    for (int g = 0; g < 4; ++g, q += 32, y += 64) {
+        int sc, m;
+        scaleMinK4(scales, 2 * g, sc, m);
+        const __m512 d1 = _mm512_set1_ps(d * float(sc)), m1 = _mm512_set1_ps(dmin * float(m));
+        scaleMinK4(scales, 2 * g + 1, sc, m);
+        const __m512 d2 = _mm512_set1_ps(d * float(sc)), m2 = _mm512_set1_ps(dmin * float(m));
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+        // bit 2g (2g + 1) of qh[l] moved to bit 4: 16-bit shifts, right first so that neither byte's
+        // bit leaves its word, then masked per byte
+        const __m256i shifted = _mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * g));
+        const __m256i h1g = _mm256_and_si256(_mm256_slli_epi16(shifted, 4), bit);
+        const __m256i h2g = _mm256_and_si256(_mm256_slli_epi16(shifted, 3), bit);
+        scaleMinToBf16(_mm256_or_si256(_mm256_and_si256(v, mask), h1g), d1, m1, y);
+        scaleMinToBf16(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), mask), h2g), d2, m2, y + 32);
+    }
+}
+
+void q6_KBf16(const uint8_t* b, uint16_t* y) {  // d * float(sc) * float(q - 32), as q6_K
+    const uint8_t* ql = b;
+    const uint8_t* qh = b + 128;
+    const auto* sc = reinterpret_cast<const int8_t*>(b + 192);
+    const float d = half(b + 208);
+    const __m256i m4 = _mm256_set1_epi8(0x0F), two = _mm256_set1_epi8(0x30), k32 = _mm256_set1_epi8(32);
+    for (int h = 0; h < 2; ++h, y += 128, ql += 64, qh += 32, sc += 8) {
+        const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+        const __m256i lo32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+        const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
+        // bits 2k..2k+1 of qh moved to bits 4..5
+        const __m256i high[4] = {_mm256_and_si256(_mm256_slli_epi16(hb, 4), two), _mm256_and_si256(_mm256_slli_epi16(hb, 2), two),
+                                 _mm256_and_si256(hb, two), _mm256_and_si256(_mm256_srli_epi16(hb, 2), two)};
+        const __m256i low[4] = {_mm256_and_si256(lo, m4), _mm256_and_si256(lo32, m4), _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4),
+                                _mm256_and_si256(_mm256_srli_epi16(lo32, 4), m4)};
+        for (int k = 0; k < 4; ++k) {
+            const __m256i q = _mm256_sub_epi8(_mm256_or_si256(low[k], high[k]), k32);  // -32..31
+            const __m512 first = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(q)));
+            const __m512 second = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(q, 1)));
+            const __m512 s0 = _mm512_set1_ps(d * float(sc[2 * k])), s1 = _mm512_set1_ps(d * float(sc[2 * k + 1]));
+            storeBf16(y + 32 * k, _mm512_mul_ps(s0, first), _mm512_mul_ps(s1, second));
+        }
+    }
+}
+
 using Bf16Decoder = void (*)(const uint8_t*, uint16_t*);
 
 // The weights come from memory once per prefill call, a stream the hardware prefetchers alone
@@ -471,6 +526,8 @@ bool dequantizeRowBf16Hardware(GgmlType type, const void* src, uint16_t* dst, si
         case GgmlType::Q8_0: decodeEachBf16<q8_0Bf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
         case GgmlType::Q4_0: decodeEachBf16<q4_0Bf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
         case GgmlType::Q4_K: decodeEachBf16<q4_KBf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
+        case GgmlType::Q5_K: decodeEachBf16<q5_KBf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
+        case GgmlType::Q6_K: decodeEachBf16<q6_KBf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
         default: return false;
     }
 }
