@@ -90,6 +90,7 @@ void ComputeDevice::Impl::matmulChunks(dt type, const void* w, int64_t nb, int64
                 continue;
             }
             run(fixed(chunk), xAt(r), w, blockOut.data());
+#pragma omp parallel for schedule(static) num_threads(nThreads()) if (chunk * nb > 16384)
             for (int64_t i = 0; i < chunk; ++i) std::memcpy(y + (r + i) * ld, blockOut.data() + i * nb, size_t(nb) * sizeof(float));
         }
     if (r < m) {
