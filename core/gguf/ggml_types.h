@@ -55,7 +55,7 @@ uint16_t fp32ToBf16(float f);  // round to nearest even, NaN preserved
 void dequantizeRow(GgmlType type, const void* src, float* dst, size_t n);
 void fp32ToBf16Row(const float* src, uint16_t* dst, size_t n);
 // fp32ToBf16Row(dequantizeRow(...)) in one pass, bit for bit, where the active kernel set decodes
-// `type` straight to bf16 (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K on a CPU with AVX512-BF16); false, with dst untouched,
+// `type` straight to bf16 (every block type, on a CPU with AVX512-BF16); false, with dst untouched,
 // where it does not.
 bool dequantizeRowBf16(GgmlType type, const void* src, uint16_t* dst, size_t n);
 void fp32ToFp16Row(const float* src, uint16_t* dst, size_t n);

@@ -501,6 +501,101 @@ void q6_KBf16(const uint8_t* b, uint16_t* y) {  // d * float(sc) * float(q - 32)
     }
 }
 
+// 32 bytes (element order) as float, 16 per register: unsigned, or signed.
+inline __m512 firstHalfPs(__m256i v) { return bytesToPs(_mm256_castsi256_si128(v)); }
+inline __m512 secondHalfPs(__m256i v) { return bytesToPs(_mm256_extracti128_si256(v, 1)); }
+inline __m512 firstHalfSignedPs(__m256i v) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(v))); }
+inline __m512 secondHalfSignedPs(__m256i v) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(v, 1))); }
+
+// 16 bytes of nibbles as 32 bytes 0..15 in element order (low nibbles 0..15, high 16..31).
+inline __m256i nibbles32(const uint8_t* p) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), mask = _mm_set1_epi8(0x0F);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), mask), _mm_and_si128(v, mask));
+}
+
+// Q5_0/Q5_1's 5th bit: bit j of qh is element j.
+inline __m256i withBit4(__m256i q, const uint8_t* qh) {
+    return _mm256_or_si256(q, _mm256_maskz_mov_epi8(_cvtu32_mask32(highBits(qh)), _mm256_set1_epi8(0x10)));
+}
+
+void q4_1Bf16(const uint8_t* b, uint16_t* y) {  // float(q) * d + m
+    const __m512 d = _mm512_set1_ps(half(b)), m = _mm512_set1_ps(half(b + 2));
+    const __m256i q = nibbles32(b + 4);
+    storeBf16(y, _mm512_add_ps(_mm512_mul_ps(firstHalfPs(q), d), m), _mm512_add_ps(_mm512_mul_ps(secondHalfPs(q), d), m));
+}
+
+void q5_0Bf16(const uint8_t* b, uint16_t* y) {  // float(q - 16) * d
+    const __m512 d = _mm512_set1_ps(half(b)), sixteen = _mm512_set1_ps(16.0f);
+    const __m256i q = withBit4(nibbles32(b + 6), b + 2);
+    storeBf16(y, _mm512_mul_ps(_mm512_sub_ps(firstHalfPs(q), sixteen), d), _mm512_mul_ps(_mm512_sub_ps(secondHalfPs(q), sixteen), d));
+}
+
+void q5_1Bf16(const uint8_t* b, uint16_t* y) {  // float(q) * d + m
+    const __m512 d = _mm512_set1_ps(half(b)), m = _mm512_set1_ps(half(b + 2));
+    const __m256i q = withBit4(nibbles32(b + 8), b + 4);
+    storeBf16(y, _mm512_add_ps(_mm512_mul_ps(firstHalfPs(q), d), m), _mm512_add_ps(_mm512_mul_ps(secondHalfPs(q), d), m));
+}
+
+// The IQ4 code book looked up by nibble, as signed bytes.
+inline __m256i iq4Values(__m256i nibbles) {
+    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(table), nibbles);
+}
+
+void iq4_nlBf16(const uint8_t* b, uint16_t* y) {  // d * float(value)
+    const __m512 d = _mm512_set1_ps(half(b));
+    const __m256i v = iq4Values(nibbles32(b + 2));
+    storeBf16(y, _mm512_mul_ps(d, firstHalfSignedPs(v)), _mm512_mul_ps(d, secondHalfSignedPs(v)));
+}
+
+void iq4_xsBf16(const uint8_t* b, uint16_t* y) {  // dl * float(value), as iq4_xs
+    const float d = half(b);
+    uint16_t scalesH;
+    std::memcpy(&scalesH, b + 2, 2);
+    const uint8_t* scalesL = b + 4;
+    const uint8_t* qs = b + 8;
+    for (int ib = 0; ib < 8; ++ib, y += 32, qs += 16) {
+        const int ls = ((scalesL[ib / 2] >> (4 * (ib % 2))) & 0x0F) | ((scalesH >> (2 * ib)) & 3) << 4;
+        const __m512 dl = _mm512_set1_ps(d * float(ls - 32));
+        const __m256i v = iq4Values(nibbles32(qs));
+        storeBf16(y, _mm512_mul_ps(dl, firstHalfSignedPs(v)), _mm512_mul_ps(dl, secondHalfSignedPs(v)));
+    }
+}
+
+void q2_KBf16(const uint8_t* b, uint16_t* y) {  // dl * float(q) - ml per 16, as q2_K
+    const uint8_t* scales = b;
+    const float d = half(b + 80), dmin = half(b + 82);
+    const __m256i three = _mm256_set1_epi8(3);
+    int sub = 0;
+    for (int half128 = 0; half128 < 2; ++half128) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * half128));
+        for (int shift = 0; shift < 8; shift += 2, sub += 2, y += 32) {
+            const __m256i v = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(shift)), three);  // bits of other bytes masked off
+            const __m512 dl0 = _mm512_set1_ps(d * float(scales[sub] & 0x0F)), ml0 = _mm512_set1_ps(dmin * float(scales[sub] >> 4));
+            const __m512 dl1 = _mm512_set1_ps(d * float(scales[sub + 1] & 0x0F)), ml1 = _mm512_set1_ps(dmin * float(scales[sub + 1] >> 4));
+            storeBf16(y, _mm512_sub_ps(_mm512_mul_ps(dl0, firstHalfPs(v)), ml0), _mm512_sub_ps(_mm512_mul_ps(dl1, secondHalfPs(v)), ml1));
+        }
+    }
+}
+
+void q3_KBf16(const uint8_t* b, uint16_t* y) {  // dl * float(q - 4·(hmask bit clear)) per 16, as q3_K
+    const __m256i hmask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+    const uint8_t* scales = b + 96;
+    const float d = half(b + 108);
+    const __m256i three = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1), four = _mm256_set1_epi8(4);
+    int sub = 0, pass = 0;
+    for (int half128 = 0; half128 < 2; ++half128) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32 + 32 * half128));
+        for (int shift = 0; shift < 8; shift += 2, ++pass, sub += 2, y += 32) {
+            const __m256i low = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(shift)), three);
+            const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(hmask, _mm_cvtsi32_si128(pass)), one);
+            const __m256i v = _mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(bit, 2)), four);  // -4..3
+            const __m512 dl0 = _mm512_set1_ps(d * float(q3Scale(scales, sub))), dl1 = _mm512_set1_ps(d * float(q3Scale(scales, sub + 1)));
+            storeBf16(y, _mm512_mul_ps(dl0, firstHalfSignedPs(v)), _mm512_mul_ps(dl1, secondHalfSignedPs(v)));
+        }
+    }
+}
+
 using Bf16Decoder = void (*)(const uint8_t*, uint16_t*);
 
 // The weights come from memory once per prefill call, a stream the hardware prefetchers alone
@@ -528,6 +623,13 @@ bool dequantizeRowBf16Hardware(GgmlType type, const void* src, uint16_t* dst, si
         case GgmlType::Q4_K: decodeEachBf16<q4_KBf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
         case GgmlType::Q5_K: decodeEachBf16<q5_KBf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
         case GgmlType::Q6_K: decodeEachBf16<q6_KBf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
+        case GgmlType::Q4_1: decodeEachBf16<q4_1Bf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
+        case GgmlType::Q5_0: decodeEachBf16<q5_0Bf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
+        case GgmlType::Q5_1: decodeEachBf16<q5_1Bf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
+        case GgmlType::IQ4_NL: decodeEachBf16<iq4_nlBf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
+        case GgmlType::IQ4_XS: decodeEachBf16<iq4_xsBf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
+        case GgmlType::Q2_K: decodeEachBf16<q2_KBf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
+        case GgmlType::Q3_K: decodeEachBf16<q3_KBf16>(bytes, dst, blocks, info.typeSize, info.blockSize); return true;
         default: return false;
     }
 }

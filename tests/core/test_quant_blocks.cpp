@@ -110,8 +110,9 @@ TEST_P(QuantBlocks, DecodeToBf16IsTheF32DecodeRoundedToBf16) {
     const size_t rowBytes = 256 / info.blockSize * info.typeSize;
     std::vector<uint16_t> probe(256);
     if (!dequantizeRowBf16(c.type, blocks.data(), probe.data(), 256)) GTEST_SKIP() << c.name << ": decoded through f32 in the " << kernelSetName() << " kernel set";
-    // The f16 scale d sits at byte 0 of a 32-element block and of Q4_K's; Q6_K's at byte 208.
-    const size_t dAt = c.type == GgmlType::Q6_K ? 208 : 0;
+    // The f16 scale d: byte 0 of a 32-element block, of Q4_K, Q5_K and IQ4_XS; Q2_K's at 80, Q3_K's
+    // at 108, Q6_K's at 208.
+    const size_t dAt = c.type == GgmlType::Q6_K ? 208 : c.type == GgmlType::Q3_K ? 108 : c.type == GgmlType::Q2_K ? 80 : 0;
     const uint16_t specials[] = {0x7e00, 0x7c00, 0xfc00, 0x0001, 0x7bff};  // NaN, ±inf, 2^-24, 65504
     for (size_t i = 0; i < std::size(specials); ++i) std::memcpy(blocks.data() + rowBytes * 31 + i * info.typeSize + dAt, &specials[i], 2);
     for (size_t r = 0; r < 32; ++r) {
