@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
@@ -253,13 +254,14 @@ void rowsOf(const GemvTask& t, const ActivationBlocks32& xq, int64_t n0, int64_t
     }
 }
 
-template <class F>
-void rowsFor(const GemvTask& t, const ActivationBlocks32& xq, int64_t n0, int64_t n1) {
-    switch (xq.m) {
-        case 1: return rowsOf<F, 1>(t, xq, n0, n1);
-        case 2: return rowsOf<F, 2>(t, xq, n0, n1);
-        case 3: return rowsOf<F, 3>(t, xq, n0, n1);
-        default: return rowsOf<F, 4>(t, xq, n0, n1);
+// fn(std::integral_constant<int, m>) for the rows of x a call takes (1..kGemvMaxRows).
+template <class Fn>
+void withRows(int64_t m, Fn&& fn) {
+    switch (m) {
+        case 1: return fn(std::integral_constant<int, 1>{});
+        case 2: return fn(std::integral_constant<int, 2>{});
+        case 3: return fn(std::integral_constant<int, 3>{});
+        default: return fn(std::integral_constant<int, 4>{});
     }
 }
 
@@ -392,16 +394,6 @@ void rowsOfVnni(const GemvTask& t, const ActivationBlocks32& xq, int64_t n0, int
     }
 }
 
-template <class F>
-void rowsForVnni(const GemvTask& t, const ActivationBlocks32& xq, int64_t n0, int64_t n1) {
-    switch (xq.m) {
-        case 1: return rowsOfVnni<F, 1>(t, xq, n0, n1);
-        case 2: return rowsOfVnni<F, 2>(t, xq, n0, n1);
-        case 3: return rowsOfVnni<F, 3>(t, xq, n0, n1);
-        default: return rowsOfVnni<F, 4>(t, xq, n0, n1);
-    }
-}
-
 #pragma GCC pop_options
 #endif
 
@@ -456,25 +448,24 @@ ActivationBlocks32 quantizeActivations32(const float* x, int64_t m, int64_t k) {
 }
 
 void gemvInt8BlockRows(const GemvTask& t, const ActivationBlocks32& xq, int64_t n0, int64_t n1) {
-#ifdef INFERSCOPE_Q8BLOCKS_VNNI
-    if (xq.hi) switch (GgmlType(t.blockType)) {
-            case GgmlType::Q8_0: return rowsForVnni<Q8_0>(t, xq, n0, n1);
-            case GgmlType::Q4_0: return rowsForVnni<Q4_0>(t, xq, n0, n1);
-            case GgmlType::Q4_1: return rowsForVnni<Q4_1>(t, xq, n0, n1);
-            case GgmlType::Q5_0: return rowsForVnni<Q5_0>(t, xq, n0, n1);
-            case GgmlType::Q5_1: return rowsForVnni<Q5_1>(t, xq, n0, n1);
-            case GgmlType::IQ4_NL: return rowsForVnni<IQ4_NL>(t, xq, n0, n1);
-            default: break;
-        }
-#endif
 #ifdef INFERSCOPE_Q8BLOCKS_AVX2
+    // The format's kernel: the VNNI one where quantizeActivations32 split x for it.
+    auto run = [&](auto format) {
+        using F = decltype(format);
+        withRows(xq.m, [&](auto m) {
+#ifdef INFERSCOPE_Q8BLOCKS_VNNI
+            if (xq.hi) return rowsOfVnni<F, m()>(t, xq, n0, n1);
+#endif
+            rowsOf<F, m()>(t, xq, n0, n1);
+        });
+    };
     switch (GgmlType(t.blockType)) {
-        case GgmlType::Q8_0: return rowsFor<Q8_0>(t, xq, n0, n1);
-        case GgmlType::Q4_0: return rowsFor<Q4_0>(t, xq, n0, n1);
-        case GgmlType::Q4_1: return rowsFor<Q4_1>(t, xq, n0, n1);
-        case GgmlType::Q5_0: return rowsFor<Q5_0>(t, xq, n0, n1);
-        case GgmlType::Q5_1: return rowsFor<Q5_1>(t, xq, n0, n1);
-        case GgmlType::IQ4_NL: return rowsFor<IQ4_NL>(t, xq, n0, n1);
+        case GgmlType::Q8_0: return run(Q8_0{});
+        case GgmlType::Q4_0: return run(Q4_0{});
+        case GgmlType::Q4_1: return run(Q4_1{});
+        case GgmlType::Q5_0: return run(Q5_0{});
+        case GgmlType::Q5_1: return run(Q5_1{});
+        case GgmlType::IQ4_NL: return run(IQ4_NL{});
         default: break;
     }
 #endif

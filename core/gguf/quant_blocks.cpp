@@ -8,6 +8,7 @@
 #include "gguf/quant_blocks.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "gguf/decode_kernels.h"
 #include "gguf/quant_blocks_avx2.h"
@@ -224,15 +225,19 @@ void q6_K(const uint8_t* b, float* y) {  // ql[128], qh[64], scales[16], d
     }
 }
 
-void iq4_xs(const uint8_t* b, float* y) {  // d, scales_h, scales_l[4], qs[128]
-    const float d = half(b);
+// IQ4_XS's 6-bit scale of sub-block ib, less 32: 4 low bits from scales_l, 2 high from scales_h.
+inline int iq4_xsScale(const uint8_t* b, int ib) {
     uint16_t scalesH;
     std::memcpy(&scalesH, b + 2, 2);
     const uint8_t* scalesL = b + 4;
+    return (((scalesL[ib / 2] >> (4 * (ib % 2))) & 0x0F) | ((scalesH >> (2 * ib)) & 3) << 4) - 32;
+}
+
+void iq4_xs(const uint8_t* b, float* y) {  // d, scales_h, scales_l[4], qs[128]
+    const float d = half(b);
     const uint8_t* qs = b + 8;
     for (int ib = 0; ib < 8; ++ib, y += 32, qs += 16) {
-        const int ls = ((scalesL[ib / 2] >> (4 * (ib % 2))) & 0x0F) | ((scalesH >> (2 * ib)) & 3) << 4;
-        const float dl = d * float(ls - 32);
+        const float dl = d * float(iq4_xsScale(b, ib));
         for (int j = 0; j < 16; ++j) {
             y[j] = dl * float(kIq4Values[qs[j] & 0x0F]);
             y[j + 16] = dl * float(kIq4Values[qs[j] >> 4]);
@@ -242,22 +247,32 @@ void iq4_xs(const uint8_t* b, float* y) {  // d, scales_h, scales_l[4], qs[128]
 
 using BlockDecoder = void (*)(const uint8_t*, float*);
 
-BlockDecoder decoderOf(GgmlType type) {
+// fn(std::integral_constant<BlockDecoder, the type's decoder>) for a block type; false for others.
+template <class Fn>
+bool withDecoder(GgmlType type, Fn&& fn) {
+    auto call = [&]<BlockDecoder D>() {
+        fn(std::integral_constant<BlockDecoder, D>{});
+        return true;
+    };
     switch (type) {
-        case GgmlType::Q4_0: return q4_0;
-        case GgmlType::Q4_1: return q4_1;
-        case GgmlType::Q5_0: return q5_0;
-        case GgmlType::Q5_1: return q5_1;
-        case GgmlType::Q8_0: return q8_0;
-        case GgmlType::Q2_K: return q2_K;
-        case GgmlType::Q3_K: return q3_K;
-        case GgmlType::Q4_K: return q4_K;
-        case GgmlType::Q5_K: return q5_K;
-        case GgmlType::Q6_K: return q6_K;
-        case GgmlType::IQ4_NL: return iq4_nl;
-        case GgmlType::IQ4_XS: return iq4_xs;
-        default: return nullptr;
+        case GgmlType::Q4_0: return call.template operator()<q4_0>();
+        case GgmlType::Q4_1: return call.template operator()<q4_1>();
+        case GgmlType::Q5_0: return call.template operator()<q5_0>();
+        case GgmlType::Q5_1: return call.template operator()<q5_1>();
+        case GgmlType::Q8_0: return call.template operator()<q8_0>();
+        case GgmlType::Q2_K: return call.template operator()<q2_K>();
+        case GgmlType::Q3_K: return call.template operator()<q3_K>();
+        case GgmlType::Q4_K: return call.template operator()<q4_K>();
+        case GgmlType::Q5_K: return call.template operator()<q5_K>();
+        case GgmlType::Q6_K: return call.template operator()<q6_K>();
+        case GgmlType::IQ4_NL: return call.template operator()<iq4_nl>();
+        case GgmlType::IQ4_XS: return call.template operator()<iq4_xs>();
+        default: return false;
     }
+}
+
+bool hasDecoder(GgmlType type) {
+    return withDecoder(type, [](auto) {});
 }
 
 }  // namespace
@@ -272,7 +287,7 @@ void quantScaleMinsK4(const uint8_t* block, float dl[8], float ml[8]) {
     }
 }
 
-bool isQuantizedBlockType(GgmlType type) { return decoderOf(type) != nullptr; }
+bool isQuantizedBlockType(GgmlType type) { return hasDecoder(type); }
 
 namespace {
 
@@ -287,24 +302,9 @@ void decodeEach(const uint8_t* src, float* dst, size_t nBlocks, size_t typeSize,
 }  // namespace
 
 void dequantizeBlocks(GgmlType type, const uint8_t* src, float* dst, size_t nBlocks) {
-    if (!decoderOf(type)) __builtin_trap();  // callers check isQuantizedBlockType: a programmer error
+    if (!hasDecoder(type)) __builtin_trap();  // callers check isQuantizedBlockType: a programmer error
     const auto info = *ggmlTypeInfo(uint32_t(type));
-    const size_t bytes = info.typeSize, elements = info.blockSize;
-    switch (type) {
-        case GgmlType::Q4_0: return decodeEach<q4_0>(src, dst, nBlocks, bytes, elements);
-        case GgmlType::Q4_1: return decodeEach<q4_1>(src, dst, nBlocks, bytes, elements);
-        case GgmlType::Q5_0: return decodeEach<q5_0>(src, dst, nBlocks, bytes, elements);
-        case GgmlType::Q5_1: return decodeEach<q5_1>(src, dst, nBlocks, bytes, elements);
-        case GgmlType::Q8_0: return decodeEach<q8_0>(src, dst, nBlocks, bytes, elements);
-        case GgmlType::Q2_K: return decodeEach<q2_K>(src, dst, nBlocks, bytes, elements);
-        case GgmlType::Q3_K: return decodeEach<q3_K>(src, dst, nBlocks, bytes, elements);
-        case GgmlType::Q4_K: return decodeEach<q4_K>(src, dst, nBlocks, bytes, elements);
-        case GgmlType::Q5_K: return decodeEach<q5_K>(src, dst, nBlocks, bytes, elements);
-        case GgmlType::Q6_K: return decodeEach<q6_K>(src, dst, nBlocks, bytes, elements);
-        case GgmlType::IQ4_NL: return decodeEach<iq4_nl>(src, dst, nBlocks, bytes, elements);
-        case GgmlType::IQ4_XS: return decodeEach<iq4_xs>(src, dst, nBlocks, bytes, elements);
-        default: __builtin_trap();
-    }
+    withDecoder(type, [&](auto decoder) { decodeEach<decltype(decoder)::value>(src, dst, nBlocks, info.typeSize, info.blockSize); });
 }
 
 void dequantizeRow(GgmlType type, const void* src, float* dst, size_t n) {
@@ -344,7 +344,7 @@ void dequantizeRow(GgmlType type, const void* src, float* dst, size_t n) {
             return;
         }
         default:
-            if (decoderOf(type)) {
+            if (hasDecoder(type)) {
                 INFERSCOPE_KERNELS_NS::dequantizeBlocks(type, bytes, dst, n / ggmlTypeInfo(uint32_t(type))->blockSize);
                 return;
             }
@@ -550,13 +550,9 @@ void iq4_nlBf16(const uint8_t* b, uint16_t* y) {  // d * float(value)
 
 void iq4_xsBf16(const uint8_t* b, uint16_t* y) {  // dl * float(value), as iq4_xs
     const float d = half(b);
-    uint16_t scalesH;
-    std::memcpy(&scalesH, b + 2, 2);
-    const uint8_t* scalesL = b + 4;
     const uint8_t* qs = b + 8;
     for (int ib = 0; ib < 8; ++ib, y += 32, qs += 16) {
-        const int ls = ((scalesL[ib / 2] >> (4 * (ib % 2))) & 0x0F) | ((scalesH >> (2 * ib)) & 3) << 4;
-        const __m512 dl = _mm512_set1_ps(d * float(ls - 32));
+        const __m512 dl = _mm512_set1_ps(d * float(iq4_xsScale(b, ib)));
         const __m256i v = iq4Values(nibbles32(qs));
         storeBf16(y, _mm512_mul_ps(dl, firstHalfSignedPs(v)), _mm512_mul_ps(dl, secondHalfSignedPs(v)));
     }
