@@ -328,7 +328,7 @@ int run(const BenchArgs& a) {
                              {"ratio", tgNear.median() > 0 ? tgDeep.median() / tgNear.median() : 0.0}});
         nlohmann::ordered_json j = {
             {"commit", gitCommit()}, {"model", path.filename().string()}, {"cpu_isa", std::string(dev.isaName())}, {"kernel_set", kernelSetName()},
-            {"threads", dev.threads()}, {"precision", m.precisionSummary()}, {"kv_type", a.kv}, {"weights_pages", a.noMmap ? "private" : "shared"},
+            {"kernel_extensions", kernelSetExtensions(activeKernelSet())}, {"threads", dev.threads()}, {"precision", m.precisionSummary()}, {"kv_type", a.kv}, {"weights_pages", a.noMmap ? "private" : "shared"},
             {"parameters_read_per_token_bytes", m.weightBytesPerToken()}, {"weights_resident_bytes", m.weightBytesResident()},
             {"kv_cache_bytes", kvBytes}, {"load_ms", loadS * 1e3}, {"peak_rss_bytes", peakRss},
             {"peak_rss_budget_bytes", m.weightBytesResident() + kvBytes + (uint64_t(150) << 20)},
@@ -344,8 +344,10 @@ int run(const BenchArgs& a) {
     std::printf("load %.0f ms | peak RSS %.0f MiB (weights %.0f MiB + KV %.0f MiB + 150 MiB = %.0f MiB budget)\n", loadS * 1e3,
                 double(peakRss) / (1 << 20), double(m.weightBytesResident()) / (1 << 20), double(kvBytes) / (1 << 20),
                 double(m.weightBytesResident() + kvBytes + (uint64_t(150) << 20)) / (1 << 20));
-    std::printf("machine: read bandwidth %.1f GB/s (median of %d probes) | matmul peak f32 %.0f, bf16 %.0f GFLOP/s, s8 %.0f GOP/s | kernels %s\n",
-                bandwidth.median(), int(bandwidth.samples.size()) * 2, peakF32, peakBf16, peakS8, kernelSetName());
+    const std::string extensions = kernelSetExtensions(activeKernelSet());
+    std::printf("machine: read bandwidth %.1f GB/s (median of %d probes) | matmul peak f32 %.0f, bf16 %.0f GFLOP/s, s8 %.0f GOP/s | kernels %s%s\n",
+                bandwidth.median(), int(bandwidth.samples.size()) * 2, peakF32, peakBf16, peakS8, kernelSetName(),
+                extensions.empty() ? "" : (" + " + extensions).c_str());
     for (size_t i = 0; i < pps.size(); ++i) {
         const double gflops = ppStats[i].median() * prefillGflop(pps[i]) / pps[i];
         std::printf("pp%-5d %8.1f tok/s (%.1f..%.1f) | first token %.0f ms | %.0f GFLOP/s = %.0f%% of peak\n", pps[i],

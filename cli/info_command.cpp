@@ -103,7 +103,7 @@ int run(const InfoArgs& a) {
                             {"rope_freq_scale_sliding", hp.ropeFreqScaleSliding},
                             {"attn_logit_softcap", hp.attnSoftCap},
                             {"final_logit_softcap", hp.finalSoftCap},
-                            {"features", archFeatures(hp)}, {"kernel_set", kernelSetName()}};
+                            {"features", archFeatures(hp)}, {"kernel_set", kernelSetName()}, {"kernel_extensions", kernelSetExtensions(activeKernelSet())}};
         std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
         return 0;
     }
@@ -146,8 +146,9 @@ int run(const InfoArgs& a) {
     if (hp.slidingWindow > 0)  // the truth about what is allocated (kv_cache.h keeps every position)
         std::printf("                 every layer caches every position; sliding-window layers read only the last %d\n",
                     hp.slidingWindow);
-    std::printf("kernels          %s (%s; INFERSCOPE_KERNELS=portable|avx2|avx512 forces one)\n", kernelSetName(),
-                kernelSetInstructions(activeKernelSet()));
+    const std::string extensions = kernelSetExtensions(activeKernelSet());
+    std::printf("kernels          %s (%s%s; INFERSCOPE_KERNELS=portable|avx2|avx512 forces one)\n", kernelSetName(),
+                kernelSetInstructions(activeKernelSet()), extensions.empty() ? "" : (", with " + extensions + " on this CPU").c_str());
     return 0;
 }
 

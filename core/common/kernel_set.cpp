@@ -100,6 +100,18 @@ const char* kernelSetInstructions(KernelSet set) {
     return "?";
 }
 
+std::string kernelSetExtensions(KernelSet set) {
+    std::string extensions;
+#if defined(__x86_64__) || defined(__i386__)
+    if (set != KernelSet::Avx512) return extensions;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vnni")) extensions = "VNNI";
+    if (__builtin_cpu_supports("avx512bf16")) extensions += extensions.empty() ? "BF16" : " + BF16";
+#endif
+    (void)set;
+    return extensions;
+}
+
 bool kernelSetBuilt(KernelSet set) {
 #if defined(INFERSCOPE_X86_KERNEL_SETS)
     return set == KernelSet::Portable || set == KernelSet::Avx2 || set == KernelSet::Avx512;

@@ -25,6 +25,10 @@ inline constexpr KernelSet kKernelSets[kKernelSetCount] = {KernelSet::Portable, 
 const char* kernelSetName(KernelSet set);
 // The instructions a set uses, for people: "AVX2 + FMA + F16C".
 const char* kernelSetInstructions(KernelSet set);
+// The instructions a set adds at run time where this CPU has them, for people: the avx512 set's
+// VNNI (decode of the 32-element block formats) and BF16 (prefill's rounding to bf16), as
+// "VNNI + BF16"; "" where none.
+std::string kernelSetExtensions(KernelSet set);
 
 // True when this binary contains the set (the avx2 and avx512 sets exist on x86-64 builds).
 bool kernelSetBuilt(KernelSet set);

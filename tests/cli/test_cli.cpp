@@ -346,6 +346,7 @@ TEST(CliInfo, NamesTheKernelSetAndRefusesOneTheCpuLacks) {
     r = cli({"info", "--json"});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_EQ(nlohmann::json::parse(r.out)["kernel_set"], kernelSetName(bestKernelSet()));
+    EXPECT_EQ(nlohmann::json::parse(r.out)["kernel_extensions"], kernelSetExtensions(bestKernelSet()));  // "VNNI + BF16" where the CPU has both
     ::setenv("INFERSCOPE_KERNELS", "sse9", 1);
     expectOneLineError(cli({"info"}), "INFERSCOPE_KERNELS=sse9 is not a kernel set (portable, avx2 or avx512)");
     for (KernelSet set : kKernelSets) {

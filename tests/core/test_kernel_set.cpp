@@ -45,6 +45,12 @@ TEST(KernelSet, PortableAlwaysRunsAndTheBestIsTheWidestThatRuns) {
         }
     EXPECT_EQ(std::string(kernelSetName(KernelSet::Avx2)), "avx2");
     EXPECT_EQ(std::string(kernelSetInstructions(KernelSet::Avx2)), "AVX2 + FMA + F16C");
+    // The run-time additions are the avx512 set's only, named as this CPU has them.
+    EXPECT_EQ(kernelSetExtensions(KernelSet::Portable), "");
+    EXPECT_EQ(kernelSetExtensions(KernelSet::Avx2), "");
+    __builtin_cpu_init();
+    const bool vnni = __builtin_cpu_supports("avx512vnni"), bf16 = __builtin_cpu_supports("avx512bf16");
+    EXPECT_EQ(kernelSetExtensions(KernelSet::Avx512), std::string(vnni ? "VNNI" : "") + (vnni && bf16 ? " + " : "") + (bf16 ? "BF16" : ""));
 }
 
 TEST(KernelSet, TheVariableForcesARunnableSetAndRefusesOthersByName) {
