@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/memory_budget.h"
+#include "engine/highest_logits.h"
 #include "engine/inspection_readout.h"
 #include "engine/load_memory.h"
 #include "engine/stop_strings.h"
@@ -18,19 +19,6 @@ int64_t usSince(Clock::time_point t0) {
     return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
 }
 
-// The k highest logits, descending (ties: lower id first), into the record.
-void keepHighestLogits(std::span<const float> logits, size_t k, StepRecord& rec) {
-    k = std::min(k, logits.size());
-    std::vector<int32_t>& ids = rec.replayIds;
-    ids.resize(logits.size());
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t(i);
-    auto higher = [&](int32_t a, int32_t b) { return logits[size_t(a)] > logits[size_t(b)] || (logits[size_t(a)] == logits[size_t(b)] && a < b); };
-    if (k < ids.size()) std::nth_element(ids.begin(), ids.begin() + ptrdiff_t(k), ids.end(), higher);
-    ids.resize(k);
-    std::sort(ids.begin(), ids.end(), higher);
-    rec.replayLogits.resize(k);
-    for (size_t i = 0; i < k; ++i) rec.replayLogits[i] = logits[size_t(ids[i])];
-}
 
 // The OutOfMemory message of a load that does not fit: the figures, and what would fit instead.
 std::string doesNotFit(const std::string& model, const MemoryNeed& need, const MemoryShortfall& shortfall,
