@@ -11,6 +11,7 @@
 
 #include "backend/prefetch_weights.h"
 #include "common/aligned_buffer.h"
+#include "common/kernel_set.h"
 #include "gguf/quant_blocks.h"
 
 namespace inferscope::INFERSCOPE_KERNELS_NS {
@@ -202,14 +203,14 @@ inline void lastBlock(const uint8_t* blk, int64_t b, const ActivationBlocks32& x
     }
 }
 
-// The min and offset terms of 8 blocks starting at b: Σ m_w·sum_x (min formats) or Σ d_w·sum_x
-// (offset formats, times the offset at the row's end).
 // minAcc as a term of y: Σ m_w·Σx̂ (min formats) or Σ d_w·Σx̂ times the offset (offset formats).
 template <class F>
 inline __m256 minTerm(__m256 minAcc) {
     return F::offset != 0 ? _mm256_mul_ps(minAcc, _mm256_set1_ps(F::offset)) : minAcc;
 }
 
+// The min and offset terms of 8 blocks starting at b: Σ m_w·sum_x (min formats) or Σ d_w·sum_x
+// (offset formats, times the offset at the row's end).
 template <class F, int M>
 inline void minTerms8(const uint8_t* blk, __m256 dw, int64_t b, const ActivationBlocks32& xq, __m256* minAcc) {
     const int64_t nb = xq.k / kBlock;
@@ -279,11 +280,6 @@ void withRows(int64_t m, Fn&& fn) {
 // kernel's to the bit; only the order of the f32 accumulation differs.
 #pragma GCC push_options
 #pragma GCC target("avx512vnni")
-
-bool cpuHasVnni() {
-    static const bool has = __builtin_cpu_supports("avx512vnni");
-    return has;
-}
 
 // hi, lo and hiBias of `count` elements of q (count a multiple of 32).
 void splitBytes(const int16_t* q, int64_t count, int8_t* hi, uint8_t* lo, int32_t* hiBias) {
@@ -435,7 +431,7 @@ ActivationBlocks32 quantizeActivations32(const float* x, int64_t m, int64_t k) {
     }
     ActivationBlocks32 out{q.data(), d, sum, m, k};
 #ifdef INFERSCOPE_Q8BLOCKS_VNNI
-    if (cpuHasVnni()) {
+    if (cpuHasAvx512Vnni()) {
         thread_local AlignedBuffer<int8_t> hi;
         thread_local AlignedBuffer<uint8_t> lo;
         thread_local AlignedBuffer<int32_t> hiBias;

@@ -100,15 +100,29 @@ const char* kernelSetInstructions(KernelSet set) {
     return "?";
 }
 
+bool cpuHasAvx512Vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+    static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("avx512vnni"));
+    return has;
+#else
+    return false;
+#endif
+}
+
+bool cpuHasAvx512Bf16() {
+#if defined(__x86_64__) || defined(__i386__)
+    static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("avx512bf16"));
+    return has;
+#else
+    return false;
+#endif
+}
+
 std::string kernelSetExtensions(KernelSet set) {
     std::string extensions;
-#if defined(__x86_64__) || defined(__i386__)
     if (set != KernelSet::Avx512) return extensions;
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512vnni")) extensions = "VNNI";
-    if (__builtin_cpu_supports("avx512bf16")) extensions += extensions.empty() ? "BF16" : " + BF16";
-#endif
-    (void)set;
+    if (cpuHasAvx512Vnni()) extensions = "VNNI";
+    if (cpuHasAvx512Bf16()) extensions += extensions.empty() ? "BF16" : " + BF16";
     return extensions;
 }
 

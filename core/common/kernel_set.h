@@ -29,6 +29,10 @@ const char* kernelSetInstructions(KernelSet set);
 // VNNI (decode of the 32-element block formats) and BF16 (prefill's rounding to bf16), as
 // "VNNI + BF16"; "" where none.
 std::string kernelSetExtensions(KernelSet set);
+// Whether this CPU has them (asked once): the avx512 set's kernels choose their VNNI and BF16 paths
+// by these.
+bool cpuHasAvx512Vnni();
+bool cpuHasAvx512Bf16();
 
 // True when this binary contains the set (the avx2 and avx512 sets exist on x86-64 builds).
 bool kernelSetBuilt(KernelSet set);

@@ -19,7 +19,6 @@ int64_t usSince(Clock::time_point t0) {
     return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
 }
 
-
 // The OutOfMemory message of a load that does not fit: the figures, and what would fit instead.
 std::string doesNotFit(const std::string& model, const MemoryNeed& need, const MemoryShortfall& shortfall,
                        const GgufFile& file, const LlamaHParams& hp, const LoadShape& shape, const MemoryFigures& have) {

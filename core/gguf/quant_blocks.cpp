@@ -384,8 +384,7 @@ namespace {
 // as zero: 32 at a time, each group holding one (a dequantized weight never is one: ggml's values
 // are multiples of 2^-24) converted by fp32ToBf16. Returns the elements done.
 size_t fp32ToBf16RowHardware(const float* src, uint16_t* dst, size_t n) {
-    static const bool has = __builtin_cpu_supports("avx512bf16");
-    if (!has) return 0;
+    if (!cpuHasAvx512Bf16()) return 0;
     const __m512i absMask = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1), below = _mm512_set1_epi32(0x007fffff);
     size_t i = 0;
     for (; i + 32 <= n; i += 32) {
@@ -405,74 +404,77 @@ size_t fp32ToBf16RowHardware(const float* src, uint16_t* dst, size_t n) {
 // ---- straight to bf16 (prefill's tiles): the f32 decoders' products, in the same order, rounded
 // by vcvtne2ps2bf16 (their values are multiples of 2^-24, never subnormal: fp32ToBf16's bits).
 
-inline __m512 bytesToPs(__m128i sixteen) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sixteen)); }
 inline void storeBf16(uint16_t* dst, __m512 first, __m512 second) {
     _mm512_storeu_si512(dst, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(second, first)));
 }
 
+// 32 bytes (element order) as float, 16 per register: unsigned, or signed.
+inline __m512 firstHalfPs(__m256i v) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(v))); }
+inline __m512 secondHalfPs(__m256i v) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(v, 1))); }
+inline __m512 firstHalfSignedPs(__m256i v) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(v))); }
+inline __m512 secondHalfSignedPs(__m256i v) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(v, 1))); }
+
+// 16 bytes of nibbles as 32 bytes 0..15 in element order (low nibbles 0..15, high 16..31).
+inline __m256i nibbles32(const uint8_t* p) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), mask = _mm_set1_epi8(0x0F);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), mask), _mm_and_si128(v, mask));
+}
+
 void q8_0Bf16(const uint8_t* b, uint16_t* y) {  // float(q) * d
     const __m512 d = _mm512_set1_ps(half(b));
-    const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2))));
-    const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 18))));
-    storeBf16(y, _mm512_mul_ps(lo, d), _mm512_mul_ps(hi, d));
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2));
+    storeBf16(y, _mm512_mul_ps(firstHalfSignedPs(q), d), _mm512_mul_ps(secondHalfSignedPs(q), d));
 }
 
 void q4_0Bf16(const uint8_t* b, uint16_t* y) {  // float(q - 8) * d
     const __m512 d = _mm512_set1_ps(half(b)), eight = _mm512_set1_ps(8.0f);
-    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2)), mask = _mm_set1_epi8(0x0F);
-    const __m512 lo = _mm512_sub_ps(bytesToPs(_mm_and_si128(qs, mask)), eight);  // exact: small integers
-    const __m512 hi = _mm512_sub_ps(bytesToPs(_mm_and_si128(_mm_srli_epi16(qs, 4), mask)), eight);
-    storeBf16(y, _mm512_mul_ps(lo, d), _mm512_mul_ps(hi, d));
+    const __m256i q = nibbles32(b + 2);  // q - 8 below is exact: small integers
+    storeBf16(y, _mm512_mul_ps(_mm512_sub_ps(firstHalfPs(q), eight), d), _mm512_mul_ps(_mm512_sub_ps(secondHalfPs(q), eight), d));
+}
+
+// 32 unsigned bytes as d·float(q) - m (q4_K, q5_K).
+inline void scaleMinToBf16(__m256i q, __m512 d, __m512 m, uint16_t* y) {
+    storeBf16(y, _mm512_sub_ps(_mm512_mul_ps(d, firstHalfPs(q)), m), _mm512_sub_ps(_mm512_mul_ps(d, secondHalfPs(q)), m));
+}
+
+// Q4_K/Q5_K group g (sub-blocks 2g and 2g + 1): their scales d·sc and mins dmin·m, as q4_K computes them.
+struct GroupScales {
+    __m512 d1, m1, d2, m2;
+};
+inline GroupScales groupScalesK4(const uint8_t* scales, float d, float dmin, int g) {
+    int sc1, m1, sc2, m2;
+    scaleMinK4(scales, 2 * g, sc1, m1);
+    scaleMinK4(scales, 2 * g + 1, sc2, m2);
+    return {_mm512_set1_ps(d * float(sc1)), _mm512_set1_ps(dmin * float(m1)), _mm512_set1_ps(d * float(sc2)), _mm512_set1_ps(dmin * float(m2))};
 }
 
 void q4_KBf16(const uint8_t* b, uint16_t* y) {  // d1 * float(q) - m1, as q4_K
     const float d = half(b), dmin = half(b + 2);
-    const uint8_t* scales = b + 4;
     const uint8_t* q = b + 16;
-    const __m128i mask = _mm_set1_epi8(0x0F);
+    const __m256i mask = _mm256_set1_epi8(0x0F);
     for (int g = 0; g < 4; ++g, q += 32, y += 64) {
-        int sc, m;
-        scaleMinK4(scales, 2 * g, sc, m);
-        const __m512 d1 = _mm512_set1_ps(d * float(sc)), m1 = _mm512_set1_ps(dmin * float(m));
-        scaleMinK4(scales, 2 * g + 1, sc, m);
-        const __m512 d2 = _mm512_set1_ps(d * float(sc)), m2 = _mm512_set1_ps(dmin * float(m));
-        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)), c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16));
-        auto lowOf = [&](__m128i v, __m512 dl, __m512 ml) { return _mm512_sub_ps(_mm512_mul_ps(dl, bytesToPs(_mm_and_si128(v, mask))), ml); };
-        auto highOf = [&](__m128i v, __m512 dl, __m512 ml) {
-            return _mm512_sub_ps(_mm512_mul_ps(dl, bytesToPs(_mm_and_si128(_mm_srli_epi16(v, 4), mask))), ml);
-        };
-        storeBf16(y, lowOf(a, d1, m1), lowOf(c, d1, m1));
-        storeBf16(y + 32, highOf(a, d2, m2), highOf(c, d2, m2));
+        const GroupScales s = groupScalesK4(b + 4, d, dmin, g);
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+        scaleMinToBf16(_mm256_and_si256(v, mask), s.d1, s.m1, y);
+        scaleMinToBf16(_mm256_and_si256(_mm256_srli_epi16(v, 4), mask), s.d2, s.m2, y + 32);
     }
-}
-
-// 32 unsigned bytes as d·float(q) - m (q4_K, q5_K), 16 per register.
-inline void scaleMinToBf16(__m256i q, __m512 d, __m512 m, uint16_t* y) {
-    const __m512 lo = _mm512_sub_ps(_mm512_mul_ps(d, bytesToPs(_mm256_castsi256_si128(q))), m);
-    const __m512 hi = _mm512_sub_ps(_mm512_mul_ps(d, bytesToPs(_mm256_extracti128_si256(q, 1))), m);
-    storeBf16(y, lo, hi);
 }
 
 void q5_KBf16(const uint8_t* b, uint16_t* y) {  // d1 * float(q + 16·bit) - m1, as q5_K
     const float d = half(b), dmin = half(b + 2);
-    const uint8_t* scales = b + 4;
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16));
     const uint8_t* q = b + 48;
     const __m256i mask = _mm256_set1_epi8(0x0F), bit = _mm256_set1_epi8(0x10);
     for (int g = 0; g < 4; ++g, q += 32, y += 64) {
-        int sc, m;
-        scaleMinK4(scales, 2 * g, sc, m);
-        const __m512 d1 = _mm512_set1_ps(d * float(sc)), m1 = _mm512_set1_ps(dmin * float(m));
-        scaleMinK4(scales, 2 * g + 1, sc, m);
-        const __m512 d2 = _mm512_set1_ps(d * float(sc)), m2 = _mm512_set1_ps(dmin * float(m));
+        const GroupScales s = groupScalesK4(b + 4, d, dmin, g);
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
         // bit 2g (2g + 1) of qh[l] moved to bit 4: 16-bit shifts, right first so that neither byte's
         // bit leaves its word, then masked per byte
         const __m256i shifted = _mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * g));
         const __m256i h1g = _mm256_and_si256(_mm256_slli_epi16(shifted, 4), bit);
         const __m256i h2g = _mm256_and_si256(_mm256_slli_epi16(shifted, 3), bit);
-        scaleMinToBf16(_mm256_or_si256(_mm256_and_si256(v, mask), h1g), d1, m1, y);
-        scaleMinToBf16(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), mask), h2g), d2, m2, y + 32);
+        scaleMinToBf16(_mm256_or_si256(_mm256_and_si256(v, mask), h1g), s.d1, s.m1, y);
+        scaleMinToBf16(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), mask), h2g), s.d2, s.m2, y + 32);
     }
 }
 
@@ -493,24 +495,10 @@ void q6_KBf16(const uint8_t* b, uint16_t* y) {  // d * float(sc) * float(q - 32)
                                 _mm256_and_si256(_mm256_srli_epi16(lo32, 4), m4)};
         for (int k = 0; k < 4; ++k) {
             const __m256i q = _mm256_sub_epi8(_mm256_or_si256(low[k], high[k]), k32);  // -32..31
-            const __m512 first = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(q)));
-            const __m512 second = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(q, 1)));
             const __m512 s0 = _mm512_set1_ps(d * float(sc[2 * k])), s1 = _mm512_set1_ps(d * float(sc[2 * k + 1]));
-            storeBf16(y + 32 * k, _mm512_mul_ps(s0, first), _mm512_mul_ps(s1, second));
+            storeBf16(y + 32 * k, _mm512_mul_ps(s0, firstHalfSignedPs(q)), _mm512_mul_ps(s1, secondHalfSignedPs(q)));
         }
     }
-}
-
-// 32 bytes (element order) as float, 16 per register: unsigned, or signed.
-inline __m512 firstHalfPs(__m256i v) { return bytesToPs(_mm256_castsi256_si128(v)); }
-inline __m512 secondHalfPs(__m256i v) { return bytesToPs(_mm256_extracti128_si256(v, 1)); }
-inline __m512 firstHalfSignedPs(__m256i v) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(v))); }
-inline __m512 secondHalfSignedPs(__m256i v) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(v, 1))); }
-
-// 16 bytes of nibbles as 32 bytes 0..15 in element order (low nibbles 0..15, high 16..31).
-inline __m256i nibbles32(const uint8_t* p) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), mask = _mm_set1_epi8(0x0F);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), mask), _mm_and_si128(v, mask));
 }
 
 // Q5_0/Q5_1's 5th bit: bit j of qh is element j.
@@ -608,8 +596,7 @@ void decodeEachBf16(const uint8_t* src, uint16_t* dst, size_t nBlocks, size_t ty
 }
 
 bool dequantizeRowBf16Hardware(GgmlType type, const void* src, uint16_t* dst, size_t n) {
-    static const bool has = __builtin_cpu_supports("avx512bf16");
-    if (!has) return false;
+    if (!cpuHasAvx512Bf16()) return false;
     const auto* bytes = static_cast<const uint8_t*>(src);
     const auto info = *ggmlTypeInfo(uint32_t(type));
     const size_t blocks = n / info.blockSize;
@@ -647,20 +634,6 @@ void fp32ToBf16Row(const float* src, uint16_t* dst, size_t n) {
     size_t i = 0;
 #if defined(__AVX512BW__)
     i = fp32ToBf16RowHardware(src, dst, n);
-    // The AVX2 rule below, 16 at a time (prefill rounds every weight of a quantized tile with it).
-    {
-        const __m512i absMask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
-        const __m512i half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
-        for (; i + 16 <= n; i += 16) {
-            const __m512i x = _mm512_loadu_si512(src + i);
-            if (_mm512_cmpgt_epi32_mask(_mm512_and_si512(x, absMask), inf) != 0) {  // a NaN: keep it one
-                for (size_t j = i; j < i + 16; ++j) dst[j] = fp32ToBf16(src[j]);
-                continue;
-            }
-            const __m512i bias = _mm512_add_epi32(half, _mm512_and_si512(_mm512_srli_epi32(x, 16), one));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_add_epi32(x, bias), 16)));
-        }
-    }
 #endif
 #if defined(__AVX2__)
     const __m256i absMask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
