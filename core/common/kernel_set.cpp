@@ -100,22 +100,20 @@ const char* kernelSetInstructions(KernelSet set) {
     return "?";
 }
 
-bool cpuHasAvx512Vnni() {
 #if defined(__x86_64__) || defined(__i386__)
-    static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("avx512vnni"));
-    return has;
+#define INFERSCOPE_CPU_HAS(feature) (__builtin_cpu_init(), __builtin_cpu_supports(feature))
 #else
-    return false;
+#define INFERSCOPE_CPU_HAS(feature) false
 #endif
+
+bool cpuHasAvx512Vnni() {
+    static const bool has = INFERSCOPE_CPU_HAS("avx512vnni");
+    return has;
 }
 
 bool cpuHasAvx512Bf16() {
-#if defined(__x86_64__) || defined(__i386__)
-    static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("avx512bf16"));
+    static const bool has = INFERSCOPE_CPU_HAS("avx512bf16");
     return has;
-#else
-    return false;
-#endif
 }
 
 std::string kernelSetExtensions(KernelSet set) {
