@@ -3,11 +3,23 @@
 #include <QImage>
 #include <QQuickWindow>
 #include <cstdio>
+#include <ctime>
 
 #include "chat/chat_controller.h"
 #include "engine/engine_controller.h"
 
 namespace inferscope {
+namespace {
+
+// CPU time this thread has used: what the GUI thread costs a decode on a machine with as many
+// cores as decode threads (bench/gui_vs_cli.sh).
+qint64 threadCpuNs() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return qint64(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+}  // namespace
 
 ScreenshotDriver::ScreenshotDriver(EngineController* engine, ChatController* chat, QString outputPath, QString prompt,
                                    QObject* parent)
@@ -20,7 +32,9 @@ ScreenshotDriver::ScreenshotDriver(EngineController* engine, ChatController* cha
     // The engine's decode rate counts its forward passes; the wall rate also what ran between them
     // (an open Layers or Attention panel's inspections): from the first step's arrival to the end.
     connect(engine_, &EngineController::stepsArrived, this, [this] {
-        if (!sinceFirstToken_.isValid()) sinceFirstToken_.start();
+        if (sinceFirstToken_.isValid()) return;
+        sinceFirstToken_.start();
+        guiCpuAtFirstTokenNs_ = threadCpuNs();
     });
     connect(engine_, &EngineController::inspectionArrived, this, [this](const InspectionReply& reply) {
         if (!sinceFirstToken_.isValid() || !chat_->generating() || !reply.inspection) return;
@@ -34,6 +48,10 @@ ScreenshotDriver::ScreenshotDriver(EngineController* engine, ChatController* cha
                              "wall %.1f tok/s after the first\n",
                      st.generatedTokens, qPrintable(finishName(chat_->messages()->at(row).finishReason)), st.prefillTokensPerSecond,
                      st.decodeTokensPerSecond, st.timeToFirstTokenMs, wallMs > 0 ? (st.generatedTokens - 1) * 1000.0 / wallMs : 0.0);
+        if (wallMs > 0) {
+            const double guiMs = double(threadCpuNs() - guiCpuAtFirstTokenNs_) / 1e6;
+            std::fprintf(stderr, "inferscope: the GUI thread ran %.1f ms while it streamed: %.1f%% of a core\n", guiMs, 100.0 * guiMs / wallMs);
+        }
         if (inspections_ > 0)
             std::fprintf(stderr, "inferscope: %d inspections while it streamed, %.1f ms in all: %.1f%% of the decode's wall time\n",
                          inspections_, double(inspectionUs_) / 1000.0, wallMs > 0 ? double(inspectionUs_) / 10.0 / wallMs : 0.0);

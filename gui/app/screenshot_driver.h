@@ -45,6 +45,7 @@ private:
     QElapsedTimer sinceFirstToken_;  // wall time of the decode, as the GUI saw it (bench/gui_vs_cli.sh)
     int inspections_ = 0;            // an open Layers or Attention panel's, while the answer streamed
     qint64 inspectionUs_ = 0;
+    qint64 guiCpuAtFirstTokenNs_ = 0;  // this (the GUI) thread's CPU time when the first step arrived
 };
 
 }  // namespace inferscope

@@ -67,7 +67,13 @@ StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(pa
     // steps are slow enough to be sent one by one); the panel follows at most once per 100 ms.
     followTimer_.setSingleShot(true);
     followTimer_.setInterval(100);
-    connect(&followTimer_, &QTimer::timeout, this, &StepInspector::onModelChanged);
+    connect(&followTimer_, &QTimer::timeout, this, [this] {
+        if (following_ && !shown_) {
+            behind_ = true;
+            return;
+        }
+        onModelChanged();
+    });
     connect(m, &QAbstractItemModel::dataChanged, this, [this] {
         if (!followTimer_.isActive()) followTimer_.start();
     });
@@ -104,7 +110,15 @@ int StepInspector::stepCount() const {
     return steps ? int(steps->size()) : 0;
 }
 
+void StepInspector::setShown(bool on) {
+    if (on == shown_) return;
+    shown_ = on;
+    emit shownChanged();
+    if (shown_ && behind_) onModelChanged();
+}
+
 void StepInspector::onModelChanged() {
+    behind_ = false;
     const ChatModel* m = chat_->messages();
     const int oldRow = row_;
     if (following_) {
@@ -123,9 +137,26 @@ void StepInspector::onModelChanged() {
         step_ = std::min(step_, int(m->at(row_).steps.size()) - 1);
     }
     if (row_ != oldRow) resetReplayToAnswer();
+    refreshDetails();
+    emit selectionChanged();
+}
+
+void StepInspector::setDetailsShown(bool on) {
+    if (on == detailsShown_) return;
+    detailsShown_ = on;
+    emit detailsShownChanged();
+    if (detailsShown_ && detailsBehind_) refreshDetails();
+}
+
+void StepInspector::refreshDetails() {
+    if (!detailsShown_) {
+        detailsBehind_ = true;
+        return;
+    }
+    detailsBehind_ = false;
     refreshCandidateModel();
     refreshProfile();
-    emit selectionChanged();
+    emit detailsChanged();
 }
 
 void StepInspector::refreshCandidateModel() {
@@ -178,8 +209,7 @@ void StepInspector::select(int row, int step) {
     row_ = row;
     step_ = step;
     if (row_ != oldRow) resetReplayToAnswer();
-    refreshCandidateModel();
-    refreshProfile();
+    refreshDetails();
     emit selectionChanged();
     if (replayedStep_ || result_) scheduleReplay();
 }

@@ -30,11 +30,20 @@ class StepInspector : public QObject, public QmlSingleton<StepInspector> {
     Q_PROPERTY(int stepCount READ stepCount NOTIFY selectionChanged)
     Q_PROPERTY(bool following READ following WRITE setFollowing NOTIFY selectionChanged)  // track the newest step
     Q_PROPERTY(bool hasStep READ hasStep NOTIFY selectionChanged)
-    Q_PROPERTY(QVariantMap current READ current NOTIFY selectionChanged)      // the step: token, p, rank, entropy, timings
-    Q_PROPERTY(QVariantList candidates READ candidates NOTIFY selectionChanged)  // top-N with per-stage p
+    Q_PROPERTY(QVariantMap current READ current NOTIFY detailsChanged)      // the step: token, p, rank, entropy, timings
+    Q_PROPERTY(QVariantList candidates READ candidates NOTIFY detailsChanged)  // top-N with per-stage p
     Q_PROPERTY(inferscope::CandidateListModel* candidateModel READ candidateModel CONSTANT)  // the same, updated in place
-    Q_PROPERTY(QVariantList survivors READ survivors NOTIFY selectionChanged)    // per stage
+    Q_PROPERTY(QVariantList survivors READ survivors NOTIFY detailsChanged)    // per stage
     Q_PROPERTY(QStringList stageNames READ stageNames CONSTANT)
+    // Whether a panel on screen shows the selection (Probabilities, Layers, Attention, Timeline;
+    // Inspector.qml says). While none does, following the stream waits: a hidden panel's bars,
+    // funnel and strip were rebuilt ten times a second and cost the decode 4% on two cores. The
+    // newest step is taken the moment one is shown again. True when nothing says otherwise.
+    Q_PROPERTY(bool shown READ shown WRITE setShown NOTIFY shownChanged)
+    // Whether the Probabilities panel is on screen: the step's candidates, funnel and the answer's
+    // surprisal strip (current, candidates, candidateModel, survivors, answerSurprisal/Entropy)
+    // are brought up to date only then — at once when it is shown again. True unless told.
+    Q_PROPERTY(bool detailsShown READ detailsShown WRITE setDetailsShown NOTIFY detailsShownChanged)
 
     // Replay settings and results (recomputed after each change, debounced).
     // The selected answer's per-token surprisal (-log2 pRaw, capped at kStripMaxBits for drawing) and
@@ -64,6 +73,10 @@ public:
     int stepCount() const;
     bool following() const { return following_; }
     void setFollowing(bool on);
+    bool shown() const { return shown_; }
+    void setShown(bool on);
+    bool detailsShown() const { return detailsShown_; }
+    void setDetailsShown(bool on);
     bool hasStep() const { return stepRecord() != nullptr; }
     QVariantMap current() const;
     QVariantList candidates() const;
@@ -124,6 +137,9 @@ signals:
     void profileChanged();
     void replayChanged();
     void replayResultChanged();
+    void shownChanged();
+    void detailsShownChanged();
+    void detailsChanged();  // the selected step's details, when detailsShown
 
 private:
     const StepRecord* stepRecord() const;
@@ -137,6 +153,10 @@ private:
     int row_ = -1;
     int step_ = -1;
     bool following_ = true;
+    bool shown_ = true;
+    bool behind_ = false;  // following, unseen: the stream moved on since the last refresh
+    bool detailsShown_ = true;
+    bool detailsBehind_ = false;  // the details were not refreshed since the selection or its answer changed
     SamplerParams replay_;
     std::optional<ReplayResult> result_;
     std::optional<SampleRecord> replayedStep_;
@@ -146,6 +166,7 @@ private:
     QTimer followTimer_;
     CandidateListModel candidateModel_;
     QList<qreal> surprisal_, entropy_;
+    void refreshDetails();  // the candidate model, the profile and detailsChanged, or detailsBehind_ while unseen
     void refreshProfile();
     void refreshCandidateModel();  // while an answer streams, the panel follows at most 10 times a second
 };

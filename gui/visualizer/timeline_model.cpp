@@ -57,7 +57,19 @@ double TimelineModel::prefillFlops(int tokens, int reused) const { return passCo
 
 // ---- the shown answer -------------------------------------------------------------------------------
 
+void TimelineModel::setActive(bool on) {
+    if (on == active_) return;
+    active_ = on;
+    emit activeChanged();
+    if (active_ && behind_) recompute();
+}
+
 void TimelineModel::recompute() {
+    if (!active_) {
+        behind_ = true;
+        return;
+    }
+    behind_ = false;
     const ChatModel* m = chat_->messages();
     row_ = inspector_->row();
     prefill_.clear();

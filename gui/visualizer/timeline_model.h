@@ -25,6 +25,10 @@ class TimelineModel : public QObject, public QmlSingleton<TimelineModel> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
+    // The Timeline panel is on screen. While it is not, the shown answer's figures wait: ten
+    // rebuilds a second of a hidden panel's charts cost a fast model's decode on two cores. Shown
+    // again, they are brought up to date at once. True when nothing says otherwise.
+    Q_PROPERTY(bool active READ active WRITE setActive NOTIFY activeChanged)
     Q_PROPERTY(int row READ row NOTIFY changed)                          // the answer shown, -1: none
     Q_PROPERTY(QVariantMap prefill READ prefill NOTIFY changed)          // tokens, reused, ms, tokensPerSecond, gflops
     Q_PROPERTY(QList<qreal> decodeMs READ decodeMs NOTIFY changed)       // per decode pass
@@ -42,6 +46,8 @@ class TimelineModel : public QObject, public QmlSingleton<TimelineModel> {
 public:
     TimelineModel(ChatController* chat, StepInspector* inspector, QObject* parent);
 
+    bool active() const { return active_; }
+    void setActive(bool on);
     int row() const { return row_; }
     QVariantMap prefill() const { return prefill_; }
     QList<qreal> decodeMs() const { return decodeMs_; }
@@ -71,6 +77,7 @@ public:
     double decodeFlops(int position) const;
 
 signals:
+    void activeChanged();
     void changed();
     void machineChanged();
     void busyChanged();
@@ -89,6 +96,8 @@ private:
     ChatController* chat_;
     EngineController* engine_;
     StepInspector* inspector_;
+    bool active_ = true;
+    bool behind_ = false;  // inactive, and the figures changed since the last recompute
     int row_ = -1;
     QVariantMap prefill_, decode_, machine_, counters_;
     QList<qreal> decodeMs_, decodeGBps_, noCacheMs_;

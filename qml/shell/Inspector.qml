@@ -11,6 +11,13 @@ Rectangle {
     Rectangle { anchors.left: parent.left; width: 1; height: parent.height; color: Theme.border }
 
     readonly property var tabs: ["probabilities", "layers", "attention", "timeline", "kv", "settings", "model"]
+    // The panels that show the selected step: while none is on screen the step inspector stops
+    // following the stream (the chat's own tooltips and outline ask it directly).
+    Binding {
+        target: StepInspector
+        property: "shown"
+        value: inspector.visible && ["probabilities", "layers", "attention", "timeline"].includes(inspector.tabs[tabBar.currentIndex])
+    }
 
     // Each tab as wide as its title, and the room left over shared equally (equal widths cut
     // "Probabilities" short at the inspector's usual width while "Model" had room to spare).

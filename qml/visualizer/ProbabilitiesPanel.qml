@@ -12,6 +12,7 @@ ScrollView {
     clip: true
     ScrollBar.vertical.policy: ScrollBar.AlwaysOn
     ScrollBar.horizontal.policy: ScrollBar.AlwaysOff
+    Binding { target: StepInspector; property: "detailsShown"; value: panel.visible }
 
     readonly property var cur: StepInspector.current
     readonly property var stages: StepInspector.stageNames

@@ -12,6 +12,7 @@ ScrollView {
     clip: true
     ScrollBar.vertical.policy: ScrollBar.AlwaysOn
     ScrollBar.horizontal.policy: ScrollBar.AlwaysOff
+    Binding { target: TimelineModel; property: "active"; value: panel.visible }
 
     readonly property var pf: TimelineModel.prefill
     readonly property var dc: TimelineModel.decode

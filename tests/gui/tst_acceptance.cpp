@@ -432,8 +432,12 @@ private slots:
         QCOMPARE(app_->chat->systemPrompt(), QStringLiteral("Be brief."));
         QTest::keyClick(window(), Qt::Key_I, Qt::ControlModifier);
         QTRY_VERIFY(!app_->settings->inspectorVisible());
+        QVERIFY(!app_->inspector->shown());  // nothing on screen follows the stream
+        QVERIFY(!app_->inspector->detailsShown());
         QTest::keyClick(window(), Qt::Key_I, Qt::ControlModifier);
         QTRY_VERIFY(app_->settings->inspectorVisible());
+        QCOMPARE(app_->inspector->shown(), QStringList({"probabilities", "layers", "attention", "timeline"}).contains(app_->settings->inspectorTab()));
+        QCOMPARE(app_->inspector->detailsShown(), app_->settings->inspectorTab() == QLatin1String("probabilities"));
         shot(QStringLiteral("done"));
     }
 
@@ -1077,6 +1081,11 @@ private slots:
             click(tab);
             QTRY_COMPARE(app_->settings->inspectorTab(), keys[t]);
             shot(keys[t]);
+            // Only the panels on screen follow the stream: the step (Probabilities, Layers,
+            // Attention, Timeline), its candidates (Probabilities), the pass times (Timeline).
+            QCOMPARE(app_->inspector->shown(), t <= 3);
+            QCOMPARE(app_->inspector->detailsShown(), t == 0);
+            QCOMPARE(app_->timeline->active(), t == 3);
             // The chat's contents stay in the chat's column, left of the inspector (the column
             // grew past it and the tint box, Edit, Regenerate and Send went under the inspector).
             const qreal inspectorLeft = item(QStringLiteral("inspector"))->mapToScene(QPointF(0, 0)).x();
