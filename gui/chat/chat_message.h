@@ -65,6 +65,7 @@ struct ChatMessage {
     std::vector<float> kvKl;            // per step: KL in nats against another KV cache type (heat mode "kvcost")
     // Heat-map text, built on demand and kept until the steps or the mode change.
     mutable bool heatValid = false;
+    quint64 heatRevision = 0;  // ChatModel's count of heat maps made stale when this one last was
     mutable HeatText heat;
 };
 

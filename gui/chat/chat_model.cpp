@@ -32,17 +32,7 @@ QVariant ChatModel::data(const QModelIndex& index, int role) const {
         case StatsRole: return QVariant::fromValue(m.stats);
         case TokenCountRole: return int(m.tokens.size());
         case GeneratedCountRole: return int(m.steps.size());
-        case HeatTextRole:
-        case TokenStartsRole: {
-            // While an answer streams, appendSteps rebuilds its heat map a few times a second.
-            const HeatText* heat = heatText(index.row());
-            if (!heat) return role == HeatTextRole ? QVariant(QString()) : QVariant(QVariantList());
-            if (role == HeatTextRole) return heat->html;
-            QVariantList starts;
-            starts.reserve(heat->tokenStarts.size());
-            for (int s : heat->tokenStarts) starts.append(s);
-            return starts;
-        }
+        case HeatRevisionRole: return hasHeat(m) ? int(m.heatRevision) : 0;
         case VariantIndexRole: return m.activeVariant;
         case VariantCountRole: return std::max<int>(1, int(m.variants.size()));
         // The answer proper: a <think> block is shown folded apart (ThinkingRole).
@@ -66,10 +56,19 @@ QVariant ChatModel::data(const QModelIndex& index, int role) const {
     }
 }
 
+bool ChatModel::hasHeat(const ChatMessage& m) const {
+    return m.role == Message::Assistant && !m.steps.empty() && heatMode_ != HeatMode::Off;
+}
+
+void ChatModel::staleHeat(ChatMessage& m) {
+    m.heatValid = false;
+    m.heatRevision = ++heatRevisions_;
+}
+
 const HeatText* ChatModel::heatText(int row) const {
     if (row < 0 || row >= count()) return nullptr;
     const ChatMessage& m = messages_[size_t(row)];
-    if (m.role != Message::Assistant || m.steps.empty() || heatMode_ == HeatMode::Off) return nullptr;
+    if (!hasHeat(m)) return nullptr;
     if (!m.heatValid) {
         m.heat = buildHeatText(m.steps, heatMode_, m.trimLeadingSpace, dark_, m.replayChanged, thinkingOf(m).answerStart, m.kvKl);
         m.heatValid = true;
@@ -85,8 +84,7 @@ QHash<int, QByteArray> ChatModel::roleNames() const {
             {StatsRole, "stats"},
             {TokenCountRole, "tokenCount"},
             {GeneratedCountRole, "generatedCount"},
-            {HeatTextRole, "heatText"},
-            {TokenStartsRole, "tokenStarts"},
+            {HeatRevisionRole, "heatRevision"},
             {VariantIndexRole, "variantIndex"},
             {VariantCountRole, "variantCount"},
             {ShownTextRole, "shownText"},
@@ -99,6 +97,7 @@ int ChatModel::append(ChatMessage message) {
     const int row = int(messages_.size());
     beginInsertRows({}, row, row);
     messages_.push_back(std::move(message));
+    staleHeat(messages_.back());
     utf8_.emplace_back();
     endInsertRows();
     emit countChanged();
@@ -123,8 +122,8 @@ void ChatModel::appendSteps(int row, const std::vector<StepRecord>& steps) {
         return;
     }
     streamingHeatBuilt_.start();
-    m.heatValid = false;
-    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, GeneratedCountRole, HeatTextRole, TokenStartsRole});
+    staleHeat(m);
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, GeneratedCountRole, HeatRevisionRole});
 }
 
 void ChatModel::setTokens(int row, std::vector<int32_t> tokens) {
@@ -150,12 +149,12 @@ void ChatModel::finish(int row, const QString& text, Message::Finish finishReaso
     m.finishReason = finishReason;
     m.stats = stats;
     m.streamedBytes.clear();
-    m.heatValid = false;
+    staleHeat(m);
     utf8_[size_t(row)] = Utf8Stream();
     if (!m.variants.empty()) m.variants[size_t(m.activeVariant)] = {m.text, m.finishReason, m.stats, m.tokens, m.steps};
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, StreamingRole, FinishReasonRole, StatsRole, GeneratedCountRole, HeatTextRole,
-                            TokenStartsRole, VariantIndexRole, VariantCountRole});
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, StreamingRole, FinishReasonRole, StatsRole, GeneratedCountRole, HeatRevisionRole,
+                            VariantIndexRole, VariantCountRole});
 }
 
 void ChatModel::setStats(int row, const AnswerStats& stats) {
@@ -183,6 +182,7 @@ void ChatModel::truncate(int rows) {
 void ChatModel::reset(std::vector<ChatMessage> messages) {
     beginResetModel();
     messages_ = std::move(messages);
+    for (ChatMessage& m : messages_) staleHeat(m);
     utf8_.assign(messages_.size(), Utf8Stream());
     endResetModel();
     emit countChanged();
@@ -198,23 +198,23 @@ void ChatModel::setHeatMode(const QString& mode) {
     const HeatMode m = heatModeFromName(mode);
     if (m == heatMode_) return;
     heatMode_ = m;
-    for (size_t r = 0; r < messages_.size(); ++r) messages_[r].heatValid = false;
-    if (!messages_.empty()) emit dataChanged(index(0), index(int(messages_.size()) - 1), {HeatTextRole, TokenStartsRole});
+    for (ChatMessage& m : messages_) staleHeat(m);
+    if (!messages_.empty()) emit dataChanged(index(0), index(int(messages_.size()) - 1), {HeatRevisionRole});
     emit heatModeChanged();
 }
 
 void ChatModel::setDarkTheme(bool dark) {
     if (dark == dark_) return;
     dark_ = dark;
-    for (size_t r = 0; r < messages_.size(); ++r) messages_[r].heatValid = false;
-    if (!messages_.empty()) emit dataChanged(index(0), index(int(messages_.size()) - 1), {HeatTextRole});
+    for (ChatMessage& m : messages_) staleHeat(m);
+    if (!messages_.empty()) emit dataChanged(index(0), index(int(messages_.size()) - 1), {HeatRevisionRole});
     emit heatModeChanged();
 }
 
 void ChatModel::invalidateHeat(int row) {
-    messages_[size_t(row)].heatValid = false;
+    staleHeat(messages_[size_t(row)]);
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {HeatTextRole, TokenStartsRole});
+    emit dataChanged(i, i, {HeatRevisionRole});
 }
 
 void ChatModel::setReplayChanged(int row, std::vector<uint8_t> changed) {
@@ -243,7 +243,7 @@ void ChatModel::addVariant(int row) {
     m.replayChanged.clear();
     m.kvKl.clear();
     m.streaming = true;
-    m.heatValid = false;
+    staleHeat(m);
     utf8_[size_t(row)] = Utf8Stream();
     const QModelIndex i = index(row);
     emit dataChanged(i, i);
@@ -263,7 +263,7 @@ bool ChatModel::showVariant(int row, int variant) {
     m.replayChanged.clear();
     m.kvKl.clear();
     m.activeVariant = variant;
-    m.heatValid = false;
+    staleHeat(m);
     const QModelIndex i = index(row);
     emit dataChanged(i, i);
     return true;
@@ -282,7 +282,7 @@ void ChatModel::abandonVariant(int row) {
     m.steps = v.steps;
     m.streaming = false;
     m.streamedBytes.clear();
-    m.heatValid = false;
+    staleHeat(m);
     if (m.variants.size() == 1) m.variants.clear();
     utf8_[size_t(row)] = Utf8Stream();
     const QModelIndex i = index(row);
@@ -299,9 +299,9 @@ void ChatModel::replaceSteps(int row, std::vector<StepRecord> steps) {
     for (const StepRecord& s : m.steps) added += utf8_[size_t(row)].push(s.piece);
     if (m.trimLeadingSpace && added.starts_with(' ')) added.erase(0, 1);
     m.text = QString::fromUtf8(added);
-    m.heatValid = false;
+    staleHeat(m);
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, GeneratedCountRole, HeatTextRole, TokenStartsRole});
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, GeneratedCountRole, HeatRevisionRole});
 }
 
 }  // namespace inferscope

@@ -34,8 +34,7 @@ public:
         StatsRole,
         TokenCountRole,               // tokens in the context from this message
         GeneratedCountRole,           // answers: tokens generated
-        HeatTextRole,                 // answers: rich text, one tinted span per token ("" when the mode is off)
-        TokenStartsRole,              // answers: per step, where its characters start in the text
+        HeatRevisionRole,             // answers: changes when the heat map does (HeatDocument shows it); 0: none
         VariantIndexRole,             // answers: which version is shown (0-based)
         VariantCountRole,             // answers: how many versions there are
         ShownTextRole,                // the text as the view shows it: at most kShownChars characters
@@ -52,6 +51,10 @@ public:
     // characters here: 10 MB would freeze the window for seconds), so the view gets at most this
     // many characters and says how many it leaves out; the text itself is kept, stored and exported whole.
     static constexpr qsizetype kShownChars = 20000;
+    // While an answer streams its heat map is rebuilt at most every kStreamingHeatMs: tokens come
+    // in batches of about 100 ms (one by one from a slow model) and laying out the rich text
+    // again with each would slow the decoding.
+    static constexpr qint64 kStreamingHeatMs = 100;
 
     int rowCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
@@ -96,14 +99,13 @@ signals:
 
 private:
     void invalidateHeat(int row);
+    void staleHeat(ChatMessage& m);  // its heat map is built again when next asked for, under a new revision
+    bool hasHeat(const ChatMessage& m) const;
+    quint64 heatRevisions_ = 0;
     std::vector<ChatMessage> messages_;
     HeatMode heatMode_ = HeatMode::Probability;
     bool dark_ = false;
     std::vector<Utf8Stream> utf8_;  // one per row (only answers being streamed use theirs)
-    // While an answer streams its heat map is rebuilt at most every kStreamingHeatMs: tokens come
-    // in batches of about 100 ms (one by one from a slow model) and laying out the rich text
-    // again with each would slow the decoding.
-    static constexpr qint64 kStreamingHeatMs = 100;
     QElapsedTimer streamingHeatBuilt_;
 };
 

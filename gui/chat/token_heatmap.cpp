@@ -37,42 +37,15 @@ double surprisalBits(double p) {
 
 namespace {
 
-// Uncertainty in [0, 1] -> a background: transparent when sure, warm and strong when not.
-QString tint(double uncertainty, bool dark) {
+// Uncertainty in [0, 1] -> a background: none when sure, warm and strong when not.
+QColor tint(double uncertainty, bool dark) {
     uncertainty = std::clamp(uncertainty, 0.0, 1.0);
     if (uncertainty < 0.03) return {};
     // hue from green-yellow (slightly unsure) to red (very unsure)
     const double hue = (1.0 - uncertainty) * 60.0 / 360.0;
     QColor c = QColor::fromHslF(float(hue), 0.85f, dark ? 0.32f : 0.80f);
     c.setAlphaF(float(0.25 + 0.75 * uncertainty));
-    return QStringLiteral("background-color:rgba(%1,%2,%3,%4);").arg(c.red()).arg(c.green()).arg(c.blue()).arg(c.alphaF(), 0, 'f', 2);
-}
-
-QString escape(const QString& s) {
-    QString out;
-    out.reserve(s.size());
-    for (QChar ch : s) {
-        switch (ch.unicode()) {
-            case '<': out += QLatin1String("&lt;"); break;
-            case '>': out += QLatin1String("&gt;"); break;
-            case '&': out += QLatin1String("&amp;"); break;
-            case '"': out += QLatin1String("&quot;"); break;
-            // A line break inside the paragraph (U+2028), not a new paragraph: Qt's rich text
-            // gives a paragraph that begins with a tinted span that span's background across its
-            // whole width, so one tinted token after a '\n' tinted the whole next line.
-            // The same for every other character Qt's rich text would start a paragraph at: a
-            // vocabulary can hold tokens of '\r', U+2029 or U+0085 (Gemma's does).
-            case '\n':
-            case '\r':
-            case 0x0B:
-            case 0x0C:
-            case 0x85:
-            case 0x2028:
-            case 0x2029: out += QLatin1String("<br/>"); break;
-            default: out += ch;
-        }
-    }
-    return out;
+    return c;
 }
 
 // How unsure the tokens [first, last] were, together, in the mode's terms (-1: no tint).
@@ -101,16 +74,19 @@ double uncertainty(const std::vector<StepRecord>& steps, size_t first, size_t la
     return -1.0;
 }
 
-// Appends text in a tinted span; line breaks stay outside the spans (the break itself is not tinted).
-void appendTinted(QString& html, const QString& text, const QString& style) {
-    if (style.isEmpty()) {
-        html += escape(text);
+// Appends text with a tint; its line breaks as untinted spans of their own.
+void appendTinted(QList<HeatSpan>& spans, const QString& text, const QColor& tint) {
+    if (text.isEmpty()) return;
+    if (!tint.isValid()) {
+        spans.append({text, {}});
         return;
     }
-    const QStringList lines = text.split(QLatin1Char('\n'));
-    for (qsizetype l = 0; l < lines.size(); ++l) {
-        if (l > 0) html += QLatin1String("<br/>");
-        if (!lines[l].isEmpty()) html += QStringLiteral("<span style=\"%1\">%2</span>").arg(style, escape(lines[l]));
+    qsizetype from = 0;
+    for (qsizetype k = 0; k <= text.size(); ++k) {
+        if (k < text.size() && !isLineBreak(text[k])) continue;
+        if (k > from) spans.append({text.mid(from, k - from), tint});
+        if (k < text.size()) spans.append({QString(text[k]), {}});
+        from = k + 1;
     }
 }
 
@@ -120,10 +96,9 @@ HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool
                        const std::vector<uint8_t>& changed, qsizetype hiddenChars, const std::vector<float>& kvKl) {
     HeatText out;
     out.tokenStarts.reserve(qsizetype(steps.size()));
-    out.html = QStringLiteral("<div style=\"white-space:pre-wrap\">");
-    auto styleOf = [&](size_t first, size_t last) {
+    auto tintOf = [&](size_t first, size_t last) {
         const double u = uncertainty(steps, first, last, mode, changed, kvKl);
-        return u < 0 ? QString() : tint(u, dark);
+        return u < 0 ? QColor() : tint(u, dark);
     };
     QString full;  // the whole text; out.plain is what follows its first hiddenChars characters
     Utf8Stream utf8;
@@ -153,18 +128,30 @@ HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool
             joinedLength = chunk[0].isHighSurrogate() && chunk.size() > 1 ? 2 : 1;
             if (hidden == 0) {
                 out.joined.append({int(at - hiddenChars), int(joinedLength), int(from), int(k)});
-                appendTinted(out.html, chunk.left(joinedLength), styleOf(from, k));
+                appendTinted(out.spans, chunk.left(joinedLength), tintOf(from, k));
             }
         }
         const qsizetype shownFrom = std::max(joinedLength, hidden);
-        if (chunk.size() > shownFrom) appendTinted(out.html, chunk.mid(shownFrom), styleOf(k, k));
+        if (chunk.size() > shownFrom) appendTinted(out.spans, chunk.mid(shownFrom), tintOf(k, k));
     }
     const QString rest = QString::fromUtf8(utf8.flush());
-    out.html += escape(rest.mid(std::clamp<qsizetype>(hiddenChars - full.size(), 0, rest.size())));
+    appendTinted(out.spans, rest.mid(std::clamp<qsizetype>(hiddenChars - full.size(), 0, rest.size())), {});
     full += rest;
     out.plain = full.mid(std::min(hiddenChars, full.size()));
-    out.html += QStringLiteral("</div>");
     return out;
+}
+
+bool isLineBreak(QChar ch) {
+    switch (ch.unicode()) {
+        case '\n':
+        case '\r':
+        case 0x0B:
+        case 0x0C:
+        case 0x85:
+        case 0x2028:
+        case 0x2029: return true;
+        default: return false;
+    }
 }
 
 int stepAtPosition(const QList<int>& tokenStarts, int position) {

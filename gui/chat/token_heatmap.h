@@ -1,8 +1,9 @@
 #pragma once
-// The token heat map: an answer's text as rich text with one span per generated token, tinted by
+// The token heat map: an answer's text as runs of characters, one per generated token, tinted by
 // the token's probability, its surprisal, the step's entropy, or whether a replay changed it — and where
 // each token starts in the text, so a position under the mouse maps back to its step.
 
+#include <QColor>
 #include <QList>
 #include <QString>
 #include <vector>
@@ -37,8 +38,16 @@ struct JoinedCharacter {
     int lastStep = 0;   // the token that brought its last byte
 };
 
+// A run of the heat text's characters with one tint: a token's characters, or a line break
+// (never tinted: a tinted break showed as a tinted box at the end of the line).
+struct HeatSpan {
+    QString text;
+    QColor tint;  // the background; invalid: none
+    bool operator==(const HeatSpan& other) const = default;
+};
+
 struct HeatText {
-    QString html;            // the text, each token's characters in a tinted <span>
+    QList<HeatSpan> spans;   // the text in order: a span per token (its line breaks apart)
     QList<int> tokenStarts;  // [step] offset of the step's first character in the plain text
     QString plain;           // the plain text the offsets refer to
     QList<JoinedCharacter> joined;  // in text order
@@ -52,6 +61,10 @@ struct HeatText {
 // cache) in nats from "What q8_0 costs" (HeatMode::KvCost only; steps past its end untinted).
 HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool trimLeadingSpace, bool dark,
                        const std::vector<uint8_t>& changed = {}, qsizetype hiddenChars = 0, const std::vector<float>& kvKl = {});
+
+// A character that ends a line: '\n', and every other one Qt's text layout starts a paragraph or
+// a line at ('\r', VT, FF, NEL, U+2028, U+2029; a vocabulary can hold any of them, Gemma's does).
+bool isLineBreak(QChar ch);
 
 // Index of the step whose characters include `position` (the last start <= position), or -1.
 int stepAtPosition(const QList<int>& tokenStarts, int position);

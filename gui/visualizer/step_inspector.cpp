@@ -215,12 +215,9 @@ void StepInspector::select(int row, int step) {
 }
 
 void StepInspector::selectAtPosition(int row, int textPosition) {
-    const ChatModel* m = chat_->messages();
-    if (row < 0 || row >= m->count()) return;
-    const QVariantList starts = m->data(m->index(row), ChatModel::TokenStartsRole).toList();
-    QList<int> s;
-    for (const QVariant& v : starts) s.append(v.toInt());
-    const int step = stepAtPosition(s, textPosition);
+    const HeatText* heat = chat_->messages()->heatText(row);
+    if (!heat) return;
+    const int step = stepAtPosition(heat->tokenStarts, textPosition);
     if (step >= 0) select(row, step);
 }
 

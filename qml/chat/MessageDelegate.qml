@@ -16,8 +16,7 @@ Item {
     required property int finishReason    // Message.EndOfGeneration, Message.MaxTokens, ...
     required property var stats
     required property int generatedCount
-    required property string heatText
-    required property var tokenStarts
+    required property int heatRevision       // 0: no heat map (a question, the mode "off")
     required property string thinking        // a reasoning model's <think> block, shown folded
     required property string thinkingState   // "", "thinking", "done", "cut"
     required property int variantIndex
@@ -93,7 +92,7 @@ Item {
             // plain text elsewhere. Two editors, not one whose format changes: Qt 6.4's TextEdit,
             // switched from Markdown to rich text, lays the rich text out again as plain text (a
             // finished chat answer showed untinted until the conversation was reopened).
-            readonly property bool heat: !root.isUser && root.heatText !== ""
+            readonly property bool heat: !root.isUser && root.heatRevision > 0
 
             TextEdit {
                 id: body
@@ -117,7 +116,7 @@ Item {
                 visible: !root.editing && parent.heat
                 anchors.fill: parent
                 anchors.margins: Theme.spacing
-                text: !parent.heat ? "" : root.streaming ? root.heatText.replace(/<\/div>$/, " ▍</div>") : root.heatText
+                // Written by heatDocument, span by span (no text binding: it would replace them).
                 textFormat: TextEdit.RichText
                 wrapMode: TextEdit.Wrap
                 readOnly: true
@@ -125,6 +124,15 @@ Item {
                 color: Theme.text
                 selectionColor: Theme.accent
                 font.pixelSize: Theme.fontNormal
+
+                HeatDocument {
+                    id: heatDocument
+                    document: heatBody.textDocument
+                    model: ChatController.messages
+                    row: root.index
+                    revision: heatBody.parent.heat ? root.heatRevision : 0
+                    streaming: root.streaming
+                }
 
                 property int hoveredStep: -1
                 property int hoveredPosition: -1
@@ -148,22 +156,18 @@ Item {
                 function stepAt(point) {
                     const pos = positionUnder(point)
                     if (pos < 0) return -1
-                    let step = -1
-                    for (let i = 0; i < root.tokenStarts.length && root.tokenStarts[i] <= pos; ++i) step = i
+                    const step = heatDocument.stepAt(pos)
                     return step < root.generatedCount ? step : -1
                 }
                 function tokenBox(step) {
-                    if (step < 0 || step >= root.tokenStarts.length) return Qt.rect(0, 0, 0, 0)
-                    const a = root.tokenStarts[step]
                     // A token that brought only some bytes of a character has no characters of its
                     // own: outline the character it is part of (shown with the token completing it).
-                    let end = step + 1
-                    while (end < root.tokenStarts.length && root.tokenStarts[end] === a) ++end
-                    const b = end < root.tokenStarts.length ? Math.min(root.tokenStarts[end], length) : length
+                    const a = heatDocument.stepStart(step)
+                    const b = Math.min(heatDocument.stepEnd(step), length)
                     // The text lags the token starts while it is rebuilt (streaming, another
                     // conversation opened): a position past its end has no rectangle, and the
                     // outline was drawn as a 4 px box at the bubble's top-left corner.
-                    if (a >= length || b <= a) return Qt.rect(0, 0, 0, 0)
+                    if (a < 0 || a >= length || b <= a) return Qt.rect(0, 0, 0, 0)
                     const first = positionToRectangle(a)
                     const last = positionToRectangle(Math.max(a, b))
                     const right = last.y === first.y ? last.x : width

@@ -513,11 +513,11 @@ private slots:
         shot(QStringLiteral("finished"));
 
         // Hover the middle of some token's characters: the tooltip is that token's, beside the pointer.
-        const QVariantList starts = app_->chat->messages()->data(app_->chat->messages()->index(1), ChatModel::TokenStartsRole).toList();
+        const QList<int> starts = app_->chat->messages()->heatText(1)->tokenStarts;
         QVERIFY(starts.size() > 8);
         int checked = 0;
         for (int step = 2; step < starts.size() - 1 && checked < 4; ++step) {
-            const int a = starts[step].toInt(), b = starts[step + 1].toInt();
+            const int a = starts[step], b = starts[step + 1];
             if (b - a < 3) continue;  // wide enough to hover inside
             QRectF ra, rb;
             QMetaObject::invokeMethod(body, "positionToRectangle", Q_RETURN_ARG(QRectF, ra), Q_ARG(int, a + 1));
@@ -619,8 +619,7 @@ private slots:
         QVERIFY(legend->property("text").toString().contains(QStringLiteral("8 bits")));
         ChatModel* m = app_->chat->messages();
         const ChatMessage& answer = m->at(1);
-        QCOMPARE(m->data(m->index(1), ChatModel::HeatTextRole).toString(),
-                 buildHeatText(answer.steps, HeatMode::Surprisal, answer.trimLeadingSpace, m->darkTheme()).html);
+        QCOMPARE(m->heatText(1)->spans, buildHeatText(answer.steps, HeatMode::Surprisal, answer.trimLeadingSpace, m->darkTheme()).spans);
         shot(QStringLiteral("tinted"));
 
         app_->settings->setInspectorVisible(true);
@@ -1189,8 +1188,8 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(visibleNamed(QStringLiteral("kvCost_mean")), 30000);
         QCOMPARE(visibleNamed(QStringLiteral("kvCostCaption"))->property("text").toString(),
                  QStringLiteral("Q8_0 against FP16, over the latest answer's 40 tokens."));
-        QTRY_VERIFY(app_->chat->messages()->data(app_->chat->messages()->index(1), ChatModel::HeatTextRole).toString().contains(
-            QLatin1String("background-color")));
+        QTRY_VERIFY(app_->chat->messages()->heatText(1) && std::any_of(app_->chat->messages()->heatText(1)->spans.begin(), app_->chat->messages()->heatText(1)->spans.end(),
+                                                                      [](const HeatSpan& s) { return s.tint.isValid(); }));
         // The figures in view for the picture (the panel is laid out again as they appear).
         QQuickItem* caption = visibleNamed(QStringLiteral("kvCostCaption"));
         const QPointF captionAt = caption->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));

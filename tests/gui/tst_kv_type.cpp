@@ -246,15 +246,13 @@ private slots:
             r.sample.pRaw = p;
             return r;
         };
-        const auto styleOf = [](const QString& html) { return html.section(QLatin1Char('"'), 3, 3); };
-        const QString full = styleOf(buildHeatText({step("x", 0.0f)}, HeatMode::Probability, false, false).html);
-        const QString half = styleOf(buildHeatText({step("x", 0.5f)}, HeatMode::Probability, false, false).html);
-        QVERIFY(full.startsWith(QStringLiteral("background-color:rgba(")));
-        QVERIFY(half.startsWith(QStringLiteral("background-color:rgba(")) && half != full);
+        const QColor full = buildHeatText({step("x", 0.0f)}, HeatMode::Probability, false, false).spans.value(0).tint;
+        const QColor half = buildHeatText({step("x", 0.5f)}, HeatMode::Probability, false, false).spans.value(0).tint;
+        QVERIFY(full.isValid());
+        QVERIFY(half.isValid() && half != full);
         const std::vector<StepRecord> steps{step("a", 1.0f), step("b", 1.0f), step("c", 1.0f), step("d", 0.0f)};
         const HeatText heat = buildHeatText(steps, HeatMode::KvCost, false, false, {}, 0, {0.0f, 0.05f, 0.025f});
-        QCOMPARE(heat.html, QStringLiteral("<div style=\"white-space:pre-wrap\">a<span style=\"%1\">b</span><span style=\"%2\">c</span>d</div>")
-                                .arg(full, half));
+        QCOMPARE(heat.spans, (QList<HeatSpan>{{QStringLiteral("a"), {}}, {QStringLiteral("b"), full}, {QStringLiteral("c"), half}, {QStringLiteral("d"), {}}}));
         QCOMPARE(heatModeFromName(QStringLiteral("kvcost")), HeatMode::KvCost);
         QCOMPARE(heatModeName(HeatMode::KvCost), QStringLiteral("kvcost"));
     }

@@ -12,9 +12,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBlock>
+#include <QTextCursor>
 #include <QTextDocument>
 
 #include "chat/chat_controller.h"
+#include "chat/heat_document.h"
 #include "chat/token_heatmap.h"
 #include "store/chat_store.h"
 #include "chat_fixture.h"
@@ -26,6 +28,39 @@
 using namespace inferscope;
 using namespace inferscope::testing_gui;
 
+namespace {
+
+// The heat text as the chat's TextEdit holds it (HeatDocument writes it there).
+std::unique_ptr<QTextDocument> documentOf(const HeatText& heat) {
+    auto doc = std::make_unique<QTextDocument>();
+    QTextCursor cursor(doc.get());
+    HeatDocument::write(cursor, heat.spans);
+    return doc;
+}
+
+// The document's characters as the plain text has them: each line break one position, as
+// tokenStarts counts it (a paragraph's end or a line separator in the document).
+bool sameCharacters(const QTextDocument& doc, const QString& plain) {
+    const QString raw = doc.toRawText();
+    if (raw.size() != plain.size()) return false;
+    for (qsizetype k = 0; k < raw.size(); ++k) {
+        const bool isBreak = raw[k] == QChar(QChar::ParagraphSeparator) || raw[k] == QChar(QChar::LineSeparator);
+        if (isLineBreak(plain[k]) ? !isBreak : raw[k] != plain[k]) return false;
+    }
+    return true;
+}
+
+// Whether the character at `position` has a background (a paragraph's end is no character of a fragment).
+bool tintedAt(const QTextDocument& doc, int position) {
+    for (auto it = doc.findBlock(position).begin(); !it.atEnd(); ++it) {
+        const QTextFragment f = it.fragment();
+        if (position >= f.position() && position < f.position() + f.length()) return f.charFormat().hasProperty(QTextFormat::BackgroundBrush);
+    }
+    return false;
+}
+
+}  // namespace
+
 class TestStepInspector : public QObject {
     Q_OBJECT
 
@@ -36,8 +71,9 @@ class TestStepInspector : public QObject {
 private slots:
     void initTestCase() { useTestLocations(); }
 
-    // A newline token's tint stays on the token: Qt's rich text made a tinted span around a line
-    // break tint the whole next paragraph. Newlines are written outside the spans.
+    // A newline token's tint stays on the token's characters: Qt's rich text gave a paragraph that
+    // began with a tinted span that tint across the whole line. Line breaks are spans of their own,
+    // untinted; the tint is the characters' background, never a paragraph's.
     void aNewlineDoesNotCarryItsTintIntoTheNextParagraph() {
         std::vector<StepRecord> steps(3);
         steps[0].piece = "A";
@@ -47,30 +83,37 @@ private slots:
         const HeatText heat = buildHeatText(steps, HeatMode::Probability, false, false, {});
         QCOMPARE(heat.plain, QStringLiteral("A\nBC"));
         QCOMPARE(heat.tokenStarts, (QList<int>{0, 1, 3}));
-        QVERIFY2(!heat.html.contains(QRegularExpression(QStringLiteral("<span[^>]*>[^<]*\n"))), qPrintable(heat.html));
-        QCOMPARE(heat.html.count(QStringLiteral("<span")), 3);  // A, B and C; nothing around the newline
-        // As the chat's TextEdit lays it out: one paragraph (the break is a line separator, so no
-        // paragraph starts with a tinted span, which Qt paints across the whole line), the same
-        // characters at the same offsets as the plain text, no paragraph background.
-        QTextDocument doc;
-        doc.setHtml(heat.html);
-        QCOMPARE(doc.blockCount(), 1);
-        QCOMPARE(doc.toPlainText(), heat.plain);
-        QCOMPARE(doc.characterCount() - 1, heat.plain.size());
-        QVERIFY(!doc.firstBlock().blockFormat().hasProperty(QTextFormat::BackgroundBrush));
+        QCOMPARE(heat.spans.size(), 4);  // A, the break, B, C
+        QCOMPARE(heat.spans[1], (HeatSpan{QStringLiteral("\n"), {}}));
+        for (int i : {0, 2, 3}) QVERIFY(heat.spans[i].tint.isValid());
+        // As the chat's TextEdit holds it: the characters at the plain text's offsets, each tinted
+        // token's characters tinted, the break not, no paragraph with a background.
+        auto doc = documentOf(heat);
+        QVERIFY(sameCharacters(*doc, heat.plain));
+        QCOMPARE(doc->blockCount(), 2);
+        QVERIFY(tintedAt(*doc, 0) && !tintedAt(*doc, 1) && tintedAt(*doc, 2) && tintedAt(*doc, 3));
+        for (QTextBlock b = doc->firstBlock(); b.isValid(); b = b.next()) QVERIFY(!b.blockFormat().hasProperty(QTextFormat::BackgroundBrush));
 
-        // Every character Qt would start a paragraph at, inside tinted tokens: still one paragraph.
-        std::vector<StepRecord> odd(6);
-        const char* pieces[] = {"a", "\rb", "c\xE2\x80\xA9", "d\xC2\x85", "\x0B" "e", "\x0C" "f"};
+        // Every other character Qt would break a line or start a paragraph at, inside tinted tokens,
+        // and "\r\n" (which QTextCursor::insertText makes one paragraph break): one position each,
+        // never tinted, the tokens around them still at their offsets.
+        std::vector<StepRecord> odd(7);
+        const char* pieces[] = {"a", "\rb", "c\xE2\x80\xA9", "d\xC2\x85", "\x0B" "e", "\x0C" "f", "\r\ng"};
         for (size_t i = 0; i < odd.size(); ++i) {
             odd[i].piece = pieces[i];
             odd[i].sample.pRaw = 0.1f;
         }
         const HeatText oddHeat = buildHeatText(odd, HeatMode::Probability, false, false, {});
-        QTextDocument oddDoc;
-        oddDoc.setHtml(oddHeat.html);
-        QCOMPARE(oddDoc.blockCount(), 1);
-        QCOMPARE(oddDoc.characterCount() - 1, oddHeat.plain.size());
+        auto oddDoc = documentOf(oddHeat);
+        QVERIFY(sameCharacters(*oddDoc, oddHeat.plain));
+        for (qsizetype k = 0; k < oddHeat.plain.size(); ++k) QCOMPARE(tintedAt(*oddDoc, int(k)), !isLineBreak(oddHeat.plain[k]));
+        QCOMPARE(oddDoc->blockCount(), 2);  // the '\n' alone starts a paragraph
+        // A frame's start or end character in a model's output is not a frame: U+FFFD, one position.
+        std::vector<StepRecord> frame(1);
+        frame[0].piece = "x\xEF\xB7\x90y";  // U+FDD0
+        auto frameDoc = documentOf(buildHeatText(frame, HeatMode::Probability, false, false, {}));
+        QCOMPARE(frameDoc->toRawText(), QStringLiteral("x\uFFFDy"));
+        QCOMPARE(frameDoc->rootFrame()->childFrames().size(), 0);
     }
 
     // Byte-level BPE splits an emoji's bytes between tokens: Llama 3's vocabulary writes " 🦙" as
@@ -108,14 +151,14 @@ private slots:
         QCOMPARE(heat->joined[0].length, 2);  // a surrogate pair
         QCOMPARE(heat->joined[0].firstStep, 2);
         QCOMPARE(heat->joined[0].lastStep, 4);
-        QVERIFY2(!heat->html.contains(QChar(0xFFFD)), qPrintable(heat->html));
+        for (const HeatSpan& span : heat->spans) QVERIFY2(!span.text.contains(QChar(0xFFFD)), qPrintable(span.text));
         // The emoji in a span of its own with the tint of p = 0.45; the CJK characters are whole tokens.
         StepRecord at045 = steps[0];
         at045.sample.pRaw = 0.45f;
         at045.piece = "x";
-        const QString tint045 = buildHeatText({at045}, HeatMode::Probability, false, false).html.section(QLatin1Char('"'), 3, 3);
-        QVERIFY(tint045.startsWith(QStringLiteral("background-color:rgba(")));
-        QVERIFY2(heat->html.contains(QStringLiteral("<span style=\"%1\">%2</span>").arg(tint045, QString::fromUtf8("\xF0\x9F\xA6\x99"))), qPrintable(heat->html));
+        const QColor tint045 = buildHeatText({at045}, HeatMode::Probability, false, false).spans.value(0).tint;
+        QVERIFY(tint045.isValid());
+        QVERIFY(heat->spans.contains(HeatSpan{QString::fromUtf8("\xF0\x9F\xA6\x99"), tint045}));
         QCOMPARE(f.inspector->tokenText(11410), QStringLiteral("\u2423<0xF0><0x9F>"));
         QCOMPARE(f.inspector->tokenText(99), QStringLiteral("<0xA6>"));
         // Hovering either half of the emoji: the split, then the token that completed it.
@@ -166,10 +209,7 @@ private slots:
         QCOMPARE(heat->tokenStarts, (QList<int>{0, 0, 0, 0, 0, 0, 0, 5}));
         QCOMPARE(stepAtPosition(heat->tokenStarts, 0), 6);
         QCOMPARE(stepAtPosition(heat->tokenStarts, 6), 7);
-        QVERIFY2(!heat->html.contains(QStringLiteral("Hmm")) && !heat->html.contains(QStringLiteral("think")), qPrintable(heat->html));
-        QTextDocument doc;
-        doc.setHtml(heat->html);
-        QCOMPARE(doc.toPlainText(), heat->plain);
+        QVERIFY(sameCharacters(*documentOf(*heat), QStringLiteral("Hello there")));
         // Stopped while thinking: all of it is thought, nothing is held back, no answer.
         ChatMessage cut;
         cut.role = Message::Assistant;
@@ -206,7 +246,7 @@ private slots:
             std::vector<StepRecord> steps(1);
             steps[0].piece = "a";
             steps[0].sample.pRaw = p;
-            return buildHeatText(steps, mode, false, false).html;
+            return buildHeatText(steps, mode, false, false).spans;
         };
         QCOMPARE(heatOf(0.25f, HeatMode::Surprisal), heatOf(0.75f, HeatMode::Probability));
         QVERIFY(heatOf(0.25f, HeatMode::Surprisal) != heatOf(0.25f, HeatMode::Probability));
@@ -247,9 +287,9 @@ private slots:
         f.settings->setHeatMode(QStringLiteral("surprisal"));
         ChatModel* m = f.chat->messages();
         QCOMPARE(m->heatMode(), QStringLiteral("surprisal"));
-        const QString html = m->data(m->index(1), ChatModel::HeatTextRole).toString();
-        QCOMPARE(html, buildHeatText(steps, HeatMode::Surprisal, f.last().trimLeadingSpace, m->darkTheme()).html);
-        QVERIFY(html != buildHeatText(steps, HeatMode::Probability, f.last().trimLeadingSpace, m->darkTheme()).html);
+        const QList<HeatSpan> spans = m->heatText(1)->spans;
+        QCOMPARE(spans, buildHeatText(steps, HeatMode::Surprisal, f.last().trimLeadingSpace, m->darkTheme()).spans);
+        QVERIFY(spans != buildHeatText(steps, HeatMode::Probability, f.last().trimLeadingSpace, m->darkTheme()).spans);
 
         // Reopened from the store: the same strip and tint.
         const qint64 id = f.chat->conversationId();
@@ -258,7 +298,7 @@ private slots:
         QVERIFY(f.chat->openConversation(id));
         QCOMPARE(f.inspector->row(), 1);
         checkStrip(steps);
-        QCOMPARE(m->data(m->index(1), ChatModel::HeatTextRole).toString(), html);
+        QCOMPARE(m->heatText(1)->spans, spans);
         f.settings->setHeatMode(QStringLiteral("probability"));
 
         // Two branches at the same step are answers of the same length: showing one, then the
@@ -300,11 +340,11 @@ private slots:
         QCOMPARE(f.inspector->stepCount(), 20);
         // Pick step 1 (" there") from its position in the heat text.
         ChatModel* m = f.chat->messages();
-        const QVariantList starts = m->data(m->index(1), ChatModel::TokenStartsRole).toList();
+        const QList<int> starts = m->heatText(1)->tokenStarts;
         QCOMPARE(starts.size(), 20);
-        QCOMPARE(starts[0].toInt(), 0);   // ","
-        QCOMPARE(starts[1].toInt(), 1);   // " there"
-        QCOMPARE(starts[2].toInt(), 7);   // " was"
+        QCOMPARE(starts[0], 0);   // ","
+        QCOMPARE(starts[1], 1);   // " there"
+        QCOMPARE(starts[2], 7);   // " was"
         f.inspector->selectAtPosition(1, 3);
         QVERIFY(!f.inspector->following());
         QCOMPARE(f.inspector->step(), 1);
@@ -318,9 +358,9 @@ private slots:
         QCOMPARE(cands[0].toMap().value("p").toList().size(), kSamplerStageCount);
         QCOMPARE(f.inspector->survivors().size(), kSamplerStageCount);
         QVERIFY(f.inspector->describe(1, 1).startsWith(QString::fromUtf8("“\u2423there”")));
-        // The heat text has one span per tinted token and the same characters as the answer.
-        const QString html = m->data(m->index(1), ChatModel::HeatTextRole).toString();
-        QVERIFY(html.contains("<span style=\"background-color:rgba("));
+        // The heat text has the same characters as the answer, some of them tinted.
+        QVERIFY(sameCharacters(*documentOf(*m->heatText(1)), m->heatText(1)->plain));
+        QVERIFY(std::any_of(m->heatText(1)->spans.begin(), m->heatText(1)->spans.end(), [](const HeatSpan& s) { return s.tint.isValid(); }));
 
         // The next answer is followed again: the panel shows its newest token, not the one clicked.
         QVERIFY(f.answer([&] { return f.chat->send(" The end."); }));

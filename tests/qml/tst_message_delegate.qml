@@ -22,7 +22,7 @@ TestCase {
         const p = {index: 1, role: Message.Assistant, text: "Hello there", streaming: false, finishReason: Message.EndOfGeneration,
                    stats: {complete: true, generatedTokens: 12, prefillTokensPerSecond: 500, reusedTokens: 3, prefilledTokens: 2,
                            decodeTokensPerSecond: 80.5, timeToFirstTokenMs: 14.2},
-                   generatedCount: 12, isLast: true, heatText: "", tokenStarts: [], variantIndex: 0, variantCount: 1,
+                   generatedCount: 12, isLast: true, heatRevision: 0, variantIndex: 0, variantCount: 1,
                    thinking: "", thinkingState: ""}
         for (const k in extra) p[k] = extra[k]
         if (p.shownText === undefined) p.shownText = p.text
