@@ -135,7 +135,7 @@ void EngineController::onModelLoaded(quint64 requestId, const LoadedModel& model
     stagesReported_ = false;
     emit reportedStagesChanged();
     modelDetails_ = ModelDetails::of(model);
-    kv_ = model.kv;
+    setKv(model.kv);
     prefillTps_ = decodeTps_ = ttftMs_ = 0;
     loadingPath_.clear();
     clearError();
@@ -234,6 +234,12 @@ void EngineController::stop() {
     cancelThrough_->store(currentJob_);
 }
 
+void EngineController::setKv(const KvCacheStats& kv) {
+    const bool reservedChanged = kv.bytesReserved != kv_.bytesReserved;
+    kv_ = kv;
+    if (reservedChanged) emit kvBytesReservedChanged();
+}
+
 void EngineController::onPrefillFinished(quint64 jobId, const PrefillStats& stats) {
     if (jobId != currentJob_) return;
     if (!measuring_) {
@@ -258,7 +264,7 @@ void EngineController::onStepsReady(quint64 jobId, const StepBatch& batch) {
             decodeSteps_ += 1;
         }
     if (decodeStartUs_ > 0) decodeTps_ = decodeSteps_ * 1e6 / double(decodeStartUs_);
-    if (batch.kv) kv_ = *batch.kv;
+    if (batch.kv) setKv(*batch.kv);
     emit statsChanged();
     emit stepsArrived(jobId, batch);
 }
@@ -266,7 +272,7 @@ void EngineController::onStepsReady(quint64 jobId, const StepBatch& batch) {
 void EngineController::onGenerationFinished(quint64 jobId, const GenerationSummary& summary) {
     if (jobId != currentJob_) return;
     if (!measuring_) {
-        kv_ = summary.kv;
+        setKv(summary.kv);
         prefillTps_ = summary.prefill.tokensPerSecond();
         decodeTps_ = summary.decodeTokensPerSecond();
         ttftMs_ = double(summary.timeToFirstTokenUs) / 1000.0;

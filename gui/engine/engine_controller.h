@@ -40,7 +40,10 @@ class EngineController : public QObject, public QmlSingleton<EngineController> {
     Q_PROPERTY(int contextLength READ contextLength NOTIFY modelChanged)
     Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
     Q_PROPERTY(double weightBytes READ weightBytes NOTIFY modelChanged)
-    Q_PROPERTY(double kvBytesReserved READ kvBytesReserved NOTIFY statsChanged)
+    // Its own signal, sent when it changes (a load, another cache type): statsChanged comes with
+    // every step batch, and the Model panel's table and the status bar's memory figure were built
+    // again ten times a second for a number that had not changed.
+    Q_PROPERTY(double kvBytesReserved READ kvBytesReserved NOTIFY kvBytesReservedChanged)
     // The loaded cache's element type ("f32", "f16", "q8_0", "q4_0"; "" without a model).
     Q_PROPERTY(QString kvType READ kvType NOTIFY statsChanged)
     Q_PROPERTY(double kvBytesUsed READ kvBytesUsed NOTIFY statsChanged)
@@ -166,6 +169,7 @@ signals:
     void modelChanged();
     void deviceChanged();  // the device description (its thread count), also on every load
     void statsChanged();
+    void kvBytesReservedChanged();
     void loadProgressChanged();
     void errorMessageChanged();
     void loadFailed(const QString& message);
@@ -195,6 +199,7 @@ signals:
 private:
     void setState(State s);
     void setError(const QString& message);
+    void setKv(const KvCacheStats& kv);  // kv_, and kvBytesReservedChanged when the reservation changed
     void onModelLoaded(quint64 requestId, const LoadedModel& model);
     void onLoadFailed(quint64 requestId, const QString& message);
     void onPrefillFinished(quint64 jobId, const PrefillStats& stats);

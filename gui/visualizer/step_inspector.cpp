@@ -56,26 +56,25 @@ QString bitsText(double bits) { return std::isinf(bits) ? QStringLiteral("∞") 
 
 StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(parent), chat_(chat) {
     ChatModel* m = chat_->messages();
-    connect(m, &QAbstractItemModel::rowsInserted, this, &StepInspector::onModelChanged);
-    connect(m, &QAbstractItemModel::rowsRemoved, this, &StepInspector::onModelChanged);
+    connect(m, &QAbstractItemModel::rowsInserted, this, [this] { onModelChanged(); });
+    connect(m, &QAbstractItemModel::rowsRemoved, this, [this] { onModelChanged(); });
     // Another conversation: its newest answer (a step picked in the previous one means nothing here).
     connect(m, &QAbstractItemModel::modelReset, this, [this] {
         following_ = true;
         onModelChanged();
     });
     // Streaming text changes arrive with every step batch (about ten a second, more when a model's
-    // steps are slow enough to be sent one by one); the panel follows at most once per 100 ms.
+    // steps are slow enough to be sent one by one); the panel follows at most once per 100 ms —
+    // with the batch when it can, so that the window draws the text and the panel in one frame
+    // (a timer of its own drew a second frame a few ms after each batch's).
     followTimer_.setSingleShot(true);
-    followTimer_.setInterval(100);
-    connect(&followTimer_, &QTimer::timeout, this, [this] {
-        if (following_ && !shown_) {
-            behind_ = true;
-            return;
-        }
-        onModelChanged();
-    });
+    connect(&followTimer_, &QTimer::timeout, this, &StepInspector::follow);
     connect(m, &QAbstractItemModel::dataChanged, this, [this] {
-        if (!followTimer_.isActive()) followTimer_.start();
+        if (followTimer_.isActive()) return;
+        const qint64 since = lastFollow_.isValid() ? lastFollow_.elapsed() : kFollowMs;
+        // Batches come about every 100 ms, a few ms early or late: one a little early is taken.
+        if (since >= kFollowMs * 8 / 10) follow();
+        else followTimer_.start(int(kFollowMs - since));
     });
     // A new answer is what the user waits for: the panel follows it again, even after a click on
     // an older token turned following off (Probabilities said "No token yet" while tokens streamed).
@@ -86,6 +85,10 @@ StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(pa
         if (row == row_) {
             resetReplayToAnswer();
         }
+    });
+    detailsTimer_.setSingleShot(true);
+    connect(&detailsTimer_, &QTimer::timeout, this, [this] {
+        if (detailsBehind_) refreshDetails();
     });
     replayTimer_.setSingleShot(true);
     replayTimer_.setInterval(40);
@@ -110,6 +113,15 @@ int StepInspector::stepCount() const {
     return steps ? int(steps->size()) : 0;
 }
 
+void StepInspector::follow() {
+    lastFollow_.start();
+    if (following_ && !shown_) {
+        behind_ = true;
+        return;
+    }
+    onModelChanged(true);
+}
+
 void StepInspector::setShown(bool on) {
     if (on == shown_) return;
     shown_ = on;
@@ -117,7 +129,7 @@ void StepInspector::setShown(bool on) {
     if (shown_ && behind_) onModelChanged();
 }
 
-void StepInspector::onModelChanged() {
+void StepInspector::onModelChanged(bool streaming) {
     behind_ = false;
     const ChatModel* m = chat_->messages();
     const int oldRow = row_;
@@ -137,7 +149,7 @@ void StepInspector::onModelChanged() {
         step_ = std::min(step_, int(m->at(row_).steps.size()) - 1);
     }
     if (row_ != oldRow) resetReplayToAnswer();
-    refreshDetails();
+    refreshDetails(streaming);
     emit selectionChanged();
 }
 
@@ -148,12 +160,20 @@ void StepInspector::setDetailsShown(bool on) {
     if (detailsShown_ && detailsBehind_) refreshDetails();
 }
 
-void StepInspector::refreshDetails() {
+void StepInspector::refreshDetails(bool streaming) {
     if (!detailsShown_) {
         detailsBehind_ = true;
         return;
     }
+    if (streaming && lastDetails_.isValid() && lastDetails_.elapsed() < kDetailsMs) {
+        detailsBehind_ = true;
+        if (!detailsTimer_.isActive()) detailsTimer_.start(int(kDetailsMs - lastDetails_.elapsed()));
+        return;
+    }
+    detailsTimer_.stop();
+    lastDetails_.start();
     detailsBehind_ = false;
+    shownStep_ = step_;
     refreshCandidateModel();
     refreshProfile();
     emit detailsChanged();

@@ -7,6 +7,7 @@
 
 #include <QObject>
 #include <QQmlEngine>
+#include <QElapsedTimer>
 #include <QTimer>
 #include <QUrl>
 #include <QVariantList>
@@ -44,6 +45,9 @@ class StepInspector : public QObject, public QmlSingleton<StepInspector> {
     // surprisal strip (current, candidates, candidateModel, survivors, answerSurprisal/Entropy)
     // are brought up to date only then — at once when it is shown again. True unless told.
     Q_PROPERTY(bool detailsShown READ detailsShown WRITE setDetailsShown NOTIFY detailsShownChanged)
+    // The step the details are of: the selected one, or while an answer streams one up to
+    // kDetailsMs older (the Probabilities panel names and marks this one, not the newest).
+    Q_PROPERTY(int shownStep READ shownStep NOTIFY detailsChanged)
 
     // Replay settings and results (recomputed after each change, debounced).
     // The selected answer's per-token surprisal (-log2 pRaw, capped at kStripMaxBits for drawing) and
@@ -76,6 +80,7 @@ public:
     bool shown() const { return shown_; }
     void setShown(bool on);
     bool detailsShown() const { return detailsShown_; }
+    int shownStep() const { return shownStep_; }
     void setDetailsShown(bool on);
     bool hasStep() const { return stepRecord() != nullptr; }
     QVariantMap current() const;
@@ -144,7 +149,9 @@ signals:
 private:
     const StepRecord* stepRecord() const;
     const std::vector<StepRecord>* answerSteps() const;
-    void onModelChanged();
+    // The selection follows the model; `streaming`: the stream moved on (the details may wait).
+    void onModelChanged(bool streaming = false);
+    void follow();  // the stream moved on: onModelChanged, or behind_ while no panel shows the step
     void scheduleReplay();
     void runReplay();
     QVariantMap candidateMap(const CandidateRecord& c, int32_t chosen) const;
@@ -156,6 +163,7 @@ private:
     bool shown_ = true;
     bool behind_ = false;  // following, unseen: the stream moved on since the last refresh
     bool detailsShown_ = true;
+    int shownStep_ = -1;
     bool detailsBehind_ = false;  // the details were not refreshed since the selection or its answer changed
     SamplerParams replay_;
     std::optional<ReplayResult> result_;
@@ -164,9 +172,18 @@ private:
     QString exportError_;
     QTimer replayTimer_;
     QTimer followTimer_;
+    QElapsedTimer lastFollow_;
+    static constexpr qint64 kFollowMs = 100;
     CandidateListModel candidateModel_;
     QList<qreal> surprisal_, entropy_;
-    void refreshDetails();  // the candidate model, the profile and detailsChanged, or detailsBehind_ while unseen
+    // The candidate model, the profile and detailsChanged, or detailsBehind_ while unseen. While an
+    // answer streams, at most every kDetailsMs: a step 10 tokens on every 100 ms can be read no
+    // better than one 25 tokens on every 250 ms, and each refresh lays the panel out and draws it
+    // again (2-5 ms of the GUI thread, taken from the decode on two cores).
+    void refreshDetails(bool streaming = false);
+    QTimer detailsTimer_;
+    QElapsedTimer lastDetails_;
+    static constexpr qint64 kDetailsMs = 250;
     void refreshProfile();
     void refreshCandidateModel();  // while an answer streams, the panel follows at most 10 times a second
 };

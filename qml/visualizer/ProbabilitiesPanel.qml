@@ -33,14 +33,15 @@ ScrollView {
             Layout.fillWidth: true
             Layout.preferredWidth: 100
             Layout.topMargin: Theme.spacing
-            ToolButton { text: "◀"; enabled: StepInspector.hasStep && StepInspector.step > 0; onClicked: StepInspector.stepBy(-1) }
+            // The step the panel shows (while an answer streams, refreshed four times a second).
+            ToolButton { text: "◀"; enabled: StepInspector.hasStep && StepInspector.shownStep > 0; onClicked: StepInspector.stepBy(-1) }
             Label {
                 objectName: "stepLabel"
-                text: StepInspector.hasStep ? qsTr("Token %1 of %2").arg(StepInspector.step + 1).arg(StepInspector.stepCount)
+                text: StepInspector.hasStep ? qsTr("Token %1 of %2").arg(StepInspector.shownStep + 1).arg(StepInspector.stepCount)
                                             : qsTr("No token yet")
                 font.bold: true
             }
-            ToolButton { text: "▶"; enabled: StepInspector.hasStep && StepInspector.step + 1 < StepInspector.stepCount; onClicked: StepInspector.stepBy(1) }
+            ToolButton { text: "▶"; enabled: StepInspector.hasStep && StepInspector.shownStep + 1 < StepInspector.stepCount; onClicked: StepInspector.stepBy(1) }
             Item { Layout.fillWidth: true }
             CheckBox {
                 text: qsTr("Follow")
@@ -68,7 +69,7 @@ ScrollView {
             Layout.preferredWidth: 100
             surprisal: StepInspector.answerSurprisal
             entropy: StepInspector.answerEntropy
-            selected: StepInspector.step
+            selected: StepInspector.shownStep
             describe: (step) => StepInspector.describe(StepInspector.row, step)
             onStepClicked: (step) => StepInspector.select(StepInspector.row, step)
         }

@@ -1,0 +1,98 @@
+#include "visualizer/funnel_chart.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+#include <algorithm>
+
+namespace inferscope {
+
+FunnelChart::FunnelChart(QQuickItem* parent) : QQuickPaintedItem(parent) {
+    setAntialiasing(true);
+    auto relayout = [this] {
+        setImplicitHeight(shownRows() > 0 ? shownRows() * (rowHeight_ + spacing_) - spacing_ : 0);
+        update();
+    };
+    connect(this, &FunnelChart::candidatesChanged, this, relayout);
+    connect(this, &FunnelChart::layoutChanged, this, relayout);
+    connect(this, &FunnelChart::styleChanged, this, [this] { update(); });
+}
+
+void FunnelChart::setCandidates(const QVariantList& candidates) {
+    candidates_ = candidates;
+    cells_.clear();
+    cells_.reserve(candidates.size());
+    for (const QVariant& c : candidates) {
+        const QVariantMap m = c.toMap();
+        Row row;
+        row.token = m.value(QStringLiteral("token")).toString();
+        row.chosen = m.value(QStringLiteral("chosen")).toBool();
+        for (const QVariant& p : m.value(QStringLiteral("p")).toList()) row.p.append(p.toDouble());
+        cells_.append(std::move(row));
+    }
+    emit candidatesChanged();
+}
+
+double FunnelChart::pAt(int row, int column) const {
+    if (row < 0 || row >= shownRows() || column < 1 || column > stageCount_) return 0;
+    const QList<double>& p = cells_[row].p;
+    return column - 1 < p.size() ? p[column - 1] : 0;
+}
+
+qreal FunnelChart::cellWidth() const {
+    return stageCount_ > 0 ? std::max<qreal>(0, (width() - tokenWidth_ - stageCount_ * spacing_) / stageCount_) : 0;
+}
+
+QString FunnelChart::cellText(int row, int column) const {
+    if (row < 0 || row >= shownRows() || column < 0 || column > stageCount_) return {};
+    if (column == 0) return cells_[row].token;
+    const double p = pAt(row, column);
+    return p > 0 ? QString::number(p * 100, 'f', p < 0.1 ? 1 : 0) : QStringLiteral("×");
+}
+
+QColor FunnelChart::cellTextColor(int row, int column) const {
+    if (column == 0) return row >= 0 && row < shownRows() && cells_[row].chosen ? accentColor_ : textColor_;
+    const double p = pAt(row, column);
+    if (p <= 0) return mutedColor_;
+    if (p < 0.5) return textColor_;
+    return column == stageCount_ ? textOnLastBarColor_ : textOnBarColor_;
+}
+
+QColor FunnelChart::cellBackground(int row, int column) const {
+    if (column == 0) return Qt::transparent;
+    const double p = pAt(row, column);
+    if (p < 0.5) return cellColor_;
+    return column == stageCount_ ? lastBarColor_ : barColor_;
+}
+
+QRectF FunnelChart::cellRect(int row, int column) const {
+    const qreal y = row * (rowHeight_ + spacing_);
+    if (column == 0) return {0, y, tokenWidth_, rowHeight_};
+    const qreal w = cellWidth();
+    return {tokenWidth_ + spacing_ + (column - 1) * (w + spacing_), y, w, rowHeight_};
+}
+
+void FunnelChart::paint(QPainter* painter) {
+    const int rows = shownRows();
+    for (int r = 0; r < rows; ++r) {
+        // The token, cut short with an ellipsis when long.
+        const QRectF tokenBox = cellRect(r, 0);
+        QFont tf = tokenFont_;
+        tf.setBold(cells_[r].chosen);
+        painter->setFont(tf);
+        painter->setPen(cellTextColor(r, 0));
+        painter->drawText(tokenBox, Qt::AlignLeft | Qt::AlignVCenter, QFontMetricsF(tf).elidedText(cells_[r].token, Qt::ElideRight, tokenBox.width()));
+        // Each stage: the empty cell, the bar from the left, the percentage centred over both.
+        painter->setFont(valueFont_);
+        for (int c = 1; c <= stageCount_; ++c) {
+            const QRectF box = cellRect(r, c);
+            const double p = pAt(r, c);
+            // Square cells, whole pixels: antialiased rounded ones took a third of the paint.
+            painter->fillRect(box.toAlignedRect(), cellColor_);
+            if (p > 0) painter->fillRect(QRectF(box.x(), box.y(), box.width() * std::min(1.0, p), box.height()).toAlignedRect(), c == stageCount_ ? lastBarColor_ : barColor_);
+            painter->setPen(cellTextColor(r, c));
+            painter->drawText(box, Qt::AlignCenter, cellText(r, c));
+        }
+    }
+}
+
+}  // namespace inferscope

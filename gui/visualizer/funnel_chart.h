@@ -1,0 +1,77 @@
+#pragma once
+// FunnelChart: the sampler funnel's cells, painted — a row per candidate: its token, then its
+// probability after each sampler stage as a bar with the percentage on it, "×" where the stage
+// removed it. One painted item instead of seventy cells of QML items with seven bindings each:
+// those took the GUI thread ~2.5 ms at every step the panel followed (2.5% of a core, on two
+// cores the decode's, while an answer streamed).
+
+#include <QColor>
+#include <QFont>
+#include <QQuickPaintedItem>
+#include <QVariantList>
+#include <QtQml/qqmlregistration.h>
+
+namespace inferscope {
+
+class FunnelChart : public QQuickPaintedItem {
+    Q_OBJECT
+    QML_ELEMENT
+    // StepInspector.candidates: {token, chosen, p: [after each stage]}, most probable first.
+    Q_PROPERTY(QVariantList candidates READ candidates WRITE setCandidates NOTIFY candidatesChanged)
+    Q_PROPERTY(int stageCount MEMBER stageCount_ NOTIFY layoutChanged)
+    Q_PROPERTY(int rows MEMBER rows_ NOTIFY layoutChanged)  // at most this many candidates
+    Q_PROPERTY(qreal tokenWidth MEMBER tokenWidth_ NOTIFY layoutChanged)
+    Q_PROPERTY(qreal spacing MEMBER spacing_ NOTIFY layoutChanged)
+    Q_PROPERTY(qreal rowHeight MEMBER rowHeight_ NOTIFY layoutChanged)
+    Q_PROPERTY(int shownRows READ shownRows NOTIFY candidatesChanged)
+    Q_PROPERTY(QColor textColor MEMBER textColor_ NOTIFY styleChanged)
+    Q_PROPERTY(QColor mutedColor MEMBER mutedColor_ NOTIFY styleChanged)        // "×"
+    Q_PROPERTY(QColor accentColor MEMBER accentColor_ NOTIFY styleChanged)      // the picked token
+    Q_PROPERTY(QColor cellColor MEMBER cellColor_ NOTIFY styleChanged)          // an empty cell
+    Q_PROPERTY(QColor barColor MEMBER barColor_ NOTIFY styleChanged)
+    Q_PROPERTY(QColor lastBarColor MEMBER lastBarColor_ NOTIFY styleChanged)    // the distribution drawn from
+    Q_PROPERTY(QColor textOnBarColor MEMBER textOnBarColor_ NOTIFY styleChanged)
+    Q_PROPERTY(QColor textOnLastBarColor MEMBER textOnLastBarColor_ NOTIFY styleChanged)
+    Q_PROPERTY(QFont tokenFont MEMBER tokenFont_ NOTIFY styleChanged)
+    Q_PROPERTY(QFont valueFont MEMBER valueFont_ NOTIFY styleChanged)
+
+public:
+    explicit FunnelChart(QQuickItem* parent = nullptr);
+    void paint(QPainter* painter) override;
+
+    QVariantList candidates() const { return candidates_; }
+    void setCandidates(const QVariantList& candidates);
+    int shownRows() const { return int(std::min<qsizetype>(rows_, rows_ < 0 ? 0 : cells_.size())); }
+
+    // What a cell shows (column 0: the token; 1 …: the percentage after that stage, "×" once removed).
+    Q_INVOKABLE QString cellText(int row, int column) const;
+    // The colour its text is drawn in: on the bar once the bar reaches the text's middle.
+    Q_INVOKABLE QColor cellTextColor(int row, int column) const;
+    // Where the cell is, and the colour behind its text (the bar's, or the empty cell's).
+    Q_INVOKABLE QRectF cellRect(int row, int column) const;
+    Q_INVOKABLE QColor cellBackground(int row, int column) const;
+
+signals:
+    void candidatesChanged();
+    void layoutChanged();
+    void styleChanged();
+
+private:
+    struct Row {
+        QString token;
+        bool chosen = false;
+        QList<double> p;  // per stage
+    };
+    double pAt(int row, int column) const;
+    qreal cellWidth() const;
+
+    QVariantList candidates_;
+    QList<Row> cells_;
+    int stageCount_ = 6;
+    int rows_ = 10;
+    qreal tokenWidth_ = 70, spacing_ = 3, rowHeight_ = 16;
+    QColor textColor_, mutedColor_, accentColor_, cellColor_, barColor_, lastBarColor_, textOnBarColor_, textOnLastBarColor_;
+    QFont tokenFont_, valueFont_;
+};
+
+}  // namespace inferscope
