@@ -167,7 +167,9 @@ void StepInspector::refreshDetails(bool streaming) {
     }
     if (streaming && lastDetails_.isValid() && lastDetails_.elapsed() < kDetailsMs) {
         detailsBehind_ = true;
-        if (!detailsTimer_.isActive()) detailsTimer_.start(int(kDetailsMs - lastDetails_.elapsed()));
+        // The next batch past kDetailsMs brings them, drawn in its frame; the timer is for a
+        // stream that stops (or a slow model's steps) before one comes.
+        if (!detailsTimer_.isActive()) detailsTimer_.start(int(kDetailsMs - lastDetails_.elapsed() + kFollowMs));
         return;
     }
     detailsTimer_.stop();
