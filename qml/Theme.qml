@@ -39,9 +39,9 @@ QtObject {
     function bytes(b) { return b === undefined || b === null || isNaN(b) ? "–" : Units.binary(b) }
     function rate(r) { return r > 0 ? (r >= 100 ? r.toFixed(0) : r.toFixed(1)) : "–" }
     function ms(m) { return m > 0 ? (m >= 100 ? m.toFixed(0) : m.toFixed(1)) + " ms" : "–" }
-    // The locale made once: Qt.locale() at each call took 80 µs, and counts change with every token.
-    readonly property var countLocale: Qt.locale("en_US")
-    function count(n) { return n === undefined ? "–" : Number(n).toLocaleString(countLocale, "f", 0) }
+    // "1,024": in C++ (Units.count); JavaScript's toLocaleString took 80-140 µs a call, and the
+    // status bar's counts change with every batch of tokens.
+    function count(n) { return n === undefined || n === null || isNaN(n) ? "–" : Units.count(Math.max(0, Math.round(n))) }
     // "1 token", "2 tokens", "1,024 tokens"
     function tokens(n) { return Number(n) === 1 ? qsTr("1 token") : qsTr("%1 tokens").arg(count(n)) }
 }

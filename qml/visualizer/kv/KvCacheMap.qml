@@ -122,15 +122,20 @@ ColumnLayout {
         }
     }
     Item {  // positions
+        id: positionAxis
         Layout.fillWidth: true
         Layout.leftMargin: map.axisWidth
         implicitHeight: 14
+        // The ticks move with the window as the cache fills: the labels are kept and given their
+        // new text and place (a Repeater over the list itself made them all again at each update).
+        readonly property var ticks: grid.positionTicks
         Repeater {
-            model: grid.positionTicks
+            model: positionAxis.ticks.length
             delegate: Label {
-                required property var modelData
-                text: modelData.label
-                x: Math.min(parent.width - width, Math.max(0, modelData.x - width / 2))
+                required property int index
+                readonly property var tick: positionAxis.ticks[index] ?? ({x: 0, label: ""})
+                text: tick.label
+                x: Math.min(parent.width - width, Math.max(0, tick.x - width / 2))
                 font.pixelSize: Theme.fontSmall - 1
                 color: Theme.muted
             }
