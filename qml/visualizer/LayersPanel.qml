@@ -147,13 +147,16 @@ ScrollView {
                     Flow {
                         Layout.fillWidth: true
                         spacing: 4
+                        // Over the count, not the list: a list model made every chip again with each
+                        // inspection (several a second while the panel follows an answer); the chips
+                        // are kept and given their new token and probability.
                         Repeater {
-                            model: row.candidates
+                            model: row.candidates.length
                             delegate: Rectangle {
                                 id: chip
                                 objectName: "lensCandidate_" + row.index + "_" + index
-                                required property var modelData
                                 required property int index
+                                readonly property var modelData: row.candidates[index] ?? ({token: "", p: 0, logit: 0, final: false, chosen: false})
                                 width: chipLabel.implicitWidth + 8
                                 height: chipLabel.implicitHeight + 4
                                 radius: 3
@@ -178,7 +181,7 @@ ScrollView {
                                 }
                                 MouseArea { id: chipMouse; anchors.fill: parent; hoverEnabled: true }
                                 ToolTip.visible: chipMouse.containsMouse
-                                ToolTip.text: qsTr("“%1”: %2% at layer %3 (logit %4)%5").arg(chip.modelData.token)
+                                ToolTip.text: !chipMouse.containsMouse ? "" : qsTr("“%1”: %2% at layer %3 (logit %4)%5").arg(chip.modelData.token)
                                     .arg((chip.modelData.p * 100).toFixed(3)).arg(row.layerIndex).arg(chip.modelData.logit.toFixed(3))
                                     .arg(chip.modelData.final ? qsTr(" — the model's final top token") : "")
                             }
