@@ -24,8 +24,6 @@ QHash<int, QByteArray> CandidateListModel::roleNames() const {
 }
 
 void CandidateListModel::set(QList<CandidateRow> rows) {
-    double maxP = 0;
-    for (const CandidateRow& r : rows) maxP = std::max(maxP, r.pRaw);
     if (rows.size() == rows_.size()) {
         rows_ = std::move(rows);
         if (!rows_.isEmpty()) emit dataChanged(index(0), index(int(rows_.size()) - 1));
@@ -34,10 +32,6 @@ void CandidateListModel::set(QList<CandidateRow> rows) {
         rows_ = std::move(rows);
         endResetModel();
         emit countChanged();
-    }
-    if (maxP != maxP_) {
-        maxP_ = maxP;
-        emit maxPChanged();
     }
 }
 

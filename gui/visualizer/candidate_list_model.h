@@ -1,5 +1,5 @@
 #pragma once
-// CandidateListModel: the top candidates of one step, as the Probabilities panel's bars. Updated
+// CandidateListModel: the top candidates of one step, as the Probabilities panel's clickable rows. Updated
 // in place (dataChanged when the number of candidates stays the same), so the bars' delegates
 // are reused while an answer streams instead of being rebuilt.
 
@@ -23,23 +23,19 @@ class CandidateListModel : public QAbstractListModel {
     QML_ELEMENT
     QML_UNCREATABLE("owned by StepInspector")
     Q_PROPERTY(int count READ rowCount NOTIFY countChanged)
-    Q_PROPERTY(double maxP READ maxP NOTIFY maxPChanged)  // the largest pRaw (bars scale to it)
 public:
     enum Role { IdRole = Qt::UserRole + 1, TokenRole, LogitRole, PRawRole, PFinalRole, StagePRole, ChosenRole };
     using QAbstractListModel::QAbstractListModel;
     int rowCount(const QModelIndex& parent = {}) const override { return parent.isValid() ? 0 : int(rows_.size()); }
     QVariant data(const QModelIndex& index, int role) const override;
     QHash<int, QByteArray> roleNames() const override;
-    double maxP() const { return maxP_; }
     void set(QList<CandidateRow> rows);
 
 signals:
     void countChanged();
-    void maxPChanged();
 
 private:
     QList<CandidateRow> rows_;
-    double maxP_ = 0;
 };
 
 }  // namespace inferscope

@@ -16,7 +16,6 @@ ScrollView {
 
     readonly property var cur: StepInspector.current
     readonly property var stages: StepInspector.stageNames
-    readonly property real barMax: Math.max(StepInspector.candidateModel.maxP, 0.0001)
 
     ColumnLayout {
         id: content
@@ -124,60 +123,60 @@ ScrollView {
             Layout.preferredWidth: 100
             wrapMode: Text.Wrap
         }
-        Repeater {
-            model: StepInspector.candidateModel
-            delegate: ItemDelegate {
-                id: bar
-                objectName: "candidate_" + index
-                required property int tokenId
-                required property string token
-                required property real pRaw
-                required property real pFinal
-                required property bool chosen
-                required property int index
-                Layout.fillWidth: true
-                Layout.preferredWidth: 100
-                implicitHeight: 22
-                padding: 0
-                enabled: !ChatController.generating && !bar.chosen
-                onClicked: StepInspector.branch(bar.tokenId)
-                ToolTip.visible: hovered && enabled
-                ToolTip.text: EngineController.isRemote
-                              ? qsTr("Branch: the server continues this answer with “%1” here (the answer so far is sent back as the assistant's message).").arg(bar.token)
-                              : qsTr("Branch: continue this answer with “%1” here (the KV cache is truncated to this position; nothing before it is recomputed).").arg(bar.token)
-                contentItem: RowLayout {
-                    spacing: 6
-                    Label {
-                        text: bar.token
-                        textFormat: Text.PlainText
-                        font.family: "monospace"
-                        font.bold: bar.chosen
-                        color: bar.chosen ? Theme.accent : Theme.text
-                        elide: Text.ElideRight
-                        Layout.preferredWidth: 90
-                    }
-                    Rectangle {
-                        Layout.fillWidth: true
-                        Layout.preferredWidth: 10
-                        Layout.preferredHeight: 14
-                        color: Theme.surfaceAlt
-                        radius: 3
-                        Rectangle {
-                            width: parent.width * bar.pRaw / panel.barMax
-                            height: parent.height
-                            radius: 3
-                            color: bar.chosen ? Theme.accent : Theme.prefill
-                            opacity: bar.pFinal > 0 ? 1 : 0.35
-                        }
-                    }
-                    Label {
-                        text: (bar.pRaw * 100).toFixed(bar.pRaw < 0.01 ? 2 : 1) + "%"
-                        font.family: "monospace"
-                        font.pixelSize: Theme.fontSmall
-                        Layout.preferredWidth: 52
-                        horizontalAlignment: Text.AlignRight
+        // The rows: an ItemDelegate each for the click (branch), hover, focus and the accessible
+        // name, with nothing of its own drawn; CandidateBars over them draws the tokens, bars and
+        // percentages in one painted item.
+        Item {
+            objectName: "candidateRows"
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
+            implicitHeight: rowsColumn.implicitHeight
+            Column {
+                id: rowsColumn
+                width: parent.width
+                Repeater {
+                    model: StepInspector.candidateModel
+                    delegate: ItemDelegate {
+                        id: bar
+                        objectName: "candidate_" + index
+                        required property int tokenId
+                        required property string token
+                        required property real pRaw
+                        required property bool chosen
+                        required property int index
+                        width: rowsColumn.width
+                        height: 22
+                        padding: 0
+                        text: bar.token + " " + (bar.pRaw * 100).toFixed(bar.pRaw < 0.01 ? 2 : 1) + "%"
+                        contentItem: Item {}
+                        enabled: !ChatController.generating && !bar.chosen
+                        onClicked: StepInspector.branch(bar.tokenId)
+                        ToolTip.visible: hovered && enabled
+                        ToolTip.text: !hovered ? ""
+                                      : EngineController.isRemote
+                                      ? qsTr("Branch: the server continues this answer with “%1” here (the answer so far is sent back as the assistant's message).").arg(bar.token)
+                                      : qsTr("Branch: continue this answer with “%1” here (the KV cache is truncated to this position; nothing before it is recomputed).").arg(bar.token)
                     }
                 }
+            }
+            CandidateBars {
+                objectName: "candidateBars"
+                anchors.fill: parent
+                z: 1
+                candidates: StepInspector.candidates
+                rowHeight: 22
+                tokenWidth: 90
+                percentWidth: 52
+                spacing: 6
+                barHeight: 14
+                textColor: Theme.text
+                accentColor: Theme.accent
+                trackColor: Theme.surfaceAlt
+                barColor: Theme.prefill
+                tokenFont.family: "monospace"
+                tokenFont.pixelSize: Theme.fontNormal
+                percentFont.family: "monospace"
+                percentFont.pixelSize: Theme.fontSmall
             }
         }
 
