@@ -40,7 +40,13 @@ ScrollView {
                                             : qsTr("No token yet")
                 font.bold: true
             }
-            ToolButton { text: "▶"; enabled: StepInspector.hasStep && StepInspector.shownStep + 1 < StepInspector.stepCount; onClicked: StepInspector.stepBy(1) }
+            // Off while the panel follows a streaming answer: there is no next token to step to
+            // yet (it flickered on and off with every batch, restyling the button each time).
+            ToolButton {
+                text: "▶"
+                enabled: StepInspector.hasStep && StepInspector.shownStep + 1 < StepInspector.stepCount && !(StepInspector.following && ChatController.generating)
+                onClicked: StepInspector.stepBy(1)
+            }
             Item { Layout.fillWidth: true }
             CheckBox {
                 text: qsTr("Follow")
