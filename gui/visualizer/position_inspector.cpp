@@ -1,5 +1,7 @@
 #include "visualizer/position_inspector.h"
 
+#include <algorithm>
+
 #include "chat/chat_controller.h"
 
 namespace inferscope {
@@ -27,6 +29,13 @@ QHash<int, QByteArray> LensLayerModel::roleNames() const {
 }
 
 void LensLayerModel::set(QList<Row> rows) {
+    double maxNorm = 0;
+    for (const Row& r : rows) maxNorm = std::max(maxNorm, r.residualNorm);
+    // The scale first: the rows' bars read it when their own norms change.
+    if (maxNorm != maxNorm_) {
+        maxNorm_ = maxNorm;
+        emit maxResidualNormChanged();
+    }
     if (rows.size() == rows_.size()) {
         rows_ = std::move(rows);
         if (!rows_.isEmpty()) emit dataChanged(index(0), index(int(rows_.size()) - 1));

@@ -31,6 +31,9 @@ class LensLayerModel : public QAbstractListModel {
     QML_ELEMENT
     QML_UNCREATABLE("owned by PositionInspector")
     Q_PROPERTY(int count READ rowCount NOTIFY countChanged)
+    // The largest residual norm of the rows (the norm bars scale to it), worked out once per update
+    // here: the panel's own loop over its rows ran again for each row's change, twelve times twelve.
+    Q_PROPERTY(double maxResidualNorm READ maxResidualNorm NOTIFY maxResidualNormChanged)
 public:
     enum Role { LayerRole = Qt::UserRole + 1, CandidatesRole, ResidualNormRole, EntropyRole, TopIsFinalRole, FirstTop1Role, SettledRole };
     struct Row {
@@ -44,10 +47,13 @@ public:
     QVariant data(const QModelIndex& index, int role) const override;
     QHash<int, QByteArray> roleNames() const override;
     void set(QList<Row> rows);
+    double maxResidualNorm() const { return maxNorm_; }
 signals:
     void countChanged();
+    void maxResidualNormChanged();
 private:
     QList<Row> rows_;
+    double maxNorm_ = 0;
 };
 
 class PositionInspector : public QObject {

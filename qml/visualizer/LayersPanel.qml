@@ -20,11 +20,7 @@ ScrollView {
         lens: true
         attention: false
     }
-    readonly property real maxNorm: {
-        let m = 0
-        for (let i = 0; i < lensRepeater.count; ++i) { const it = lensRepeater.itemAt(i); if (it) m = Math.max(m, it.residualNorm) }
-        return m
-    }
+    readonly property real maxNorm: inspector.layers.maxResidualNorm
 
     ColumnLayout {
         id: content

@@ -94,6 +94,11 @@ private slots:
             QCOMPARE(layers->rowCount(), f.engine->modelDetails().layers);
             const QVariantList last = layers->data(layers->index(layers->rowCount() - 1), LensLayerModel::CandidatesRole).toList();
             QCOMPARE(last.size(), 5);
+            // The norm bars' scale: the largest of the rows' norms (positive: a stream has length).
+            double maxNorm = 0;
+            for (int l = 0; l < layers->rowCount(); ++l) maxNorm = std::max(maxNorm, layers->data(layers->index(l), LensLayerModel::ResidualNormRole).toDouble());
+            QVERIFY(maxNorm > 0);
+            QCOMPARE(layers->maxResidualNorm(), maxNorm);
             const QVariantList shown = f.inspector->candidates();  // what the Probabilities panel lists
             QVERIFY(shown.size() >= 5);
             for (int i = 0; i < 5; ++i) {
