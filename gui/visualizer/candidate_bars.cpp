@@ -6,46 +6,28 @@
 
 namespace inferscope {
 
-CandidateBars::CandidateBars(QQuickItem* parent) : QQuickPaintedItem(parent) {
-    setAntialiasing(true);
-    auto relayout = [this] {
-        setImplicitHeight(rows_.size() * rowHeight_);
-        update();
-    };
-    connect(this, &CandidateBars::candidatesChanged, this, relayout);
-    connect(this, &CandidateBars::layoutChanged, this, relayout);
-    connect(this, &CandidateBars::styleChanged, this, [this] { update(); });
+CandidateBars::CandidateBars(QQuickItem* parent) : CandidatesItem(parent) {}
+
+double CandidateBars::maxP() const {
+    double m = 0;
+    for (const Row& r : rows()) m = std::max(m, r.pRaw);
+    return m;
 }
 
-void CandidateBars::setCandidates(const QVariantList& candidates) {
-    candidates_ = candidates;
-    rows_.clear();
-    rows_.reserve(candidates.size());
-    maxP_ = 0;
-    for (const QVariant& c : candidates) {
-        const QVariantMap m = c.toMap();
-        Row row{m.value(QStringLiteral("token")).toString(), m.value(QStringLiteral("chosen")).toBool(),
-                m.value(QStringLiteral("pRaw")).toDouble(), m.value(QStringLiteral("pFinal")).toDouble()};
-        maxP_ = std::max(maxP_, row.pRaw);
-        rows_.append(std::move(row));
-    }
-    emit candidatesChanged();
-}
-
-QString CandidateBars::tokenText(int row) const { return row >= 0 && row < rows_.size() ? rows_[row].token : QString(); }
+QString CandidateBars::tokenText(int row) const { return row >= 0 && row < rows().size() ? rows()[row].token : QString(); }
 
 QString CandidateBars::percentText(int row) const {
-    if (row < 0 || row >= rows_.size()) return {};
-    const double p = rows_[row].pRaw;
+    if (row < 0 || row >= rows().size()) return {};
+    const double p = rows()[row].pRaw;
     return QString::number(p * 100, 'f', p < 0.01 ? 2 : 1) + QLatin1Char('%');
 }
 
 qreal CandidateBars::barFraction(int row) const {
-    if (row < 0 || row >= rows_.size()) return 0;
-    return std::clamp(rows_[row].pRaw / std::max(maxP_, 0.0001), 0.0, 1.0);
+    if (row < 0 || row >= rows().size()) return 0;
+    return std::clamp(rows()[row].pRaw / std::max(maxP(), 0.0001), 0.0, 1.0);
 }
 
-QColor CandidateBars::tokenColor(int row) const { return row >= 0 && row < rows_.size() && rows_[row].chosen ? accentColor_ : textColor_; }
+QColor CandidateBars::tokenColor(int row) const { return row >= 0 && row < rows().size() && rows()[row].chosen ? accentColor_ : textColor_; }
 
 void CandidateBars::paint(QPainter* painter) {
     QFont bold = tokenFont_;
@@ -53,8 +35,8 @@ void CandidateBars::paint(QPainter* painter) {
     const QFontMetricsF tokenMetrics(tokenFont_), boldMetrics(bold);
     const qreal trackX = tokenWidth_ + spacing_;
     const qreal trackW = std::max<qreal>(0, width() - trackX - spacing_ - percentWidth_);
-    for (int r = 0; r < rows_.size(); ++r) {
-        const Row& row = rows_[r];
+    for (int r = 0; r < rows().size(); ++r) {
+        const Row& row = rows()[r];
         const qreal y = r * rowHeight_;
         const QRectF tokenBox(0, y, tokenWidth_, rowHeight_);
         painter->setFont(row.chosen ? bold : tokenFont_);

@@ -8,17 +8,15 @@
 
 #include <QColor>
 #include <QFont>
-#include <QQuickPaintedItem>
-#include <QVariantList>
 #include <QtQml/qqmlregistration.h>
+
+#include "visualizer/candidates_item.h"
 
 namespace inferscope {
 
-class CandidateBars : public QQuickPaintedItem {
+class CandidateBars : public CandidatesItem {
     Q_OBJECT
     QML_ELEMENT
-    // StepInspector.candidates: {token, chosen, pRaw, pFinal}, most probable first.
-    Q_PROPERTY(QVariantList candidates READ candidates WRITE setCandidates NOTIFY candidatesChanged)
     Q_PROPERTY(int count READ count NOTIFY candidatesChanged)
     Q_PROPERTY(qreal rowHeight MEMBER rowHeight_ NOTIFY layoutChanged)
     Q_PROPERTY(qreal tokenWidth MEMBER tokenWidth_ NOTIFY layoutChanged)
@@ -36,9 +34,7 @@ public:
     explicit CandidateBars(QQuickItem* parent = nullptr);
     void paint(QPainter* painter) override;
 
-    QVariantList candidates() const { return candidates_; }
-    void setCandidates(const QVariantList& candidates);
-    int count() const { return int(rows_.size()); }
+    int count() const { return int(rows().size()); }
 
     // What a row shows: its token, and its percentage ("36.6%", "0.14%").
     Q_INVOKABLE QString tokenText(int row) const;
@@ -47,20 +43,11 @@ public:
     Q_INVOKABLE qreal barFraction(int row) const;
     Q_INVOKABLE QColor tokenColor(int row) const;
 
-signals:
-    void candidatesChanged();
-    void layoutChanged();
-    void styleChanged();
+protected:
+    qreal neededHeight() const override { return rows().size() * rowHeight_; }
 
 private:
-    struct Row {
-        QString token;
-        bool chosen = false;
-        double pRaw = 0, pFinal = 0;
-    };
-    QVariantList candidates_;
-    QList<Row> rows_;
-    double maxP_ = 0;
+    double maxP() const;
     qreal rowHeight_ = 22, tokenWidth_ = 90, percentWidth_ = 52, spacing_ = 6, barHeight_ = 14;
     QColor textColor_, accentColor_, trackColor_, barColor_;
     QFont tokenFont_, percentFont_;

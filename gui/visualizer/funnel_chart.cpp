@@ -6,35 +6,11 @@
 
 namespace inferscope {
 
-FunnelChart::FunnelChart(QQuickItem* parent) : QQuickPaintedItem(parent) {
-    setAntialiasing(true);
-    auto relayout = [this] {
-        setImplicitHeight(shownRows() > 0 ? shownRows() * (rowHeight_ + spacing_) - spacing_ : 0);
-        update();
-    };
-    connect(this, &FunnelChart::candidatesChanged, this, relayout);
-    connect(this, &FunnelChart::layoutChanged, this, relayout);
-    connect(this, &FunnelChart::styleChanged, this, [this] { update(); });
-}
-
-void FunnelChart::setCandidates(const QVariantList& candidates) {
-    candidates_ = candidates;
-    cells_.clear();
-    cells_.reserve(candidates.size());
-    for (const QVariant& c : candidates) {
-        const QVariantMap m = c.toMap();
-        Row row;
-        row.token = m.value(QStringLiteral("token")).toString();
-        row.chosen = m.value(QStringLiteral("chosen")).toBool();
-        for (const QVariant& p : m.value(QStringLiteral("p")).toList()) row.p.append(p.toDouble());
-        cells_.append(std::move(row));
-    }
-    emit candidatesChanged();
-}
+FunnelChart::FunnelChart(QQuickItem* parent) : CandidatesItem(parent) {}
 
 double FunnelChart::pAt(int row, int column) const {
     if (row < 0 || row >= shownRows() || column < 1 || column > stageCount_) return 0;
-    const QList<double>& p = cells_[row].p;
+    const QList<double>& p = rows()[row].p;
     return column - 1 < p.size() ? p[column - 1] : 0;
 }
 
@@ -44,13 +20,13 @@ qreal FunnelChart::cellWidth() const {
 
 QString FunnelChart::cellText(int row, int column) const {
     if (row < 0 || row >= shownRows() || column < 0 || column > stageCount_) return {};
-    if (column == 0) return cells_[row].token;
+    if (column == 0) return rows()[row].token;
     const double p = pAt(row, column);
     return p > 0 ? QString::number(p * 100, 'f', p < 0.1 ? 1 : 0) : QStringLiteral("×");
 }
 
 QColor FunnelChart::cellTextColor(int row, int column) const {
-    if (column == 0) return row >= 0 && row < shownRows() && cells_[row].chosen ? accentColor_ : textColor_;
+    if (column == 0) return row >= 0 && row < shownRows() && rows()[row].chosen ? accentColor_ : textColor_;
     const double p = pAt(row, column);
     if (p <= 0) return mutedColor_;
     if (p < 0.5) return textColor_;
@@ -72,23 +48,26 @@ QRectF FunnelChart::cellRect(int row, int column) const {
 }
 
 void FunnelChart::paint(QPainter* painter) {
-    const int rows = shownRows();
-    for (int r = 0; r < rows; ++r) {
+    const int shown = shownRows();
+    for (int r = 0; r < shown; ++r) {
         // The token, cut short with an ellipsis when long.
         const QRectF tokenBox = cellRect(r, 0);
         QFont tf = tokenFont_;
-        tf.setBold(cells_[r].chosen);
+        tf.setBold(rows()[r].chosen);
         painter->setFont(tf);
         painter->setPen(cellTextColor(r, 0));
-        painter->drawText(tokenBox, Qt::AlignLeft | Qt::AlignVCenter, QFontMetricsF(tf).elidedText(cells_[r].token, Qt::ElideRight, tokenBox.width()));
+        painter->drawText(tokenBox, Qt::AlignLeft | Qt::AlignVCenter, QFontMetricsF(tf).elidedText(rows()[r].token, Qt::ElideRight, tokenBox.width()));
         // Each stage: the empty cell, the bar from the left, the percentage centred over both.
         painter->setFont(valueFont_);
         for (int c = 1; c <= stageCount_; ++c) {
             const QRectF box = cellRect(r, c);
             const double p = pAt(r, c);
             // Square cells, whole pixels: antialiased rounded ones took a third of the paint.
-            painter->fillRect(box.toAlignedRect(), cellColor_);
-            if (p > 0) painter->fillRect(QRectF(box.x(), box.y(), box.width() * std::min(1.0, p), box.height()).toAlignedRect(), c == stageCount_ ? lastBarColor_ : barColor_);
+            const QRect cell = box.toRect();
+            painter->fillRect(cell, cellColor_);
+            // Whole pixels: a bar shorter than half of one is not drawn (a 1-px line said 0.1% and 0.001% alike).
+            const int barWidth = qRound(cell.width() * std::min(1.0, p));
+            if (p > 0 && barWidth > 0) painter->fillRect(QRect(cell.x(), cell.y(), barWidth, cell.height()), c == stageCount_ ? lastBarColor_ : barColor_);
             painter->setPen(cellTextColor(r, c));
             painter->drawText(box, Qt::AlignCenter, cellText(r, c));
         }

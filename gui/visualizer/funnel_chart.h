@@ -7,23 +7,21 @@
 
 #include <QColor>
 #include <QFont>
-#include <QQuickPaintedItem>
-#include <QVariantList>
 #include <QtQml/qqmlregistration.h>
+
+#include "visualizer/candidates_item.h"
 
 namespace inferscope {
 
-class FunnelChart : public QQuickPaintedItem {
+class FunnelChart : public CandidatesItem {
     Q_OBJECT
     QML_ELEMENT
-    // StepInspector.candidates: {token, chosen, p: [after each stage]}, most probable first.
-    Q_PROPERTY(QVariantList candidates READ candidates WRITE setCandidates NOTIFY candidatesChanged)
     Q_PROPERTY(int stageCount MEMBER stageCount_ NOTIFY layoutChanged)
-    Q_PROPERTY(int rows MEMBER rows_ NOTIFY layoutChanged)  // at most this many candidates
+    Q_PROPERTY(int rows MEMBER maxRows_ NOTIFY layoutChanged)  // at most this many candidates
     Q_PROPERTY(qreal tokenWidth MEMBER tokenWidth_ NOTIFY layoutChanged)
     Q_PROPERTY(qreal spacing MEMBER spacing_ NOTIFY layoutChanged)
     Q_PROPERTY(qreal rowHeight MEMBER rowHeight_ NOTIFY layoutChanged)
-    Q_PROPERTY(int shownRows READ shownRows NOTIFY candidatesChanged)
+    Q_PROPERTY(int shownRows READ shownRows NOTIFY candidatesChanged)  // of the candidates: at most `rows`
     Q_PROPERTY(QColor textColor MEMBER textColor_ NOTIFY styleChanged)
     Q_PROPERTY(QColor mutedColor MEMBER mutedColor_ NOTIFY styleChanged)        // "×"
     Q_PROPERTY(QColor accentColor MEMBER accentColor_ NOTIFY styleChanged)      // the picked token
@@ -39,9 +37,7 @@ public:
     explicit FunnelChart(QQuickItem* parent = nullptr);
     void paint(QPainter* painter) override;
 
-    QVariantList candidates() const { return candidates_; }
-    void setCandidates(const QVariantList& candidates);
-    int shownRows() const { return int(std::min<qsizetype>(rows_, rows_ < 0 ? 0 : cells_.size())); }
+    int shownRows() const { return int(std::min<qsizetype>(maxRows_, maxRows_ < 0 ? 0 : rows().size())); }
 
     // What a cell shows (column 0: the token; 1 …: the percentage after that stage, "×" once removed).
     Q_INVOKABLE QString cellText(int row, int column) const;
@@ -51,24 +47,15 @@ public:
     Q_INVOKABLE QRectF cellRect(int row, int column) const;
     Q_INVOKABLE QColor cellBackground(int row, int column) const;
 
-signals:
-    void candidatesChanged();
-    void layoutChanged();
-    void styleChanged();
+protected:
+    qreal neededHeight() const override { return shownRows() > 0 ? shownRows() * (rowHeight_ + spacing_) - spacing_ : 0; }
 
 private:
-    struct Row {
-        QString token;
-        bool chosen = false;
-        QList<double> p;  // per stage
-    };
     double pAt(int row, int column) const;
     qreal cellWidth() const;
 
-    QVariantList candidates_;
-    QList<Row> cells_;
     int stageCount_ = 6;
-    int rows_ = 10;
+    int maxRows_ = 10;
     qreal tokenWidth_ = 70, spacing_ = 3, rowHeight_ = 16;
     QColor textColor_, mutedColor_, accentColor_, cellColor_, barColor_, lastBarColor_, textOnBarColor_, textOnLastBarColor_;
     QFont tokenFont_, valueFont_;
