@@ -45,12 +45,13 @@ void HeatDocument::setDocument(QQuickTextDocument* document) {
     shown_.clear();  // another document: written whole
     if (QTextDocument* doc = document_ ? document_->textDocument() : nullptr) {
         doc->setUndoRedoEnabled(false);
-        // The TextEdit sets its document's text too (on completion, from its empty `text`): what
-        // this wrote is gone, and is written again once the TextEdit is done.
+        // The TextEdit sets its document's text too (on its completion, from its empty `text`,
+        // after this one wrote): what this wrote is gone, and is written again at once — not a
+        // turn of the event loop later, when a frame or a reader could find the bubble empty.
         connect(doc, &QTextDocument::contentsChanged, this, [this] {
             if (writing_ || shown_.isEmpty()) return;
             shown_.clear();
-            QMetaObject::invokeMethod(this, &HeatDocument::sync, Qt::QueuedConnection);
+            sync();
         });
     }
     emit documentChanged();

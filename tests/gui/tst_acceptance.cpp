@@ -172,9 +172,22 @@ class TestAcceptance : public QObject {
     }
     void click(QQuickItem* i) {
         QVERIFY(i);
-        QVERIFY2(settled(i), qPrintable(i->objectName()));
-        QVERIFY2(insideWindow(i), qPrintable(i->objectName()));
+        const QString name = i->objectName();  // for the messages: the item may be gone by then
+        QPointer<QQuickItem> alive(i);
+        QVERIFY2(settled(i), qPrintable(QStringLiteral("'%1' did not settle%2").arg(name, alive ? QString() : QStringLiteral(" (it was deleted)"))));
+        QVERIFY2(insideWindow(i), qPrintable(name));
         QTest::mouseClick(window(), Qt::LeftButton, {}, i->mapToScene(QPointF(i->width() / 2, i->height() / 2)).toPoint());
+    }
+    // Clicks what `find` returns once it has settled; found again if a view made it anew meanwhile
+    // (the file dialog's list is refilled by a thread of its own while it opens).
+    void clickFound(const std::function<QQuickItem*()>& find) {
+        QPointer<QQuickItem> target;
+        QVERIFY(QTest::qWaitFor([&] {
+            target = find();
+            return target && settled(target) && target && insideWindow(target);
+        }, 10000));
+        // No event is handled between the check and the click: the item is the one checked.
+        QTest::mouseClick(window(), Qt::LeftButton, {}, target->mapToScene(QPointF(target->width() / 2, target->height() / 2)).toPoint());
     }
     // Key by key, as typed (QTest::keyClicks takes widgets only).
     void typeText(const QString& text) {
@@ -249,11 +262,10 @@ private slots:
         // that happens to match elsewhere in the window.
         QQuickItem* popup = nullptr;
         QTRY_VERIFY((popup = popupOf(visibleNamed(QStringLiteral("fileDialogListView")))));
-        QQuickItem* file = nullptr;
-        QTRY_VERIFY((file = visibleWithText(QStringLiteral("stories260K.gguf"), popup)));
+        QTRY_VERIFY(visibleWithText(QStringLiteral("stories260K.gguf"), popup));
         shot(QStringLiteral("dialog"));
         QSignalSpy loaded(app_->engine.get(), &EngineController::modelChanged);
-        click(file);
+        clickFound([&] { return visibleWithText(QStringLiteral("stories260K.gguf"), popup); });
         QVERIFY2(dialog->property("visible").toBool(), "the click on the file closed the dialog (it landed outside it?)");
         QQuickItem* open = nullptr;
         QTRY_VERIFY((open = visibleWithText(QStringLiteral("Open"), popup)) && open->isEnabled());

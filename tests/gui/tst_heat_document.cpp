@@ -4,6 +4,7 @@
 // any sequence of updates — streaming, the end, another tint mode, the mode "off", the TextEdit
 // resetting its own document — the document equals the heat map written whole.
 #include <QQmlComponent>
+#include <QQmlContext>
 #include <QQmlEngine>
 #include <QQuickItem>
 #include <QSignalSpy>
@@ -152,7 +153,32 @@ private slots:
         // The TextEdit (or anything else) replacing the document's text: written again at once
         // after, not appended to what is no longer there.
         bubble.doc->setPlainText(QStringLiteral("something else"));
-        QTRY_COMPARE(contents(*bubble.doc), written(model.heatText(row)->spans));
+        QCOMPARE(contents(*bubble.doc), written(model.heatText(row)->spans));
+    }
+
+    // A bubble made for an answer already finished (a fast model's, a conversation opened): the
+    // TextEdit, completed after the HeatDocument inside it, empties its document; the heat text
+    // is there as soon as the bubble exists, not a turn of the event loop later.
+    void aBubbleMadeAfterTheAnswerShowsItAtOnce() {
+        ChatModel model;
+        ChatMessage answer;
+        answer.role = Message::Assistant;
+        const int row = model.append(answer);
+        model.appendSteps(row, {step(0, "Hello", 0.5f), step(1, " there", 0.9f)});
+        model.finish(row, QStringLiteral("Hello there"), Message::EndOfGeneration, {});
+        QQmlEngine engine;
+        engine.rootContext()->setContextProperty(QStringLiteral("theModel"), &model);
+        engine.rootContext()->setContextProperty(QStringLiteral("theRevision"), model.data(model.index(row), ChatModel::HeatRevisionRole).toInt());
+        QQmlComponent c(&engine);
+        c.setData("import QtQuick\nimport Inferscope\n"
+                  "TextEdit { width: 300; textFormat: TextEdit.RichText\n"
+                  "  property HeatDocument heat: HeatDocument { document: textDocument; model: theModel; row: 0; revision: theRevision } }",
+                  QUrl());
+        std::unique_ptr<QQuickItem> edit(qobject_cast<QQuickItem*>(c.create()));
+        QVERIFY2(edit, qPrintable(c.errorString()));
+        QTextDocument* doc = edit->property("textDocument").value<QQuickTextDocument*>()->textDocument();
+        QCOMPARE(contents(*doc), written(model.heatText(row)->spans));  // no event handled since create()
+        QCOMPARE(doc->toPlainText(), QStringLiteral("Hello there"));
     }
 
     // Where a position of the text falls, for the tooltip, a click and the outline: a character
