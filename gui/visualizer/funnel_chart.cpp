@@ -6,7 +6,10 @@
 
 namespace inferscope {
 
-FunnelChart::FunnelChart(QQuickItem* parent) : CandidatesItem(parent) {}
+FunnelChart::FunnelChart(QQuickItem* parent) : CandidatesItem(parent) {
+    connect(this, &QQuickItem::widthChanged, this, &FunnelChart::cellWidthChanged);
+    connect(this, &CandidatesItem::layoutChanged, this, &FunnelChart::cellWidthChanged);
+}
 
 double FunnelChart::pAt(int row, int column) const {
     if (row < 0 || row >= shownRows() || column < 1 || column > stageCount_) return 0;

@@ -21,6 +21,8 @@ class FunnelChart : public CandidatesItem {
     Q_PROPERTY(qreal tokenWidth MEMBER tokenWidth_ NOTIFY layoutChanged)
     Q_PROPERTY(qreal spacing MEMBER spacing_ NOTIFY layoutChanged)
     Q_PROPERTY(qreal rowHeight MEMBER rowHeight_ NOTIFY layoutChanged)
+    // A stage's column width: what the width leaves after the token's column, shared (the QML header lines up with it).
+    Q_PROPERTY(qreal cellWidth READ cellWidth NOTIFY cellWidthChanged)
     Q_PROPERTY(int shownRows READ shownRows NOTIFY candidatesChanged)  // of the candidates: at most `rows`
     Q_PROPERTY(QColor textColor MEMBER textColor_ NOTIFY styleChanged)
     Q_PROPERTY(QColor mutedColor MEMBER mutedColor_ NOTIFY styleChanged)        // "×"
@@ -46,13 +48,16 @@ public:
     // Where the cell is, and the colour behind its text (the bar's, or the empty cell's).
     Q_INVOKABLE QRectF cellRect(int row, int column) const;
     Q_INVOKABLE QColor cellBackground(int row, int column) const;
+    qreal cellWidth() const;
+
+signals:
+    void cellWidthChanged();
 
 protected:
     qreal neededHeight() const override { return shownRows() > 0 ? shownRows() * (rowHeight_ + spacing_) - spacing_ : 0; }
 
 private:
     double pAt(int row, int column) const;
-    qreal cellWidth() const;
 
     int stageCount_ = 6;
     int maxRows_ = 10;

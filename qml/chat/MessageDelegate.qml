@@ -130,7 +130,7 @@ Item {
                     document: heatBody.textDocument
                     model: ChatController.messages
                     row: root.index
-                    revision: heatBody.parent.heat ? root.heatRevision : 0
+                    revision: root.heatRevision  // 0 for a question
                     streaming: root.streaming
                 }
 

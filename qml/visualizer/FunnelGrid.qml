@@ -24,8 +24,6 @@ ColumnLayout {
         "min-p": qsTr("Min-p: tokens below min-p × the top probability go."),
         "temperature": qsTr("Temperature reshapes what is left; the token is drawn from this distribution.")
     })
-    // The chart's columns: the token's, then the stages' sharing the rest.
-    readonly property real cellWidth: stages.length > 0 ? Math.max(0, (width - chart.tokenWidth - stages.length * chart.spacing) / stages.length) : 0
 
     Row {
         spacing: chart.spacing
@@ -35,7 +33,7 @@ ColumnLayout {
             delegate: Label {
                 required property string modelData
                 required property int index
-                width: grid.cellWidth
+                width: chart.cellWidth  // the chart's own columns
                 // Columns are narrow: "temperature" ran into "min-p". The full name is in the tooltip.
                 text: (modelData === "temperature" ? qsTr("temp.") : modelData) + "\n" + (grid.survivors.length > index ? grid.survivors[index] : "")
                 horizontalAlignment: Text.AlignHCenter

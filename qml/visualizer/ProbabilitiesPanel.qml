@@ -15,6 +15,8 @@ ScrollView {
     Binding { target: StepInspector; property: "detailsShown"; value: panel.visible }
 
     readonly property var cur: StepInspector.current
+    // Read once per refresh for the bars and the funnel (each read builds the list anew).
+    readonly property var candidates: StepInspector.candidates
     readonly property var stages: StepInspector.stageNames
 
     ColumnLayout {
@@ -169,7 +171,7 @@ ScrollView {
                 objectName: "candidateBars"
                 anchors.fill: parent
                 z: 1
-                candidates: StepInspector.candidates
+                candidates: panel.candidates
                 rowHeight: 22
                 tokenWidth: 90
                 percentWidth: 52
@@ -209,7 +211,7 @@ ScrollView {
             visible: StepInspector.hasStep
             Layout.fillWidth: true
             Layout.preferredWidth: 100
-            candidates: StepInspector.candidates
+            candidates: panel.candidates
             survivors: StepInspector.survivors
             stages: EngineController.isRemote ? EngineController.reportedStages : panel.stages
         }
