@@ -1,7 +1,9 @@
 // libFuzzer target: a request body as `inferscope-cli serve` takes it from the network, parsed for
 // both endpoints (server/openai_request.h). Besides the sanitizers, it checks what the server relies
-// on: a refusal is a 400 with a message and an error JSON that serializes; an accepted request
-// holds only values in the ranges the parser promises.
+// on: a refusal is a 400 with a message of the parser's own (nothing of the body repeated) and an
+// error JSON that serializes; an accepted request holds only values in the ranges the parser
+// promises. Run with -max_len equal to the server's body limit (4 MiB) and a small stack
+// (scripts/ci-fuzz.sh): JSON nested a million levels deep must be refused, not recursed into.
 
 #include <cstdint>
 #include <cstdlib>
@@ -25,8 +27,10 @@ void check(std::string_view body, Endpoint endpoint) {
     if (!r) {
         require(r.error().status == 400, "a refused body is a 400");
         require(!r.error().message.empty(), "a refusal says why");
-        // What the server sends: the body's bytes can reach the message (JSON's parse error quotes
-        // them), so the server serializes with replacement; here it must not throw either way.
+        // No value of the body is repeated: the messages are the parser's own ASCII texts, so a
+        // byte outside printable ASCII could only have come from the body.
+        for (char c : r.error().message + r.error().param)
+            require(c >= ' ' && c <= '~', "a refusal repeats nothing of the body");
         const std::string wire = errorJson(r.error()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         require(!wire.empty(), "the error JSON serializes");
         return;

@@ -3,11 +3,26 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "server/json_shape.h"
+
 namespace inferscope::server {
 namespace {
 
 using nlohmann::json;
 using Parsed = std::expected<ServeRequest, ApiError>;
+
+// What a value is, for messages that say what was wrong without repeating it.
+const char* typeName(const json& v) {
+    switch (v.type()) {
+        case json::value_t::null: return "null";
+        case json::value_t::boolean: return "a boolean";
+        case json::value_t::string: return "a string";
+        case json::value_t::array: return "an array";
+        case json::value_t::object: return "an object";
+        case json::value_t::number_float: return "a fraction";
+        default: return "a number";
+    }
+}
 
 // The field, or null when absent (null given counts as absent).
 const json& field(const json& body, const char* key) {
@@ -22,7 +37,7 @@ std::optional<ApiError> readNumber(const json& body, const char* key, float& out
     if (!v.is_number()) return badParameter(key, fmt::format("{} must be a number", key));
     const double d = v.get<double>();
     if (!std::isfinite(d) || d < lo || d > hi || (loOpen && d == lo))
-        return badParameter(key, fmt::format("{} must be in {}{}, {}], got {}", key, loOpen ? "(" : "[", lo, hi, v.dump()));
+        return badParameter(key, fmt::format("{} must be in {}{}, {}]", key, loOpen ? "(" : "[", lo, hi));
     out = float(d);
     return std::nullopt;
 }
@@ -30,7 +45,7 @@ std::optional<ApiError> readNumber(const json& body, const char* key, float& out
 std::optional<ApiError> readInt(const json& body, const char* key, std::optional<int64_t>& out) {
     const json& v = field(body, key);
     if (v.is_null()) return std::nullopt;
-    if (!v.is_number_integer()) return badParameter(key, fmt::format("{} must be an integer, got {}", key, v.dump()));
+    if (!v.is_number_integer()) return badParameter(key, fmt::format("{} must be an integer, not {}", key, typeName(v)));
     out = v.get<int64_t>();
     return std::nullopt;
 }
@@ -38,7 +53,7 @@ std::optional<ApiError> readInt(const json& body, const char* key, std::optional
 std::optional<ApiError> readBool(const json& body, const char* key, bool& out) {
     const json& v = field(body, key);
     if (v.is_null()) return std::nullopt;
-    if (!v.is_boolean()) return badParameter(key, fmt::format("{} must be true or false, got {}", key, v.dump()));
+    if (!v.is_boolean()) return badParameter(key, fmt::format("{} must be true or false, not {}", key, typeName(v)));
     out = v.get<bool>();
     return std::nullopt;
 }
@@ -66,7 +81,7 @@ std::optional<ApiError> readMessages(const json& body, ServeRequest& r) {
         if (role == "system" || role == "developer") msg.role = ChatRole::System;
         else if (role == "user") msg.role = ChatRole::User;
         else if (role == "assistant") msg.role = ChatRole::Assistant;
-        else return badParameter(param + ".role", param + ".role must be system, developer, user or assistant, got " + role.dump());
+        else return badParameter(param + ".role", param + ".role must be system, developer, user or assistant");
         const auto text = contentText(field(m[i], "content"));
         if (!text) return badParameter(param + ".content", param + ".content must be a string or an array of text parts");
         msg.content = *text;
@@ -105,13 +120,13 @@ std::optional<ApiError> readLogprobs(const json& body, ServeRequest& r) {
         if (auto e = readBool(body, "logprobs", r.logprobs)) return e;
         if (auto e = readInt(body, "top_logprobs", top)) return e;
         if (top && (*top < 0 || *top > kMaxTopLogprobs))
-            return badParameter("top_logprobs", fmt::format("top_logprobs must be between 0 and {}, got {}", kMaxTopLogprobs, *top));
+            return badParameter("top_logprobs", fmt::format("top_logprobs must be between 0 and {}", kMaxTopLogprobs));
         if (top && *top > 0 && !r.logprobs) return badParameter("top_logprobs", "top_logprobs needs logprobs: true");
     } else {
         // The legacy endpoint's logprobs is the number of alternatives (OpenAI allows 5; we allow 20).
         if (auto e = readInt(body, "logprobs", top)) return e;
         if (top && (*top < 0 || *top > kMaxTopLogprobs))
-            return badParameter("logprobs", fmt::format("logprobs must be between 0 and {}, got {}", kMaxTopLogprobs, *top));
+            return badParameter("logprobs", fmt::format("logprobs must be between 0 and {}", kMaxTopLogprobs));
         r.logprobs = top.has_value();
     }
     r.topLogprobs = int32_t(top.value_or(0));
@@ -132,7 +147,7 @@ std::optional<ApiError> readSampling(const json& body, ServeRequest& r) {
     if (auto e = readNumber(body, "repeat_penalty", s.repeatPenalty, 0, 1e6, true)) return e;
     std::optional<int64_t> topK, seed, maxTokens, n;
     if (auto e = readInt(body, "top_k", topK)) return e;
-    if (topK && (*topK < -1 || *topK > INT32_MAX)) return badParameter("top_k", fmt::format("top_k must be >= 0 (0 or -1: off), got {}", *topK));
+    if (topK && (*topK < -1 || *topK > INT32_MAX)) return badParameter("top_k", "top_k must be >= 0 (0 or -1: off)");
     if (topK) s.topK = std::max<int32_t>(0, int32_t(*topK));
     if (auto e = readInt(body, "seed", seed)) return e;
     if (seed) r.seed = uint64_t(*seed);
@@ -140,12 +155,12 @@ std::optional<ApiError> readSampling(const json& body, ServeRequest& r) {
     for (const char* key : {"max_tokens", "max_completion_tokens"}) {
         if (auto e = readInt(body, key, maxTokens)) return e;
         if (maxTokens && (*maxTokens < 1 || *maxTokens > INT32_MAX))
-            return badParameter(key, fmt::format("{} must be at least 1, got {}", key, *maxTokens));
+            return badParameter(key, fmt::format("{} must be at least 1", key));
         if (maxTokens) r.maxTokens = int32_t(*maxTokens);
         maxTokens.reset();
     }
     if (auto e = readInt(body, "n", n)) return e;
-    if (n && *n != 1) return badParameter("n", fmt::format("n must be 1 (one choice per request), got {}", *n));
+    if (n && *n != 1) return badParameter("n", "n must be 1 (one choice per request)");
     return std::nullopt;
 }
 
@@ -165,11 +180,15 @@ nlohmann::ordered_json errorJson(const ApiError& error) {
 }
 
 std::expected<ServeRequest, ApiError> parseServeRequest(std::string_view body, Endpoint endpoint) {
+    if (auto shape = jsonShapeError(body))  // before parsing: only bounded trees are ever built
+        return std::unexpected(ApiError{400, *shape, "invalid_request_error", {}, "invalid_json"});
     json j;
     try {
         j = json::parse(body);  // strict: invalid UTF-8 in a string is a parse error too
-    } catch (const json::exception& e) {
-        return std::unexpected(ApiError{400, fmt::format("the request body is not valid JSON: {}", e.what()), "invalid_request_error", {}, "invalid_json"});
+    } catch (const json::parse_error& e) {  // its what() quotes the body: only the position is said
+        return std::unexpected(ApiError{400, fmt::format("the request body is not valid JSON (at byte {})", e.byte), "invalid_request_error", {}, "invalid_json"});
+    } catch (const json::exception&) {
+        return std::unexpected(ApiError{400, "the request body is not valid JSON", "invalid_request_error", {}, "invalid_json"});
     }
     if (!j.is_object()) return std::unexpected(ApiError{400, "the request body must be a JSON object", "invalid_request_error", {}, "invalid_json"});
     ServeRequest r;

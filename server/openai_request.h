@@ -61,8 +61,10 @@ struct ServeRequest {
     bool continueFinalMessage = false;
 };
 
-// The body of either endpoint. Errors: 400 with the parameter at fault (bad JSON, wrong types,
-// values out of range, n != 1, no messages or prompt).
+// The body of either endpoint. Errors: 400 with the parameter at fault (bad JSON, JSON nested
+// deeper than 64 or with more than 65,536 values (json_shape.h), wrong types, values out of range,
+// n != 1, no messages or prompt). No message repeats a value of the body: it names the field and
+// what it must be.
 std::expected<ServeRequest, ApiError> parseServeRequest(std::string_view body, Endpoint endpoint);
 
 }  // namespace inferscope::server

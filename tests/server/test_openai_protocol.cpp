@@ -106,8 +106,8 @@ TEST(OpenAiRequest, OutOfRangeValuesNameTheParameter) {
         EXPECT_EQ(e.status, 400) << f;
         EXPECT_EQ(e.param, param) << f << ": " << e.message;
     }
-    EXPECT_EQ(errorOf(withField(R"("top_logprobs":100,"logprobs":true)")).message, "top_logprobs must be between 0 and 20, got 100");
-    EXPECT_EQ(errorOf(withField(R"("max_tokens":-5)")).message, "max_tokens must be at least 1, got -5");
+    EXPECT_EQ(errorOf(withField(R"("top_logprobs":100,"logprobs":true)")).message, "top_logprobs must be between 0 and 20");
+    EXPECT_EQ(errorOf(withField(R"("max_tokens":-5)")).message, "max_tokens must be at least 1");
     EXPECT_EQ(errorOf(R"({"messages":[{"role":"tool","content":"x"}]})").param, "messages[0].role");
     EXPECT_EQ(errorOf(R"({"messages":[{"role":"user"}]})").param, "messages[0].content");
     EXPECT_EQ(errorOf(R"({"model":"m"})").param, "messages");
