@@ -1,39 +1,85 @@
 // inferscope-cli serve: the OpenAI-compatible HTTP server (server/). Binds first and prints
 // "listening on http://HOST:PORT" (the port chosen when --port 0), answers 503 while the slots
-// load, prints "ready" once they have, and serves until SIGINT or SIGTERM.
+// load, prints "ready" once they have, and serves until SIGINT or SIGTERM: then it stops
+// accepting, ends running answers (finish_reason "abort") and exits within 2 s.
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <thread>
 
-#include "engine_choices.h"
 #include "commands.h"
 #include "engine/bundled_model.h"
+#include "engine_choices.h"
 #include "option_checks.h"
 #include "server/http_server.h"
+#include "server/request_policy.h"
 
 namespace inferscope::cli {
 namespace {
 
 struct ServeArgs {
     bool noMmap = false;  // --no-mmap: EngineOptions::privateWeights
-    std::string model, host = "127.0.0.1", apiKey, modelId, chatTemplate = "auto", device = "auto", compute = "auto", kv = "f32";
+    std::string model, host = "127.0.0.1", apiKey, apiKeyFile, modelId, chatTemplate = "auto", device = "auto", compute = "auto", kv = "f32",
+                logFile;
+    std::vector<std::string> allowedHosts, corsOrigins;
     int port = 8080;
     int32_t parallel = 1, queue = 16, ctx = 0, threads = 0, batch = 512;
-    size_t maxBody = 4u << 20;
+    size_t maxBody = 4u << 20, maxConnections = 512, maxConnectionsPerIp = 64;
+    double readTimeout = 30, writeTimeout = 30;
 };
+
+// Every key the command line, the key file and INFERSCOPE_API_KEY give.
+Result<server::ApiKeys> gatherKeys(const ServeArgs& a) {
+    std::vector<std::string> keys;
+    if (!a.apiKey.empty()) {
+        if (auto ok = server::ApiKeys::checkKey(a.apiKey); !ok) return fail(ErrorKind::InvalidArgument, "--api-key: " + ok.error().message);
+        keys.push_back(a.apiKey);
+    }
+    if (!a.apiKeyFile.empty()) {
+        auto fromFile = server::ApiKeys::readKeyFile(a.apiKeyFile);
+        if (!fromFile) return std::unexpected(fromFile.error());
+        keys.insert(keys.end(), fromFile->begin(), fromFile->end());
+    }
+    if (const char* env = std::getenv("INFERSCOPE_API_KEY"); env && *env) {
+        if (auto ok = server::ApiKeys::checkKey(env); !ok) return fail(ErrorKind::InvalidArgument, "INFERSCOPE_API_KEY: " + ok.error().message);
+        keys.emplace_back(env);
+    }
+    return server::ApiKeys(std::move(keys));
+}
+
+std::chrono::milliseconds millis(double seconds) { return std::chrono::milliseconds(int64_t(seconds * 1000)); }
 
 int run(const ServeArgs& a) {
     server::ServeOptions o;
     o.host = a.host;
     o.port = a.port;
-    o.apiKey = a.apiKey;
+    auto keys = gatherKeys(a);
+    if (!keys) return reportError(keys.error().message);
+    o.keys = std::move(*keys);
+    for (const std::string& h : a.allowedHosts) {
+        const std::string name = server::hostName(h);
+        if (name.empty()) return reportError("--allowed-hosts: not a host name: " + h);
+        o.allowedHosts.push_back(name);
+    }
+    for (const std::string& origin : a.corsOrigins) {
+        if (origin != "*" && origin.find("://") == std::string::npos) return reportError("--cors-origins: an origin is scheme://host[:port] or *, got " + origin);
+        if (origin.find_first_of("\r\n ,") != std::string::npos) return reportError("--cors-origins: an origin holds no spaces, commas or line breaks");
+        o.corsOrigins.push_back(origin);
+    }
     o.parallel = a.parallel;
     o.queue = a.queue;
-    o.maxBodyBytes = a.maxBody;
+    o.limits.maxBodyBytes = a.maxBody;
+    o.limits.maxConnections = a.maxConnections;
+    o.limits.maxConnectionsPerAddress = a.maxConnectionsPerIp;
+    o.limits.bodyTimeout = millis(a.readTimeout);
+    o.limits.headTimeout = std::min(o.limits.headTimeout, millis(a.readTimeout));
+    o.limits.writeTimeout = millis(a.writeTimeout);
+    o.logFile = a.logFile;
     if (auto ok = applyEngineChoices(a.device, a.compute, a.kv, o.engine); !ok) return reportError(ok.error().message);
     auto model = modelOrBundled(a.model);
     if (!model) return reportError(model.error().message);
@@ -51,9 +97,12 @@ int run(const ServeArgs& a) {
     o.engine.privateWeights = a.noMmap;
     o.engine.threads = a.threads > 0 ? a.threads : a.parallel > 1 ? std::max(1, cores / a.parallel) : 0;
     o.modelId = a.modelId.empty() ? o.engine.modelPath.stem().string() : a.modelId;
+    const bool loopback = server::isLoopbackAddress(a.host);
+    const bool noKey = o.keys.empty();
+    const bool keyOnCommandLine = !a.apiKey.empty();
 
     // A client that closes its connection must not kill the server with SIGPIPE; SIGINT and SIGTERM
-    // are waited for by one thread, blocked in every other (the set is inherited by httplib's threads).
+    // are waited for by one thread, blocked in every other (the set is inherited by threads made after).
     ::signal(SIGPIPE, SIG_IGN);
     sigset_t stopSignals;
     sigemptyset(&stopSignals);
@@ -62,28 +111,44 @@ int run(const ServeArgs& a) {
     pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
 
     server::OpenAiServer srv(o);
-    const int port = srv.bind();
-    if (port < 0) return reportError("cannot listen on " + a.host + ":" + std::to_string(a.port) + " (in use, or not an address of this machine)");
-    std::printf("inferscope-cli serve: listening on http://%s:%d (model '%s', %d slot%s)\n", a.host.c_str(), port, o.modelId.c_str(),
+    if (!srv.accessLogOpen()) return reportError("cannot open the access log " + a.logFile);
+    std::string why;
+    const auto port = srv.bind(why);
+    if (!port) return reportError("cannot listen on " + a.host + ":" + std::to_string(a.port) + ": " + why);
+    if (!loopback && noKey)
+        std::fprintf(stderr, "inferscope-cli serve: warning: listening on %s with no API key: anyone who can reach this machine can use the model "
+                             "(--api-key-file FILE, or INFERSCOPE_API_KEY)\n", a.host.c_str());
+    if (keyOnCommandLine)
+        std::fprintf(stderr, "inferscope-cli serve: note: a key given with --api-key is visible to other users in the process list; "
+                             "--api-key-file or INFERSCOPE_API_KEY keep it out of it\n");
+    std::printf("inferscope-cli serve: listening on http://%s:%d (model '%s', %d slot%s)\n", a.host.c_str(), *port, o.modelId.c_str(),
                 a.parallel, a.parallel == 1 ? "" : "s");
     std::fflush(stdout);
-    std::thread listener([&srv] { srv.listen(); });
     std::thread waiter([&srv, stopSignals] {
         int sig = 0;
         sigwait(&stopSignals, &sig);
-        srv.stop();
+        srv.shutdown();
     });
     waiter.detach();
-    int code = 0;
-    if (auto loaded = srv.loadSlots(); !loaded) {
-        code = reportError(loaded.error().message);
-        srv.stop();
-    } else {
-        std::printf("inferscope-cli serve: ready\n");
-        std::fflush(stdout);
+    // Loading may take long on a big model; a stop meanwhile must not wait for it.
+    std::atomic<int> loadCode{-1};
+    std::thread loader([&srv, &loadCode] {
+        if (auto loaded = srv.loadSlots(); !loaded) {
+            loadCode = reportError(loaded.error().message);
+            srv.shutdown();
+        } else {
+            loadCode = 0;
+            std::printf("inferscope-cli serve: ready\n");
+            std::fflush(stdout);
+        }
+    });
+    srv.run();
+    if (loadCode < 0) {  // stopped while loading: nothing to keep
+        std::fflush(nullptr);
+        ::_exit(0);
     }
-    listener.join();
-    return code;
+    loader.join();
+    return loadCode;
 }
 
 }  // namespace
@@ -94,10 +159,18 @@ void addServeCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--model,-m", a->model, "GGUF model file (default: the bundled stories260K)")->check(kNotEmpty);
     cmd->add_option("--host", a->host, "address to listen on (only this machine by default)")->capture_default_str()->check(kNotEmpty);
     cmd->add_option("--port", a->port, "TCP port (0: any free port, printed at start)")->capture_default_str()->check(CLI::Range(0, 65535));
-    cmd->add_option("--api-key", a->apiKey, "require 'Authorization: Bearer KEY' on every request")->check(kNotEmpty);
+    cmd->add_option("--api-key", a->apiKey, "require 'Authorization: Bearer KEY' (visible in the process list: prefer --api-key-file)")->check(kNotEmpty);
+    cmd->add_option("--api-key-file", a->apiKeyFile, "require one of the keys in FILE (one a line, # comments); INFERSCOPE_API_KEY adds one")->check(kNotEmpty);
+    cmd->add_option("--allowed-hosts", a->allowedHosts, "Host names accepted besides localhost/127.0.0.1/[::1] (e.g. a reverse proxy's)")->delimiter(',');
+    cmd->add_option("--cors-origins", a->corsOrigins, "web origins allowed to call the API from a browser (scheme://host[:port], or *)")->delimiter(',');
+    cmd->add_option("--log-file", a->logFile, "append the access log (one line per request) to FILE instead of stderr")->check(kNotEmpty);
     cmd->add_option("--parallel", a->parallel, "slots: requests generated at once, each with its own KV cache")->capture_default_str()->check(CLI::Range(1, 64));
     cmd->add_option("--queue", a->queue, "requests that may wait for a slot; more get HTTP 429")->capture_default_str()->check(CLI::Range(0, 1024));
-    cmd->add_option("--max-body", a->maxBody, "largest request body in bytes; larger get HTTP 413")->capture_default_str()->check(CLI::Range(1024, 1 << 30));
+    cmd->add_option("--max-body", a->maxBody, "largest request body in bytes; larger get HTTP 413")->capture_default_str()->check(CLI::Range(1024, 64 << 20));
+    cmd->add_option("--max-connections", a->maxConnections, "open connections at most; more get HTTP 503")->capture_default_str()->check(CLI::Range(1, 100000));
+    cmd->add_option("--max-connections-per-ip", a->maxConnectionsPerIp, "open connections from one address at most")->capture_default_str()->check(CLI::Range(1, 100000));
+    cmd->add_option("--read-timeout", a->readTimeout, "seconds a request's body may take to arrive (its head: 10 s at most)")->capture_default_str()->check(CLI::Range(0.1, 3600.0));
+    cmd->add_option("--write-timeout", a->writeTimeout, "seconds a client may stop reading an answer before it is dropped")->capture_default_str()->check(CLI::Range(0.1, 3600.0));
     cmd->add_option("--model-id", a->modelId, "the model's id in /v1/models and requests (default: the file name without .gguf)")->check(kNotEmpty);
     cmd->add_option("--chat-template", a->chatTemplate, "auto (the file's), completion, llama2, mistral, chatml, zephyr, llama3, gemma or phi3")->capture_default_str();
     cmd->add_option("--ctx,-c", a->ctx, "context length per slot (0 = the model's, at most 4096)")->capture_default_str()->check(CLI::NonNegativeNumber);

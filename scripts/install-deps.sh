@@ -10,8 +10,8 @@ packages=(
   # engine: oneDNN (its CMake config needs OpenCL's), SentencePiece, formatting, JSON, CLI parsing, tests
   libdnnl-dev ocl-icd-opencl-dev libsentencepiece-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev
-  # inferscope-cli serve: the HTTP server (cpp-httplib 0.11)
-  libcpp-httplib-dev
+  # inferscope-cli serve: the HTTP transport (Boost.Beast and Boost.Asio, header-only)
+  libboost-dev
   # byte-level BPE pre-tokenizer regexes (Unicode properties)
   libpcre2-dev
   # desktop app: Qt 6 Quick and the QML modules it loads at run time, SQLite driver

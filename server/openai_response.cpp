@@ -104,14 +104,15 @@ Json completionLogprobs(const std::vector<StepRecord>& steps, int32_t topLogprob
 }
 
 Json completionResponse(const ResponseHeader& h, const std::string& text, const GenerationSummary& summary,
-                        const std::vector<StepRecord>& steps, const ServeRequest& r, const StepPieceLookup& pieceOf) {
+                        const std::vector<StepRecord>& steps, const ServeRequest& r, const StepPieceLookup& pieceOf,
+                        std::optional<std::string_view> finish) {
     Json o = base(h, false);
     Json choice = Json::object();
     choice["index"] = 0;
     if (h.endpoint == Endpoint::Chat) choice["message"] = {{"role", "assistant"}, {"content", text}};
     else choice["text"] = text;
     choice["logprobs"] = logprobsFor(steps, r, pieceOf, 0);
-    choice["finish_reason"] = finishJson(openAiFinishReason(summary.reason));
+    choice["finish_reason"] = finishJson(finish.value_or(openAiFinishReason(summary.reason)));
     o["choices"] = Json::array({choice});
     o["usage"] = usageJson(summary);
     o["timings"] = timingsJson(summary);

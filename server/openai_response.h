@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,9 @@ struct ResponseHeader {
 };
 
 std::string_view openAiFinishReason(FinishReason reason);  // "stop" or "length" (nothing for cancelled)
+// The finish_reason of an answer the server stopped because it is shutting down (vLLM's word for
+// an aborted request): the text so far, marked as cut.
+inline constexpr std::string_view kFinishAborted = "abort";
 Json usageJson(const GenerationSummary& summary);
 // Ours, beside usage: prompt_tokens_reused, prefill_ms, prefill_tokens_per_s, decode_ms,
 // decode_tokens_per_s, time_to_first_token_ms.
@@ -45,8 +49,10 @@ Json chatTokenLogprob(const StepRecord& step, int32_t topLogprobs, const StepPie
 Json completionLogprobs(const std::vector<StepRecord>& steps, int32_t topLogprobs, const StepPieceLookup& pieceOf, size_t textStart);
 
 // A whole answer (stream: false). steps: the tokens to list in logprobs (empty when not asked).
+// finish: the finish_reason, when not the summary's own.
 Json completionResponse(const ResponseHeader& h, const std::string& text, const GenerationSummary& summary,
-                        const std::vector<StepRecord>& steps, const ServeRequest& request, const StepPieceLookup& pieceOf);
+                        const std::vector<StepRecord>& steps, const ServeRequest& request, const StepPieceLookup& pieceOf,
+                        std::optional<std::string_view> finish = std::nullopt);
 // One streamed chunk: the text added and the tokens it came with; finish set on the last one.
 // textOffset: where the first of these tokens starts in the answer (the legacy endpoint's text_offset).
 Json completionChunk(const ResponseHeader& h, const std::string& delta, const std::vector<StepRecord>& steps,

@@ -1,12 +1,13 @@
-// OpenAiServer::handleCompletion: one POST /v1/chat/completions or /v1/completions, from its body
-// to the answer (whole, or streamed as server-sent events), on a slot of the pool.
-#include <httplib.h>
-
+// OpenAiServer's completions: a POST /v1/chat/completions or /v1/completions from its body to the
+// answer (whole, or streamed as server-sent events). handleCompletion runs on the request thread,
+// start() wherever the slot became free, run() on the slot's thread (it returns the answer's last
+// step, sent once the slot is released).
 #include <fmt/format.h>
+
+#include <mutex>
 #include <random>
 
 #include "server/completion_job.h"
-#include "server/connection_watch.h"
 #include "server/http_server.h"
 #include "server/openai_response.h"
 #include "tokenizer/tokenizer.h"
@@ -26,101 +27,164 @@ ApiError engineError(const Error& e) {
     return {invalid ? 400 : 500, e.message, invalid ? "invalid_request_error" : "server_error", {}, {}};
 }
 
-// Everything one streamed answer needs after the handler has returned (httplib calls the content
-// provider later, on the same connection thread).
-struct StreamState {
-    std::unique_ptr<SlotPool::Lease> lease;
-    std::shared_ptr<ConnectionWatch> watch;
-    ServeRequest request;
-    GenerateRequest generate;
-    std::vector<std::string> stops;
-    ResponseHeader header;
-    StepPieceLookup pieceOf;
-};
+const ApiError kShuttingDown{503, "the server is shutting down", "server_error", {}, "server_shutting_down"};
 
-void runStream(StreamState& st, httplib::DataSink& sink, std::atomic<uint64_t>& cancelled) {
-    bool first = true;
-    size_t offset = 0;  // of the next listed token in the answer's bytes
-    auto write = [&sink](const std::string& event) { return sink.write(event.data(), event.size()); };
-    CompletionJob job(st.request, st.stops, [&](const std::string& delta, std::vector<StepRecord>& steps) {
-        const bool ok = write(sseEvent(completionChunk(st.header, delta, steps, st.request, st.pieceOf, first, {}, offset)));
-        for (const StepRecord& s : steps) offset += s.piece.size();
-        first = false;
-        return ok;
-    });
-    std::optional<Result<GenerationSummary>> ran;  // set on the slot's thread
-    st.lease->run([&](Engine& engine) { ran = engine.generate(st.generate, &job, [&] { return job.clientGone() || st.watch->closed(); }); });
-    const Result<GenerationSummary>& result = *ran;
-    if (!result) {
-        write(sseEvent(errorJson(engineError(result.error()))));
-    } else if (result->reason == FinishReason::Cancelled) {
-        ++cancelled;
-    } else {
-        const std::vector<StepRecord> none;
-        write(sseEvent(completionChunk(st.header, "", none, st.request, st.pieceOf, first, openAiFinishReason(result->reason))));
-        if (st.request.includeUsage) write(sseEvent(usageChunk(st.header, *result)));
-    }
-    write(std::string(kSseDone));
-    sink.done();
+// The bytes of what will be tokenized: the messages' contents (or the prompt).
+size_t promptBytes(const ServeRequest& r) {
+    if (r.endpoint == Endpoint::Completion) return r.prompt.size();
+    size_t n = 0;
+    for (const ChatMessage& m : r.messages) n += m.content.size();
+    return n;
 }
 
 }  // namespace
 
-void OpenAiServer::handleCompletion(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
-    if (!ready_) return sendError(res, {503, "the model is loading; try again when GET /health answers 200", "server_error", {}, "model_loading"});
-    auto parsed = parseServeRequest(req.body, endpoint);
-    if (!parsed) return sendError(res, parsed.error());
+// One request from its place in line to its answer.
+struct OpenAiServer::Job {
+    std::shared_ptr<http::Exchange> exchange;
+    ServeRequest request;
+    GenerateRequest generate;
+    std::vector<std::string> stops;
+    ResponseHeader header;
+    Admission::Ticket ticket = 0;
+    enum class Phase { Waiting, Running, Done };
+    std::mutex mutex;
+    Phase phase = Phase::Waiting;
+};
+
+void OpenAiServer::handleCompletion(const std::shared_ptr<http::Exchange>& exchange, Endpoint endpoint) {
+    http::Exchange& ex = *exchange;
+    if (ex.stopping()) return ex.reply(errorReply(kShuttingDown));
+    if (ex.gone()) {  // nobody reads an answer
+        ++cancelled_;
+        return ex.reply(errorReply(kShuttingDown));
+    }
+    auto parsed = parseServeRequest(ex.body(), endpoint);
+    ex.releaseBody();
+    if (!parsed) return ex.reply(errorReply(parsed.error()));
     ServeRequest& r = *parsed;
+    const char* promptField = endpoint == Endpoint::Chat ? "messages" : "prompt";
     if (!r.model.empty() && r.model != options_.modelId)
-        return sendError(res, {404, fmt::format("the model '{}' does not exist on this server; it serves '{}'", r.model, options_.modelId),
-                               "invalid_request_error", "model", "model_not_found"});
-    auto st = std::make_shared<StreamState>();
-    st->generate.prompt = promptTokens(r, template_, *tokenizer_);
-    if (st->generate.prompt.empty()) return sendError(res, badParameter(endpoint == Endpoint::Chat ? "messages" : "prompt", "the prompt is empty"));
-    if (int64_t(st->generate.prompt.size()) >= contextLength_)
-        return sendError(res, {400, fmt::format("the prompt is {} tokens but the context holds {}; shorten it", st->generate.prompt.size(), contextLength_),
-                               "invalid_request_error", endpoint == Endpoint::Chat ? "messages" : "prompt", "context_length_exceeded"});
-    st->generate.sampler = r.sampler;
-    st->generate.sampler.seed = r.seed.value_or(freshSeed());
-    st->generate.maxTokens = r.maxTokens.value_or(contextLength_);
-    st->stops = stopStringsFor(r, template_);
-    st->generate.stopStrings = st->stops;
-    st->watch = std::make_shared<ConnectionWatch>(req.remote_addr, req.remote_port, req.local_port);
-    auto acquired = slots_.acquire(st->generate.prompt, [watch = st->watch] { return watch->closed(); });
-    if (!acquired.lease) {
-        if (acquired.refusal == SlotPool::Refusal::Cancelled) {  // the client is gone: nobody reads an answer
-            ++cancelled_;
+        return ex.reply(errorReply({404, fmt::format("the model asked for is not served here; this server serves '{}'", options_.modelId),
+                                    "invalid_request_error", "model", "model_not_found"}));
+    if (promptBytes(r) > size_t(contextLength_) * maxTokenBytes_)
+        return ex.reply(errorReply({400, fmt::format("the prompt is longer than the context of {} tokens can hold; shorten it", contextLength_),
+                                    "invalid_request_error", promptField, "context_length_exceeded"}));
+
+    auto job = std::make_shared<Job>();
+    job->exchange = exchange;
+    const auto ticket = admission_->enter();
+    if (!ticket)
+        return ex.reply(errorReply({429, fmt::format("every slot is busy and {} requests are waiting; retry later", options_.queue),
+                                    "rate_limit_error", {}, "rate_limit_exceeded"}));
+    job->ticket = *ticket;
+    ex.onInterrupt([this, job] { interrupt(job); });
+    if (ex.gone() || ex.stopping()) return interrupt(job);  // before onInterrupt was set
+
+    job->generate.prompt = promptTokens(r, template_, *tokenizer_);
+    auto refuse = [&](ApiError error) {
+        {
+            std::lock_guard lock(job->mutex);
+            if (job->phase != Job::Phase::Waiting || !admission_->leave(job->ticket)) return;
+            job->phase = Job::Phase::Done;
+        }
+        ex.reply(errorReply(error));
+    };
+    if (job->generate.prompt.empty()) return refuse(badParameter(promptField, "the prompt is empty"));
+    if (int64_t(job->generate.prompt.size()) >= contextLength_)
+        return refuse({400, fmt::format("the prompt is {} tokens but the context holds {}; shorten it", job->generate.prompt.size(), contextLength_),
+                       "invalid_request_error", promptField, "context_length_exceeded"});
+    job->generate.sampler = r.sampler;
+    job->generate.sampler.seed = r.seed.value_or(freshSeed());
+    job->generate.maxTokens = r.maxTokens.value_or(contextLength_);
+    job->stops = stopStringsFor(r, template_);
+    job->generate.stopStrings = job->stops;
+    job->request = std::move(r);
+    const std::vector<int32_t> prompt = job->generate.prompt;
+    admission_->ready(job->ticket, prompt, [this, job](size_t slot) { start(job, slot); });
+}
+
+void OpenAiServer::interrupt(const std::shared_ptr<Job>& job) {
+    {
+        std::lock_guard lock(job->mutex);
+        if (job->phase != Job::Phase::Waiting || !admission_->leave(job->ticket)) return;  // running: its cancel check sees it
+        job->phase = Job::Phase::Done;
+    }
+    if (job->exchange->gone()) ++cancelled_;
+    job->exchange->reply(errorReply(kShuttingDown));  // written only if the client is still there
+}
+
+void OpenAiServer::start(const std::shared_ptr<Job>& job, size_t slot) {
+    {
+        std::lock_guard lock(job->mutex);
+        if (job->phase != Job::Phase::Waiting) {
+            admission_->release(slot);
             return;
         }
-        return sendError(res, {429, fmt::format("every slot is busy and {} requests are waiting; retry later", options_.queue),
-                               "rate_limit_error", {}, "rate_limit_exceeded"});
+        job->phase = Job::Phase::Running;
     }
-    st->lease = std::move(acquired.lease);
     const uint64_t n = ++requests_;
-    st->header = {endpoint, fmt::format("{}-{:x}{:04x}", endpoint == Endpoint::Chat ? "chatcmpl" : "cmpl", created_, n), options_.modelId, int64_t(std::time(nullptr))};
-    st->pieceOf = [tok = tokenizer_](int32_t id) { return std::optional(tok->tokenBytes(id)); };
-    st->request = std::move(r);
+    const Endpoint endpoint = job->request.endpoint;
+    job->header = {endpoint, fmt::format("{}-{:x}{:04x}", endpoint == Endpoint::Chat ? "chatcmpl" : "cmpl", created_, n), options_.modelId,
+                   int64_t(std::time(nullptr))};
+    // The slot is free before the client hears the end of its answer: a follow-up sent the moment
+    // the answer ends finds its conversation's slot free, with that conversation in its cache.
+    slots_.post(slot, [this, job, slot](Engine& engine) {
+        const auto complete = run(*job, engine);
+        admission_->release(slot);
+        complete();
+    });
+}
 
-    if (st->request.stream) {
-        res.set_header("Cache-Control", "no-cache");
-        res.set_chunked_content_provider("text/event-stream", [st, this](size_t, httplib::DataSink& sink) {
-            runStream(*st, sink, cancelled_);
-            st->lease.reset();  // free the slot now, not when httplib drops the provider
-            return true;
-        });
-        return;
+std::function<void()> OpenAiServer::run(Job& job, Engine& engine) {
+    http::Exchange& ex = *job.exchange;
+    const ServeRequest& r = job.request;
+    const StepPieceLookup pieceOf = [tok = tokenizer_](int32_t id) { return std::optional(tok->tokenBytes(id)); };
+    auto cancel = [&ex] { return ex.gone() || ex.stopping(); };
+    if (!r.stream) {
+        CompletionJob completion(r, job.stops);
+        auto result = engine.generate(job.generate, &completion, cancel);
+        http::Reply reply;
+        if (!result) {
+            reply = errorReply(engineError(result.error()));
+        } else if (result->reason == FinishReason::Cancelled && ex.gone()) {
+            ++cancelled_;
+            reply = errorReply(kShuttingDown);  // not written: nobody is there
+        } else {
+            // Cancelled and not gone: the server is stopping; what was generated, marked so.
+            const std::string_view finish = result->reason == FinishReason::Cancelled ? kFinishAborted : openAiFinishReason(result->reason);
+            reply = http::Reply{200, "application/json", {},
+                                dumpJson(completionResponse(job.header, completion.text(), *result, completion.steps(), r, pieceOf, finish))};
+        }
+        return [&ex, reply = std::move(reply)]() mutable { ex.reply(std::move(reply)); };
     }
-    CompletionJob job(st->request, st->stops);
-    std::optional<Result<GenerationSummary>> ran;  // set on the slot's thread
-    st->lease->run([&](Engine& engine) { ran = engine.generate(st->generate, &job, [&] { return st->watch->closed(); }); });
-    const Result<GenerationSummary>& result = *ran;
-    st->lease.reset();
-    if (!result) return sendError(res, engineError(result.error()));
-    if (result->reason == FinishReason::Cancelled) {
+
+    ex.startStream(200, "text/event-stream", {{"Cache-Control", "no-cache"}});
+    bool first = true;
+    size_t offset = 0;  // of the next listed token in the answer's bytes
+    CompletionJob completion(r, job.stops, [&](const std::string& delta, std::vector<StepRecord>& steps) {
+        const bool ok = ex.send(sseEvent(completionChunk(job.header, delta, steps, r, pieceOf, first, {}, offset)));
+        for (const StepRecord& s : steps) offset += s.piece.size();
+        first = false;
+        return ok;
+    });
+    auto result = engine.generate(job.generate, &completion, cancel);
+    std::string last;
+    if (!result) {
+        last = sseEvent(errorJson(engineError(result.error())));
+    } else if (result->reason == FinishReason::Cancelled && ex.gone()) {
         ++cancelled_;
-        return;
+    } else {
+        const std::string_view finish = result->reason == FinishReason::Cancelled ? kFinishAborted : openAiFinishReason(result->reason);
+        const std::vector<StepRecord> none;
+        last = sseEvent(completionChunk(job.header, "", none, r, pieceOf, first, finish));
+        if (r.includeUsage) last += sseEvent(usageChunk(job.header, *result));
     }
-    res.set_content(dumpJson(completionResponse(st->header, job.text(), *result, job.steps(), st->request, st->pieceOf)), "application/json");
+    last += kSseDone;
+    return [&ex, last = std::move(last)] {
+        ex.send(last);
+        ex.finish();
+    };
 }
 
 }  // namespace inferscope::server

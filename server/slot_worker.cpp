@@ -16,12 +16,12 @@ SlotWorker::~SlotWorker() {
     thread_.join();
 }
 
-void SlotWorker::run(const std::function<void(Engine&)>& work) {
-    std::unique_lock lock(mutex_);
-    work_ = &work;
-    done_ = false;
+void SlotWorker::post(std::function<void(Engine&)> work) {
+    {
+        std::lock_guard lock(mutex_);
+        work_.push_back(std::move(work));
+    }
     wake_.notify_all();
-    wake_.wait(lock, [this] { return done_; });
 }
 
 void SlotWorker::loop(EngineOptions options) {
@@ -35,16 +35,15 @@ void SlotWorker::loop(EngineOptions options) {
     wake_.notify_all();
     std::unique_lock lock(mutex_);
     for (;;) {
-        wake_.wait(lock, [this] { return quit_ || work_; });
-        if (!work_) break;  // quit, nothing left to run
-        const auto* work = work_;
+        wake_.wait(lock, [this] { return quit_ || !work_.empty(); });
+        if (work_.empty()) break;  // quit, nothing left to run
+        auto work = std::move(work_.front());
+        work_.pop_front();
         lock.unlock();
-        if (engine_) (*work)(*engine_);
+        if (engine_) work(*engine_);
         lock.lock();
-        work_ = nullptr;
-        done_ = true;
-        wake_.notify_all();
     }
+    lock.unlock();
     engine_.reset();  // freed on the thread that made it
 }
 

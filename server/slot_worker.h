@@ -1,9 +1,10 @@
 #pragma once
-// One slot's thread: loads its engine, then runs one piece of work at a time on it for whoever
-// holds the slot (SlotPool::Lease::run), until destroyed. The engine is created, used and destroyed
-// on this thread only.
+// One slot's thread: loads its engine, then runs the work posted to it, one piece at a time, until
+// destroyed (which first lets the piece in progress finish). The engine is created, used and
+// destroyed on this thread only.
 
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -23,16 +24,16 @@ public:
 
     Engine* engine() const { return engine_.get(); }
     const Error& loadError() const { return loadError_; }
-    // Runs work(engine) on the thread; returns when it is done. One caller at a time (the lease holder).
-    void run(const std::function<void(Engine&)>& work);
+    // Queues work(engine) for the thread and returns at once.
+    void post(std::function<void(Engine&)> work);
 
 private:
     void loop(EngineOptions options);
 
     std::mutex mutex_;
     std::condition_variable wake_;
-    const std::function<void(Engine&)>* work_ = nullptr;
-    bool loaded_ = false, done_ = false, quit_ = false;
+    std::deque<std::function<void(Engine&)>> work_;
+    bool loaded_ = false, quit_ = false;
     std::unique_ptr<Engine> engine_;
     Error loadError_;
     std::thread thread_;

@@ -138,7 +138,7 @@ private slots:
                                      {"messages", {{{"role", "user"}, {"content", "Tell me a story about a cat."}}}},
                                      {"temperature", 0}, {"max_tokens", kMaxTokens}, {"logprobs", true}, {"top_logprobs", 20}};
         auto http = server_->client();
-        const auto res = http.Post("/v1/chat/completions", request.dump(), "application/json");
+        const auto res = http.post("/v1/chat/completions", request.dump());
         QVERIFY(res && res->status == 200);
         const QJsonObject reference = QJsonDocument::fromJson(QByteArray::fromStdString(res->body)).object();
         const QJsonObject choice = reference["choices"].toArray().first().toObject();
@@ -216,7 +216,7 @@ private slots:
                                            {"messages", {{{"role", "user"}, {"content", "Tell me a story about a cat."}},
                                                          {{"role", "assistant"}, {"content", sent}}}},
                                            {"continue_final_message", true}, {"temperature", 0}, {"max_tokens", kMaxTokens}};
-        const auto branchRes = http.Post("/v1/chat/completions", branchRequest.dump(), "application/json");
+        const auto branchRes = http.post("/v1/chat/completions", branchRequest.dump());
         QVERIFY(branchRes && branchRes->status == 200);
         const auto branchReference = nlohmann::json::parse(branchRes->body);
         QCOMPARE(QString::fromStdString(continued), QString::fromStdString(branchReference["choices"][0]["message"]["content"].get<std::string>()));
@@ -239,7 +239,7 @@ private slots:
         QVERIFY(int(f.last().steps.size()) < 400);
         QCOMPARE(f.engine->state(), EngineController::State::Ready);
         auto http = server_->client();
-        const auto health = http.Get("/health");
+        const auto health = http.get("/health");
         QVERIFY(health && health->status == 200);
     }
 

@@ -7,7 +7,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <httplib.h>
 
 #include <chrono>
 #include <fstream>
@@ -15,6 +14,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "raw_http.h"
 
 namespace inferscope::testing_serve {
 
@@ -59,20 +60,17 @@ public:
         if (out_ >= 0) ::close(out_);
     }
     int port() const { return port_; }
+    // The test reaped the process itself (waitpid): nothing left to stop.
+    void forgetExited() { pid_ = -1; }
     pid_t pid() const { return pid_; }
     bool alive() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
 
-    httplib::Client client(std::string apiKey = {}) const {
-        httplib::Client c("127.0.0.1", port_);
-        c.set_read_timeout(120, 0);
-        if (!apiKey.empty()) c.set_bearer_token_auth(apiKey);
-        return c;
-    }
+    testing_http::Client client(std::string apiKey = {}) const { return testing_http::Client(port_, std::move(apiKey)); }
     // Waits (at most 60 s, polling) for /health to answer 200.
     bool waitReady(std::string apiKey = {}) const {
         for (int i = 0; i < 600 && port_ > 0; ++i) {
             auto c = client(apiKey);
-            if (auto r = c.Get("/health"); r && r->status == 200) return true;
+            if (auto r = c.get("/health"); r && r->status == 200) return true;
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
         }
         return false;

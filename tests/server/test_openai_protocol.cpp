@@ -4,7 +4,7 @@
 #include "server/completion_job.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
-#include "server/slot_pool.h"
+#include "server/admission.h"
 
 using namespace inferscope;
 using namespace inferscope::server;
