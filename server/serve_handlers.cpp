@@ -78,7 +78,9 @@ void OpenAiServer::handleCompletion(const std::shared_ptr<http::Exchange>& excha
         return ex.reply(errorReply({429, fmt::format("every slot is busy and {} requests are waiting; retry later", options_.queue),
                                     "rate_limit_error", {}, "rate_limit_exceeded"}));
     job->ticket = *ticket;
-    ex.onInterrupt([this, job] { interrupt(job); });
+    ex.onInterrupt([this, weak = std::weak_ptr<Job>(job)] {  // weak: the job holds the exchange
+        if (auto held = weak.lock()) interrupt(held);
+    });
     if (ex.gone() || ex.stopping()) return interrupt(job);  // before onInterrupt was set
 
     job->generate.prompt = promptTokens(r, template_, *tokenizer_);

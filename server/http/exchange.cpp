@@ -8,13 +8,15 @@ Exchange::Exchange(RequestHead head, std::string body, int socketFd, size_t maxP
     : head_(std::move(head)), body_(std::move(body)), fd_(socketFd), maxPending_(maxPendingBytes) {}
 
 void Exchange::reply(Reply reply) {
-    std::function<void()> wake;
+    std::function<void()> wake, dropped;
     {
         std::lock_guard lock(mutex_);
         if (complete_ || started_) return;
         reply_ = std::move(reply);
         complete_ = true;
         wake = wake_;
+        dropped = std::move(onInterrupt_);  // it may hold what holds this exchange
+        onInterrupt_ = nullptr;
     }
     if (wake) wake();
 }
@@ -49,7 +51,7 @@ bool Exchange::send(std::string data) {
 }
 
 void Exchange::finish() {
-    std::function<void()> wake;
+    std::function<void()> wake, dropped;
     {
         std::lock_guard lock(mutex_);
         if (complete_) return;
@@ -60,6 +62,8 @@ void Exchange::finish() {
         finished_ = true;
         complete_ = true;
         wake = wake_;
+        dropped = std::move(onInterrupt_);  // it may hold what holds this exchange
+        onInterrupt_ = nullptr;
     }
     if (wake) wake();
 }
