@@ -200,7 +200,9 @@ void addGenerateCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--top-p", a->sampler.topP, "1 = off")->capture_default_str();
     cmd->add_option("--min-p", a->sampler.minP, "0 = off")->capture_default_str();
     cmd->add_option("--repeat-penalty", a->sampler.repeatPenalty, "1 = off")->capture_default_str();
-    cmd->add_option("--repeat-last-n", a->sampler.repeatLastN, "tokens the penalty looks back at")->capture_default_str();
+    cmd->add_option("--frequency-penalty", a->sampler.frequencyPenalty, "subtracted per occurrence among the last tokens; 0 = off")->capture_default_str();
+    cmd->add_option("--presence-penalty", a->sampler.presencePenalty, "subtracted once from every token among the last ones; 0 = off")->capture_default_str();
+    cmd->add_option("--repeat-last-n", a->sampler.repeatLastN, "tokens the penalties look back at")->capture_default_str();
     cmd->add_option("--seed", a->seed, "RNG seed (default: from the clock; printed with --json)")->check(kUnsigned);
     cmd->add_option("--top-n", a->sampler.topN, "candidates reported per token")->capture_default_str();
     cmd->add_option("--stop", a->stops, "stop when the output contains this text (repeatable)")->check(kNotEmpty);

@@ -17,7 +17,10 @@ float storedMass(const StepRecord& r) {
 
 bool isExact(const StepRecord& r, float mass, const SamplerParams& p) {
     if (mass >= 1.0f - 1e-6f) return true;                 // the whole vocabulary was stored
-    if (p.repeatPenalty < 1.0f) return false;              // could lift a token that was not stored
+    if (p.repeatPenalty < 1.0f || p.frequencyPenalty < 0.0f || p.presencePenalty < 0.0f)
+        return false;                                      // could lift a token that was not stored
+    for (const auto& [id, bias] : p.logitBias)
+        if (bias > 0.0f) return false;                     // the same
     if (p.temperature == 0.0f) return true;                // the highest logit is stored
     if (p.topK > 0 && size_t(p.topK) <= r.replayLogits.size()) return true;
     if (p.topP < 1.0f) return false;                       // the nucleus is measured over the whole vocabulary

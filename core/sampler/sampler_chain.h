@@ -2,10 +2,13 @@
 // The sampler chain (after llama.cpp's llama-sampling): stages applied in turn to one candidate
 // array, each recorded so the GUI can show what it did:
 //
-//   raw logits -> repetition penalty -> top-k -> top-p -> min-p -> temperature -> pick
+//   raw logits -> bias and penalties -> top-k -> top-p -> min-p -> temperature -> pick
 //
-// - penalty: each distinct token among the last repeatLastN of `recentTokens` has its logit
-//   divided by the penalty if > 0, multiplied otherwise (once, however often it occurred).
+// - penalty: what adjusts logits before any cut, as llama.cpp's logit-bias and penalties
+//   samplers do in turn. First each token of logitBias has its bias added. Then each distinct
+//   token among the last repeatLastN of `recentTokens` has its logit divided by repeatPenalty if
+//   > 0, multiplied otherwise (once, however often it occurred), and lowered by
+//   count x frequencyPenalty + presencePenalty, count being its occurrences in that window.
 // - top-k: keeps the k highest logits.
 // - top-p: keeps the shortest prefix, in order of decreasing probability, whose cumulative
 //   probability reaches p (at least one token).
@@ -72,7 +75,7 @@ public:
     const SamplerParams& params() const { return params_; }
 
 private:
-    explicit SamplerChain(const SamplerParams& params) : params_(params), rng_(params.seed) {}
+    explicit SamplerChain(const SamplerParams& params);
 
     struct Candidate {
         int32_t id;
@@ -94,6 +97,7 @@ private:
                              std::span<const int32_t> recentTokens);
     // The stages: each narrows candidates_[0, step.count) and sets step.z[its stage].
     void applyPenalty(bool identityIds, std::span<const int32_t> recentTokens, Step& step);
+    void findAdjustments(bool identityIds, std::span<const int32_t> recentTokens, size_t count);
     void applyTopK(Step& step);
     void applyTopP(Step& step);
     void applyMinP(Step& step);
@@ -107,7 +111,15 @@ private:
     size_t ranked_ = 0;  // candidates_[0, ranked_) are the ranked_ highest, in rank order (may
                          // exceed the survivor count: cuts never reorder what they remove)
     std::vector<int32_t> window_;        // [<= repeatLastN] distinct recent ids, sorted
-    std::vector<size_t> penalised_;      // [<= window] positions in candidates_ the penalty hit
+    std::vector<int32_t> windowCounts_;  // [window_] occurrences of each in the window
+    std::vector<std::pair<int32_t, float>> bias_;  // params_.logitBias by id, repeated ids summed
+    struct Adjustment {
+        size_t position;  // in candidates_
+        float bias;       // added first
+        int32_t count;    // occurrences in the window; 0: not penalised
+    };
+    std::vector<Adjustment> adjustments_;  // [<= window + bias] the candidates the stage changes
+    std::vector<size_t> penalised_;      // [<= window + bias] positions in candidates_ the stage hit
 };
 
 }  // namespace inferscope

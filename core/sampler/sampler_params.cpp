@@ -22,6 +22,12 @@ Result<void> validateSamplerParams(const SamplerParams& p) {
         return bad(fmt::format("repeat-penalty must be > 0, got {}", p.repeatPenalty));
     if (std::isinf(p.repeatPenalty))
         return bad(fmt::format("repeat-penalty must be finite, got {}", p.repeatPenalty));
+    if (!std::isfinite(p.frequencyPenalty))
+        return bad(fmt::format("frequency-penalty must be finite, got {}", p.frequencyPenalty));
+    if (!std::isfinite(p.presencePenalty))
+        return bad(fmt::format("presence-penalty must be finite, got {}", p.presencePenalty));
+    for (const auto& [id, bias] : p.logitBias)
+        if (!std::isfinite(bias)) return bad(fmt::format("the logit bias of token {} must be finite, got {}", id, bias));
     if (p.repeatLastN < -1)
         return bad(fmt::format("repeat-last-n must be >= -1 (-1 = all tokens), got {}", p.repeatLastN));
     if (p.topN < 0 || p.topN > kMaxTopN)

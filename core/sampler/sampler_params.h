@@ -3,6 +3,8 @@
 // GUI's sliders, and the one function that validates them so all three give the same message.
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "common/error.h"
 
@@ -18,7 +20,10 @@ struct SamplerParams {
     float topP = 0.95f;          // (0, 1]; keep the smallest prefix reaching p; 1 = off
     float minP = 0.05f;          // [0, 1]; keep p >= minP * pmax; 0 = off
     float repeatPenalty = 1.0f;  // > 0, finite; 1 = off (< 1 encourages repetition)
-    int32_t repeatLastN = 64;    // recent tokens penalised; -1 = all given; 0 = off
+    float frequencyPenalty = 0;  // finite; subtracted once per occurrence in the window; 0 = off
+    float presencePenalty = 0;   // finite; subtracted once from every token in the window; 0 = off
+    int32_t repeatLastN = 64;    // recent tokens the penalties look at; -1 = all given; 0 = off
+    std::vector<std::pair<int32_t, float>> logitBias;  // (token id, finite value added to its logit)
     uint64_t seed = 0;           // seeds std::mt19937_64
     int32_t topN = 20;           // candidates recorded per step, [0, kMaxTopN]
 };

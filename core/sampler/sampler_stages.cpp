@@ -1,4 +1,4 @@
-// The sampler chain's stages (see sampler_chain.h): repetition penalty, top-k, top-p, min-p,
+// The sampler chain's stages (see sampler_chain.h): bias and penalties, top-k, top-p, min-p,
 // temperature and the pick, each narrowing the survivors and setting its softmax normaliser.
 #include <algorithm>
 #include <cmath>
@@ -19,42 +19,96 @@ void SamplerChain::ensureMasses(Step& step) {
     step.massesValid = true;
 }
 
-// Penalty: each distinct recent token once. On entry the masses are the raw ones (relative to
-// the raw maximum); the new normaliser reuses them for every token the penalty did not touch.
+SamplerChain::SamplerChain(const SamplerParams& params) : params_(params), rng_(params.seed) {
+    bias_ = params.logitBias;
+    std::sort(bias_.begin(), bias_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    size_t out = 0;
+    for (size_t i = 0; i < bias_.size(); ++i) {
+        if (out > 0 && bias_[out - 1].first == bias_[i].first) bias_[out - 1].second += bias_[i].second;
+        else bias_[out++] = bias_[i];
+    }
+    bias_.resize(out);
+}
+
+// The candidates the penalty stage changes: those with a bias, and the distinct recent tokens
+// with their counts (when a penalty is on), in position order.
+void SamplerChain::findAdjustments(bool identityIds, std::span<const int32_t> recentTokens, size_t count) {
+    adjustments_.clear();
+    window_.clear();
+    windowCounts_.clear();
+    const bool penalties = (params_.repeatPenalty != 1.0f || params_.frequencyPenalty != 0.0f || params_.presencePenalty != 0.0f) &&
+                           params_.repeatLastN != 0 && !recentTokens.empty();
+    if (penalties) {
+        const size_t lastN = params_.repeatLastN < 0 ? recentTokens.size() : std::min(size_t(params_.repeatLastN), recentTokens.size());
+        window_.assign(recentTokens.end() - lastN, recentTokens.end());
+        std::sort(window_.begin(), window_.end());
+        size_t distinct = 0;
+        for (size_t i = 0; i < window_.size(); ++i) {
+            if (distinct > 0 && window_[distinct - 1] == window_[i]) {
+                ++windowCounts_.back();
+                continue;
+            }
+            window_[distinct++] = window_[i];
+            windowCounts_.push_back(1);
+        }
+        window_.resize(distinct);
+    }
+    if (window_.empty() && bias_.empty()) return;
+    auto countOf = [&](int32_t id) {
+        const auto it = std::lower_bound(window_.begin(), window_.end(), id);
+        return it != window_.end() && *it == id ? windowCounts_[size_t(it - window_.begin())] : 0;
+    };
+    auto biasOf = [&](int32_t id) {
+        const auto it = std::lower_bound(bias_.begin(), bias_.end(), id, [](const auto& b, int32_t x) { return b.first < x; });
+        return it != bias_.end() && it->first == id ? it->second : 0.0f;
+    };
+    if (identityIds) {  // position = id: walk both sorted lists together
+        size_t w = 0, b = 0;
+        while (w < window_.size() || b < bias_.size()) {
+            const int32_t id = b == bias_.size() || (w < window_.size() && window_[w] < bias_[b].first) ? window_[w] : bias_[b].first;
+            const int32_t n = w < window_.size() && window_[w] == id ? windowCounts_[w++] : 0;
+            const float bias = b < bias_.size() && bias_[b].first == id ? bias_[b++].second : 0.0f;
+            if (id >= 0 && size_t(id) < count) adjustments_.push_back({size_t(id), bias, n});
+        }
+    } else {
+        for (size_t i = 0; i < count; ++i) {
+            const int32_t id = candidates_[i].id;
+            const int32_t n = countOf(id);
+            const float bias = biasOf(id);
+            if (n > 0 || bias != 0.0f) adjustments_.push_back({i, bias, n});
+        }
+    }
+}
+
+// Penalty (bias and penalties, see sampler_chain.h). On entry the masses are the raw ones
+// (relative to the raw maximum); the new normaliser reuses them for every token left untouched.
 void SamplerChain::applyPenalty(bool identityIds, std::span<const int32_t> recentTokens, Step& step) {
     step.z[at(SamplerStage::Penalty)] = step.z[at(SamplerStage::Raw)];
-    const float penalty = params_.repeatPenalty;
-    if (penalty == 1.0f || params_.repeatLastN == 0 || recentTokens.empty()) return;
-    const size_t lastN = params_.repeatLastN < 0
-                             ? recentTokens.size()
-                             : std::min(size_t(params_.repeatLastN), recentTokens.size());
-    window_.assign(recentTokens.end() - lastN, recentTokens.end());
-    std::sort(window_.begin(), window_.end());
-    window_.erase(std::unique(window_.begin(), window_.end()), window_.end());
-
+    findAdjustments(identityIds, recentTokens, step.count);
+    if (adjustments_.empty()) return;
     penalised_.clear();
-    if (identityIds) {
-        for (int32_t id : window_)
-            if (id >= 0 && size_t(id) < step.count) penalised_.push_back(size_t(id));
-    } else {
-        for (size_t i = 0; i < step.count; ++i)
-            if (std::binary_search(window_.begin(), window_.end(), candidates_[i].id))
-                penalised_.push_back(i);
-    }
-    if (penalised_.empty()) return;
+    for (const Adjustment& a : adjustments_) penalised_.push_back(a.position);
 
     // Candidates are still in input order: position i is rawMasses_[i].
+    const float penalty = params_.repeatPenalty;
     const float rawMax = float(step.maxLogit);
     bool maxPenalised = false;
     float maxLogit = -kInf;
-    for (size_t i : penalised_) {
-        Candidate& c = candidates_[i];
+    constexpr float kMaxFinite = std::numeric_limits<float>::max();
+    for (const Adjustment& a : adjustments_) {
+        Candidate& c = candidates_[a.position];
         maxPenalised |= c.logit == rawMax;
-        // A penalty below 1 raises positive logits; keep them finite.
-        c.logit = c.logit > 0 ? std::min(c.logit / penalty, std::numeric_limits<float>::max())
-                              : c.logit * penalty;
+        // A bias, a penalty below 1 or a negative frequency/presence penalty raise logits: keep
+        // them finite.
+        float l = std::min(c.logit + a.bias, kMaxFinite);  // -inf (a masked token) stays -inf
+        if (a.count > 0) {
+            l = l > 0 ? std::min(l / penalty, kMaxFinite) : l * penalty;
+            l -= float(a.count) * params_.frequencyPenalty + params_.presencePenalty;
+            l = std::min(l, kMaxFinite);
+        }
+        c.logit = l;
         maxLogit = std::max(maxLogit, c.logit);
-        rawMasses_[i] = 0;  // left out of the untouched sum (summed apart, not subtracted)
+        rawMasses_[a.position] = 0;  // left out of the untouched sum (summed apart, not subtracted)
     }
     if (maxPenalised)  // the old maximum moved: scan for the new one
         for (const Candidate& c : candidates_) maxLogit = c.logit > maxLogit ? c.logit : maxLogit;

@@ -93,6 +93,13 @@ const CandidateRecord& candidate(const SampleRecord& r, int32_t id) {
 }
 
 // Probability of `id` after `stage` for each id 0..n-1 (needs topN >= n).
+std::vector<double> softmax(std::vector<double> l) {
+    double z = 0;
+    for (double& x : l) z += (x = std::exp(x));
+    for (double& x : l) x /= z;
+    return l;
+}
+
 std::vector<double> stageProbs(const SampleRecord& r, int stage, size_t n) {
     std::vector<double> p(n);
     for (size_t id = 0; id < n; ++id) p[id] = candidate(r, int32_t(id)).p[size_t(stage)];
@@ -282,12 +289,6 @@ TEST(SamplerStages, RepetitionPenalty) {
     SamplerParams p = allOff();
     p.repeatPenalty = 2.0f;
     SampleRecord r = sampleOnce(p, logits, recent);
-    auto softmax = [](std::vector<double> l) {
-        double z = 0;
-        for (double& x : l) z += (x = std::exp(x));
-        for (double& x : l) x /= z;
-        return l;
-    };
     expectProbs(stageProbs(r, kRaw, 4), softmax({2.0, -1.0, 0.5, 0.0}));
     expectProbs(stageProbs(r, kPenalty, 4), softmax({1.0, -2.0, 0.5, 0.0}));  // 2/2, -1*2
     EXPECT_EQ(candidate(r, 0).logit, 2.0f);  // the record keeps the raw logit
@@ -308,6 +309,47 @@ TEST(SamplerStages, RepetitionPenalty) {
     p.repeatPenalty = 0.5f;
     r = sampleOnce(p, logits, recent);
     expectProbs(stageProbs(r, kPenalty, 4), softmax({4.0, -0.5, 0.5, 0.0}));
+}
+
+// Logit bias, then the penalties on each distinct recent token: repetition (divide or multiply),
+// then count x frequency + presence subtracted, as llama.cpp's logit-bias and penalties samplers.
+TEST(SamplerStages, BiasFrequencyAndPresenceAdjustLogitsBeforeAnyCut) {
+    SamplerParams p = allOff();
+    p.repeatPenalty = 2.0f;
+    p.frequencyPenalty = 0.5f;
+    p.presencePenalty = 0.25f;
+    p.logitBias = {{2, 1.5f}, {3, -100.0f}, {99, 5.0f}};  // 99: not in this vocabulary, ignored
+    const std::vector<float> logits{2.0f, -1.0f, 0.5f, 0.0f};
+    const std::vector<int32_t> recent{0, 0, 1};
+    SampleRecord r = sampleOnce(p, logits, recent);
+    // 0: 2 / 2 - 2 x .5 - .25 = -.25; 1: -1 x 2 - .5 - .25 = -2.75; 2: .5 + 1.5 = 2; 3: 0 - 100.
+    expectProbs(stageProbs(r, kPenalty, 4), softmax({-0.25, -2.75, 2.0, -100.0}));
+    expectProbs(stageProbs(r, kRaw, 4), softmax({2.0, -1.0, 0.5, 0.0}));
+    EXPECT_EQ(candidate(r, 2).logit, 0.5f);  // the record keeps the raw logit
+    EXPECT_EQ(r.survivors[kPenalty], 4);     // nothing removed
+    // The same candidates given as a subset (in another order) adjust the same way.
+    const std::vector<int32_t> ids{3, 1, 2, 0};
+    const std::vector<float> subset{0.0f, -1.0f, 0.5f, 2.0f};
+    auto chain = makeChain(p);
+    auto s = chain.sample(ids, subset, recent);
+    ASSERT_TRUE(s);
+    for (int32_t id = 0; id < 4; ++id) EXPECT_NEAR(candidate(*s, id).p[kPenalty], candidate(r, id).p[kPenalty], kTol) << id;
+    // A bias alone (no recent tokens), and a repeated id summed.
+    SamplerParams biasOnly = allOff();
+    biasOnly.logitBias = {{0, -1.0f}, {0, -1.0f}, {1, 1.0f}};
+    r = sampleOnce(biasOnly, logits, {});
+    expectProbs(stageProbs(r, kPenalty, 4), softmax({0.0, 0.0, 0.5, 0.0}));
+    // Negative frequency and presence penalties encourage repetition.
+    SamplerParams encourage = allOff();
+    encourage.frequencyPenalty = -1.0f;
+    encourage.presencePenalty = -0.5f;
+    r = sampleOnce(encourage, logits, recent);
+    expectProbs(stageProbs(r, kPenalty, 4), softmax({4.5, 0.5, 0.5, 0.0}));
+    // Each must be finite.
+    encourage.presencePenalty = NAN;
+    EXPECT_FALSE(SamplerChain::create(encourage));
+    biasOnly.logitBias = {{1, INFINITY}};
+    EXPECT_FALSE(SamplerChain::create(biasOnly));
 }
 
 TEST(SamplerStages, GreedyPicksTheArgmaxWithProbabilityOne) {
@@ -707,16 +749,19 @@ Reference referenceSample(const std::vector<float>& raw, const SamplerParams& p,
                           const std::vector<int32_t>& recent, double u) {
     const size_t n = raw.size();
     std::vector<float> l = raw;
-    if (p.repeatPenalty != 1.0f && p.repeatLastN != 0) {
+    for (const auto& [id, bias] : p.logitBias)
+        if (id >= 0 && size_t(id) < n) l[size_t(id)] += bias;
+    if (p.repeatLastN != 0) {
         const size_t lastN =
             p.repeatLastN < 0 ? recent.size() : std::min(recent.size(), size_t(p.repeatLastN));
-        std::vector<bool> done(n, false);
-        for (size_t i = recent.size() - lastN; i < recent.size(); ++i) {
-            const int32_t id = recent[i];
-            if (id < 0 || size_t(id) >= n || done[size_t(id)]) continue;
-            done[size_t(id)] = true;
-            float& x = l[size_t(id)];
+        std::vector<int32_t> count(n, 0);
+        for (size_t i = recent.size() - lastN; i < recent.size(); ++i)
+            if (recent[i] >= 0 && size_t(recent[i]) < n) ++count[size_t(recent[i])];
+        for (size_t id = 0; id < n; ++id) {
+            if (count[id] == 0) continue;
+            float& x = l[id];
             x = x > 0 ? x / p.repeatPenalty : x * p.repeatPenalty;
+            x -= float(count[id]) * p.frequencyPenalty + p.presencePenalty;
         }
     }
     std::vector<int32_t> order(n);
@@ -800,6 +845,11 @@ TEST(SamplerReference, RandomLogitsAndSettingsMatchTheNaiveImplementation) {
         p.minP = pickFrom(minPs);
         p.repeatPenalty = pickFrom(penalties);
         p.repeatLastN = int32_t(gen() % 3) * 32 - 1;  // -1, 31, 63
+        if (trial % 3 == 1) {  // the OpenAI-style adjustments on a third of the trials
+            p.frequencyPenalty = float(int(gen() % 5) - 2) * 0.5f;
+            p.presencePenalty = float(int(gen() % 5) - 2) * 0.25f;
+            for (int b = 0; b < 4; ++b) p.logitBias.emplace_back(int32_t(gen() % 80), float(int(gen() % 9) - 4));
+        }
         p.seed = gen();
         p.topN = 64;
         SamplerChain chain = makeChain(p);
