@@ -1,5 +1,6 @@
 #include "server/openai_request.h"
 
+#include <charconv>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -133,6 +134,59 @@ std::optional<ApiError> readLogprobs(const json& body, ServeRequest& r) {
     return std::nullopt;
 }
 
+// logit_bias: {"token id": bias in [-100, 100]}, at most kMaxLogitBias entries. The ids are
+// checked against the vocabulary by the server (it knows its size).
+std::optional<ApiError> readLogitBias(const json& body, SamplerParams& s) {
+    const json& b = field(body, "logit_bias");
+    if (b.is_null()) return std::nullopt;
+    if (!b.is_object()) return badParameter("logit_bias", "logit_bias must be an object of token ids to biases");
+    if (b.size() > kMaxLogitBias) return badParameter("logit_bias", fmt::format("logit_bias may hold at most {} tokens", kMaxLogitBias));
+    for (const auto& [key, value] : b.items()) {
+        int32_t id = -1;
+        const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+        if (ec != std::errc() || end != key.data() + key.size() || id < 0 || key.empty() || key.size() > 10)
+            return badParameter("logit_bias", "logit_bias's keys must be token ids (whole numbers from 0)");
+        if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < -100 || value.get<double>() > 100)
+            return badParameter("logit_bias", "logit_bias's values must be numbers in [-100, 100]");
+        s.logitBias.emplace_back(id, value.get<float>());
+    }
+    return std::nullopt;
+}
+
+// Fields that would change the answer and that this server does not implement: refused by name
+// rather than silently ignored. Each is let through when its value asks for nothing.
+std::optional<ApiError> refuseUnimplemented(const json& body) {
+    auto isNeutral = [](const std::string& key, const json& v) {
+        if (v.is_null()) return true;
+        if (v.is_boolean()) return !v.get<bool>();                        // echo: false, ignore_eos: false, ...
+        if (v.is_array() || v.is_object() || v.is_string()) {
+            if (key == "response_format") return v.is_object() && v.value("type", std::string()) == "text";
+            if (key == "modalities") return v == json::array({"text"});
+            if (key == "tool_choice") return v.is_string() && v.get<std::string>() == "none";
+            return v.empty();                                             // tools: [], stop_token_ids: [], suffix: ""
+        }
+        if (v.is_number()) {
+            const double d = v.get<double>();
+            if (key == "best_of" || key == "typical_p" || key == "tfs_z" || key == "length_penalty") return d == 1;  // their "off"
+            if (key == "top_n_sigma") return d <= 0;
+            return d == 0;                                                // min_tokens: 0, mirostat: 0, ...
+        }
+        return false;
+    };
+    static const char* const kUnimplemented[] = {
+        "tools", "tool_choice", "functions", "function_call", "response_format", "json_schema", "grammar", "guided_json",
+        "guided_regex", "guided_choice", "guided_grammar", "structured_outputs", "echo", "suffix", "best_of", "min_tokens",
+        "ignore_eos", "stop_token_ids", "bad_words", "typical_p", "tfs_z", "mirostat",
+        "dry_multiplier", "xtc_probability", "top_n_sigma", "use_beam_search", "length_penalty", "prompt_logprobs",
+        "truncate_prompt_tokens", "prediction", "audio", "modalities", "reasoning_effort"};
+    for (const char* key : kUnimplemented) {
+        const auto it = body.find(key);
+        if (it != body.end() && !isNeutral(key, *it))
+            return badParameter(key, fmt::format("{} is not supported by this server (it would change the answer); leave it out", key));
+    }
+    return std::nullopt;
+}
+
 std::optional<ApiError> readSampling(const json& body, ServeRequest& r) {
     SamplerParams& s = r.sampler;
     s = SamplerParams{};
@@ -145,6 +199,19 @@ std::optional<ApiError> readSampling(const json& body, ServeRequest& r) {
     if (auto e = readNumber(body, "top_p", s.topP, 0, 1, true)) return e;
     if (auto e = readNumber(body, "min_p", s.minP, 0, 1, false)) return e;
     if (auto e = readNumber(body, "repeat_penalty", s.repeatPenalty, 0, 1e6, true)) return e;
+    // vLLM's name for the same; both given (as the app sends them) must agree.
+    float repetition = s.repeatPenalty;
+    if (auto e = readNumber(body, "repetition_penalty", repetition, 0, 1e6, true)) return e;
+    if (!field(body, "repeat_penalty").is_null() && repetition != s.repeatPenalty)
+        return badParameter("repetition_penalty", "repetition_penalty and repeat_penalty differ; give one");
+    s.repeatPenalty = repetition;
+    if (auto e = readNumber(body, "presence_penalty", s.presencePenalty, -2, 2, false)) return e;
+    if (auto e = readNumber(body, "frequency_penalty", s.frequencyPenalty, -2, 2, false)) return e;
+    std::optional<int64_t> lastN;
+    if (auto e = readInt(body, "repeat_last_n", lastN)) return e;
+    if (lastN && (*lastN < -1 || *lastN > INT32_MAX)) return badParameter("repeat_last_n", "repeat_last_n must be >= -1 (-1: the whole context, 0: off)");
+    if (lastN) s.repeatLastN = int32_t(*lastN);
+    if (auto e = readLogitBias(body, s)) return e;
     std::optional<int64_t> topK, seed, maxTokens, n;
     if (auto e = readInt(body, "top_k", topK)) return e;
     if (topK && (*topK < -1 || *topK > INT32_MAX)) return badParameter("top_k", "top_k must be >= 0 (0 or -1: off)");
@@ -216,7 +283,15 @@ std::expected<ServeRequest, ApiError> parseServeRequest(std::string_view body, E
         if (!error && cont.value_or(false) && !lastIsAnswer)
             error = badParameter("continue_final_message", "continue_final_message needs the last message to be the assistant's");
         r.continueFinalMessage = lastIsAnswer && cont.value_or(true);
+        // vLLM's companion flag: a new assistant turn is opened exactly when none is continued.
+        if (const json& a = field(j, "add_generation_prompt"); !error && !a.is_null()) {
+            if (!a.is_boolean()) error = badParameter("add_generation_prompt", "add_generation_prompt must be true or false");
+            else if (a.get<bool>() == r.continueFinalMessage)
+                error = badParameter("add_generation_prompt", r.continueFinalMessage ? "add_generation_prompt must be false when the last message is continued"
+                                                                                    : "add_generation_prompt false (no new assistant turn) is only for continuing a last assistant message");
+        }
     }
+    if (!error) error = refuseUnimplemented(j);
     if (error) return std::unexpected(*error);
     r.sampler.topN = r.topLogprobs;
     return r;

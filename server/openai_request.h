@@ -4,8 +4,14 @@
 // (tests/server/test_openai_protocol.cpp).
 //
 // Defaults are OpenAI's, not the app's: temperature 1, top_p 1, top_k and min_p off, no penalty;
-// the seed is drawn by the caller when none is given. Unknown fields are ignored, null is "absent".
-// Extensions accepted as llama.cpp's and vLLM's servers name them: top_k, min_p, repeat_penalty.
+// the seed is drawn by the caller when none is given. null is "absent". logit_bias, presence_penalty
+// and frequency_penalty (OpenAI's ranges) go into the sampler's penalty stage, as llama.cpp's
+// server applies them (the penalties over the last repeat_last_n tokens, 64 by default, prompt
+// included). Fields that would change the answer and are not implemented (tools, response_format,
+// echo, best_of, ...) are refused by name unless their value asks for nothing; other unknown
+// fields are ignored. Extensions accepted as llama.cpp's and vLLM's servers name them: top_k,
+// min_p, repeat_penalty / repetition_penalty, repeat_last_n, continue_final_message and
+// add_generation_prompt.
 
 #include <cstdint>
 #include <expected>
@@ -40,6 +46,7 @@ struct ChatMessage {
 
 inline constexpr int32_t kMaxTopLogprobs = 20;  // OpenAI's limit
 inline constexpr size_t kMaxStopStrings = 4;    // OpenAI's limit
+inline constexpr size_t kMaxLogitBias = 1024;   // logit_bias entries
 
 struct ServeRequest {
     Endpoint endpoint = Endpoint::Chat;

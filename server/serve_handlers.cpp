@@ -67,6 +67,9 @@ void OpenAiServer::handleCompletion(const std::shared_ptr<http::Exchange>& excha
     if (!r.model.empty() && r.model != options_.modelId)
         return ex.reply(errorReply({404, fmt::format("the model asked for is not served here; this server serves '{}'", options_.modelId),
                                     "invalid_request_error", "model", "model_not_found"}));
+    for (const auto& [id, bias] : r.sampler.logitBias)
+        if (id >= tokenizer_->vocabSize())
+            return ex.reply(errorReply(badParameter("logit_bias", fmt::format("logit_bias names a token past the vocabulary of {} tokens", tokenizer_->vocabSize()))));
     if (promptBytes(r) > size_t(contextLength_) * maxTokenBytes_)
         return ex.reply(errorReply({400, fmt::format("the prompt is longer than the context of {} tokens can hold; shorten it", contextLength_),
                                     "invalid_request_error", promptField, "context_length_exceeded"}));

@@ -237,3 +237,86 @@ TEST(SlotChoice, LongestCachedPrefixWins) {
     EXPECT_EQ(pickSlot({c, c}, prompt), 0);  // nothing shared: the first free slot
     EXPECT_EQ(pickSlot({}, prompt), -1);
 }
+
+TEST(OpenAiRequest, LogitBiasAndPenaltiesGoIntoTheSampler) {
+    auto r = parseServeRequest(R"({"prompt":"a","logit_bias":{"5":-100,"17":2.5},"presence_penalty":0.5,"frequency_penalty":-1,
+        "repeat_last_n":-1,"repetition_penalty":1.1})", Endpoint::Completion);
+    ASSERT_TRUE(r) << r.error().message;
+    auto bias = r->sampler.logitBias;
+    std::sort(bias.begin(), bias.end());
+    ASSERT_EQ(bias.size(), 2u);
+    EXPECT_EQ(bias[0], std::make_pair(5, -100.0f));
+    EXPECT_EQ(bias[1], std::make_pair(17, 2.5f));
+    EXPECT_EQ(r->sampler.presencePenalty, 0.5f);
+    EXPECT_EQ(r->sampler.frequencyPenalty, -1.0f);
+    EXPECT_EQ(r->sampler.repeatLastN, -1);
+    EXPECT_EQ(r->sampler.repeatPenalty, 1.1f);
+    // The app sends both names of the repetition penalty; they must agree.
+    EXPECT_TRUE(parseServeRequest(R"({"prompt":"a","repeat_penalty":1.2,"repetition_penalty":1.2})", Endpoint::Completion));
+    EXPECT_EQ(parseServeRequest(R"({"prompt":"a","repeat_penalty":1.2,"repetition_penalty":1.3})", Endpoint::Completion).error().param,
+              "repetition_penalty");
+    for (const char* bad : {R"("logit_bias":{"x":1})", R"("logit_bias":{"-1":1})", R"("logit_bias":{"1":101})", R"("logit_bias":{"1":"a"})",
+                            R"("logit_bias":[1])", R"("logit_bias":{"99999999999":1})"}) {
+        const auto e = parseServeRequest(std::string(R"({"prompt":"a",)") + bad + "}", Endpoint::Completion);
+        ASSERT_FALSE(e) << bad;
+        EXPECT_EQ(e.error().param, "logit_bias") << bad;
+    }
+    std::string many = R"({"prompt":"a","logit_bias":{)";
+    for (int i = 0; i <= int(kMaxLogitBias); ++i) many += (i ? "," : "") + std::string("\"") + std::to_string(i) + "\":1";
+    EXPECT_EQ(parseServeRequest(many + "}}", Endpoint::Completion).error().param, "logit_bias");
+    EXPECT_EQ(parseServeRequest(R"({"prompt":"a","presence_penalty":2.5})", Endpoint::Completion).error().param, "presence_penalty");
+    EXPECT_EQ(parseServeRequest(R"({"prompt":"a","frequency_penalty":-3})", Endpoint::Completion).error().param, "frequency_penalty");
+}
+
+TEST(OpenAiRequest, FieldsThatWouldChangeTheAnswerAreRefusedByName) {
+    const std::string chat = R"({"messages":[{"role":"user","content":"hi"}],)";
+    for (const auto& [f, param] : std::vector<std::pair<std::string, std::string>>{
+             {R"("tools":[{"type":"function","function":{"name":"f"}}])", "tools"},
+             {R"("response_format":{"type":"json_object"})", "response_format"},
+             {R"("tool_choice":"required")", "tool_choice"},
+             {R"("ignore_eos":true)", "ignore_eos"},
+             {R"("min_tokens":5)", "min_tokens"},
+             {R"("best_of":3)", "best_of"},
+             {R"("grammar":"root ::= \"a\"")", "grammar"},
+             {R"("stop_token_ids":[2])", "stop_token_ids"}}) {
+        const auto e = parseServeRequest(chat + f + "}", Endpoint::Chat);
+        ASSERT_FALSE(e) << f;
+        EXPECT_EQ(e.error().param, param) << f;
+        EXPECT_NE(e.error().message.find("not supported"), std::string::npos) << e.error().message;
+    }
+    // The same fields asking for nothing pass, as do fields that change nothing.
+    for (const char* f : {R"("tools":[])", R"("response_format":{"type":"text"})", R"("tool_choice":"none")", R"("ignore_eos":false)",
+                          R"("min_tokens":0)", R"("best_of":1)", R"("user":"u","metadata":{"a":"b"},"store":false,"parallel_tool_calls":true)",
+                          R"("echo":false)", R"("modalities":["text"])"})
+        EXPECT_TRUE(parseServeRequest(chat + f + "}", Endpoint::Chat)) << f;
+    EXPECT_EQ(parseServeRequest(R"({"prompt":"a","echo":true})", Endpoint::Completion).error().param, "echo");
+    EXPECT_EQ(parseServeRequest(R"({"prompt":"a","suffix":"b"})", Endpoint::Completion).error().param, "suffix");
+    // add_generation_prompt agrees with continuing (or not) a last assistant message.
+    const std::string cont = R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Once"}],)";
+    EXPECT_TRUE(parseServeRequest(cont + R"("continue_final_message":true,"add_generation_prompt":false})", Endpoint::Chat));
+    EXPECT_EQ(parseServeRequest(cont + R"("add_generation_prompt":true})", Endpoint::Chat).error().param, "add_generation_prompt");
+    EXPECT_EQ(parseServeRequest(chat + R"("add_generation_prompt":false})", Endpoint::Chat).error().param, "add_generation_prompt");
+    EXPECT_TRUE(parseServeRequest(chat + R"("add_generation_prompt":true})", Endpoint::Chat));
+}
+
+// No refusal repeats a value of the body: a marker in every field a client fills never comes back.
+TEST(OpenAiRequest, RefusalsRepeatNothingTheClientSent) {
+    const std::string m = "\"ZQX-marker\"";
+    const std::string deepMarker = "[[[[" + m + "]]]]";
+    const std::string chat = R"({"messages":[{"role":"user","content":"hi"}],)";
+    for (const std::string& f : std::vector<std::string>{R"("temperature":)" + m, R"("top_p":)" + m, R"("max_tokens":)" + m, R"("stream":)" + m,
+                                 R"("n":)" + m, R"("seed":)" + deepMarker, R"("logprobs":)" + m, R"("stop":[)" + m + ",1]",
+                                 R"("model":)" + deepMarker, std::string(R"("logit_bias":{"ZQX-marker":1})"), R"("tools":[)" + m + "]",
+                                 R"("stream_options":)" + m}) {
+        const auto e = parseServeRequest(chat + f + "}", Endpoint::Chat);
+        ASSERT_FALSE(e) << f;
+        EXPECT_EQ(e.error().message.find("ZQX"), std::string::npos) << f << ": " << e.error().message;
+    }
+    for (const std::string& body : {std::string(R"({"messages":[{"role":"ZQX-marker","content":"x"}]})"),
+                                    std::string(R"({"messages":[{"role":"user","content":{"ZQX-marker":1}}]})"),
+                                    std::string(R"({"messages": ZQX-marker})")}) {
+        const auto e = parseServeRequest(body, Endpoint::Chat);
+        ASSERT_FALSE(e) << body;
+        EXPECT_EQ(e.error().message.find("ZQX"), std::string::npos) << body << ": " << e.error().message;
+    }
+}

@@ -171,6 +171,29 @@ TEST_F(Serve, ALastAssistantMessageIsContinued) {
     EXPECT_GT(closed["usage"]["prompt_tokens"].get<int>(), whole["usage"]["prompt_tokens"].get<int>());
 }
 
+// logit_bias -100 on the token a greedy answer starts with: another first token, and the step's
+// record shows the bias in the penalty stage (raw probability unchanged, next to nothing after).
+TEST_F(Serve, LogitBiasSteersTheAnswerThroughThePenaltyStage) {
+    const json plain = post(*server_, "/v1/completions", {{"prompt", "Once upon a time"}, {"temperature", 0}, {"max_tokens", 4}, {"logprobs", 5}});
+    const int first = plain["choices"][0]["logprobs"]["inferscope"][0]["id"];
+    const json biased = post(*server_, "/v1/completions",
+                             {{"prompt", "Once upon a time"}, {"temperature", 0}, {"max_tokens", 4}, {"logprobs", 5},
+                              {"logit_bias", {{std::to_string(first), -100}}}});
+    const json& step = biased["choices"][0]["logprobs"]["inferscope"][0];
+    EXPECT_NE(step["id"].get<int>(), first);
+    bool seen = false;
+    for (const json& c : step["top"])
+        if (c["id"] == first) {
+            seen = true;
+            EXPECT_GT(c["stages"]["raw"].get<double>(), 0.1);
+            EXPECT_LT(c["stages"]["penalty"].get<double>(), 1e-30);
+        }
+    EXPECT_TRUE(seen) << step.dump();
+    // A token past the vocabulary is refused by name.
+    const json past = post(*server_, "/v1/completions", {{"prompt", "a"}, {"logit_bias", {{"99999", 1}}}}, 400);
+    EXPECT_EQ(past["error"]["param"], "logit_bias");
+}
+
 TEST_F(Serve, ModelsAndHealth) {
     auto c = server_->client();
     auto m = c.get("/v1/models");
