@@ -55,18 +55,18 @@ if [ "$status" -ne 0 ]; then
 fi
 grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" build-fuzz/fuzz.log || true
 
-# The parsers of what the network sends, each for a few seconds from its seeds and dictionary
-# (bodies of at most 64 KiB: the parsers' work is linear in them).
-#   fuzz_parser TARGET SECONDS SEEDS DICT WHAT
+# The parsers of what the network sends, each for some seconds from its seeds and dictionary.
+#   fuzz_parser TARGET SECONDS SEEDS DICT MAX_LEN WHAT
 fuzz_parser() {
-  local target=$1 seconds=$2 seeds=$3 dict=$4 what=$5
+  local target=$1 seconds=$2 seeds=$3 dict=$4 maxlen=$5 what=$6
   local corpus=build-fuzz/$target-corpus log=build-fuzz/$target.log
   rm -rf "$corpus" && mkdir -p "$corpus"
   cp "$seeds"/* "$corpus"/
-  echo "ci-fuzz: fuzzing $what for ${seconds} s"
-  build-fuzz/fuzz/"$target" -timeout=1 -max_len=65536 -malloc_limit_mb=256 -rss_limit_mb=2048 \
+  echo "ci-fuzz: fuzzing $what for ${seconds} s (inputs up to $maxlen bytes)"
+  # A 256 KiB stack: anything that recursed on the input's nesting would overflow it at once.
+  (ulimit -s 256 && build-fuzz/fuzz/"$target" -timeout=5 -max_len="$maxlen" -malloc_limit_mb=512 -rss_limit_mb=2048 \
     -artifact_prefix=build-fuzz/artifacts/ -max_total_time="$seconds" -dict="$dict" -print_final_stats=1 \
-    "$corpus" >"$log" 2>&1 || status=$?
+    "$corpus" "${@:7}") >"$log" 2>&1 || status=$?
   if [ "$status" -ne 0 ]; then
     tail -n 80 "$log"
     echo "ci-fuzz: FAILED on $what (exit $status); inputs: $(ls build-fuzz/artifacts)" >&2
@@ -74,8 +74,20 @@ fuzz_parser() {
   fi
   grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" "$log" || true
 }
-# The server's request parser (server/openai_request.cpp: what `inferscope-cli serve` reads).
-fuzz_parser fuzz_openai_request "${FUZZ_REQUEST_SECONDS:-30}" fuzz/openai_seeds fuzz/openai.dict "the OpenAI request parser"
+# The server's request parser (server/openai_request.cpp: what `inferscope-cli serve` reads), with
+# inputs up to the server's body limit (4 MiB) and seeds nested a million levels deep.
+deep=build-fuzz/deep-seeds
+rm -rf "$deep" && mkdir -p "$deep"
+repeat() { head -c "$2" /dev/zero | tr '\0' "$1"; }
+msg='{"role":"user","content":"hi"}'
+{ printf '{"messages":[%s],"stream":' "$msg"; repeat '[' 1000000; repeat ']' 1000000; printf '}'; } >"$deep/deep-stream"
+{ printf '{"messages":[{"role":'; repeat '[' 1000000; repeat ']' 1000000; printf ',"content":"x"}]}'; } >"$deep/deep-role"
+repeat '{' 2000000 >"$deep/deep-objects"
+{ printf '{"prompt":"a","stop":['; repeat 'x' 600000 | sed 's/x/0,/g'; printf '0]}'; } >"$deep/wide"
+fuzz_parser fuzz_openai_request "${FUZZ_REQUEST_SECONDS:-30}" fuzz/openai_seeds fuzz/openai.dict 4194304 "the OpenAI request parser" "$deep"
+# The head of a request and the policy that judges it (server/http/head_reader.cpp, request_policy.cpp),
+# up to the transport's header limit (16 KiB) and past it.
+fuzz_parser fuzz_request_head "${FUZZ_HEAD_SECONDS:-20}" fuzz/head_seeds fuzz/http.dict 20000 "the request head and its policy"
 # The app's reader of a server's streamed answer (gui/remote/openai_stream_parser.cpp).
-fuzz_parser fuzz_openai_stream "${FUZZ_STREAM_SECONDS:-20}" fuzz/sse_seeds fuzz/sse.dict "the app's OpenAI stream parser"
+fuzz_parser fuzz_openai_stream "${FUZZ_STREAM_SECONDS:-20}" fuzz/sse_seeds fuzz/sse.dict 65536 "the app's OpenAI stream parser"
 echo "ci-fuzz: no defect found"

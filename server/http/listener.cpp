@@ -4,6 +4,7 @@
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
 
 #include "server/http/listener.h"
+#include "server/http/head_reader.h"
 
 #include <boost/asio.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -186,32 +187,6 @@ private:
         l_.handler.onAccess(r);
     }
 
-    RequestHead headOf(const bhttp::request_parser<bhttp::string_body>& p) const {
-        const auto& req = p.get();
-        RequestHead h;
-        h.method = std::string(req.method_string());
-        h.target = std::string(req.target());
-        h.version = int(req.version());
-        auto one = [&](bhttp::field f, std::string& out) {
-            int n = 0;
-            for (auto [it, end] = req.equal_range(f); it != end; ++it)
-                if (n++ == 0) out = std::string(it->value());
-            if (n > 1) h.repeatedField = true;
-        };
-        one(bhttp::field::host, h.host);
-        one(bhttp::field::origin, h.origin);
-        one(bhttp::field::authorization, h.authorization);
-        one(bhttp::field::content_type, h.contentType);
-        one(bhttp::field::content_encoding, h.contentEncoding);
-        for (auto [it, end] = req.equal_range(bhttp::field::transfer_encoding); it != end; ++it)
-            h.transferEncoding += (h.transferEncoding.empty() ? "" : ", ") + std::string(it->value());
-        h.expect = std::string(req[bhttp::field::expect]);
-        if (const auto length = p.content_length()) h.contentLength = *length;
-        h.keepAlive = req.keep_alive();
-        h.remoteAddress = address_;
-        return h;
-    }
-
     // Requests, one after another, while the client keeps the connection.
     awaitable<void> serve() {
         bool first = true;
@@ -254,7 +229,7 @@ private:
                 }
                 co_return;
             }
-            const RequestHead head = headOf(parser);
+            const RequestHead head = headOf(parser, address_);
             headOnly_ = head.method == "HEAD";
             const HeadVerdict verdict = l_.handler.onHead(head);
             const bool bodyFollows = parser.chunked() || head.contentLength.value_or(0) > 0;
