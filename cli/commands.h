@@ -15,6 +15,7 @@ void addBenchCommand(CLI::App& app, int& exitCode);
 void addTokenizeCommands(CLI::App& app, int& exitCode);  // tokenize and detokenize
 void addScoreCommand(CLI::App& app, int& exitCode);
 void addPerplexityCommand(CLI::App& app, int& exitCode);
+void addCompareCommand(CLI::App& app, int& exitCode);
 void addServeCommand(CLI::App& app, int& exitCode);
 
 // Prints "inferscope-cli: <message>" on stderr and returns 1.

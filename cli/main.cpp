@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     addTokenizeCommands(app, exitCode);
     addScoreCommand(app, exitCode);
     addPerplexityCommand(app, exitCode);
+    addCompareCommand(app, exitCode);
     addServeCommand(app, exitCode);
     refuseEmptyValues(app, {"generate --prompt", "bench --prompt-tokens", "tokenize --text"});
     if (argc > 1 && argv[1][0] == '-' && std::string(argv[1]) != "--help" && std::string(argv[1]) != "-h")

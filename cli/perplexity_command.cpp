@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "engine/bundled_model.h"
 #include "engine/engine.h"
+#include "engine/compare.h"
 #include "engine/perplexity.h"
 #include "kv_cache/kv_cache.h"
 #include "option_checks.h"
@@ -58,20 +59,6 @@ Result<std::string> readText(const std::string& path) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
-}
-
-// Both tokenizers must give the same ids to the same pieces, or the distributions are over different things.
-Result<void> checkSameVocabulary(const Tokenizer& model, const Tokenizer& reference) {
-    if (model.vocabSize() != reference.vocabSize())
-        return fail(ErrorKind::InvalidArgument,
-                    fmt::format("the reference's vocabulary has {} tokens and the model's {}: KL divergence compares "
-                                "distributions over the same vocabulary",
-                                reference.vocabSize(), model.vocabSize()));
-    for (int32_t id = 0; id < model.vocabSize(); ++id)
-        if (model.piece(id) != reference.piece(id))
-            return fail(ErrorKind::InvalidArgument,
-                        fmt::format("the reference's vocabulary differs from the model's at token {}", id));
-    return {};
 }
 
 void printJson(const nlohmann::ordered_json& j) {
@@ -133,7 +120,8 @@ int run(const PerplexityArgs& a) {
             meter.add(logits, window[size_t(pos + 1)]);
             if (reference)
                 divergence.add(compareDistributions(
-                    std::span<const float>(referenceLogits).subspan(size_t(pos - chunks.firstScored) * vocab, vocab), logits));
+                    std::span<const float>(referenceLogits).subspan(size_t(pos - chunks.firstScored) * vocab, vocab), logits,
+                    window[size_t(pos + 1)]));
         });
         if (!ok) return reportError(ok.error().message);
         if (a.json) {
@@ -168,6 +156,12 @@ int run(const PerplexityArgs& a) {
                           {"max", divergence.maxKl()}};
             done["same_top1"] = divergence.sameTop1();
             done["top1_agreement"] = divergence.top1Agreement();
+            done["top1_agreement_error"] = divergence.top1AgreementError();
+            // Δp = p − p_reference of each scored token (llama-perplexity's "Token probability statistics").
+            done["dp"] = {{"mean", divergence.meanDp()},     {"mean_error", divergence.meanDpError()}, {"rms", divergence.rmsDp()},
+                          {"rms_error", divergence.rmsDpError()}, {"p1", divergence.dpQuantile(0.01)},  {"p5", divergence.dpQuantile(0.05)},
+                          {"median", divergence.dpQuantile(0.5)}, {"p95", divergence.dpQuantile(0.95)},  {"p99", divergence.dpQuantile(0.99)},
+                          {"min", divergence.dpQuantile(0.0)},   {"max", divergence.dpQuantile(1.0)}};
         }
         printJson(done);
         return 0;
@@ -180,8 +174,13 @@ int run(const PerplexityArgs& a) {
         std::printf("KL divergence from the reference (nats per token): mean %.6f ± %.6f, median %.6f, p99 %.6f, max %.6f\n",
                     divergence.meanKl(), divergence.meanKlError(), divergence.klQuantile(0.5), divergence.klQuantile(0.99),
                     divergence.maxKl());
-        std::printf("Same top-1 token as the reference: %.2f%% (%lld of %lld)\n", 100.0 * divergence.top1Agreement(),
-                    static_cast<long long>(divergence.sameTop1()), static_cast<long long>(divergence.count()));
+        std::printf("Same top-1 token as the reference: %.2f%% ± %.2f%% (%lld of %lld)\n", 100.0 * divergence.top1Agreement(),
+                    100.0 * divergence.top1AgreementError(), static_cast<long long>(divergence.sameTop1()),
+                    static_cast<long long>(divergence.count()));
+        std::printf("Δp = p − p_reference of each scored token: mean %.3f%% ± %.3f%%, RMS %.3f%% ± %.3f%%, p1 %.3f%%, median %.3f%%, p99 %.3f%%\n",
+                    100.0 * divergence.meanDp(), 100.0 * divergence.meanDpError(), 100.0 * divergence.rmsDp(),
+                    100.0 * divergence.rmsDpError(), 100.0 * divergence.dpQuantile(0.01), 100.0 * divergence.dpQuantile(0.5),
+                    100.0 * divergence.dpQuantile(0.99));
     }
     return 0;
 }

@@ -88,6 +88,14 @@ public:
     using PairScoreCallback = std::function<void(int32_t position, std::span<const float> a, std::span<const float> b)>;
     Result<void> scoreWithKvTypes(KvType a, KvType b, std::span<const int32_t> tokens, const PairScoreCallback& onLogits,
                                   const CancelCheck& cancel = {});
+    // Teacher-forced scoring in batches, as a prefill runs them (the LM head on every row: prefill's
+    // speed, its rounding): tokens[from, from + count) at their positions, after tokens[0, from)
+    // (from 0 empties the cache first; otherwise the cache must hold tokens[0, from), as the previous
+    // call left it). Writes count × n_vocab logits to `logits`, row i predicting position from + i + 1.
+    // count ≤ maxScoreRows(). Two engines can so be run in lockstep (engine/compare.h).
+    Result<void> scoreRows(std::span<const int32_t> tokens, int32_t from, int32_t count, std::vector<float>& logits);
+    // Rows per scoreRows call: the context's batch, and at most 32 MiB of logits.
+    int32_t maxScoreRows() const;
 
     // The KV cache's element type. setKvType re-creates the cache in that type (same context):
     // the cached tokens are dropped, so the next generation prefills its whole prompt. Refused,

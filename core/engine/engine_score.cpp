@@ -3,6 +3,8 @@
 // llama.cpp, and what a KV cache type costs (kv_cost.h: two caches in lockstep).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engine/engine.h"
 
 namespace inferscope {
@@ -31,6 +33,27 @@ Result<void> Engine::score(std::span<const int32_t> tokens, const ScoreCallback&
         onLogits(pos, logits);
     }
     return {};
+}
+
+int32_t Engine::maxScoreRows() const {
+    const int64_t byMemory = (int64_t(32) << 20) / (int64_t(hparams().nVocab) * int64_t(sizeof(float)));
+    return int32_t(std::max<int64_t>(1, std::min<int64_t>(context_->maxBatch(), byMemory)));
+}
+
+Result<void> Engine::scoreRows(std::span<const int32_t> tokens, int32_t from, int32_t count, std::vector<float>& logits) {
+    if (from == 0)
+        if (auto ok = checkScoredSequence(tokens); !ok) return ok;
+    if (from < 0 || count < 1 || count > maxScoreRows() || size_t(from) + size_t(count) > tokens.size())
+        return fail(ErrorKind::InvalidArgument, fmt::format("rows {} to {} of {} tokens, at most {} at once", from, from + count, tokens.size(),
+                                                            maxScoreRows()));
+    if (from == 0) truncate(0);
+    if (cachedTokens_.size() != size_t(from) || !std::equal(cachedTokens_.begin(), cachedTokens_.end(), tokens.begin()))
+        return fail(ErrorKind::InvalidArgument, "scoreRows: the cache does not hold the tokens before these rows");
+    device_->bindThreads();
+    logits.resize(size_t(count) * size_t(hparams().nVocab));
+    model_->forward(*context_, tokens.subspan(size_t(from), size_t(count)), from, CellOrigin::Prompt, nullptr, logits.data());
+    cachedTokens_.insert(cachedTokens_.end(), tokens.begin() + from, tokens.begin() + from + count);
+    return checkModelFile();
 }
 
 Result<void> Engine::scoreWithKvTypes(KvType a, KvType b, std::span<const int32_t> tokens, const PairScoreCallback& onLogits,

@@ -25,6 +25,16 @@ double standardError(double sum, double sumSquares, int64_t n) {
     return variance > 0.0 ? std::sqrt(variance / double(n - 1)) : 0.0;
 }
 
+// The q-quantile by linear interpolation between order statistics (numpy's default).
+double quantile(std::vector<double> values, double q) {
+    if (values.empty()) return 0.0;
+    std::sort(values.begin(), values.end());
+    const double rank = std::clamp(q, 0.0, 1.0) * double(values.size() - 1);
+    const size_t below = size_t(std::floor(rank));
+    const size_t above = std::min(below + 1, values.size() - 1);
+    return values[below] + (rank - double(below)) * (values[above] - values[below]);
+}
+
 }  // namespace
 
 double logSumExp(std::span<const float> logits) {
@@ -61,7 +71,7 @@ double PerplexityMeter::perplexity() const { return std::exp(meanNll()); }
 // d(e^m)/dm = e^m: the error of the mean NLL scaled by the perplexity itself.
 double PerplexityMeter::perplexityError() const { return perplexity() * standardError(sum_, sumSquares_, n_); }
 
-DistributionShift compareDistributions(std::span<const float> reference, std::span<const float> test) {
+DistributionShift compareDistributions(std::span<const float> reference, std::span<const float> test, int32_t next) {
     assert(reference.size() == test.size());
     const double refLogZ = logSumExp(reference), testLogZ = logSumExp(test);
     // KL(P‖Q) = Σ p (ln p − ln q), ln p = logit − ln Z.
@@ -71,12 +81,23 @@ DistributionShift compareDistributions(std::span<const float> reference, std::sp
         const double lnQ = double(test[i]) - testLogZ;
         kl += std::exp(lnP) * (lnP - lnQ);
     }
+    DistributionShift shift;
     // Rounding can leave a sum of ~1e-17 below zero for identical distributions; KL is never negative.
-    return {std::max(kl, 0.0), argmax(reference) == argmax(test)};
+    shift.kl = std::max(kl, 0.0);
+    shift.topReference = int32_t(argmax(reference));
+    shift.topTest = int32_t(argmax(test));
+    shift.sameTop1 = shift.topReference == shift.topTest;
+    if (next >= 0 && size_t(next) < reference.size()) {
+        shift.pReference = std::exp(double(reference[size_t(next)]) - refLogZ);
+        shift.pTest = std::exp(double(test[size_t(next)]) - testLogZ);
+        shift.dpValid = true;
+    }
+    return shift;
 }
 
 void DivergenceMeter::add(const DistributionShift& shift) {
     kl_.push_back(shift.kl);
+    if (shift.dpValid) dp_.push_back(shift.dp());
     if (shift.sameTop1) ++sameTop1_;
 }
 
@@ -95,14 +116,46 @@ double DivergenceMeter::meanKlError() const {
     return standardError(sum, sumSquares, int64_t(kl_.size()));
 }
 
-double DivergenceMeter::klQuantile(double q) const {
-    if (kl_.empty()) return 0.0;
-    std::vector<double> sorted = kl_;
-    std::sort(sorted.begin(), sorted.end());
-    const double rank = std::clamp(q, 0.0, 1.0) * double(sorted.size() - 1);
-    const size_t below = size_t(std::floor(rank));
-    const size_t above = std::min(below + 1, sorted.size() - 1);
-    return sorted[below] + (rank - double(below)) * (sorted[above] - sorted[below]);
+double DivergenceMeter::klQuantile(double q) const { return quantile(kl_, q); }
+
+double DivergenceMeter::top1AgreementError() const {
+    const double p = top1Agreement();
+    const int64_t n = count();
+    return n > 1 ? std::sqrt(p * (1.0 - p) / double(n - 1)) : 0.0;
+}
+
+double DivergenceMeter::meanDp() const {
+    double sum = 0.0;
+    for (double d : dp_) sum += d;
+    return dp_.empty() ? 0.0 : sum / double(dp_.size());
+}
+
+double DivergenceMeter::meanDpError() const {
+    double sum = 0.0, sumSquares = 0.0;
+    for (double d : dp_) {
+        sum += d;
+        sumSquares += d * d;
+    }
+    return standardError(sum, sumSquares, int64_t(dp_.size()));
+}
+
+double DivergenceMeter::dpQuantile(double q) const { return quantile(dp_, q); }
+
+// RMS = sqrt(mean Δp²); its error from that of the mean square by the delta method: 0.5 / RMS × err.
+double DivergenceMeter::rmsDp() const {
+    double sumSquares = 0.0;
+    for (double d : dp_) sumSquares += d * d;
+    return dp_.empty() ? 0.0 : std::sqrt(sumSquares / double(dp_.size()));
+}
+
+double DivergenceMeter::rmsDpError() const {
+    double sum2 = 0.0, sum4 = 0.0;
+    for (double d : dp_) {
+        sum2 += d * d;
+        sum4 += d * d * d * d;
+    }
+    const double rms = rmsDp();
+    return rms > 0.0 ? 0.5 / rms * standardError(sum2, sum4, int64_t(dp_.size())) : 0.0;
 }
 
 double DivergenceMeter::maxKl() const { return kl_.empty() ? 0.0 : *std::max_element(kl_.begin(), kl_.end()); }

@@ -45,13 +45,18 @@ private:
     double sum_ = 0.0, sumSquares_ = 0.0;
 };
 
-// One position under both configurations: KL(P_reference ‖ P_test) in nats and whether both rank
-// the same token first (ties broken towards the lower id, as the sampler does).
+// One position under both configurations: KL(P_reference ‖ P_test) in nats, whether both rank the
+// same token first (ties broken towards the lower id, as the sampler does), and, given the token
+// that follows, its probability under each and Δp = p_test − p_reference (llama-perplexity's Δp).
 struct DistributionShift {
     double kl = 0.0;
     bool sameTop1 = true;
+    int32_t topReference = 0, topTest = 0;
+    double pReference = 0.0, pTest = 0.0;  // of `next`; 0 without one
+    bool dpValid = false;                  // a `next` was given
+    double dp() const { return pTest - pReference; }
 };
-DistributionShift compareDistributions(std::span<const float> reference, std::span<const float> test);
+DistributionShift compareDistributions(std::span<const float> reference, std::span<const float> test, int32_t next = -1);
 
 class DivergenceMeter {
 public:
@@ -65,9 +70,19 @@ public:
     double maxKl() const;
     int64_t sameTop1() const { return sameTop1_; }
     double top1Agreement() const { return kl_.empty() ? 1.0 : double(sameTop1_) / double(kl_.size()); }
+    // sqrt(p (1 − p) / (n − 1)): llama-perplexity's "Same top p" error.
+    double top1AgreementError() const;
+    // Δp of the following token (the shifts added with one): mean ± error, quantiles as klQuantile,
+    // root mean square ± error (llama-perplexity's "RMS Δp"). In probability (not percent).
+    int64_t dpCount() const { return int64_t(dp_.size()); }
+    double meanDp() const;
+    double meanDpError() const;
+    double dpQuantile(double q) const;
+    double rmsDp() const;
+    double rmsDpError() const;
 
 private:
-    std::vector<double> kl_;
+    std::vector<double> kl_, dp_;
     int64_t sameTop1_ = 0;
 };
 

@@ -274,7 +274,7 @@ Result<void> LlamaModel::fitThreads(LlamaContext& ctx) const {
 }
 
 std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const int32_t> tokens, int32_t position0,
-                                           CellOrigin origin, ForwardProbe* probe) {
+                                           CellOrigin origin, ForwardProbe* probe, float* everyRow) {
     const auto& hp = hp_;
     const int64_t m = int64_t(tokens.size());
     const int64_t E = hp.nEmbd;
@@ -359,7 +359,11 @@ std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const in
     }
     if (storeKv) cache.commit(position0, int32_t(m), origin);
 
-    // final rmsnorm and LM head, for the last position only
+    // final rmsnorm and LM head, for the last position only (or, scoring, for every row)
+    if (everyRow) {
+        readOut(ctx.x.data(), m, ctx.xn.data(), everyRow);
+        return {everyRow + (m - 1) * hp.nVocab, size_t(hp.nVocab)};
+    }
     readOut(ctx.x.data() + (m - 1) * E, 1, ctx.xn.data(), ctx.logits.data());
     return {ctx.logits.data(), size_t(hp.nVocab)};
 }

@@ -120,8 +120,10 @@ public:
     // probe (forward_probe.h): keeps the last token's residual after each layer and, if asked, its
     // attention weights; with probe->rerun the tokens' positions must already be cached and the
     // cache is neither written nor counted (K/V read from it). Null: one pointer test per layer.
+    // everyRow: when given, the logits of every row, [m, n_vocab], are written there (teacher-forced
+    // scoring in batches: the LM head then runs on all m rows); the return value is its last row.
     std::span<const float> forward(LlamaContext& ctx, std::span<const int32_t> tokens, int32_t position0,
-                                   CellOrigin origin, ForwardProbe* probe = nullptr);
+                                   CellOrigin origin, ForwardProbe* probe = nullptr, float* everyRow = nullptr);
 
     // The model's head on residual rows: logits[rows, n_vocab] = LM head(final RMSNorm(x[rows, n_embd]))
     // [final soft-cap]. forward() ends with it for its last row; the logit lens runs it on every

@@ -104,7 +104,7 @@ TEST(CliPerplexity, BadInputIsAOneLineError) {
     expectOneLineError(cli({"perplexity", "--file", "/nonexistent.txt", "--device", "cpu"}), "cannot read --file /nonexistent.txt");
     expectOneLineError(cli({"perplexity", "--file", kStory, "--ctx", "2", "--device", "cpu"}), "--ctx must be at least 4, got 2");
     expectOneLineError(cli({"perplexity", "--file", kStory, "--ctx", "64", "--compare-to", kTinyRandom, "--device", "cpu"}),
-                       "the reference's vocabulary has 32000 tokens and the model's 512");
+                       "the two vocabularies differ (512 and 32000 tokens): a token-by-token comparison needs the same vocabulary");
     // stories260K's heads are 8 wide: a block-quantized cache cannot hold them.
     expectOneLineError(cli({"perplexity", "--file", kStory, "--ctx", "64", "--kv", "q8_0", "--compare-to-kv", "f16", "--device", "cpu"}),
                        "this model's head dimension is 8");

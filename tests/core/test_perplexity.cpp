@@ -103,3 +103,32 @@ TEST(Perplexity, WindowsAsLlamaPerplexityCutsThem) {
     EXPECT_EQ(c.window(text, 1, -1)[0], 100 + 128);  // no BOS in the vocabulary: the text's own token
     EXPECT_EQ(cutIntoChunks(127, 128).count, 0);
 }
+
+TEST(Perplexity, DeltaPOfTheFollowingTokenAndItsStatistics) {
+    // The token that follows is 1: p = 3/4 under the biased coin, 1/2 under the fair one.
+    const std::vector<float> fair = {0.0f, 0.0f}, biased = {0.0f, kLn3};
+    const DistributionShift s = compareDistributions(fair, biased, 1);
+    EXPECT_NEAR(s.pReference, 0.5, 1e-7);
+    EXPECT_NEAR(s.pTest, 0.75, 1e-7);
+    EXPECT_NEAR(s.dp(), 0.25, 1e-7);
+    EXPECT_EQ(s.topReference, 0);
+    EXPECT_EQ(s.topTest, 1);
+    // Δp of 0.25, −0.25, 0.25, 0.25: mean 0.125, RMS 0.25; "same top p" as llama-perplexity: sqrt(p(1−p)/(n−1)).
+    DivergenceMeter d;
+    d.add(s);
+    d.add(compareDistributions(fair, biased, 0));  // 1/4 − 1/2
+    d.add(s);
+    d.add(compareDistributions(biased, biased, 1));  // same: Δp 0, same top
+    EXPECT_EQ(d.dpCount(), 4);
+    EXPECT_NEAR(d.meanDp(), (0.25 - 0.25 + 0.25 + 0.0) / 4, 1e-7);
+    EXPECT_NEAR(d.rmsDp(), std::sqrt((3 * 0.0625) / 4), 1e-7);
+    EXPECT_NEAR(d.dpQuantile(0.0), -0.25, 1e-7);
+    EXPECT_NEAR(d.dpQuantile(1.0), 0.25, 1e-7);
+    EXPECT_NEAR(d.dpQuantile(0.5), 0.125, 1e-7);  // between 0 and 0.25
+    EXPECT_NEAR(d.top1Agreement(), 0.25, 1e-12);
+    EXPECT_NEAR(d.top1AgreementError(), std::sqrt(0.25 * 0.75 / 3), 1e-12);
+    // Shifts without a following token count for KL but not for Δp.
+    d.add(compareDistributions(fair, biased));
+    EXPECT_EQ(d.count(), 5);
+    EXPECT_EQ(d.dpCount(), 4);
+}

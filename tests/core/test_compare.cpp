@@ -1,0 +1,127 @@
+// Two models on one answer (core/engine/compare.h) and the batched teacher-forced scoring it runs
+// on (Engine::scoreRows): the batched logits are the decode path's within rounding, a model
+// against itself moves nothing, a Q8_0 copy against the original moves what an independent
+// computation from Engine::score says, and the refusals.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/compare.h"
+#include "engine/engine.h"
+#include "engine_test_helpers.h"
+#include "model_test_helpers.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_model;
+
+namespace {
+
+// The prompt and stories260K's greedy answer to it.
+std::vector<int32_t> answered(Engine& e, int32_t& answerStart, int32_t maxTokens = 48) {
+    GenerateRequest req = greedyRequest(e.tokenizer().encode("Once upon a time, there was a little", true), maxTokens, 0);
+    auto r = e.generate(req);
+    EXPECT_TRUE(r) << r.error().message;
+    std::vector<int32_t> sequence = req.prompt;
+    answerStart = int32_t(sequence.size());
+    sequence.insert(sequence.end(), r->tokens.begin(), r->tokens.end());
+    return sequence;
+}
+
+// Every position's logits by the decode path (Engine::score), [n][vocab].
+std::vector<std::vector<float>> decodeLogits(Engine& e, std::span<const int32_t> tokens) {
+    std::vector<std::vector<float>> out;
+    auto ok = e.score(tokens, [&](int32_t, std::span<const float> l) { out.emplace_back(l.begin(), l.end()); });
+    EXPECT_TRUE(ok);
+    return out;
+}
+
+}  // namespace
+
+TEST(ScoreRows, BatchedLogitsAreTheDecodePathsWithinRounding) {
+    auto e = loadTestEngine(kStories);
+    int32_t start = 0;
+    const std::vector<int32_t> seq = answered(*e, start);
+    const auto reference = decodeLogits(*e, seq);
+    const size_t vocab = size_t(e->tokenizer().vocabSize());
+    std::vector<float> rows;
+    const int32_t step = 7;  // odd-sized batches, so rows cross batch edges
+    double worst = 0;
+    for (int32_t from = 0; from < int32_t(seq.size()); from += step) {
+        const int32_t count = std::min<int32_t>(step, int32_t(seq.size()) - from);
+        ASSERT_TRUE(e->scoreRows(seq, from, count, rows));
+        for (int32_t r = 0; r < count; ++r)
+            for (size_t v = 0; v < vocab; ++v) worst = std::max(worst, double(std::fabs(rows[size_t(r) * vocab + v] - reference[size_t(from + r)][v])));
+    }
+    EXPECT_LT(worst, 1e-3);  // the same sums in another order (matmul tiles against the GEMV)
+    // The cache must hold what comes before: rows out of order are refused.
+    std::vector<float> ignored;
+    ASSERT_TRUE(e->scoreRows(seq, 0, 3, ignored));
+    const auto skipped = e->scoreRows(seq, 5, 2, ignored);
+    ASSERT_FALSE(skipped);
+    EXPECT_NE(skipped.error().message.find("the cache does not hold the tokens before these rows"), std::string::npos);
+    EXPECT_FALSE(e->scoreRows(seq, 0, e->maxScoreRows() + 1, ignored));
+}
+
+TEST(CompareTeacherForced, AModelAgainstItselfMovesNothing) {
+    auto a = loadTestEngine(kStories);
+    auto b = loadTestEngine(kStories);
+    int32_t start = 0;
+    const auto seq = answered(*a, start);
+    DivergenceMeter d;
+    PerplexityMeter pa, pb;
+    int tokens = 0;
+    ASSERT_TRUE(compareTeacherForced(*a, *b, seq, start, [&](const TokenComparison& t) {
+        EXPECT_EQ(t.index, tokens++);
+        EXPECT_EQ(t.id, seq[size_t(t.position)]);
+        EXPECT_EQ(t.shift.kl, 0.0);
+        EXPECT_FALSE(t.flip());
+        EXPECT_EQ(t.shift.dp(), 0.0);
+        // Greedy: the answer's token is the top one at every position.
+        EXPECT_EQ(t.shift.topReference, t.id);
+    }, d, pa, pb));
+    EXPECT_EQ(tokens, int(seq.size()) - start);
+    EXPECT_EQ(d.top1Agreement(), 1.0);
+    EXPECT_EQ(pa.perplexity(), pb.perplexity());
+}
+
+// B = stories260K with every matrix in Q8_0: each token's KL, Δp and flip are those computed
+// independently from the two models' decode-path logits (Engine::score), within rounding.
+TEST(CompareTeacherForced, AQuantizedCopyMovesWhatTheDecodePathSays) {
+    TempDir dir;
+    const auto q8 = dir / "stories-q8_0.gguf";
+    writeConverted(kStories, q8, GgmlType::Q8_0);
+    auto a = loadTestEngine(kStories);
+    auto b = loadTestEngine(q8);
+    int32_t start = 0;
+    const auto seq = answered(*a, start, 64);
+    const auto la = decodeLogits(*a, seq), lb = decodeLogits(*b, seq);
+    DivergenceMeter d, independent;
+    PerplexityMeter pa, pb;
+    int flips = 0, flipsIndependent = 0;
+    ASSERT_TRUE(compareTeacherForced(*a, *b, seq, start, [&](const TokenComparison& t) {
+        const DistributionShift s = compareDistributions(la[size_t(t.position - 1)], lb[size_t(t.position - 1)], t.id);
+        independent.add(s);
+        EXPECT_NEAR(t.shift.kl, s.kl, 1e-4 + 0.01 * s.kl) << t.index;
+        EXPECT_NEAR(t.shift.dp(), s.dp(), 1e-4) << t.index;
+        flips += t.flip();
+        flipsIndependent += !s.sameTop1;
+    }, d, pa, pb));
+    EXPECT_GT(d.meanKl(), 1e-6);  // Q8_0 does move the distributions
+    EXPECT_NEAR(d.meanKl(), independent.meanKl(), 0.01 * independent.meanKl() + 1e-7);
+    EXPECT_NEAR(flips, flipsIndependent, 1);  // a near-tie may round either way
+    EXPECT_NEAR(d.meanDp(), independent.meanDp(), 1e-5);
+}
+
+TEST(CompareTeacherForced, DifferentVocabulariesAndEmptyAnswersAreRefused) {
+    auto a = loadTestEngine(kStories);
+    auto other = loadTestEngine(kTinyRandom);
+    DivergenceMeter d;
+    PerplexityMeter pa, pb;
+    const std::vector<int32_t> seq{1, 2, 3};
+    const auto vocab = compareTeacherForced(*a, *other, seq, 1, {}, d, pa, pb);
+    ASSERT_FALSE(vocab);
+    EXPECT_EQ(vocab.error().message, "the two vocabularies differ (512 and 32000 tokens): a token-by-token comparison needs the same vocabulary");
+    auto b = loadTestEngine(kStories);
+    EXPECT_FALSE(compareTeacherForced(*a, *b, seq, 3, {}, d, pa, pb));  // the answer is empty
+    EXPECT_FALSE(compareTeacherForced(*a, *b, seq, 0, {}, d, pa, pb));  // nothing before the first token
+}
