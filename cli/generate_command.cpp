@@ -34,7 +34,20 @@ struct GenerateArgs {
     std::optional<uint64_t> seed;
     SamplerParams sampler;
     bool noKvCache = false, json = false, noBos = false;
+    std::string draft;                    // --draft MODEL: speculative decoding with this draft model
+    int32_t draftNgram = 0, draftMax = 3;  // --draft-ngram N: prompt lookup of up to N tokens instead
+    float draftPMin = 0.0f;
 };
+
+const char* fateName(DraftRecord::Fate fate) {
+    switch (fate) {
+        case DraftRecord::Fate::Accepted: return "accepted";
+        case DraftRecord::Fate::Corrected: return "corrected";
+        case DraftRecord::Fate::Bonus: return "bonus";
+        case DraftRecord::Fate::Undrafted: return "undrafted";
+    }
+    return "?";
+}
 
 std::string dumpJson(const nlohmann::ordered_json& j) { return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace); }
 
@@ -98,6 +111,15 @@ public:
         event["eog"] = r.endOfGeneration;
         event["ms"] = ms(r.forwardUs + r.sampleUs);
         if (r.inspection && !r.inspection->lens.layers.empty()) event["lens"] = lensJson(r.inspection->lens, tok_);
+        if (r.draft) {  // speculative decoding: what became of this position's draft
+            const DraftRecord& d = *r.draft;
+            const bool drafted = d.fate == DraftRecord::Fate::Accepted || d.fate == DraftRecord::Fate::Corrected;
+            event["speculative"] = {{"fate", fateName(d.fate)}, {"drafted", drafted}, {"accepted", d.fate == DraftRecord::Fate::Accepted}};
+            if (drafted)
+                event["speculative"].update({{"draft_id", d.draftedId}, {"q", d.q}, {"p", d.p}, {"accept_probability", d.acceptProbability},
+                                             {"draft_index", d.draftIndex}, {"draft_length", d.draftLength}});
+            if (d.verifyRows > 0) event["speculative"].update({{"draft_ms", ms(d.draftUs)}, {"verify_ms", ms(d.verifyUs)}, {"verify_rows", d.verifyRows}});
+        }
         std::printf("%s\n", dumpJson(event).c_str());
         if (r.inspection && !r.inspection->attention.weights.empty()) {
             std::printf("%s\n", dumpJson(attentionEventJson(r, r.inspection->attention, sequence_)).c_str());
@@ -135,6 +157,29 @@ int run(GenerateArgs a) {
     if (!engine) return reportError(engine.error().message);
     Engine& e = **engine;
     for (const auto& n : e.notices()) std::fprintf(stderr, "inferscope-cli: %s\n", n.c_str());
+    std::unique_ptr<Engine> draftEngine;
+    std::optional<SpeculativeOptions> speculative;
+    if (!a.draft.empty() || a.draftNgram > 0) {
+        if (!a.draft.empty() && a.draftNgram > 0) return reportError("--draft and --draft-ngram are two drafters: give one");
+        SpeculativeOptions so;
+        so.maxDraft = a.draftMax;
+        so.pMin = a.draftPMin;
+        if (a.draftNgram > 0) {
+            so.source = DraftSource::NGram;
+            so.ngramMin = 1;
+            so.ngramMax = a.draftNgram;
+        } else {
+            EngineOptions dopt = opt;
+            dopt.modelPath = a.draft;
+            dopt.tokenizerPath.reset();
+            auto d = Engine::load(dopt);
+            if (!d) return reportError("draft model: " + d.error().message);
+            draftEngine = std::move(*d);
+            so.source = DraftSource::Model;
+            so.draftModel = draftEngine.get();
+        }
+        speculative = so;
+    }
 
     GenerateRequest req;
     req.prompt = e.tokenizer().encode(a.prompt, !a.noBos && e.tokenizer().addBosByDefault());
@@ -145,6 +190,7 @@ int run(GenerateArgs a) {
     req.inspect.lens = a.lens;
     req.inspect.lensTopK = a.lensTopK;
     req.inspect.attentionStep = a.attentionAt;
+    req.speculative = speculative;
 
     std::signal(SIGINT, onSigint);
     TextPrinter text(a.stops, a.prompt.empty());
@@ -167,7 +213,9 @@ int run(GenerateArgs a) {
                                       {"kv_bytes_per_token", s.kv.bytesPerToken}, {"kv_computed", s.kv.kvComputed},
                                       {"attention_scores", s.kv.attentionScores},
                                       {"attention_scores_sliding", s.kv.attentionScoresSliding}, {"seed", a.sampler.seed},
-                                      {"text", s.text}, {"device", e.device().description()}})
+                                      {"text", s.text}, {"device", e.device().description()},
+                                      {"decode_passes", s.nDecodePasses}, {"draft_n", s.draftN}, {"draft_n_accepted", s.draftAccepted},
+                                      {"draft_ms", ms(s.draftUs)}})
                                 .c_str());
         if (a.attentionAt >= 0 && !json.attentionPrinted_)
             return reportError("--attention-at " + std::to_string(a.attentionAt) + ": the generation ended after " +
@@ -177,9 +225,12 @@ int run(GenerateArgs a) {
                      "\n[%s] prefill %d tokens in %.1f ms (%.1f tok/s) | decode %d tokens in %.1f ms (%.1f tok/s) | "
                      "first token %.1f ms | KV cache %llu / %llu bytes | %s\n",
                      std::string(finishReasonName(s.reason)).c_str(), s.prefill.nComputed, ms(s.prefill.us),
-                     s.prefill.tokensPerSecond(), s.nDecodePasses, ms(s.decodeUs), s.decodeTokensPerSecond(),
+                     s.prefill.tokensPerSecond(), std::max(s.nDecodePasses, s.decodedTokens), ms(s.decodeUs), s.decodeTokensPerSecond(),
                      ms(s.timeToFirstTokenUs), (unsigned long long)s.kv.bytesUsed, (unsigned long long)s.kv.bytesReserved,
                      e.device().description().c_str());
+        if (speculative)
+            std::fprintf(stderr, "speculative: %d of %d drafted tokens accepted (%.0f%%) in %d verification passes; drafting took %.1f ms\n",
+                         s.draftAccepted, s.draftN, s.draftN > 0 ? 100.0 * s.draftAccepted / s.draftN : 0.0, s.nDecodePasses, ms(s.draftUs));
     }
     return 0;
 }
@@ -206,6 +257,12 @@ void addGenerateCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--seed", a->seed, "RNG seed (default: from the clock; printed with --json)")->check(kUnsigned);
     cmd->add_option("--top-n", a->sampler.topN, "candidates reported per token")->capture_default_str();
     cmd->add_option("--stop", a->stops, "stop when the output contains this text (repeatable)")->check(kNotEmpty);
+    cmd->add_option("--draft", a->draft, "speculative decoding with this draft model (the same vocabulary)")->check(kNotEmpty);
+    cmd->add_option("--draft-ngram", a->draftNgram, "speculative decoding by prompt lookup of up to N tokens (no draft model)")
+        ->check(CLI::Range(1, 16));
+    cmd->add_option("--draft-max", a->draftMax, "tokens drafted per verification, at most")->capture_default_str()->check(CLI::Range(1, 16));
+    cmd->add_option("--draft-p-min", a->draftPMin, "stop a draft when the draft model's probability of its pick is below this")
+        ->capture_default_str()->check(CLI::Range(0.0, 1.0));
     cmd->add_flag("--no-kv-cache", a->noKvCache, "recompute the whole sequence at every step (to measure what the cache saves)");
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();

@@ -191,6 +191,7 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
         return fail(ErrorKind::InvalidArgument,
                     fmt::format("the prompt is {} tokens but the context holds {}; shorten it or load with a larger context", nPrompt, nCtx));
     if (auto ok = checkInspectOptions(request.inspect.optionsFor(0)); !ok) return std::unexpected(ok.error());
+    if (auto ok = checkSpeculative(request); !ok) return std::unexpected(ok.error());
     if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());
     auto cancelled = [&cancel] { return cancel && cancel(); };
 
@@ -236,6 +237,7 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
     }
 
     // ---- decode: sample, then one forward pass per new token ------------------------------------
+    if (request.speculative) return decodeSpeculative(request, observer, cancel, std::move(sequence), logits, std::move(summary), tStart);
     auto chain = SamplerChain::create(request.sampler);
     if (!chain) return std::unexpected(chain.error());
     SamplerChain& sampler = *chain;
@@ -301,6 +303,7 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
         if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());
         summary.decodeUs += forwardUs;
         summary.nDecodePasses += 1;
+        summary.decodedTokens += 1;
         if (observer) observer->onKvCache(cache.stats());
     }
     summary.kv = cache.stats();

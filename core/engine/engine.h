@@ -7,6 +7,7 @@
 // touched from elsewhere.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -117,6 +118,7 @@ public:
     // Tokens whose keys and values are in the cache, in order.
     std::span<const int32_t> cachedTokens() const { return cachedTokens_; }
     KvCacheStats kvStats() const { return context_->cache().stats(); }
+    const KvCache& kvCache() const { return context_->cache(); }
     void truncate(int32_t nTokens);  // keep the first nTokens cached positions
     void reset() { truncate(0); }
 
@@ -128,6 +130,11 @@ private:
                                       ForwardProbe* probe = nullptr);
     // Ok while the mapped model file is as loaded; otherwise the engine is broken from now on.
     Result<void> checkModelFile();
+    // generate()'s decoding under speculative decoding (engine_speculative.cpp), from the prefill's logits.
+    Result<GenerationSummary> decodeSpeculative(const GenerateRequest& request, GenerationObserver* observer, const CancelCheck& cancel,
+                                                std::vector<int32_t> sequence, std::span<const float> prefillLogits,
+                                                GenerationSummary summary, std::chrono::steady_clock::time_point start);
+    Result<void> checkSpeculative(const GenerateRequest& request) const;
     // The same checks as for a prompt, for a sequence to score.
     Result<void> checkScoredSequence(std::span<const int32_t> tokens);
 

@@ -2,13 +2,16 @@
 // The generation loop's inputs and what it reports, as plain value types: the GUI's worker
 // thread turns these into queued signals, the CLI into JSON lines.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "engine/inspection.h"
+#include "engine/speculative.h"
 #include "kv_cache/kv_cache.h"
 #include "sampler/sampler_chain.h"
 
@@ -39,6 +42,8 @@ struct GenerateRequest {
     // unless it is that small).
     int32_t replayWidth = 0;
     GenerateInspect inspect;
+    // Speculative decoding (speculative.h); none: one decode pass per token.
+    std::optional<SpeculativeOptions> speculative;
 };
 
 struct PrefillStats {
@@ -64,6 +69,8 @@ struct StepRecord {
     std::vector<float> replayLogits;
     // When GenerateRequest::inspect asked for this step: inside the pass that produced its logits.
     std::shared_ptr<const PositionInspection> inspection;
+    // Under speculative decoding: whether this token was drafted, accepted, corrected or a bonus.
+    std::shared_ptr<const DraftRecord> draft;
 };
 
 enum class FinishReason { EndOfGeneration, StopString, MaxTokens, ContextFull, Cancelled };
@@ -73,10 +80,15 @@ struct GenerationSummary {
     FinishReason reason = FinishReason::MaxTokens;
     PrefillStats prefill;
     int32_t nGenerated = 0;           // steps reported, the end-of-generation token included
-    int32_t nDecodePasses = 0;        // single-token forward passes (no-cache mode: full recomputes)
-    int64_t decodeUs = 0;             // wall time of those passes
+    int32_t nDecodePasses = 0;        // decode forward passes (no-cache mode: full recomputes; speculative: verifications)
+    int32_t decodedTokens = 0;        // tokens they produced (one a pass; speculative: accepted drafts too); 0: one a pass
+    int64_t decodeUs = 0;             // wall time of those passes (speculative: and the drafting)
     int64_t timeToFirstTokenUs = 0;   // from the call to the first token
-    double decodeTokensPerSecond() const { return decodeUs > 0 ? nDecodePasses * 1e6 / double(decodeUs) : 0.0; }
+    int32_t draftN = 0, draftAccepted = 0;  // speculative: tokens drafted, and accepted
+    int64_t draftUs = 0;              // speculative: time spent drafting (within decodeUs)
+    double decodeTokensPerSecond() const {
+        return decodeUs > 0 ? std::max(decodedTokens, nDecodePasses) * 1e6 / double(decodeUs) : 0.0;
+    }
     std::vector<int32_t> tokens;      // generated ids
     std::string text;                 // their text, cut before a matched stop string
     KvCacheStats kv;                  // at the end, with the work counters of this call

@@ -56,8 +56,20 @@ Result<SampleRecord> SamplerChain::sample(std::span<const int32_t> ids, std::spa
     return run(ids, logits, recentTokens);
 }
 
+Result<SampleRecord> SamplerChain::describe(std::span<const float> logits, std::span<const int32_t> recentTokens, int32_t pick) {
+    if (pick < 0 || size_t(pick) >= logits.size())
+        return invalid(fmt::format("token {} is not among the {} candidates", pick, logits.size()));
+    return run({}, logits, recentTokens, Outcome{&pick, nullptr});
+}
+
+Result<std::vector<TokenProbability>> SamplerChain::finalDistribution(std::span<const float> logits, std::span<const int32_t> recentTokens) {
+    std::vector<TokenProbability> out;
+    if (auto r = run({}, logits, recentTokens, Outcome{nullptr, &out}); !r) return std::unexpected(r.error());
+    return out;
+}
+
 Result<SampleRecord> SamplerChain::run(std::span<const int32_t> ids, std::span<const float> logits,
-                                       std::span<const int32_t> recentTokens) {
+                                       std::span<const int32_t> recentTokens, Outcome outcome) {
     const size_t n = logits.size();
     const bool identityIds = ids.empty();
     if (n == 0) return invalid("no candidates to sample from");
@@ -107,9 +119,25 @@ Result<SampleRecord> SamplerChain::run(std::span<const int32_t> ids, std::span<c
     survivors[at(SamplerStage::TopP)] = int32_t(step.count);
     applyMinP(step);
     survivors[at(SamplerStage::MinP)] = int32_t(step.count);
-    const uint64_t u53 = rng_() >> 11;  // u = u53 * 2^-53; drawn for greedy steps too
-    const size_t chosen = applyTemperatureAndPick(step, u53);
+    applyTemperature(step);
     survivors[at(SamplerStage::Temperature)] = int32_t(step.count);
+    if (outcome.distribution) {  // the survivors and their final probabilities, ranked
+        auto& out = *outcome.distribution;
+        out.clear();
+        for (size_t i = 0; i < step.count; ++i)
+            out.push_back({candidates_[i].id, params_.temperature == 0.0f ? 1.0 : candidates_[i].mass / step.z[at(SamplerStage::Temperature)]});
+        std::sort(out.begin(), out.end(), [&](const TokenProbability& a, const TokenProbability& b) { return a.p > b.p || (a.p == b.p && a.id < b.id); });
+        return SampleRecord{};
+    }
+    constexpr size_t kNotSurvived = ~size_t(0);
+    size_t chosen = kNotSurvived;
+    if (outcome.forcedPick) {  // a given token: where it is among the survivors, if it is
+        for (size_t i = 0; i < step.count; ++i)
+            if (candidates_[i].id == *outcome.forcedPick) chosen = i;
+    } else {
+        const uint64_t u53 = rng_() >> 11;  // u = u53 * 2^-53; drawn for greedy steps too
+        chosen = pickPosition(step, u53);
+    }
 
     // ---- the record ---------------------------------------------------------------------------
     const bool greedy = params_.temperature == 0.0f;
@@ -119,14 +147,20 @@ Result<SampleRecord> SamplerChain::run(std::span<const int32_t> ids, std::span<c
         return expNonPositive((double(c.logit) - step.maxLogit) / temperature) /
                step.z[at(SamplerStage::Temperature)];
     };
-    const Candidate pick = candidates_[chosen];
+    Candidate pick{};
+    if (chosen != kNotSurvived) {
+        pick = candidates_[chosen];
+    } else {  // a forced token no stage kept: its raw figures, final probability 0
+        for (const Candidate& c : candidates_)
+            if (c.id == *outcome.forcedPick) pick = c;
+    }
     record.id = pick.id;
     record.logit = pick.raw;
     record.pRaw = float(expNonPositive(double(pick.raw) - logSumExp));
-    record.pFinal = float(finalProbability(pick));
+    record.pFinal = chosen != kNotSurvived ? float(finalProbability(pick)) : 0.0f;
     record.entropyBits = float(entropyNats / std::numbers::ln2);
     record.logSumExp = float(logSumExp);
-    if (!step.penalised && chosen < ranked_) {  // ranked by raw logit already
+    if (!step.penalised && chosen != kNotSurvived && chosen < ranked_) {  // ranked by raw logit already
         record.rank = int32_t(chosen + 1);
     } else {
         int32_t rank = 1;

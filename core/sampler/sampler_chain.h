@@ -55,6 +55,11 @@
 
 namespace inferscope {
 
+struct TokenProbability {
+    int32_t id = 0;
+    double p = 0;
+};
+
 class SamplerChain {
 public:
     // Error{InvalidArgument} if validateSamplerParams rejects `params`.
@@ -68,6 +73,17 @@ public:
     // Samples from a subset: candidate i is token ids[i] with logits[i]. Ids must be distinct.
     Result<SampleRecord> sample(std::span<const int32_t> ids, std::span<const float> logits,
                                 std::span<const int32_t> recentTokens);
+
+    // The record sample() would give had it picked `pick`, without drawing from the RNG: a token
+    // chosen another way (speculative decoding's accepted drafts and corrections). Its pFinal is
+    // its probability in the final distribution (0 when a stage removed it).
+    Result<SampleRecord> describe(std::span<const float> logits, std::span<const int32_t> recentTokens, int32_t pick);
+    // The distribution sample() draws from: every survivor of the stages with its probability after
+    // temperature (greedy: the top token with 1), most probable first (ties: the lower id first).
+    // No RNG draw.
+    Result<std::vector<TokenProbability>> finalDistribution(std::span<const float> logits, std::span<const int32_t> recentTokens);
+    // One uniform number in [0, 1) from the chain's generator, 53 bits, as sample() draws its own.
+    double uniform() { return double(rng_() >> 11) * 0x1.0p-53; }
 
     void reseed(uint64_t seed) { rng_.seed(seed); }
     // Skips the draws of n steps (every successful sample() uses exactly one).
@@ -93,15 +109,22 @@ private:
         std::array<double, kSamplerStageCount> z{};  // softmax normaliser after each stage
     };
 
+    // What a call does after the stages: draw a pick, describe a given one, or hand out the final
+    // distribution (then the record is empty).
+    struct Outcome {
+        const int32_t* forcedPick;                    // null: draw
+        std::vector<TokenProbability>* distribution;  // null: a record
+    };
     Result<SampleRecord> run(std::span<const int32_t> ids, std::span<const float> logits,
-                             std::span<const int32_t> recentTokens);
+                             std::span<const int32_t> recentTokens, Outcome outcome = Outcome{nullptr, nullptr});
     // The stages: each narrows candidates_[0, step.count) and sets step.z[its stage].
     void applyPenalty(bool identityIds, std::span<const int32_t> recentTokens, Step& step);
     void findAdjustments(bool identityIds, std::span<const int32_t> recentTokens, size_t count);
     void applyTopK(Step& step);
     void applyTopP(Step& step);
     void applyMinP(Step& step);
-    size_t applyTemperatureAndPick(Step& step, uint64_t u53);  // returns the pick's position
+    void applyTemperature(Step& step);
+    size_t pickPosition(Step& step, uint64_t u53);  // the pick's position among the survivors
     void ensureMasses(Step& step);
 
     SamplerParams params_;

@@ -203,16 +203,15 @@ void SamplerChain::applyMinP(Step& step) {
     step.z[at(SamplerStage::MinP)] = z;
 }
 
-// Temperature, then the inverse-CDF pick: the first survivor in rank order whose cumulative mass
-// exceeds u * total. Greedy (T = 0) keeps the highest alone.
-size_t SamplerChain::applyTemperatureAndPick(Step& step, uint64_t u53) {
+// Temperature: the survivors' masses at T and their sum. Greedy (T = 0) keeps the highest alone.
+void SamplerChain::applyTemperature(Step& step) {
     const auto first = candidates_.begin();
     if (params_.temperature == 0.0f) {
         if (ranked_ == 0) std::iter_swap(first, std::min_element(first, first + step.count, ByLogit{}));
         ranked_ = std::max<size_t>(ranked_, 1);
         step.count = 1;
         step.z[at(SamplerStage::Temperature)] = 1;
-        return 0;
+        return;
     }
     if (params_.temperature == 1.0f) {
         ensureMasses(step);  // (logit - max) / 1 is exact: the same masses
@@ -224,16 +223,21 @@ size_t SamplerChain::applyTemperatureAndPick(Step& step, uint64_t u53) {
         }
         step.massesValid = false;
     }
+    double z = 0;
+    for (size_t i = 0; i < step.count; ++i) z += candidates_[i].mass;
+    step.z[at(SamplerStage::Temperature)] = z;
+}
+
+// The inverse-CDF pick: the first survivor in rank order whose cumulative mass exceeds u * total.
+size_t SamplerChain::pickPosition(Step& step, uint64_t u53) {
+    if (params_.temperature == 0.0f) return 0;
     MassHistogram histogram{};
     Mass total = 0;
-    double z = 0;
     for (size_t i = 0; i < step.count; ++i) {
         const uint64_t q = quantise(candidates_[i].mass);
         total += q;
         histogram[massBucket(q)] += q;
-        z += candidates_[i].mass;
     }
-    step.z[at(SamplerStage::Temperature)] = z;
     const Mass target = (total * u53) >> 53;  // < total
     auto passes = [target](Mass cumulative) { return cumulative > target; };
     rankForWalk(candidates_, ranked_, step.count, histogram, passes);

@@ -951,3 +951,53 @@ TEST(SamplerAlternative, ProbabilityAndRankFromTheRecord) {
     EXPECT_NEAR(same.pRaw, drawn.pRaw, kTol);
     EXPECT_EQ(same.rank, 1);
 }
+
+// ---- for speculative decoding: a given pick's record, the final distribution, one draw -----------
+
+TEST(SamplerDescribe, AGivenPicksRecordIsTheOneSampleWouldGiveAndDrawsNothing) {
+    std::mt19937_64 gen(11);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    std::vector<float> logits(300);
+    for (float& l : logits) l = normal(gen);
+    const std::vector<int32_t> recent{3, 5, 5, 9};
+    for (float temperature : {0.0f, 0.7f, 1.0f}) {
+        SamplerParams p;
+        p.temperature = temperature;
+        p.repeatPenalty = 1.2f;
+        p.topN = 20;
+        for (uint64_t seed = 0; seed < 5; ++seed) {
+            p.seed = seed;
+            SamplerChain drawn = makeChain(p), described = makeChain(p);
+            const auto r = drawn.sample(logits, recent);
+            ASSERT_TRUE(r);
+            const auto d = described.describe(logits, recent, r->id);
+            ASSERT_TRUE(d);
+            EXPECT_EQ(d->id, r->id);
+            EXPECT_EQ(d->pFinal, r->pFinal);
+            EXPECT_EQ(d->rank, r->rank);
+            EXPECT_EQ(d->survivors, r->survivors);
+            ASSERT_EQ(d->top.size(), r->top.size());
+            for (size_t i = 0; i < d->top.size(); ++i) EXPECT_EQ(d->top[i].p, r->top[i].p);
+            // describe drew nothing: its chain's next draw is a fresh chain's first.
+            EXPECT_EQ(described.uniform(), makeChain(p).uniform());
+        }
+        // The final distribution: the survivors with their probabilities, summing to 1; greedy one-hot.
+        SamplerChain chain = makeChain(p);
+        const auto dist = chain.finalDistribution(logits, recent);
+        ASSERT_TRUE(dist);
+        double sum = 0;
+        for (const auto& t : *dist) sum += t.p;
+        EXPECT_NEAR(sum, 1.0, 1e-9);
+        const auto r = makeChain(p).sample(logits, recent);
+        EXPECT_EQ(int32_t(dist->size()), r->survivors[kFinal]);
+        if (temperature == 0.0f) EXPECT_EQ(dist->front().id, r->id);
+        for (size_t i = 1; i < dist->size(); ++i) EXPECT_GE((*dist)[i - 1].p, (*dist)[i].p);
+        // A token no stage kept: described with final probability 0.
+        const int32_t removed = [&] {
+            for (int32_t id = 0; id < 300; ++id)
+                if (std::none_of(dist->begin(), dist->end(), [&](const TokenProbability& t) { return t.id == id; })) return id;
+            return -1;
+        }();
+        if (removed >= 0) EXPECT_EQ(makeChain(p).describe(logits, recent, removed)->pFinal, 0.0f);
+    }
+}

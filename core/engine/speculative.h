@@ -1,0 +1,81 @@
+#pragma once
+// Speculative decoding: a cheap drafter proposes the next few tokens, the model verifies them all in
+// one forward pass (a small prefill: the weights are read once for several tokens), and exact
+// speculative sampling (Leviathan et al. 2023, Chen et al. 2023) keeps the output distribution
+// exactly the model's: a drafted token x is accepted with probability min(1, p(x) / q(x)); on the
+// first rejection a token is drawn from normalize(max(0, p − q)) instead, and the rest of the draft
+// is dropped (the KV cache rolled back); when every drafted token is accepted, one more is drawn
+// from the model's distribution after the last. p and q are the distributions the sampler chain
+// draws from (every stage applied, SamplerChain::finalDistribution), so this holds under every
+// sampler setting; greedy output is the plain decoding's token for token.
+//
+// Drafters: another model of the same vocabulary (any GGUF: a Q4_0 of the same weights, a smaller
+// model of the family), sampling its q with the same settings; or prompt lookup (n-gram): the
+// tokens that followed the most recent earlier occurrence of the sequence's last n tokens, a point
+// mass (q = 1 for the proposed token), no second model.
+//
+// Verification runs the pending token and the draft in passes of at most kGemvMaxRows rows (the
+// decode kernels, row for row the arithmetic of one-token decode steps), so the logits each
+// verified position sees are those plain decoding would have computed.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sampler/sampler_params.h"
+
+namespace inferscope {
+
+class Engine;
+
+enum class DraftSource : uint8_t { Model, NGram };
+
+struct SpeculativeOptions {
+    DraftSource source = DraftSource::NGram;
+    Engine* draftModel = nullptr;  // DraftSource::Model: loaded, the same vocabulary, used on this thread
+    int32_t maxDraft = 3;          // tokens drafted per round, at most
+    // Draft model: stop a round's draft early when the drafter's own probability of its pick falls
+    // below pMin (after at least minDraft tokens): what llama.cpp's p_min does. 0: always maxDraft.
+    float pMin = 0.0f;
+    int32_t minDraft = 0;
+    int32_t ngramMin = 2, ngramMax = 4;  // n-gram: the lengths of the sequence's end looked up, longest first
+    // The draft model's own sampler settings (its seed is drawn apart from the model's); none: the
+    // model's. Any q keeps the output exact; a q closer to p is accepted more often.
+    std::optional<SamplerParams> draftSampler;
+};
+
+struct TokenProbability;
+
+// One drafted token under exact speculative sampling, given p and q (the model's and the drafter's
+// final distributions, as SamplerChain::finalDistribution lists them) and two uniform numbers in
+// [0, 1): accepted when uAccept < min(1, p(drafted) / q(drafted)); otherwise the token is drawn with
+// uCorrect from max(0, p − q) normalised, in p's order (from p itself when that is all zero).
+struct SpeculativeChoice {
+    int32_t token = 0;
+    bool accepted = false;
+    double p = 0, q = 0, acceptProbability = 0;  // of the drafted token
+};
+SpeculativeChoice chooseSpeculative(const std::vector<TokenProbability>& p, const std::vector<TokenProbability>& q, int32_t drafted,
+                                    double uAccept, double uCorrect);
+
+// What happened to a token under speculative decoding (StepRecord::draft).
+struct DraftRecord {
+    enum class Fate : uint8_t {
+        Accepted,   // drafted and accepted
+        Corrected,  // drafted token rejected; this token drawn from max(0, p − q) instead
+        Bonus,      // every drafted token accepted: this one drawn from p after them
+        Undrafted,  // no draft this round (none found, or no room): a plain decode step
+    };
+    Fate fate = Fate::Undrafted;
+    int32_t draftedId = -1;         // the drafted token (Accepted: this token; Corrected: the rejected one)
+    float q = 0.0f;                 // the drafter's probability of draftedId (n-gram: 1)
+    float p = 0.0f;                 // the model's probability of draftedId
+    float acceptProbability = 0.0f; // min(1, p / q)
+    int32_t draftIndex = 0;         // its place in the round's draft (0-based)
+    int32_t draftLength = 0;        // tokens drafted that round
+    // The round's costs, on its first token only (0 on the others).
+    int64_t draftUs = 0, verifyUs = 0;
+    int32_t verifyRows = 0;         // tokens the round's verification ran (the pending one and the draft)
+};
+
+}  // namespace inferscope

@@ -1,0 +1,277 @@
+// Speculative decoding (core/engine/speculative.h): greedy output is plain decoding's token for
+// token on every architecture fixture, with a draft model and with prompt lookup; the KV cache after
+// rejected drafts is byte for byte the one plain decoding leaves; sampled output follows the same
+// distribution as plain decoding (chi-square on fixed seeds); and the refusals.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <array>
+#include <map>
+#include <random>
+
+#include "engine/engine.h"
+#include "engine_test_helpers.h"
+#include "model_test_helpers.h"
+#include "shared_data.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_model;
+
+namespace {
+
+struct Collected : GenerationObserver {
+    std::vector<StepRecord> steps;
+    void onStep(const StepRecord& r) override { steps.push_back(r); }
+};
+
+GenerationSummary run(Engine& e, GenerateRequest req, std::vector<StepRecord>* steps = nullptr) {
+    Collected c;
+    auto r = e.generate(req, &c);
+    EXPECT_TRUE(r) << r.error().message;
+    if (steps) *steps = std::move(c.steps);
+    return r ? *r : GenerationSummary{};
+}
+
+SpeculativeOptions withDraftModel(Engine& d, int32_t k) {
+    SpeculativeOptions o;
+    o.source = DraftSource::Model;
+    o.draftModel = &d;
+    o.maxDraft = k;
+    return o;
+}
+
+SpeculativeOptions withNgrams(int32_t k) {
+    SpeculativeOptions o;
+    o.source = DraftSource::NGram;
+    o.maxDraft = k;
+    o.ngramMin = 1;
+    return o;
+}
+
+// Plain greedy against speculative greedy on one model, with a Q8_0 copy of it as drafter (k = 3
+// and 7: one and two verification passes) and with prompt lookup.
+void expectGreedyIdentical(const std::string& model, const std::string& prompt, int32_t maxTokens, bool twoPasses = true) {
+    SCOPED_TRACE(model);
+    TempDir dir;
+    const auto q8 = dir / "draft-q8_0.gguf";
+    writeConverted(model, q8, GgmlType::Q8_0);
+    auto target = loadTestEngine(model, {512});
+    auto draft = loadTestEngine(q8, {512});
+    ASSERT_TRUE(target && draft);
+    GenerateRequest req = greedyRequest(target->tokenizer().encode(prompt, target->tokenizer().addBosByDefault()), maxTokens);
+    std::vector<StepRecord> plainSteps;
+    const GenerationSummary plain = run(*target, req, &plainSteps);
+    std::vector<SpeculativeOptions> options{withDraftModel(*draft, 3), withNgrams(4)};
+    if (twoPasses) options.push_back(withDraftModel(*draft, 7));
+    for (const SpeculativeOptions& o : options) {
+        SCOPED_TRACE(o.source == DraftSource::Model ? "draft model, k " + std::to_string(o.maxDraft) : std::string("n-gram"));
+        target->reset();
+        draft->reset();
+        GenerateRequest s = req;
+        s.speculative = o;
+        std::vector<StepRecord> steps;
+        const GenerationSummary spec = run(*target, s, &steps);
+        ASSERT_EQ(spec.tokens, plain.tokens);
+        EXPECT_EQ(spec.reason, plain.reason);
+        EXPECT_EQ(spec.text, plain.text);
+        ASSERT_EQ(steps.size(), plainSteps.size());
+        for (size_t i = 0; i < steps.size(); ++i) {
+            // The record each token shows is the one plain decoding computed (the same logits).
+            EXPECT_EQ(steps[i].sample.logit, plainSteps[i].sample.logit) << i;
+            EXPECT_EQ(steps[i].sample.rank, plainSteps[i].sample.rank) << i;
+            EXPECT_EQ(steps[i].position, plainSteps[i].position) << i;
+            if (i > 0) EXPECT_TRUE(steps[i].draft) << i;
+        }
+        EXPECT_LE(spec.draftAccepted, spec.draftN);
+        if (o.source == DraftSource::Model) EXPECT_GT(spec.draftAccepted, 0);
+        // With drafts of up to 3, a round is one pass: fewer passes than tokens when drafts were accepted.
+        if (spec.draftAccepted > 0 && o.maxDraft <= 3) EXPECT_LT(spec.nDecodePasses, spec.nGenerated);
+        EXPECT_EQ(target->cachedTokens().size(), req.prompt.size() + spec.tokens.size() - 1);
+    }
+}
+
+}  // namespace
+
+TEST(Speculative, GreedyIsPlainDecodingTokenForToken) {
+    expectGreedyIdentical(kStories, "Once upon a time, there was a little girl named Lily. She", 96);
+    expectGreedyIdentical(kTinyRandom, "The quick brown fox jumps over the lazy dog. The quick brown", 48);
+}
+
+TEST(Speculative, GreedyIsPlainDecodingOnEveryArchitecture) {
+    for (const char* arch : {"llama3", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"}) {
+        const auto file = inferscope::testing_shared::sharedFile(std::string("models/arch/") + arch + "-tiny.gguf");
+        if (!file) GTEST_SKIP() << "../shared/models/arch not found: skipped";
+        expectGreedyIdentical(*file, "Tell me a story about a llama. Once upon a time", 24, false);
+    }
+}
+
+// After rounds with rejected drafts, the model's cache holds exactly what plain decoding's holds.
+TEST(Speculative, TheCacheAfterRejectedDraftsIsThePlainOnesByteForByte) {
+    TempDir dir;
+    auto target = loadTestEngine(kStories, {256});
+    auto plainEngine = loadTestEngine(kStories, {256});
+    GenerateRequest req = greedyRequest(target->tokenizer().encode("Lily and Tom went to the park. They", true), 80);
+    // Prompt lookup on this text drafts often and wrongly: rounds with rejections.
+    GenerateRequest s = req;
+    s.speculative = withNgrams(5);
+    const GenerationSummary spec = run(*target, s);
+    const GenerationSummary plain = run(*plainEngine, req);
+    ASSERT_EQ(spec.tokens, plain.tokens);
+    EXPECT_LT(spec.draftAccepted, spec.draftN) << "no draft was rejected: the test shows nothing";
+    const KvCache& a = target->kvCache();
+    const KvCache& b = plainEngine->kvCache();
+    ASSERT_EQ(a.used(), b.used());
+    ASSERT_EQ(target->cachedTokens().size(), plainEngine->cachedTokens().size());
+    const auto& layout = a.layout();
+    for (int32_t l = 0; l < layout.nLayer; ++l)
+        for (int32_t h = 0; h < layout.nHeadKv; ++h) {
+            const size_t offset = (size_t(h) * size_t(layout.nCtx)) * a.rowBytes();
+            const size_t bytes = size_t(a.used()) * a.rowBytes();
+            const auto* ka = static_cast<const uint8_t*>(a.layerKeysData(l)) + offset;
+            const auto* kb = static_cast<const uint8_t*>(b.layerKeysData(l)) + offset;
+            const auto* va = static_cast<const uint8_t*>(a.layerValuesData(l)) + offset;
+            const auto* vb = static_cast<const uint8_t*>(b.layerValuesData(l)) + offset;
+            ASSERT_EQ(std::memcmp(ka, kb, bytes), 0) << "keys, layer " << l << " head " << h;
+            ASSERT_EQ(std::memcmp(va, vb, bytes), 0) << "values, layer " << l << " head " << h;
+        }
+}
+
+// Sampled at temperature 1.5 over the whole vocabulary: over 1,500 fixed seeds, the second token's
+// frequencies fit the model's own distribution given the first (chi-square goodness of fit, p >
+// 0.001), for drafters whose q is not p: the Q8_0 copy drafting at temperature 0.6 (sharper than
+// the model: many corrections) and prompt lookup on a repetitive prompt (point masses, mostly
+// rejected). The corrections drawn from max(0, p − q) must restore exactly the model's
+// distribution; drawing them from p instead fails this test (tried).
+TEST(Speculative, SampledOutputFollowsTheModelsDistribution) {
+    TempDir dir;
+    const auto q8 = dir / "draft-q8_0.gguf";
+    writeConverted(kStories, q8, GgmlType::Q8_0);
+    auto target = loadTestEngine(kStories, {64});
+    auto draft = loadTestEngine(q8, {64});
+    GenerateRequest req;
+    req.prompt = target->tokenizer().encode("the cat and the dog and the bird and the cat saw the dog and", true);
+    req.sampler.temperature = 1.5f;
+    req.sampler.topK = 0;
+    req.sampler.topP = 1.0f;
+    req.sampler.minP = 0.0f;
+    req.sampler.topN = 0;
+    req.maxTokens = 3;  // the first from the prefill, one drafted (and checked), a bonus
+    constexpr int kRuns = 1500;
+    // The model's distribution of the second token given the first, as the sampler draws it.
+    std::map<int32_t, std::vector<TokenProbability>> given;
+    auto modelAfter = [&](int32_t first) -> const std::vector<TokenProbability>& {
+        auto it = given.find(first);
+        if (it != given.end()) return it->second;
+        std::vector<int32_t> seq = req.prompt;
+        seq.push_back(first);
+        std::vector<float> last;
+        EXPECT_TRUE(target->score(seq, [&](int32_t pos, std::span<const float> l) {
+            if (pos + 1 == int32_t(seq.size())) last.assign(l.begin(), l.end());
+        }));
+        auto chain = SamplerChain::create(req.sampler);
+        auto d = chain->finalDistribution(last, seq);
+        return given.emplace(first, *d).first->second;
+    };
+    SpeculativeOptions sharper = withDraftModel(*draft, 1);
+    sharper.draftSampler = req.sampler;
+    sharper.draftSampler->temperature = 0.6f;
+    for (const SpeculativeOptions& o : {sharper, withNgrams(1)}) {
+        std::map<int32_t, double> observed, expected;
+        int32_t accepted = 0, drafted = 0;
+        for (int seed = 0; seed < kRuns; ++seed) {
+            GenerateRequest r = req;
+            r.sampler.seed = uint64_t(seed);
+            r.speculative = o;
+            const GenerationSummary s = run(*target, r);
+            if (s.tokens.size() < 2) continue;  // ended at the first token: nothing to count, expected or seen
+            observed[s.tokens[1]] += 1;
+            for (const TokenProbability& t : modelAfter(s.tokens[0])) expected[t.id] += t.p;
+            accepted += s.draftAccepted;
+            drafted += s.draftN;
+        }
+        // Categories expected under 5 times pooled.
+        double chi2 = 0, pooledObserved = 0, pooledExpected = 0;
+        int dof = -1;
+        for (const auto& [id, e] : expected) {
+            const double x = observed.count(id) ? observed.at(id) : 0.0;
+            if (e < 5) {
+                pooledObserved += x;
+                pooledExpected += e;
+                continue;
+            }
+            chi2 += (x - e) * (x - e) / e;
+            ++dof;
+        }
+        if (pooledExpected > 0) {
+            chi2 += (pooledObserved - pooledExpected) * (pooledObserved - pooledExpected) / pooledExpected;
+            ++dof;
+        }
+        ASSERT_GT(dof, 5) << "too few categories for the test to tell anything";
+        const double k = double(dof), z = 3.0902;  // p = 0.001, Wilson–Hilferty
+        const double critical = k * std::pow(1.0 - 2.0 / (9.0 * k) + z * std::sqrt(2.0 / (9.0 * k)), 3);
+        EXPECT_LT(chi2, critical) << "chi-square " << chi2 << " with " << dof << " degrees of freedom";
+        EXPECT_GT(drafted - accepted, kRuns / 10) << "too few corrections for the test to tell anything";
+        std::printf("%s: chi-square %.1f (%d dof, critical %.1f at p = 0.001); %d of %d drafted tokens accepted\n",
+                    o.source == DraftSource::Model ? "draft model at T 0.6" : "n-gram", chi2, dof, critical, accepted, drafted);
+    }
+}
+
+// The step itself: for random p and q, a drafted token x drawn from q and the two uniforms swept
+// over a grid, the token emitted has exactly p's distribution (the grid's error aside).
+TEST(Speculative, OneStepEmitsExactlyTheModelsDistribution) {
+    std::mt19937_64 gen(7);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    constexpr int kGrid = 400;
+    for (int trial = 0; trial < 40; ++trial) {
+        const int n = 2 + int(gen() % 12);
+        auto randomDistribution = [&](double sharpness) {
+            std::vector<TokenProbability> d;
+            double z = 0;
+            for (int i = 0; i < n; ++i) {
+                const double w = trial % 5 == 0 && i % 3 == 0 ? 0.0 : std::pow(unit(gen), sharpness);  // some zeros
+                d.push_back({i, w});
+                z += w;
+            }
+            if (z == 0) d[0].p = z = 1;
+            for (auto& t : d) t.p /= z;
+            std::sort(d.begin(), d.end(), [](const auto& a, const auto& b) { return a.p > b.p || (a.p == b.p && a.id < b.id); });
+            return d;
+        };
+        const auto p = randomDistribution(1.0), q = randomDistribution(3.0);
+        std::vector<double> emitted(size_t(n), 0.0);
+        for (const TokenProbability& x : q) {
+            if (x.p == 0) continue;
+            for (int i = 0; i < kGrid; ++i)
+                for (int j = 0; j < kGrid; ++j) {
+                    const auto c = chooseSpeculative(p, q, x.id, (i + 0.5) / kGrid, (j + 0.5) / kGrid);
+                    emitted[size_t(c.token)] += x.p / (double(kGrid) * kGrid);
+                    if (c.accepted) EXPECT_EQ(c.token, x.id);
+                }
+        }
+        for (const TokenProbability& t : p) EXPECT_NEAR(emitted[size_t(t.id)], t.p, 4.0 / kGrid) << "trial " << trial << ", token " << t.id;
+    }
+}
+
+TEST(Speculative, RequestsItCannotServeAreRefused) {
+    auto target = loadTestEngine(kStories);
+    auto other = loadTestEngine(kTinyRandom);
+    GenerateRequest req = greedyRequest(target->tokenizer().encode("Once", true), 4);
+    req.speculative = withDraftModel(*other, 3);
+    auto r = target->generate(req);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("the two vocabularies differ"), std::string::npos) << r.error().message;
+    req.speculative = withNgrams(0);
+    EXPECT_FALSE(target->generate(req));
+    req.speculative = withNgrams(3);
+    req.inspect.lens = true;
+    r = target->generate(req);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("not available with speculative decoding"), std::string::npos);
+    req.inspect.lens = false;
+    req.useKvCache = false;
+    EXPECT_FALSE(target->generate(req));
+    req.useKvCache = true;
+    req.speculative = withDraftModel(*target, 3);
+    EXPECT_FALSE(target->generate(req));
+}
