@@ -33,7 +33,7 @@ void OpenAiServer::shutdown() { listener_.shutdown(std::chrono::milliseconds(180
 
 Result<void> OpenAiServer::loadSlots() {
     for (int32_t i = 0; i < options_.parallel; ++i) {
-        auto engine = slots_.addSlot(options_.engine);
+        auto engine = slots_.addSlot(options_.engine, options_.draftModel);
         if (!engine) return std::unexpected(engine.error());
         if (i == 0) {
             tokenizer_ = (*engine)->sharedTokenizer();

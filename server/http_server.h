@@ -49,6 +49,8 @@ struct ServeOptions {
     std::string logFile;                  // the access log; empty: stderr
     std::string modelId;                  // the id /v1/models lists and requests may name
     EngineOptions engine;                 // threads: per slot
+    std::optional<EngineOptions> draftModel;   // speculative decoding with a draft model (one per slot)
+    std::optional<SpeculativeOptions> speculative;  // the drafts' settings (draftModel set per slot)
     std::optional<ChatTemplateKind> chatTemplate;  // none: the file's (defaultChatTemplate)
 };
 
@@ -77,7 +79,7 @@ private:
     void handleCompletion(const std::shared_ptr<http::Exchange>& exchange, Endpoint endpoint);
     void start(const std::shared_ptr<Job>& job, size_t slot);
     void interrupt(const std::shared_ptr<Job>& job);
-    std::function<void()> run(Job& job, Engine& engine);
+    std::function<void()> run(Job& job, Engine& engine, Engine* draft);
     std::string health() const;
 
     ServeOptions options_;

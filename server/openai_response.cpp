@@ -61,12 +61,17 @@ Json usageJson(const GenerationSummary& s) {
 }
 
 Json timingsJson(const GenerationSummary& s) {
-    return {{"prompt_tokens_reused", s.prefill.nReused},
-            {"prefill_ms", double(s.prefill.us) / 1000.0},
-            {"prefill_tokens_per_s", s.prefill.tokensPerSecond()},
-            {"decode_ms", double(s.decodeUs) / 1000.0},
-            {"decode_tokens_per_s", s.decodeTokensPerSecond()},
-            {"time_to_first_token_ms", double(s.timeToFirstTokenUs) / 1000.0}};
+    Json t = {{"prompt_tokens_reused", s.prefill.nReused},
+              {"prefill_ms", double(s.prefill.us) / 1000.0},
+              {"prefill_tokens_per_s", s.prefill.tokensPerSecond()},
+              {"decode_ms", double(s.decodeUs) / 1000.0},
+              {"decode_tokens_per_s", s.decodeTokensPerSecond()},
+              {"time_to_first_token_ms", double(s.timeToFirstTokenUs) / 1000.0}};
+    if (s.draftN > 0 || s.draftAccepted > 0) {  // speculative decoding: llama.cpp's server's names
+        t["draft_n"] = s.draftN;
+        t["draft_n_accepted"] = s.draftAccepted;
+    }
+    return t;
 }
 
 Json chatTokenLogprob(const StepRecord& step, int32_t topLogprobs, const StepPieceLookup& pieceOf) {

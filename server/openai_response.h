@@ -38,7 +38,8 @@ std::string_view openAiFinishReason(FinishReason reason);  // "stop" or "length"
 inline constexpr std::string_view kFinishAborted = "abort";
 Json usageJson(const GenerationSummary& summary);
 // Ours, beside usage: prompt_tokens_reused, prefill_ms, prefill_tokens_per_s, decode_ms,
-// decode_tokens_per_s, time_to_first_token_ms.
+// decode_tokens_per_s, time_to_first_token_ms; with speculative decoding draft_n and
+// draft_n_accepted (llama.cpp's server's names).
 Json timingsJson(const GenerationSummary& summary);
 
 // The chat endpoint's entry for one token: {token, logprob, bytes, top_logprobs: [{token, logprob,

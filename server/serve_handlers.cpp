@@ -134,15 +134,19 @@ void OpenAiServer::start(const std::shared_ptr<Job>& job, size_t slot) {
                    int64_t(std::time(nullptr))};
     // The slot is free before the client hears the end of its answer: a follow-up sent the moment
     // the answer ends finds its conversation's slot free, with that conversation in its cache.
-    slots_.post(slot, [this, job, slot](Engine& engine) {
-        const auto complete = run(*job, engine);
+    slots_.post(slot, [this, job, slot](Engine& engine, Engine* draft) {
+        const auto complete = run(*job, engine, draft);
         admission_->release(slot);
         complete();
     });
 }
 
-std::function<void()> OpenAiServer::run(Job& job, Engine& engine) {
+std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft) {
     http::Exchange& ex = *job.exchange;
+    if (options_.speculative) {
+        job.generate.speculative = options_.speculative;
+        job.generate.speculative->draftModel = draft;
+    }
     const ServeRequest& r = job.request;
     const StepPieceLookup pieceOf = [tok = tokenizer_](int32_t id) { return std::optional(tok->tokenBytes(id)); };
     auto cancel = [&ex] { return ex.gone() || ex.stopping(); };

@@ -8,8 +8,8 @@ namespace inferscope::server {
 SlotPool::SlotPool() = default;
 SlotPool::~SlotPool() = default;
 
-Result<const Engine*> SlotPool::addSlot(const EngineOptions& options) {
-    auto worker = std::make_unique<SlotWorker>(options);
+Result<const Engine*> SlotPool::addSlot(const EngineOptions& options, const std::optional<EngineOptions>& draft) {
+    auto worker = std::make_unique<SlotWorker>(options, draft);
     if (!worker->engine()) return std::unexpected(worker->loadError());
     const Engine* engine = worker->engine();
     std::lock_guard lock(mutex_);
@@ -27,7 +27,7 @@ std::span<const int32_t> SlotPool::cachedTokens(size_t slot) const {
     return workers_[slot]->engine()->cachedTokens();
 }
 
-void SlotPool::post(size_t slot, std::function<void(Engine&)> work) {
+void SlotPool::post(size_t slot, std::function<void(Engine&, Engine*)> work) {
     SlotWorker* worker = nullptr;
     {
         std::lock_guard lock(mutex_);

@@ -12,15 +12,12 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "common/error.h"
-
-namespace inferscope {
-class Engine;
-struct EngineOptions;
-}  // namespace inferscope
+#include "engine/engine.h"
 
 namespace inferscope::server {
 
@@ -30,13 +27,14 @@ class SlotPool {
 public:
     SlotPool();
     ~SlotPool();  // waits for running work, then stops and joins the slots' threads
-    // Starts a slot's thread and loads an engine on it; the engine lives as long as the pool.
-    Result<const Engine*> addSlot(const EngineOptions& options);
+    // Starts a slot's thread and loads an engine on it (and a draft model, for speculative
+    // decoding); they live as long as the pool.
+    Result<const Engine*> addSlot(const EngineOptions& options, const std::optional<EngineOptions>& draft = std::nullopt);
     size_t size() const;
     // What slot i's KV cache holds; only while no work runs on it.
     std::span<const int32_t> cachedTokens(size_t slot) const;
-    // Runs work(engine) on slot i's thread, later; one piece of work at a time per slot.
-    void post(size_t slot, std::function<void(Engine&)> work);
+    // Runs work(engine, draft model or null) on slot i's thread, later; one piece at a time per slot.
+    void post(size_t slot, std::function<void(Engine&, Engine*)> work);
 
 private:
     mutable std::mutex mutex_;

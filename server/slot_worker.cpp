@@ -2,7 +2,8 @@
 
 namespace inferscope::server {
 
-SlotWorker::SlotWorker(const EngineOptions& options) : thread_([this, options] { loop(options); }) {
+SlotWorker::SlotWorker(const EngineOptions& options, const std::optional<EngineOptions>& draft)
+    : thread_([this, options, draft] { loop(options, draft); }) {
     std::unique_lock lock(mutex_);
     wake_.wait(lock, [this] { return loaded_; });
 }
@@ -16,7 +17,7 @@ SlotWorker::~SlotWorker() {
     thread_.join();
 }
 
-void SlotWorker::post(std::function<void(Engine&)> work) {
+void SlotWorker::post(Work work) {
     {
         std::lock_guard lock(mutex_);
         work_.push_back(std::move(work));
@@ -24,12 +25,19 @@ void SlotWorker::post(std::function<void(Engine&)> work) {
     wake_.notify_all();
 }
 
-void SlotWorker::loop(EngineOptions options) {
+void SlotWorker::loop(EngineOptions options, std::optional<EngineOptions> draft) {
     auto loaded = Engine::load(options);
+    auto draftLoaded = loaded && draft ? Engine::load(*draft) : Result<std::unique_ptr<Engine>>(nullptr);
     {
         std::lock_guard lock(mutex_);
-        if (loaded) engine_ = std::move(*loaded);
-        else loadError_ = loaded.error();
+        if (!loaded) {
+            loadError_ = loaded.error();
+        } else if (!draftLoaded) {
+            loadError_ = Error{draftLoaded.error().kind, "draft model: " + draftLoaded.error().message};
+        } else {
+            engine_ = std::move(*loaded);
+            draft_ = std::move(*draftLoaded);
+        }
         loaded_ = true;
     }
     wake_.notify_all();
@@ -40,11 +48,12 @@ void SlotWorker::loop(EngineOptions options) {
         auto work = std::move(work_.front());
         work_.pop_front();
         lock.unlock();
-        if (engine_) work(*engine_);
+        if (engine_) work(*engine_, draft_.get());
         lock.lock();
     }
     lock.unlock();
-    engine_.reset();  // freed on the thread that made it
+    draft_.reset();  // freed on the thread that made them
+    engine_.reset();
 }
 
 }  // namespace inferscope::server

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "engine/engine.h"
@@ -16,25 +17,28 @@ namespace inferscope::server {
 
 class SlotWorker {
 public:
-    // Starts the thread and waits for the load; engine() is null when it failed (loadError()).
-    explicit SlotWorker(const EngineOptions& options);
+    // Starts the thread and waits for the load (and the draft model's, for speculative decoding);
+    // engine() is null when one failed (loadError()).
+    SlotWorker(const EngineOptions& options, const std::optional<EngineOptions>& draft);
     ~SlotWorker();
     SlotWorker(const SlotWorker&) = delete;
     SlotWorker& operator=(const SlotWorker&) = delete;
 
     Engine* engine() const { return engine_.get(); }
+    Engine* draft() const { return draft_.get(); }  // null: no draft model
     const Error& loadError() const { return loadError_; }
-    // Queues work(engine) for the thread and returns at once.
-    void post(std::function<void(Engine&)> work);
+    // Queues work(engine, draft) for the thread and returns at once.
+    using Work = std::function<void(Engine&, Engine*)>;
+    void post(Work work);
 
 private:
-    void loop(EngineOptions options);
+    void loop(EngineOptions options, std::optional<EngineOptions> draft);
 
     std::mutex mutex_;
     std::condition_variable wake_;
-    std::deque<std::function<void(Engine&)>> work_;
+    std::deque<Work> work_;
     bool loaded_ = false, quit_ = false;
-    std::unique_ptr<Engine> engine_;
+    std::unique_ptr<Engine> engine_, draft_;
     Error loadError_;
     std::thread thread_;
 };

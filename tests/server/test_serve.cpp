@@ -369,3 +369,25 @@ TEST(ServeOptions, PastTheQueueIs429) {
     EXPECT_TRUE(waitHealth(s, "slots_idle", 1));
     EXPECT_EQ(c.post("/v1/completions", R"({"prompt":"a","max_tokens":2})")->status, 200);
 }
+
+// serve --draft: every slot drafts with its own draft model; greedy answers are the plain ones and
+// the timings count the drafts as llama.cpp's server names them.
+TEST(ServeOptions, SpeculativeDecodingGivesThePlainGreedyAnswerAndCountsDrafts) {
+    const json body = {{"prompt", "Lily and Tom went to the park. Lily and Tom"}, {"temperature", 0}, {"max_tokens", 40}};
+    ServeProcess plain({"--model", kModel});
+    ServeProcess drafted({"--model", kModel, "--draft", kModel, "--draft-max", "3"});
+    ServeProcess lookup({"--model", kModel, "--draft-ngram", "3"});
+    for (const ServeProcess* s : {&plain, &drafted, &lookup}) ASSERT_TRUE(s->port() > 0 && s->waitReady());
+    const json reference = post(plain, "/v1/completions", body);
+    EXPECT_FALSE(reference["timings"].contains("draft_n"));
+    for (const ServeProcess* s : {&drafted, &lookup}) {
+        const json r = post(*s, "/v1/completions", body);
+        EXPECT_EQ(r["choices"][0]["text"], reference["choices"][0]["text"]);
+        ASSERT_TRUE(r["timings"].contains("draft_n")) << r.dump();
+        EXPECT_LE(r["timings"]["draft_n_accepted"].get<int>(), r["timings"]["draft_n"].get<int>());
+    }
+    // The same model as its own draft: every drafted token accepted.
+    const json self = post(drafted, "/v1/completions", body);
+    EXPECT_GT(self["timings"]["draft_n"].get<int>(), 0);
+    EXPECT_EQ(self["timings"]["draft_n_accepted"], self["timings"]["draft_n"]);
+}
