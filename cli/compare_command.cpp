@@ -32,16 +32,8 @@ struct CompareArgs {
 };
 
 Result<std::unique_ptr<Engine>> load(const CompareArgs& a, const std::filesystem::path& model, const std::string& compute) {
-    EngineOptions opt;
-    if (auto ok = applyEngineChoices(a.device, compute, a.kv, opt); !ok) return std::unexpected(ok.error());
-    opt.modelPath = model;
-    opt.threads = a.threads;
-    opt.privateWeights = a.noMmap;
-    opt.contextLength = a.ctx;
-    auto engine = Engine::load(opt);
-    if (!engine) return std::unexpected(engine.error());
-    for (const auto& n : (*engine)->notices()) std::fprintf(stderr, "inferscope-cli: %s\n", n.c_str());
-    return engine;
+    LoadChoices c{a.device, compute, a.kv, a.threads, a.ctx, a.noMmap};
+    return loadWithChoices(c, model);
 }
 
 std::string dump(const nlohmann::ordered_json& j) { return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace); }

@@ -34,9 +34,7 @@ struct GenerateArgs {
     std::optional<uint64_t> seed;
     SamplerParams sampler;
     bool noKvCache = false, json = false, noBos = false;
-    std::string draft;                    // --draft MODEL: speculative decoding with this draft model
-    int32_t draftNgram = 0, draftMax = 3;  // --draft-ngram N: prompt lookup of up to N tokens instead
-    float draftPMin = 0.0f;
+    DraftChoices draft;  // speculative decoding
 };
 
 const char* fateName(DraftRecord::Fate fate) {
@@ -158,27 +156,16 @@ int run(GenerateArgs a) {
     Engine& e = **engine;
     for (const auto& n : e.notices()) std::fprintf(stderr, "inferscope-cli: %s\n", n.c_str());
     std::unique_ptr<Engine> draftEngine;
-    std::optional<SpeculativeOptions> speculative;
-    if (!a.draft.empty() || a.draftNgram > 0) {
-        if (!a.draft.empty() && a.draftNgram > 0) return reportError("--draft and --draft-ngram are two drafters: give one");
-        SpeculativeOptions so;
-        so.maxDraft = a.draftMax;
-        so.pMin = a.draftPMin;
-        if (a.draftNgram > 0) {
-            so.source = DraftSource::NGram;
-            so.ngramMin = 1;
-            so.ngramMax = a.draftNgram;
-        } else {
-            EngineOptions dopt = opt;
-            dopt.modelPath = a.draft;
-            dopt.tokenizerPath.reset();
-            auto d = Engine::load(dopt);
-            if (!d) return reportError("draft model: " + d.error().message);
-            draftEngine = std::move(*d);
-            so.source = DraftSource::Model;
-            so.draftModel = draftEngine.get();
-        }
-        speculative = so;
+    auto speculative = speculativeChoice(a.draft);
+    if (!speculative) return reportError(speculative.error().message);
+    if (*speculative && (*speculative)->source == DraftSource::Model) {
+        EngineOptions dopt = opt;
+        dopt.modelPath = a.draft.model;
+        dopt.tokenizerPath.reset();
+        auto d = Engine::load(dopt);
+        if (!d) return reportError("draft model: " + d.error().message);
+        draftEngine = std::move(*d);
+        (*speculative)->draftModel = draftEngine.get();
     }
 
     GenerateRequest req;
@@ -190,7 +177,7 @@ int run(GenerateArgs a) {
     req.inspect.lens = a.lens;
     req.inspect.lensTopK = a.lensTopK;
     req.inspect.attentionStep = a.attentionAt;
-    req.speculative = speculative;
+    req.speculative = *speculative;
 
     std::signal(SIGINT, onSigint);
     TextPrinter text(a.stops, a.prompt.empty());
@@ -228,7 +215,7 @@ int run(GenerateArgs a) {
                      s.prefill.tokensPerSecond(), std::max(s.nDecodePasses, s.decodedTokens), ms(s.decodeUs), s.decodeTokensPerSecond(),
                      ms(s.timeToFirstTokenUs), (unsigned long long)s.kv.bytesUsed, (unsigned long long)s.kv.bytesReserved,
                      e.device().description().c_str());
-        if (speculative)
+        if (*speculative)
             std::fprintf(stderr, "speculative: %d of %d drafted tokens accepted (%.0f%%) in %d verification passes; drafting took %.1f ms\n",
                          s.draftAccepted, s.draftN, s.draftN > 0 ? 100.0 * s.draftAccepted / s.draftN : 0.0, s.nDecodePasses, ms(s.draftUs));
     }
@@ -257,12 +244,7 @@ void addGenerateCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--seed", a->seed, "RNG seed (default: from the clock; printed with --json)")->check(kUnsigned);
     cmd->add_option("--top-n", a->sampler.topN, "candidates reported per token")->capture_default_str();
     cmd->add_option("--stop", a->stops, "stop when the output contains this text (repeatable)")->check(kNotEmpty);
-    cmd->add_option("--draft", a->draft, "speculative decoding with this draft model (the same vocabulary)")->check(kNotEmpty);
-    cmd->add_option("--draft-ngram", a->draftNgram, "speculative decoding by prompt lookup of up to N tokens (no draft model)")
-        ->check(CLI::Range(1, 16));
-    cmd->add_option("--draft-max", a->draftMax, "tokens drafted per verification, at most")->capture_default_str()->check(CLI::Range(1, 16));
-    cmd->add_option("--draft-p-min", a->draftPMin, "stop a draft when the draft model's probability of its pick is below this")
-        ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+    addDraftOptions(*cmd, a->draft);
     cmd->add_flag("--no-kv-cache", a->noKvCache, "recompute the whole sequence at every step (to measure what the cache saves)");
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();

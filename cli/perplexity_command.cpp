@@ -38,15 +38,8 @@ struct PerplexityArgs {
 
 Result<std::unique_ptr<Engine>> loadEngine(const PerplexityArgs& a, const std::filesystem::path& model,
                                            const std::string& compute, const std::string& kv) {
-    EngineOptions opt;
-    if (auto ok = applyEngineChoices(a.device, compute, kv, opt); !ok) return std::unexpected(ok.error());
-    opt.modelPath = model;
-    opt.threads = a.threads;
-    opt.privateWeights = a.noMmap;
-    opt.contextLength = a.ctx;
-    auto engine = Engine::load(opt);
-    if (!engine) return std::unexpected(engine.error());
-    for (const auto& n : (*engine)->notices()) std::fprintf(stderr, "inferscope-cli: %s\n", n.c_str());
+    auto engine = loadWithChoices(LoadChoices{a.device, compute, kv, a.threads, a.ctx, a.noMmap}, model);
+    if (!engine) return engine;
     if ((*engine)->contextLength() < a.ctx)
         return fail(ErrorKind::InvalidArgument, fmt::format("--ctx {} is longer than {} holds ({} tokens)", a.ctx,
                                                             model.filename().string(), (*engine)->contextLength()));

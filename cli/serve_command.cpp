@@ -31,9 +31,7 @@ struct ServeArgs {
     int32_t parallel = 1, queue = 16, ctx = 0, threads = 0, batch = 512;
     size_t maxBody = 4u << 20, maxConnections = 512, maxConnectionsPerIp = 64;
     double readTimeout = 30, writeTimeout = 30;
-    std::string draft;                      // --draft MODEL: speculative decoding, a draft model per slot
-    int32_t draftNgram = 0, draftMax = 3;   // --draft-ngram N: prompt lookup instead
-    float draftPMin = 0.0f;
+    DraftChoices draft;  // speculative decoding, a draft model per slot
 };
 
 // Every key the command line, the key file and INFERSCOPE_API_KEY give.
@@ -100,24 +98,13 @@ int run(const ServeArgs& a) {
     o.engine.privateWeights = a.noMmap;
     o.engine.threads = a.threads > 0 ? a.threads : a.parallel > 1 ? std::max(1, cores / a.parallel) : 0;
     o.modelId = a.modelId.empty() ? o.engine.modelPath.stem().string() : a.modelId;
-    if (!a.draft.empty() && a.draftNgram > 0) return reportError("--draft and --draft-ngram are two drafters: give one");
-    if (!a.draft.empty() || a.draftNgram > 0) {
-        SpeculativeOptions so;
-        so.maxDraft = a.draftMax;
-        so.pMin = a.draftPMin;
-        if (a.draftNgram > 0) {
-            so.source = DraftSource::NGram;
-            so.ngramMin = 1;
-            so.ngramMax = a.draftNgram;
-        } else {
-            if (!std::filesystem::exists(a.draft)) return reportError("no such draft model file: " + a.draft);
-            so.source = DraftSource::Model;
-            EngineOptions d = o.engine;
-            d.modelPath = a.draft;
-            d.warmUp = true;
-            o.draftModel = d;
-        }
-        o.speculative = so;
+    auto speculative = speculativeChoice(a.draft);
+    if (!speculative) return reportError(speculative.error().message);
+    o.speculative = *speculative;
+    if (*speculative && (*speculative)->source == DraftSource::Model) {
+        EngineOptions d = o.engine;
+        d.modelPath = a.draft.model;
+        o.draftModel = d;
     }
     const bool loopback = server::isLoopbackAddress(a.host);
     const bool noKey = o.keys.empty();
@@ -202,11 +189,7 @@ void addServeCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();
     cmd->add_flag("--no-mmap", a->noMmap, kNoMmapHelp);
     cmd->add_option("--kv", a->kv, "KV cache type: f32, f16, q8_0 or q4_0")->capture_default_str();
-    cmd->add_option("--draft", a->draft, "speculative decoding with this draft model (the same vocabulary; one per slot)")->check(kNotEmpty);
-    cmd->add_option("--draft-ngram", a->draftNgram, "speculative decoding by prompt lookup of up to N tokens")->check(CLI::Range(1, 16));
-    cmd->add_option("--draft-max", a->draftMax, "tokens drafted per verification, at most")->capture_default_str()->check(CLI::Range(1, 16));
-    cmd->add_option("--draft-p-min", a->draftPMin, "stop a draft when the draft model's probability of its pick is below this")
-        ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+    addDraftOptions(*cmd, a->draft);
     cmd->final_callback([a, &exitCode] { exitCode = run(*a); });
 }
 

@@ -25,6 +25,15 @@ double standardError(double sum, double sumSquares, int64_t n) {
     return variance > 0.0 ? std::sqrt(variance / double(n - 1)) : 0.0;
 }
 
+double errorOfMean(const std::vector<double>& values) {
+    double sum = 0.0, sumSquares = 0.0;
+    for (double v : values) {
+        sum += v;
+        sumSquares += v * v;
+    }
+    return standardError(sum, sumSquares, int64_t(values.size()));
+}
+
 // The q-quantile by linear interpolation between order statistics (numpy's default).
 double quantile(std::vector<double> values, double q) {
     if (values.empty()) return 0.0;
@@ -107,14 +116,7 @@ double DivergenceMeter::meanKl() const {
     return kl_.empty() ? 0.0 : sum / double(kl_.size());
 }
 
-double DivergenceMeter::meanKlError() const {
-    double sum = 0.0, sumSquares = 0.0;
-    for (double k : kl_) {
-        sum += k;
-        sumSquares += k * k;
-    }
-    return standardError(sum, sumSquares, int64_t(kl_.size()));
-}
+double DivergenceMeter::meanKlError() const { return errorOfMean(kl_); }
 
 double DivergenceMeter::klQuantile(double q) const { return quantile(kl_, q); }
 
@@ -130,14 +132,7 @@ double DivergenceMeter::meanDp() const {
     return dp_.empty() ? 0.0 : sum / double(dp_.size());
 }
 
-double DivergenceMeter::meanDpError() const {
-    double sum = 0.0, sumSquares = 0.0;
-    for (double d : dp_) {
-        sum += d;
-        sumSquares += d * d;
-    }
-    return standardError(sum, sumSquares, int64_t(dp_.size()));
-}
+double DivergenceMeter::meanDpError() const { return errorOfMean(dp_); }
 
 double DivergenceMeter::dpQuantile(double q) const { return quantile(dp_, q); }
 
