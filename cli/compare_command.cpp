@@ -2,6 +2,8 @@
 // generates an answer to the prompt; B reads the same tokens (teacher-forced, both in lockstep
 // prefill batches: core/engine/compare.h). Per answer token: its probability under each, KL(A ‖ B),
 // whether the top token flips, Δp = p_B − p_A; then llama-perplexity's --kl-divergence summary.
+// Models whose vocabularies differ are compared on the answer's text instead: each reads it with
+// its own tokenizer, and the surprisal is summed per word (core/engine/compare_text.h).
 //   compare --model A --model-b B --prompt TEXT [--max-tokens N] [sampler options] [--json]
 //   --json: {"event":"token","index","position","id","piece","p_a","p_b","kl","flip","dp","top_a","top_b"}
 //           per answer token, then {"event":"done",…} shaped as perplexity's summary.
@@ -15,6 +17,7 @@
 #include "commands.h"
 #include "engine/bundled_model.h"
 #include "engine/compare.h"
+#include "engine/compare_text.h"
 #include "engine/engine.h"
 #include "engine_choices.h"
 #include "option_checks.h"
@@ -55,6 +58,34 @@ nlohmann::ordered_json summaryJson(const DivergenceMeter& d, const PerplexityMet
               {"p99", d.dpQuantile(0.99)}, {"min", d.dpQuantile(0.0)}, {"max", d.dpQuantile(1.0)}}}};
 }
 
+// Vocabularies that differ: the answer's text read by both, word by word (engine/compare_text.h).
+int compareText(const CompareArgs& a, Engine& A, Engine& B, const std::string& answer, const std::filesystem::path& pathA,
+                const std::string& why) {
+    std::fprintf(stderr, "inferscope-cli: %s; compared on the text instead, word by word (bits of surprisal)\n", why.c_str());
+    auto c = compareOnText(A, B, a.prompt, answer);
+    if (!c) return reportError(c.error().message);
+    const std::string modelB = std::filesystem::path(a.modelB).filename().string();
+    for (size_t i = 0; i < c->words.size(); ++i) {
+        const WordSurprisal& w = c->words[i];
+        const std::string word = answer.substr(w.begin, w.end - w.begin);
+        if (a.json)
+            std::printf("%s\n", dump({{"event", "word"}, {"index", i}, {"text", word}, {"bits_a", w.bitsA}, {"bits_b", w.bitsB}}).c_str());
+        else
+            std::printf("%4zu  %-20s  A %6.2f bits  B %6.2f bits\n", i, fmt::format("{:?}", word).c_str(), w.bitsA, w.bitsB);
+    }
+    if (a.json) {
+        std::printf("%s\n", dump({{"event", "done"}, {"mode", "text"}, {"model_a", pathA.filename().string()}, {"model_b", modelB},
+                                  {"words", c->words.size()}, {"bytes", c->bytes}, {"tokens_a", c->tokensA}, {"tokens_b", c->tokensB},
+                                  {"bits_a", c->bitsA}, {"bits_b", c->bitsB}, {"bits_per_byte_a", c->bitsPerByteA()},
+                                  {"bits_per_byte_b", c->bitsPerByteB()}})
+                                .c_str());
+        return 0;
+    }
+    std::printf("\n%zu words (%zu bytes; %d tokens for A, %d for B): A %.3f bits per byte, B %.3f bits per byte\n", c->words.size(),
+                c->bytes, c->tokensA, c->tokensB, c->bitsPerByteA(), c->bitsPerByteB());
+    return 0;
+}
+
 int run(CompareArgs a) {
     if (a.maxTokens < 1) return reportError("--max-tokens must be at least 1, got " + std::to_string(a.maxTokens));
     a.sampler.seed = a.seed.value_or(uint64_t(std::chrono::system_clock::now().time_since_epoch().count()));
@@ -67,7 +98,7 @@ int run(CompareArgs a) {
     if (!engineB) return reportError("model B: " + engineB.error().message);
     Engine& A = **engineA;
     Engine& B = **engineB;
-    if (auto same = checkSameVocabulary(A.tokenizer(), B.tokenizer()); !same) return reportError(same.error().message);
+    const auto sameVocabulary = checkSameVocabulary(A.tokenizer(), B.tokenizer());
 
     GenerateRequest req;
     req.prompt = A.tokenizer().encode(a.prompt, !a.noBos && A.tokenizer().addBosByDefault());
@@ -81,6 +112,7 @@ int run(CompareArgs a) {
     const int32_t answerStart = int32_t(sequence.size());
     for (int32_t id : generated->tokens) sequence.push_back(id);
     if (int32_t(sequence.size()) == answerStart) return reportError("model A generated nothing to compare");
+    if (!sameVocabulary) return compareText(a, A, B, generated->text, *pathA, sameVocabulary.error().message);
 
     DivergenceMeter divergence;
     PerplexityMeter perplexityA, perplexityB;

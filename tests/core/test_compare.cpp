@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "engine/compare.h"
+#include "engine/compare_text.h"
 #include "engine/engine.h"
 #include "engine_test_helpers.h"
 #include "model_test_helpers.h"
@@ -124,4 +125,39 @@ TEST(CompareTeacherForced, DifferentVocabulariesAndEmptyAnswersAreRefused) {
     auto b = loadTestEngine(kStories);
     EXPECT_FALSE(compareTeacherForced(*a, *b, seq, 3, {}, d, pa, pb));  // the answer is empty
     EXPECT_FALSE(compareTeacherForced(*a, *b, seq, 0, {}, d, pa, pb));  // nothing before the first token
+}
+
+// The text's bytes carry exactly the surprisal of the tokens that made them: summed, the per-byte
+// shares are the tokens' −log2 p (a token straddling the context counts for its bytes in the text).
+TEST(CompareOnText, BytesCarryTheirTokensSurprisal) {
+    auto e = loadTestEngine(kStories);
+    const std::string context = "Once upon a time", text = ", there was a little girl named Lily.";
+    auto perByte = surprisalPerByte(*e, context, text);
+    ASSERT_TRUE(perByte) << perByte.error().message;
+    ASSERT_EQ(perByte->size(), text.size());
+    double sum = 0;
+    for (double b : *perByte) {
+        EXPECT_GE(b, 0.0);
+        sum += b;
+    }
+    // The same from the token surprisals directly (the text starts on a token boundary here).
+    const auto ids = e->tokenizer().encode(context + text, true);
+    const auto contextIds = e->tokenizer().encode(context, true);
+    ASSERT_TRUE(std::equal(contextIds.begin(), contextIds.end(), ids.begin()));
+    double expected = 0;
+    ASSERT_TRUE(e->score(ids, [&](int32_t pos, std::span<const float> l) {
+        if (pos + 1 >= int32_t(contextIds.size()) && pos + 1 < int32_t(ids.size()))
+            expected += (logSumExp(l) - l[size_t(ids[size_t(pos + 1)])]) / std::log(2.0);
+    }));
+    EXPECT_NEAR(sum, expected, 1e-3 * expected);
+    // A model against itself: the same bits, word by word; the words spell the text.
+    auto c = compareOnText(*e, *e, context, text);
+    ASSERT_TRUE(c);
+    std::string spelled;
+    for (const auto& w : c->words) {
+        EXPECT_DOUBLE_EQ(w.bitsA, w.bitsB);
+        spelled += text.substr(w.begin, w.end - w.begin);
+    }
+    EXPECT_EQ(spelled, text);
+    EXPECT_NEAR(c->bitsA, sum, 1e-9);
 }
