@@ -1,17 +1,55 @@
 #include "remote/openai_stream_parser.h"
 
 #include <QJsonArray>
+#include <QHash>
 #include <QJsonDocument>
+
+#include <algorithm>
 
 namespace inferscope {
 namespace {
 
+// What a server says is shown in the window: bounded, one line, no control characters.
+QString shownText(QString text) {
+    text.replace(QLatin1Char('\n'), QLatin1Char(' '));
+    text.removeIf([](QChar c) { return c.category() == QChar::Other_Control || c.category() == QChar::Other_Format; });
+    if (text.size() > kMaxErrorChars) text = text.left(kMaxErrorChars) + QStringLiteral("…");
+    return text;
+}
+
 QString errorText(const QJsonValue& error) {
-    if (error.isString()) return error.toString();
+    if (error.isString()) return shownText(error.toString());
     const QJsonObject o = error.toObject();
     const QString message = o.value(QLatin1String("message")).toString();
-    if (!message.isEmpty()) return message;
-    return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
+    if (!message.isEmpty()) return shownText(message);
+    return shownText(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)));
+}
+
+// The kMaxAlternatives most probable alternatives, each byte string once (its highest logprob),
+// most probable first (ties: the server's order). Linear in what the server listed.
+std::vector<RemoteAlternative> topAlternatives(const QJsonArray& listed) {
+    QHash<QByteArray, qsizetype> seen;  // bytes -> index in all
+    std::vector<RemoteAlternative> all;
+    for (const QJsonValue& v : listed) {
+        const QJsonObject alt = v.toObject();
+        const QJsonValue lp = alt.value(QLatin1String("logprob"));
+        if (!lp.isDouble()) continue;  // a null alternative says nothing
+        RemoteAlternative a{tokenBytes(alt), lp.toDouble()};
+        if (auto it = seen.constFind(a.bytes); it != seen.cend()) {
+            all[size_t(*it)].logprob = std::max(all[size_t(*it)].logprob, a.logprob);
+            continue;
+        }
+        seen.insert(a.bytes, qsizetype(all.size()));
+        all.push_back(std::move(a));
+    }
+    const auto byLogprob = [](const RemoteAlternative& a, const RemoteAlternative& b) { return a.logprob > b.logprob; };
+    if (all.size() > kMaxAlternatives) {
+        std::stable_sort(all.begin(), all.end(), byLogprob);
+        all.resize(kMaxAlternatives);
+    } else {
+        std::stable_sort(all.begin(), all.end(), byLogprob);
+    }
+    return all;
 }
 
 RemoteToken tokenOf(const QJsonObject& entry) {
@@ -19,11 +57,7 @@ RemoteToken tokenOf(const QJsonObject& entry) {
     t.bytes = tokenBytes(entry);
     const QJsonValue lp = entry.value(QLatin1String("logprob"));
     if (lp.isDouble()) t.logprob = lp.toDouble();
-    for (const QJsonValue& v : entry.value(QLatin1String("top_logprobs")).toArray()) {
-        const QJsonObject alt = v.toObject();
-        if (!alt.value(QLatin1String("logprob")).isDouble()) continue;  // a null alternative says nothing
-        t.top.push_back({tokenBytes(alt), alt.value(QLatin1String("logprob")).toDouble()});
-    }
+    t.top = topAlternatives(entry.value(QLatin1String("top_logprobs")).toArray());
     t.extension = entry.value(QLatin1String("inferscope")).toObject();
     return t;
 }
@@ -36,12 +70,13 @@ QByteArray tokenBytes(const QJsonObject& entry) {
         QByteArray out;
         for (const QJsonValue& b : bytes.toArray()) {
             const int v = b.toInt(-1);
-            if (v < 0 || v > 255) return entry.value(QLatin1String("token")).toString().toUtf8();
+            if (v < 0 || v > 255) return entry.value(QLatin1String("token")).toString().toUtf8().left(kMaxTokenBytes);
+            if (out.size() == kMaxTokenBytes) break;
             out.append(char(v));
         }
         return out;
     }
-    return entry.value(QLatin1String("token")).toString().toUtf8();
+    return entry.value(QLatin1String("token")).toString().toUtf8().left(kMaxTokenBytes);
 }
 
 StreamEvent parseStreamData(const QByteArray& data) {
@@ -54,7 +89,7 @@ StreamEvent parseStreamData(const QByteArray& data) {
     const QJsonDocument doc = QJsonDocument::fromJson(data, &err);
     if (err.error != QJsonParseError::NoError || !doc.isObject()) {
         e.kind = StreamEvent::Kind::Error;
-        e.error = QStringLiteral("The server sent an event that is not JSON: %1").arg(QString::fromUtf8(data.left(200)));
+        e.error = QStringLiteral("The server sent an event that is not JSON: %1").arg(shownText(QString::fromUtf8(data.left(200))));
         return e;
     }
     const QJsonObject o = doc.object();

@@ -29,10 +29,17 @@ struct RemoteAlternative {
     double logprob = 0;
 };
 
+// What is kept of a token whatever a server sends: OpenAI's limit of alternatives, and the
+// bytes of the longest token a vocabulary has (llama.cpp's are at most 256 bytes).
+inline constexpr size_t kMaxAlternatives = 20;
+inline constexpr qsizetype kMaxTokenBytes = 256;
+// A server's error message as shown: at most this many characters, control characters removed.
+inline constexpr qsizetype kMaxErrorChars = 300;
+
 struct RemoteToken {
-    QByteArray bytes;
+    QByteArray bytes;                   // at most kMaxTokenBytes (longer: cut)
     std::optional<double> logprob;      // nullopt: the server sent null
-    std::vector<RemoteAlternative> top; // as listed (the server's order)
+    std::vector<RemoteAlternative> top; // the kMaxAlternatives most probable, each byte string once, most probable first
     QJsonObject extension;              // Inferscope's "inferscope" record; empty elsewhere
 };
 
@@ -54,8 +61,10 @@ struct StreamEvent {
 class OpenAiStreamParser {
 public:
     // The most bytes one event (or one line still waiting for its end) may hold: past it the
-    // server is not sending an answer; the parser reports an error and reads nothing more.
-    static constexpr qsizetype kMaxEventBytes = 8 << 20;
+    // server is not sending an answer; the parser reports an error and reads nothing more. A real
+    // chunk (a token, 20 alternatives, Inferscope's record of every stage) is a few KiB; 1 MiB of
+    // JSON parses in milliseconds on the GUI thread.
+    static constexpr qsizetype kMaxEventBytes = 1 << 20;
 
     // Appends bytes and returns the events completed by them, in order.
     std::vector<StreamEvent> feed(const QByteArray& bytes);

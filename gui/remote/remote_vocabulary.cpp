@@ -51,13 +51,13 @@ StepRecord remoteStep(const RemoteToken& token, int32_t step, int32_t position, 
     s.pRaw = float(std::exp(chosenLp));
     s.pFinal = s.pRaw;
 
-    // Candidates: each byte string once, in descending logprob (ties: the server's order).
-    std::vector<RemoteAlternative> alts;
-    for (const RemoteAlternative& a : token.top)
-        if (std::none_of(alts.begin(), alts.end(), [&](const RemoteAlternative& b) { return b.bytes == a.bytes; })) alts.push_back(a);
-    if (token.logprob && std::none_of(alts.begin(), alts.end(), [&](const RemoteAlternative& b) { return b.bytes == token.bytes; }))
+    // Candidates: the parser's (at most kMaxAlternatives, each byte string once, most probable
+    // first), and the pick when the server did not list it.
+    std::vector<RemoteAlternative> alts = token.top;
+    if (token.logprob && std::none_of(alts.begin(), alts.end(), [&](const RemoteAlternative& b) { return b.bytes == token.bytes; })) {
         alts.push_back({token.bytes, *token.logprob});
-    std::stable_sort(alts.begin(), alts.end(), [](const RemoteAlternative& a, const RemoteAlternative& b) { return a.logprob > b.logprob; });
+        std::stable_sort(alts.begin(), alts.end(), [](const RemoteAlternative& a, const RemoteAlternative& b) { return a.logprob > b.logprob; });
+    }
 
     // The extension's stage probabilities, matched to candidates by bytes.
     QHash<QByteArray, QJsonObject> stagesOf;

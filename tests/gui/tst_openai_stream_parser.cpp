@@ -1,5 +1,7 @@
 // The pure half of the remote client (gui/remote/): SSE bytes → events (split anywhere), the
 // servers' variations, and a streamed token → the StepRecord the panels show. No network.
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QtTest>
 #include <cmath>
 
@@ -86,28 +88,58 @@ private slots:
     }
 
     // A server that never ends its event (one endless line, or data lines without the blank line)
-    // is cut off at 8 MiB with an error, and nothing it sends after counts.
+    // is cut off at 1 MiB with an error, and nothing it sends after counts.
     void anEndlessEventIsAnError() {
-        const QByteArray chunk(1 << 20, 'a');
+        const QByteArray chunk(1 << 17, 'a');
         for (const QByteArray& opening : {QByteArray("data: "), QByteArray("data: x\n")}) {
             OpenAiStreamParser p;
             std::vector<StreamEvent> events = p.feed(opening);
-            for (int i = 0; i < 9 && events.empty(); ++i)
+            for (int i = 0; i < 9 && events.empty(); ++i)  // 9 × 128 KiB: past 1 MiB
                 events = p.feed(opening.endsWith('\n') ? QByteArray("data: ") + chunk + "\n" : chunk);
             QCOMPARE(events.size(), size_t(1));
             QCOMPARE(events[0].kind, StreamEvent::Kind::Error);
-            QCOMPARE(events[0].error, QStringLiteral("The server sent an event of more than 8 MiB: not an answer this app reads."));
+            QCOMPARE(events[0].error, QStringLiteral("The server sent an event of more than 1 MiB: not an answer this app reads."));
             QVERIFY(p.done());
             QVERIFY(p.feed("\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"late\"}}]}\n\n").empty());
             QVERIFY(p.finish().empty());
         }
         // Just under the limit an event is read.
         OpenAiStreamParser p;
-        const QByteArray text((8 << 20) - 64, 'b');
+        const QByteArray text((1 << 20) - 64, 'b');
         const auto events = p.feed("data: {\"choices\":[{\"delta\":{\"content\":\"" + text + "\"}}]}\n\n");
         QCOMPARE(events.size(), size_t(1));
         QCOMPARE(events[0].kind, StreamEvent::Kind::Delta);
         QCOMPARE(events[0].content.size(), text.size());
+    }
+
+    // A hostile server: 10,000 alternatives for one token, repeated byte strings, an endless token,
+    // an error message of a megabyte with control characters. Kept: the 20 most probable, each
+    // once; 256 bytes of a token; 300 characters of a message on one line.
+    void whatAServerSendsIsBounded() {
+        QByteArray alternatives;
+        for (int i = 0; i < 10000; ++i)
+            alternatives += (i ? "," : "") + QByteArrayLiteral("{\"token\":\"t") + QByteArray::number(i % 5000) + "\",\"logprob\":" +
+                            QByteArray::number(-double(i % 5000) / 100.0 - (i >= 5000 ? 1.0 : 0.0)) + "}";
+        const QByteArray longToken(100000, 'x');
+        OpenAiStreamParser p;
+        const auto events = p.feed("data: {\"choices\":[{\"delta\":{\"content\":\"a\"},\"logprobs\":{\"content\":[{\"token\":\"a\",\"logprob\":-0.5,"
+                                   "\"top_logprobs\":[" + alternatives + "]},{\"token\":\"" + longToken + "\",\"logprob\":-1}]}}]}\n\n");
+        QCOMPARE(events.size(), size_t(1));
+        QCOMPARE(events[0].tokens.size(), size_t(2));
+        const auto& top = events[0].tokens[0].top;
+        QCOMPARE(top.size(), kMaxAlternatives);
+        for (size_t i = 0; i < top.size(); ++i) {
+            QCOMPARE(top[i].bytes, QByteArray("t") + QByteArray::number(qsizetype(i)));  // each once, its highest logprob
+            QCOMPARE(top[i].logprob, -double(i) / 100.0);
+        }
+        QCOMPARE(events[0].tokens[1].bytes.size(), kMaxTokenBytes);
+        RemoteVocabulary vocab;
+        QCOMPARE(remoteStep(events[0].tokens[0], 0, 0, vocab).sample.top.size(), kMaxAlternatives + 1);  // and the pick
+        QString noisy = QStringLiteral("line one\nline two\x1b[31m") + QString(1000000, QLatin1Char('e'));
+        const QString shown = errorMessageOf(QJsonDocument(QJsonObject{{"error", QJsonObject{{"message", noisy}}}}).toJson());
+        QCOMPARE(shown.size(), kMaxErrorChars + 1);
+        QVERIFY(shown.startsWith(QStringLiteral("line one line two[31m")));
+        QVERIFY(!shown.contains(QChar(0x1b)));
     }
 
     void errorObjects() {
