@@ -117,8 +117,12 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
     const MemoryFigures have = readMemoryFigures();
     const FitAssessment fit = assessFit(footprint, shape, have);
     if (fit.verdict == FitVerdict::FitsSmallerContext && defaultContext) {
-        engine->notices_.push_back(fmt::format("context {} tokens: the trained length {} does not fit in memory now ({} {})",
-                                               fit.context, nCtx, fit.shortfall->limit, formatBytes(fit.shortfall->allowed)));
+        // The limit that stops the context there: the one a position more would exceed.
+        LoadShape onMore = shape;
+        onMore.nCtx = fit.context + 1;
+        const MemoryShortfall edge = findMemoryShortfall(footprint.need(onMore), have).value_or(*fit.shortfall);
+        engine->notices_.push_back(fmt::format("context {} tokens: the trained length {} does not fit in memory now ({} allows {})",
+                                               fit.context, nCtx, edge.limit, formatBytes(edge.allowed)));
         nCtx = shape.nCtx = fit.context;
     } else if (fit.verdict != FitVerdict::Fits) {
         return fail(ErrorKind::OutOfMemory, doesNotFit(engine->info_.name, footprint, fit, shape, have, *file, hp));

@@ -58,7 +58,7 @@ TEST(CatalogLocal, EveryToolsLayoutIsListedWithItsOwnNames) {
 
     const LocalModel* notes = models.at("folder notes.gguf");
     EXPECT_FALSE(notes->summary);
-    EXPECT_EQ(notes->error, "not a GGUF file: magic is \"not \", expected \"GGUF\"");
+    EXPECT_EQ(notes->error, "notes.gguf: not a GGUF file: magic is \"not \", expected \"GGUF\"");
 
     std::string allNotes;
     for (const auto& n : r.notes) allNotes += n + "\n";
