@@ -49,6 +49,15 @@ ordered_json fitJson(const std::optional<FitAssessment>& fit, const catalog::Mod
     return j;
 }
 
+// The header's facts and the fit, as `list` and `files` both write them.
+void addSummary(ordered_json& j, const catalog::ModelSummary& s, const std::optional<FitAssessment>& fit) {
+    j["quantization"] = s.quantization;
+    j["architecture"] = s.architecture;
+    j["parameters"] = s.parameters;
+    j["context"] = s.trainedContext;
+    j["fit"] = fitJson(fit, &s);
+}
+
 std::string fitText(const std::optional<FitAssessment>& fit, const catalog::ModelSummary* summary) {
     if (!summary) return "-";
     if (!summary->runnable) return "unsupported";
@@ -90,15 +99,8 @@ int runList(const ListArgs& a) {
         const auto fit = s ? catalog::fitOf(*s, *q, have) : std::nullopt;
         if (a.json) {
             ordered_json j{{"path", m.path.string()}, {"source", catalog::sourceName(m.source)}, {"name", m.name}, {"bytes", m.bytes}};
-            if (s) {
-                j["quantization"] = s->quantization;
-                j["architecture"] = s->architecture;
-                j["parameters"] = s->parameters;
-                j["context"] = s->trainedContext;
-                j["fit"] = fitJson(fit, s);
-            } else {
-                j["error"] = m.error;
-            }
+            if (s) addSummary(j, *s, fit);
+            else j["error"] = m.error;
             std::printf("%s\n", j.dump(-1, ' ', false, ordered_json::error_handler_t::replace).c_str());
         } else {
             std::printf("%-11s %s\n", std::string(catalog::sourceName(m.source)).c_str(), m.name.c_str());
@@ -187,11 +189,7 @@ int runFiles(const FilesArgs& a) {
         if (a.json) {
             ordered_json j{{"path", f.path}, {"bytes", f.size}, {"sha256", f.sha256}};
             if (s) {
-                j["quantization"] = s->quantization;
-                j["architecture"] = s->architecture;
-                j["parameters"] = s->parameters;
-                j["context"] = s->trainedContext;
-                j["fit"] = fitJson(fit, s);
+                addSummary(j, *s, fit);
                 j["header_bytes_read"] = read;
             } else if (!error.empty()) {
                 j["error"] = error;
