@@ -211,7 +211,8 @@ void wait(const HubOptions& o, int seconds) {
 
 // GET `url` on the hub: redirects followed as the hub's client does (a Location on the hub's origin
 // keeps the token, another origin (its CDN) gets none; https never to http), at most 5. Retried on
-// 429 (after Retry-After), 5xx and failed connections when `retry`, with `o.retries` tries each.
+// 429 (after Retry-After), 5xx and failed connections when `retry`, with `o.retries` tries each;
+// without `retry` one try, and an error status comes back as the response.
 Result<Response> hubGet(const HubOptions& o, std::string url, Exchange ex, std::string_view what, bool retry = true) {
     const std::string hubOrigin = originOf(o.endpoint);
     int tries = 0;
@@ -243,7 +244,8 @@ Result<Response> hubGet(const HubOptions& o, std::string url, Exchange ex, std::
             url = ex.url;
             continue;
         }
-        if (r->status < 200 || r->status >= 300) return std::unexpected(hubError(*r, what, o.token.has_value()));
+        // Without retries the caller decides (the download's own loop resumes after 429 and 5xx).
+        if ((r->status < 200 || r->status >= 300) && retry) return std::unexpected(hubError(*r, what, o.token.has_value()));
         return r;
     }
 }
