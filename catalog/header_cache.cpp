@@ -5,7 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <fmt/format.h>
+#include <vector>
 #include <fstream>
 
 #include "catalog/source_files.h"
@@ -126,7 +128,11 @@ HeaderCache HeaderCache::load(const std::filesystem::path& file) {
 
 std::string HeaderCache::serialize() const {
     json entries = json::array();
-    for (const auto& [path, h] : entries_) {
+    std::vector<const std::pair<const std::string, CachedHeader>*> sorted;  // the same cache, the same bytes
+    for (const auto& e : entries_) sorted.push_back(&e);
+    std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+    for (const auto* entry : sorted) {
+        const auto& [path, h] = *entry;
         json e{{"path", path}, {"size", h.size}, {"mtime_ns", h.mtimeNs}};
         if (!h.summary) {
             e["error"] = h.error;

@@ -99,6 +99,7 @@ TEST(CatalogFiles, TheHeaderCacheRefusesWhatItDidNotWrite) {
     EXPECT_EQ(back.find("/m.gguf", 5, 6)->summary->quantization, "Q4_K_M");
     EXPECT_FALSE(back.find("/m.gguf", 5, 7));  // another mtime: not this file
     EXPECT_EQ(back.find("/bad.gguf", 1, 2)->error, "not a GGUF file");
+    EXPECT_EQ(back.serialize(), cache.serialize());  // the same cache, the same bytes (by path, whatever the hash order)
     // A head count of zero would divide by zero in the fit: such an entry is dropped.
     std::string text = cache.serialize();
     const size_t at = text.find("\"heads\":1");
