@@ -6,11 +6,13 @@
 #include <sys/stat.h>
 #include <utime.h>
 
+#include <fmt/format.h>
 #include <map>
 
 #include "catalog/header_cache.h"
 #include "catalog/local_models.h"
 #include "catalog_test_helpers.h"
+#include "model/model_info.h"
 
 using namespace inferscope;
 using namespace inferscope::catalog;
@@ -73,7 +75,11 @@ TEST(CatalogLocal, HeadersAreReadOnceThenFromTheCacheUntilAFileChanges) {
     options.env = home.env;
     options.cacheFile = dir / "cache" / "headers.json";
     size_t progressCalls = 0, lastTotal = 0;
-    options.progress = [&](size_t done, size_t total) { ++progressCalls, lastTotal = total, EXPECT_LE(done, total); };
+    options.progress = [&](size_t done, size_t total) {
+        ++progressCalls;
+        lastTotal = total;
+        EXPECT_LE(done, total);
+    };
     const ScanReport first = scanLocalModels(options);
     EXPECT_EQ(first.headersRead, 7u);
     EXPECT_EQ(first.headersFromCache, 0u);
@@ -116,7 +122,7 @@ TEST(CatalogLocal, AHugeFolderIsCutAtTheBoundWithANote) {
     catalog::Environment env;
     env.home = (dir / "empty-home").string();
     env.systemOllamaModels = (dir / "none").string();
-    for (int i = 0; i < 300; ++i) writeAll(dir / "big" / ("f" + std::to_string(i) + ".txt"), "x");
+    for (int i = 0; i < 300; ++i) writeAll(dir / "big" / fmt::format("f{}.txt", i), "x");
     ScanOptions options;
     options.env = env;
     options.folders = {dir / "big"};

@@ -138,8 +138,11 @@ TEST(HubClient, APartialDownloadIsResumedAfterARestart) {
     ASSERT_TRUE(second) << second.error().message;
     EXPECT_EQ(readAll(*second), hub.model);
     EXPECT_EQ(last.resumedFrom, hub.model.size() * 40 / 100);
-    for (const auto& r : hub.fixture.requests())
-        if (r.listener == "cdn") EXPECT_EQ(r.range, "bytes=" + std::to_string(hub.model.size() * 40 / 100) + "-");
+    for (const auto& r : hub.fixture.requests()) {
+        if (r.listener == "cdn") {
+            EXPECT_EQ(r.range, "bytes=" + std::to_string(hub.model.size() * 40 / 100) + "-");
+        }
+    }
 }
 
 TEST(HubClient, AServerThatIgnoresTheRangeMakesTheDownloadStartOver) {

@@ -109,8 +109,11 @@ TEST(CliModels, SearchAndPullAgainstTheHubFixture) {
     EXPECT_EQ(readAll(expected), model);
     EXPECT_NE(pull.err.find("100% "), std::string::npos) << pull.err;
     EXPECT_NE(pull.err.find("(resumed at "), std::string::npos) << pull.err;
-    for (const auto& r : hub.requests())
-        if (r.listener == "cdn") EXPECT_EQ(r.range, "bytes=" + std::to_string(model.size() * 40 / 100) + "-");
+    for (const auto& r : hub.requests()) {
+        if (r.listener == "cdn") {
+            EXPECT_EQ(r.range, "bytes=" + std::to_string(model.size() * 40 / 100) + "-");
+        }
+    }
     // and the library lists it as ours
     auto list = runProcess(INFERSCOPE_CLI, {"models", "list", "--json"});
     EXPECT_NE(list.out.find("\"source\":\"inferscope\",\"name\":\"karpathy/tinyllamas/stories260K.gguf\""), std::string::npos) << list.out;
