@@ -182,6 +182,10 @@ uint64_t rssAnon() {
 }
 
 TEST(LoadMemory, TheEstimateIsWhatALoadAllocatesWithin5Percent) {
+#ifdef INFERSCOPE_SANITIZED
+    GTEST_SKIP() << "ASan's shadow memory and redzones add an eighth and more to what a load makes resident; "
+                    "LoadMemory.EstimateMatchesWhatALoadHolds checks the figures themselves there";
+#endif
     TempDir dir;
     writeLongContextModel(dir / "long.gguf");
     { auto warm = loadWith(kStories, 64); ASSERT_TRUE(warm); }  // oneDNN's and OpenMP's first allocations, once
