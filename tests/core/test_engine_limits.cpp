@@ -199,6 +199,8 @@ TEST(LoadMemory, TheEstimateIsWhatALoadAllocatesWithin5Percent) {
         const MemoryNeed need = estimateLoadMemory(*file, (*engine)->hparams(),
                                                    {ComputePrecision::Auto, 16384, 512, kv, (*engine)->device().threads()});
         EXPECT_GE(need.kvCache, uint64_t(256) << 20);
+        RecordProperty(std::string("grown_") + kvTypeName(kv), std::to_string(grown));  // in --gtest_output=xml
+        RecordProperty(std::string("estimated_") + kvTypeName(kv), std::to_string(need.newBytes()));
         EXPECT_NEAR(double(grown), double(need.newBytes()), 0.05 * double(need.newBytes()))
             << "grown " << grown << ", estimated " << need.newBytes() << " (KV " << need.kvCache << ", buffers " << need.buffers << ")";
     }
