@@ -17,6 +17,7 @@ void addScoreCommand(CLI::App& app, int& exitCode);
 void addPerplexityCommand(CLI::App& app, int& exitCode);
 void addCompareCommand(CLI::App& app, int& exitCode);
 void addServeCommand(CLI::App& app, int& exitCode);
+void addModelsCommand(CLI::App& app, int& exitCode);  // list, search, files, pull
 
 // Prints "inferscope-cli: <message>" on stderr and returns 1.
 int reportError(const std::string& message);

@@ -251,7 +251,7 @@ void addGenerateCommand(CLI::App& app, int& exitCode) {
     cmd->add_flag("--no-mmap", a->noMmap, kNoMmapHelp);
     cmd->add_option("--kv", a->kv, "KV cache type: f32, f16 (half the bytes long-context decode reads), q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")->capture_default_str();
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
-    cmd->add_option("--ctx,-c", a->ctx, "context length (0 = the model's, at most 4096)")->capture_default_str();
+    cmd->add_option("--ctx,-c", a->ctx, "context length (0 = the model's trained length, or the largest that fits in memory)")->capture_default_str();
     cmd->add_option("--batch", a->batch, "most prompt tokens per prefill pass")->capture_default_str();
     CLI::Option* json = cmd->add_flag("--json", a->json, "one JSON object per event");
     cmd->add_flag("--lens", a->lens, "logit lens: each layer's top candidates and residual norm in every token event")->needs(json);

@@ -8,6 +8,7 @@
 //   score     teacher-forced logits of a sequence per position, and its perplexity
 //   perplexity  a text's perplexity, and KL divergence from a reference configuration
 //   serve     an OpenAI-compatible HTTP server
+//   models    the model library: GGUFs on this computer, the Hugging Face hub, downloads
 #include <cstdio>
 #include <iostream>
 
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
     addPerplexityCommand(app, exitCode);
     addCompareCommand(app, exitCode);
     addServeCommand(app, exitCode);
+    addModelsCommand(app, exitCode);
     refuseEmptyValues(app, {"generate --prompt", "bench --prompt-tokens", "tokenize --text"});
     if (argc > 1 && argv[1][0] == '-' && std::string(argv[1]) != "--help" && std::string(argv[1]) != "-h")
         return reportError(std::string("unknown option '") + argv[1] + "' before the command (see --help)");

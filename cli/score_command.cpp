@@ -129,7 +129,7 @@ void addScoreCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--kv", a->kv, "KV cache type: f32, f16, q8_0 or q4_0 (ggml's blocks; head dim a multiple of 32)")
         ->capture_default_str();
     cmd->add_option("--threads,-t", a->threads, "compute threads (0 = one per core)")->capture_default_str();
-    cmd->add_option("--ctx,-c", a->ctx, "context length (0 = the model's, at most 4096)")->capture_default_str();
+    cmd->add_option("--ctx,-c", a->ctx, "context length (0 = the model's trained length, or the largest that fits in memory)")->capture_default_str();
     cmd->add_flag("--json", a->json, "one JSON object per position, then a done line");
     cmd->final_callback([a, &exitCode] { exitCode = run(*a); });
 }

@@ -182,7 +182,7 @@ void addServeCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--write-timeout", a->writeTimeout, "seconds a client may stop reading an answer before it is dropped")->capture_default_str()->check(CLI::Range(0.1, 3600.0));
     cmd->add_option("--model-id", a->modelId, "the model's id in /v1/models and requests (default: the file name without .gguf)")->check(kNotEmpty);
     cmd->add_option("--chat-template", a->chatTemplate, "auto (the file's), completion, llama2, mistral, chatml, zephyr, llama3, gemma or phi3")->capture_default_str();
-    cmd->add_option("--ctx,-c", a->ctx, "context length per slot (0 = the model's, at most 4096)")->capture_default_str()->check(CLI::NonNegativeNumber);
+    cmd->add_option("--ctx,-c", a->ctx, "context length per slot (0 = the model's trained length, or the largest that fits in memory)")->capture_default_str()->check(CLI::NonNegativeNumber);
     cmd->add_option("--threads,-t", a->threads, "compute threads per slot (0: the cores shared among the slots)")->capture_default_str()->check(CLI::NonNegativeNumber);
     cmd->add_option("--batch", a->batch, "most prompt tokens per prefill pass")->capture_default_str();
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();

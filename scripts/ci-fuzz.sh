@@ -90,4 +90,9 @@ fuzz_parser fuzz_openai_request "${FUZZ_REQUEST_SECONDS:-30}" fuzz/openai_seeds 
 fuzz_parser fuzz_request_head "${FUZZ_HEAD_SECONDS:-20}" fuzz/head_seeds fuzz/http.dict 20000 "the request head and its policy"
 # The app's reader of a server's streamed answer (gui/remote/openai_stream_parser.cpp).
 fuzz_parser fuzz_openai_stream "${FUZZ_STREAM_SECONDS:-20}" fuzz/sse_seeds fuzz/sse.dict 65536 "the app's OpenAI stream parser"
+# The model catalog's readers of other tools' files and our header cache (catalog/source_files.cpp,
+# header_cache.cpp), up to the 1 MiB such a file is read with; and of what the hub sends
+# (catalog/hub_responses.cpp, a GGUF header from a prefix), up to the 8 MiB a listing may take.
+fuzz_parser fuzz_catalog_files "${FUZZ_CATALOG_SECONDS:-20}" fuzz/catalog_seeds fuzz/catalog.dict 1048577 "the model catalog's file parsers"
+fuzz_parser fuzz_hub_responses "${FUZZ_HUB_SECONDS:-20}" fuzz/hub_seeds fuzz/hub.dict 8388609 "the hub client's response parsers"
 echo "ci-fuzz: no defect found"

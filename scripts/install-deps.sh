@@ -14,6 +14,9 @@ packages=(
   libboost-dev
   # byte-level BPE pre-tokenizer regexes (Unicode properties)
   libpcre2-dev
+  # the model catalog's Hugging Face client (catalog/): HTTP(S) with ranges and redirects, and the
+  # SHA-256 a download is verified with (OpenSSL's, which libcurl's OpenSSL flavour links anyway)
+  libcurl4-openssl-dev libssl-dev
   # desktop app: Qt 6 Quick and the QML modules it loads at run time, SQLite driver
   qt6-declarative-dev qt6-svg-dev libqt6sql6-sqlite
   qml6-module-qtquick qml6-module-qtquick-window qml6-module-qtquick-controls

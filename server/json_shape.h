@@ -1,22 +1,10 @@
 #pragma once
-// A request body's JSON shape bounded before it is parsed: nesting depth and number of values,
-// read in one pass over the bytes (strings and escapes skipped) without building anything. The
-// parser and every later step (a recursive dump, a destructor) then only ever see bounded trees.
+// The server's requests bound their JSON shape with core's check (common/json_shape.h), which the
+// model catalog's hub listings and metadata files share.
 
-#include <cstddef>
-#include <optional>
-#include <string>
-#include <string_view>
+#include "common/json_shape.h"
 
 namespace inferscope::server {
-
-struct JsonShapeLimits {
-    int maxDepth = 64;          // arrays and objects inside each other
-    size_t maxValues = 65536;   // values of any kind (members and elements), at most
-};
-
-// Why the body is refused (names the limit, never the body's content), or nothing. Bodies that
-// are not JSON at all pass: the parser says what is wrong with them.
-std::optional<std::string> jsonShapeError(std::string_view body, const JsonShapeLimits& limits = {});
-
+using inferscope::JsonShapeLimits;
+using inferscope::jsonShapeError;
 }  // namespace inferscope::server

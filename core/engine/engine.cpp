@@ -20,16 +20,17 @@ int64_t usSince(Clock::time_point t0) {
 }
 
 // The OutOfMemory message of a load that does not fit: the figures, and what would fit instead.
-std::string doesNotFit(const std::string& model, const MemoryNeed& need, const MemoryShortfall& shortfall,
-                       const GgufFile& file, const LlamaHParams& hp, const LoadShape& shape, const MemoryFigures& have) {
+std::string doesNotFit(const std::string& model, const LoadFootprint& footprint, const FitAssessment& fit,
+                       const LoadShape& shape, const MemoryFigures& have, const GgufFile& file, const LlamaHParams& hp) {
+    const MemoryNeed need = footprint.need(shape);
+    const MemoryShortfall& shortfall = *fit.shortfall;
     std::string text = fmt::format(
         "{} does not fit in memory with a context of {} tokens: it needs {} (weights {}, KV cache {}, buffers {}) "
         "where {} allows {}",
         model, shape.nCtx, formatBytes(shortfall.needed), formatBytes(need.weightsMapped + need.weightsConverted),
         formatBytes(need.kvCache), formatBytes(need.buffers), shortfall.limit, formatBytes(shortfall.allowed));
     std::vector<std::string> tips;
-    if (const int32_t fits = largestFittingContext(file, hp, shape, have); fits > 0)
-        tips.push_back(fmt::format("a smaller context (up to {} tokens fit)", fits));
+    if (fit.context > 0) tips.push_back(fmt::format("a smaller context (up to {} tokens fit)", fit.context));
     auto fitsWith = [&](LoadShape other) { return !findMemoryShortfall(estimateLoadMemory(file, hp, other), have); };
     if (shape.kvType == KvType::F32 && fitsWith({shape.precision, shape.nCtx, shape.batch, KvType::F16, shape.threads}))
         tips.push_back("an F16 KV cache");
@@ -89,11 +90,13 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
     if (!engine->device_->notice().empty()) engine->notices_.push_back(engine->device_->notice());
     engine->device_->bindThreads();
 
-    // The context: as asked, or the trained length up to kDefaultContext; never past the trained
-    // length (RoPE was not trained there), which a notice says.
+    // The context: as asked (never past the trained length, where RoPE was not trained, which a
+    // notice says), or by default the trained length, or the largest context that fits in memory
+    // now when the trained length does not (a notice says so).
     int32_t nCtx = options.contextLength;
     if (nCtx < 0) return fail(ErrorKind::InvalidArgument, fmt::format("context length must be positive, got {}", nCtx));
-    if (nCtx == 0) nCtx = std::min(hp.nCtxTrain, EngineOptions::kDefaultContext);
+    const bool defaultContext = nCtx == 0;
+    if (defaultContext) nCtx = hp.nCtxTrain;
     if (nCtx > hp.nCtxTrain) {
         engine->notices_.push_back(fmt::format("context length {} capped to the model's trained length {}", nCtx, hp.nCtxTrain));
         nCtx = hp.nCtxTrain;
@@ -109,11 +112,21 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
     }
     // Before any weight is converted or the cache allocated: weights + KV cache + buffers must fit
     // in available memory and in the process's address-space and data limits.
-    const LoadShape shape{options.precision, nCtx, options.batchSize, kvType, engine->device_->threads()};
-    const MemoryNeed need = estimateLoadMemory(*file, hp, shape);
+    LoadShape shape{options.precision, nCtx, options.batchSize, kvType, engine->device_->threads()};
+    const LoadFootprint footprint = loadFootprint(*file, hp, options.precision);
     const MemoryFigures have = readMemoryFigures();
-    if (auto shortfall = findMemoryShortfall(need, have))
-        return fail(ErrorKind::OutOfMemory, doesNotFit(engine->info_.name, need, *shortfall, *file, hp, shape, have));
+    const FitAssessment fit = assessFit(footprint, shape, have);
+    if (fit.verdict == FitVerdict::FitsSmallerContext && defaultContext) {
+        // The limit that stops the context there: the one a position more would exceed.
+        LoadShape onMore = shape;
+        onMore.nCtx = fit.context + 1;
+        const MemoryShortfall edge = findMemoryShortfall(footprint.need(onMore), have).value_or(*fit.shortfall);
+        engine->notices_.push_back(fmt::format("context {} tokens: the trained length {} does not fit in memory now ({} allows {})",
+                                               fit.context, nCtx, edge.limit, formatBytes(edge.allowed)));
+        nCtx = shape.nCtx = fit.context;
+    } else if (fit.verdict != FitVerdict::Fits) {
+        return fail(ErrorKind::OutOfMemory, doesNotFit(engine->info_.name, footprint, fit, shape, have, *file, hp));
+    }
 
     auto model = LlamaModel::load(std::move(*file), *engine->device_, options.precision, progress);
     if (!model) return std::unexpected(model.error());

@@ -32,8 +32,9 @@ struct EngineOptions {
     DeviceKind device = DeviceKind::Auto;
     int32_t threads = 0;                    // 0: one per core
     ComputePrecision precision = ComputePrecision::Auto;
-    int32_t contextLength = 0;              // 0: the model's trained length, at most kDefaultContext;
-                                            // more than the trained length is capped (with a notice)
+    int32_t contextLength = 0;              // 0: the model's trained length, or the largest context that
+                                            // fits in memory now when that does not (assessFit, with a
+                                            // notice); more than the trained length is capped (with a notice)
     int32_t batchSize = 512;                // most tokens per prefill forward pass
     KvType kvType = KvType::F32;            // F16 halves the cache and what long-context decode reads; Q8_0
                                             // (34/128 of F32) and Q4_0 (18/128) need head dim % 32 == 0
@@ -42,7 +43,6 @@ struct EngineOptions {
     bool warmUp = true;                     // one throw-away pass at load (threads, JIT, page-in)
     bool privateWeights = false;            // the weights in this process's own pages, not the shared page cache
                                             // (MappedFile::Pages::Private; the CLI's --no-mmap)
-    static constexpr int32_t kDefaultContext = 4096;
 };
 
 // Asked before every forward pass (each prefill batch and each decode step): true stops the

@@ -1,6 +1,7 @@
 #include "gguf/gguf_file.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <fmt/format.h>
 #include <limits>
@@ -36,10 +37,32 @@ Result<GgufFile> GgufFile::open(const std::filesystem::path& path, MappedFile::P
     return parsed;
 }
 
-Result<GgufFile> GgufFile::parse(MappedFile file) {
+Result<GgufFile> GgufFile::parse(MappedFile file) { return parseImpl(std::move(file), 0, nullptr); }
+
+Result<GgufFile> GgufFile::parseHeader(std::vector<uint8_t> prefix, uint64_t fileSize, bool* needsMore) {
+    if (needsMore) *needsMore = false;
+    if (prefix.size() > fileSize)
+        return fail(ErrorKind::InvalidArgument, fmt::format("a header prefix of {} bytes from a file of {}", prefix.size(), fileSize));
+    if (prefix.empty()) {
+        if (needsMore) *needsMore = fileSize > 0;
+        return fail(ErrorKind::BadFile, "no bytes of the header");
+    }
+    const uint64_t have = prefix.size();
+    bool ranOut = false;
+    auto parsed = parseImpl(MappedFile::fromBytes(std::move(prefix)), fileSize, &ranOut);
+    if (!parsed && ranOut && have < fileSize) {
+        if (needsMore) *needsMore = true;
+        return fail(ErrorKind::BadFile, fmt::format("the header goes on past its first {} bytes", have));
+    }
+    return parsed;
+}
+
+Result<GgufFile> GgufFile::parseImpl(MappedFile file, uint64_t declaredSize, bool* ranOut) {
     GgufFile g;
     g.file_ = std::move(file);
+    g.declaredSize_ = declaredSize;
     Cursor c(g.file_.data(), g.file_.size());
+    auto result = [&]() -> Result<GgufFile> {
 
     // Fewer than 4 bytes: a truncated GGUF file if they start its magic, else not one at all.
     if (g.file_.size() < 4 && g.file_.size() > 0 && std::memcmp(g.file_.data(), "GGUF", g.file_.size()) != 0)
@@ -154,7 +177,7 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
     // tensors) may end before that padding.
     const uint64_t headerEnd = c.pos();
     g.dataOffset_ = (headerEnd + g.alignment_ - 1) / g.alignment_ * g.alignment_;
-    const uint64_t fileSize = g.file_.size();
+    const uint64_t fileSize = g.fileSize();
     for (const auto& info : g.tensors_) {
         // end = dataOffset + offset + nBytes, compared without overflow.
         const uint64_t room = fileSize > g.dataOffset_ ? fileSize - g.dataOffset_ : 0;
@@ -179,7 +202,10 @@ Result<GgufFile> GgufFile::parse(MappedFile file) {
             return std::unexpected(badFile(fmt::format("tensors {} and {} overlap", shownText(prev->name),
                                                        shownText(byOffset[k]->name))));
     }
-    return g;
+    return std::move(g);
+    }();
+    if (ranOut) *ranOut = c.ranOut();
+    return result;
 }
 
 const GgufValue* GgufFile::find(std::string_view key) const {
@@ -227,6 +253,7 @@ const GgufTensorInfo* GgufFile::findTensor(std::string_view name) const {
 }
 
 std::span<const uint8_t> GgufFile::tensorData(const GgufTensorInfo& info) const {
+    assert(!headerOnly());  // parseHeader holds no tensor data
     return {file_.data() + dataOffset_ + info.offset, size_t(info.nBytes)};
 }
 

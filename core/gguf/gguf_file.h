@@ -92,13 +92,19 @@ public:
     static Result<GgufFile> open(const std::filesystem::path& path, MappedFile::Pages pages = MappedFile::Pages::Shared);
     // Validates an in-memory image (tests, fuzzing).
     static Result<GgufFile> parse(MappedFile file);
+    // A header without its tensor data: the first bytes of a file of `fileSize` bytes (a model on
+    // a server, read with an HTTP range request). Everything is validated as for a whole file, the
+    // tensors against `fileSize`; tensorData() must not be called. When the header goes on past
+    // the prefix, the error says so and *needsMore (if given) is set: read a longer prefix.
+    static Result<GgufFile> parseHeader(std::vector<uint8_t> prefix, uint64_t fileSize, bool* needsMore = nullptr);
 
     uint32_t version() const { return version_; }
     uint64_t alignment() const { return alignment_; }
     // Start of tensor data: the header's end rounded up to the alignment. In a file without
     // tensors it may lie past fileSize() (gguf-py writes no padding there).
     uint64_t dataOffset() const { return dataOffset_; }
-    uint64_t fileSize() const { return file_.size(); }
+    uint64_t fileSize() const { return declaredSize_ ? declaredSize_ : file_.size(); }
+    bool headerOnly() const { return declaredSize_ != 0; }
     const MappedFile& mapping() const { return file_; }  // the bytes every view points into
 
     const std::vector<GgufKv>& metadata() const { return kvs_; }
@@ -120,7 +126,10 @@ public:
     void releaseTensor(const GgufTensorInfo& info) const { file_.release(dataOffset_ + info.offset, info.nBytes); }
 
 private:
+    static Result<GgufFile> parseImpl(MappedFile file, uint64_t declaredSize, bool* ranOut);
+
     MappedFile file_;
+    uint64_t declaredSize_ = 0;  // parseHeader: the whole file's size (file_ holds a prefix)
     uint32_t version_ = 0;
     uint64_t alignment_ = kGgufDefaultAlignment;
     uint64_t dataOffset_ = 0;

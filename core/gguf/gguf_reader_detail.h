@@ -33,10 +33,14 @@ public:
     uint64_t pos() const { return pos_; }
     uint64_t remaining() const { return size_ - pos_; }
 
+    // True once a read asked for more bytes than were left (the bytes ended, as opposed to a
+    // value that is wrong): for a header read from a prefix of the file, "read more".
+    bool ranOut() const { return ranOut_; }
+
     template <class T>
     Result<T> read(std::string_view what) {
         if (remaining() < sizeof(T))
-            return std::unexpected(badFile(fmt::format(
+            return ranOut_ = true, std::unexpected(badFile(fmt::format(
                 "truncated: {} at byte {} needs {} bytes, file has {}", what, pos_, sizeof(T), size_)));
         T v;
         std::memcpy(&v, base_ + pos_, sizeof(T));
@@ -51,7 +55,7 @@ public:
             return std::unexpected(badFile(fmt::format(
                 "{} at byte {} has absurd length {} (limit {})", what, pos_ - 8, *len, maxLength)));
         if (*len > remaining())
-            return std::unexpected(badFile(fmt::format(
+            return ranOut_ = true, std::unexpected(badFile(fmt::format(
                 "truncated: {} at byte {} needs {} bytes, file has {}", what, pos_, *len, size_)));
         std::string_view s(reinterpret_cast<const char*>(base_ + pos_), size_t(*len));
         pos_ += *len;
@@ -60,7 +64,7 @@ public:
 
     Result<const uint8_t*> skip(uint64_t n, std::string_view what) {
         if (n > remaining())
-            return std::unexpected(badFile(fmt::format(
+            return ranOut_ = true, std::unexpected(badFile(fmt::format(
                 "truncated: {} at byte {} needs {} bytes, file has {}", what, pos_, n, size_)));
         const uint8_t* p = base_ + pos_;
         pos_ += n;
@@ -71,6 +75,7 @@ private:
     const uint8_t* base_;
     uint64_t size_;
     uint64_t pos_ = 0;
+    bool ranOut_ = false;
 };
 
 inline bool validType(uint32_t t) { return t <= uint32_t(GgufType::F64); }

@@ -170,6 +170,66 @@ TEST(LoadMemory, EstimateMatchesWhatALoadHolds) {
     }
 }
 
+// What the fit function predicts is what a load really allocates: the growth of the process's
+// anonymous resident memory (the KV cache is zero-filled, the buffers written by the warm-up; the
+// mapped weights are file pages, not counted here) within 5% of the estimate's new bytes, for a
+// load whose cache is half a gigabyte (F32) and a quarter (F16).
+uint64_t rssAnon() {
+    std::ifstream in("/proc/self/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("RssAnon:", 0) == 0) return std::stoull(line.substr(8)) * 1024;
+    return 0;
+}
+
+TEST(LoadMemory, TheEstimateIsWhatALoadAllocatesWithin5Percent) {
+#ifdef INFERSCOPE_SANITIZED
+    GTEST_SKIP() << "ASan's shadow memory and redzones add an eighth and more to what a load makes resident; "
+                    "LoadMemory.EstimateMatchesWhatALoadHolds checks the figures themselves there";
+#endif
+    TempDir dir;
+    writeLongContextModel(dir / "long.gguf");
+    { auto warm = loadWith(kStories, 64); ASSERT_TRUE(warm); }  // oneDNN's and OpenMP's first allocations, once
+    for (KvType kv : {KvType::F32, KvType::F16}) {
+        SCOPED_TRACE(std::string(kvTypeName(kv)));
+        const uint64_t before = rssAnon();
+        auto engine = loadWith(dir / "long.gguf", 16384, ComputePrecision::Auto, kv);
+        ASSERT_TRUE(engine) << engine.error().message;
+        const uint64_t grown = rssAnon() - before;
+        auto file = GgufFile::open(dir / "long.gguf");
+        const MemoryNeed need = estimateLoadMemory(*file, (*engine)->hparams(),
+                                                   {ComputePrecision::Auto, 16384, 512, kv, (*engine)->device().threads()});
+        EXPECT_GE(need.kvCache, uint64_t(256) << 20);
+        RecordProperty(std::string("grown_") + kvTypeName(kv), std::to_string(grown));  // in --gtest_output=xml
+        RecordProperty(std::string("estimated_") + kvTypeName(kv), std::to_string(need.newBytes()));
+        EXPECT_NEAR(double(grown), double(need.newBytes()), 0.05 * double(need.newBytes()))
+            << "grown " << grown << ", estimated " << need.newBytes() << " (KV " << need.kvCache << ", buffers " << need.buffers << ")";
+    }
+}
+
+// The default context is the trained length when it fits, else the largest that fits (the
+// loader's own fit), said in a notice: a model trained to 2^24 positions loads under a 512 MiB
+// data limit with what fits there instead of being refused.
+TEST(EngineLimits, TheDefaultContextIsTheTrainedLengthOrWhatFits) {
+    auto stories = loadWith(kStories, 0);
+    ASSERT_TRUE(stories) << stories.error().message;
+    EXPECT_EQ((*stories)->contextLength(), 2048);  // stories260K's trained length
+#ifdef INFERSCOPE_SANITIZED
+    GTEST_SKIP() << "ASan cannot start under RLIMIT_DATA (see AddressSpaceAndDataLimitsAreRespected)";
+#endif
+    TempDir dir;
+    writeLongContextModel(dir / "long.gguf");
+    const CliRun run = cliWithLimit(RLIMIT_DATA, 512 * MiB, {"generate", "--model", (dir / "long.gguf").string(), "--max-tokens", "1"});
+    EXPECT_EQ(run.exitCode, 0) << run.err;
+    const std::string notice = "inferscope-cli: context ";
+    const auto at = run.err.find(notice);
+    ASSERT_NE(at, std::string::npos) << run.err;
+    const int32_t context = std::stoi(run.err.substr(at + notice.size()));
+    EXPECT_GT(context, 4096);        // more than the old cap ...
+    EXPECT_LT(context, 1 << 14);     // ... and less than 512 MiB of 32 KiB positions
+    EXPECT_NE(run.err.find(" tokens: the trained length 16777216 does not fit in memory now (the data-segment limit (RLIMIT_DATA) "),
+              std::string::npos) << run.err;
+}
+
 // ---- refusals ------------------------------------------------------------------------------------------
 
 TEST(EngineLimits, ContextPastTheTrainedLengthIsCappedWithANotice) {

@@ -1,8 +1,8 @@
-#include "server/json_shape.h"
+#include "common/json_shape.h"
 
 #include <fmt/format.h>
 
-namespace inferscope::server {
+namespace inferscope {
 
 std::optional<std::string> jsonShapeError(std::string_view body, const JsonShapeLimits& limits) {
     int depth = 0;
@@ -36,4 +36,4 @@ std::optional<std::string> jsonShapeError(std::string_view body, const JsonShape
     return std::nullopt;
 }
 
-}  // namespace inferscope::server
+}  // namespace inferscope
