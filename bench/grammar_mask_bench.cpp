@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
     grammar::GrammarMatcher matcher(std::make_shared<const grammar::Grammar>(std::move(*parsed)));
     std::vector<uint8_t> mask(bytes.size());
     std::vector<double> first, repeat;
+    std::vector<size_t> visited, bulk;
     size_t allowedSum = 0;
     for (size_t i = 0; i <= text.size(); ++i) {
         auto a = Clock::now();
@@ -60,12 +62,19 @@ int main(int argc, char** argv) {
         auto b = Clock::now();
         matcher.fillMask(trie, mask);
         auto c = Clock::now();
+        visited.push_back(matcher.lastNodesVisited());
+        bulk.push_back(matcher.lastSubtreesAllowed());
         first.push_back(std::chrono::duration<double, std::micro>(b - a).count());
         repeat.push_back(std::chrono::duration<double, std::micro>(c - b).count());
         for (uint8_t m : mask) allowedSum += m;
         if (i < text.size() && !matcher.acceptBytes(std::string_view(text).substr(i, 1)))
             return std::fprintf(stderr, "the text leaves the grammar at byte %zu\n", i), 1;
     }
+    if (std::getenv("GRAMMAR_BENCH_SLOWEST"))
+        for (size_t i = 0; i < repeat.size(); ++i)
+            if (repeat[i] > 4 * percentile(repeat, 0.5))
+                std::printf("  after %zu bytes (...%s): %.0f us, %zu nodes stepped, %zu subtrees whole\n", i,
+                            text.substr(i >= 12 ? i - 12 : 0, std::min<size_t>(i, 12)).c_str(), repeat[i], visited[i], bulk[i]);
     std::printf("vocabulary %zu tokens, trie %zu nodes built in %.1f ms; %zu states (one per byte of the text), "
                 "%.0f tokens allowed on average, %zu automaton states\n",
                 bytes.size(), trie.nodes().size(), buildMs, first.size(), double(allowedSum) / double(first.size()),

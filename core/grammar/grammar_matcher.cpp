@@ -9,6 +9,60 @@ namespace inferscope::grammar {
 
 // ---- TokenTrie --------------------------------------------------------------------------------
 
+namespace {
+constexpr uint32_t kMinForLength[5] = {0, 0, 0x80, 0x800, 0x10000};
+
+// UTF-8 as the matcher reads it (leads C2..F4, no overlong forms, nothing past U+10FFFF), without
+// a grammar: whether a byte string is valid UTF-8 or a prefix some character can complete.
+struct Utf8Check {
+    uint32_t value = 0;
+    uint8_t remaining = 0, length = 0;
+    bool bad = false;
+    void push(uint8_t b) {
+        if (bad) return;
+        if (remaining == 0) {
+            if (b < 0x80) return;
+            if (b < 0xC2 || b > 0xF4) {
+                bad = true;
+                return;
+            }
+            length = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
+            value = b & (0x7F >> length);
+            remaining = uint8_t(length - 1);
+            return;
+        }
+        if ((b & 0xC0) != 0x80) {
+            bad = true;
+            return;
+        }
+        value = (value << 6) | (b & 0x3F);
+        if (--remaining == 0) {
+            bad = value < kMinForLength[length] || value > kMaxCodePoint;
+            return;
+        }
+    }
+    bool ok() const {
+        if (bad) return false;
+        if (remaining == 0) return true;
+        const uint32_t shift = 6u * remaining;
+        const uint32_t lo = std::max(value << shift, kMinForLength[length]);
+        const uint32_t hi = std::min((value << shift) | ((uint32_t(1) << shift) - 1), kMaxCodePoint);
+        return lo <= hi;
+    }
+};
+}  // namespace
+
+uint8_t TokenTrie::byteCategory(uint8_t b) {
+    if (b >= '0' && b <= '9') return 1;
+    if ((b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z')) return 2;
+    if (b == ' ') return 4;
+    if (b == '"') return 8;
+    if (b == '\\') return 16;
+    if (b > 0x20 && b < 0x7F) return 32;
+    if (b < 0x80) return 64;
+    return 128;
+}
+
 TokenTrie TokenTrie::build(std::span<const std::string> tokenBytes) {
     TokenTrie trie;
     trie.vocabSize_ = tokenBytes.size();
@@ -17,30 +71,42 @@ TokenTrie TokenTrie::build(std::span<const std::string> tokenBytes) {
         if (!tokenBytes[id].empty()) order.push_back(int32_t(id));
     std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return tokenBytes[a] < tokenBytes[b]; });
     std::vector<uint32_t> path;  // path[d]: the open node at depth d + 1
+    std::vector<Utf8Check> utf8(1);  // utf8[d]: the decoder after d bytes of the current path
     std::string_view prev;
+    auto close = [&trie, &path]() {
+        Node& node = trie.nodes_[path.back()];
+        node.end = uint32_t(trie.nodes_.size());
+        path.pop_back();
+        if (!path.empty()) {
+            trie.nodes_[path.back()].categories |= node.categories;
+            trie.nodes_[path.back()].badUtf8 |= node.badUtf8;
+        }
+    };
     for (int32_t id : order) {
         const std::string_view s = tokenBytes[size_t(id)];
         size_t common = 0;
         while (common < prev.size() && common < s.size() && prev[common] == s[common]) ++common;
-        while (path.size() > common) {
-            trie.nodes_[path.back()].end = uint32_t(trie.nodes_.size());
-            path.pop_back();
+        while (path.size() > common) close();
+        if (s.size() > 0xFFFF) {  // longer than a depth can say: never allowed
+            prev = s.substr(0, common);
+            continue;
         }
+        utf8.resize(s.size() + 1);
         for (size_t d = common; d < s.size(); ++d) {
             path.push_back(uint32_t(trie.nodes_.size()));
-            trie.nodes_.push_back(Node{0, 0, 0, uint8_t(s[d]), 0, uint32_t(d + 1)});
+            const uint8_t b = uint8_t(s[d]);
+            utf8[d + 1] = utf8[d];
+            utf8[d + 1].push(b);
+            trie.nodes_.push_back(Node{0, uint32_t(trie.tokens_.size()), 0, b, byteCategory(b), uint16_t(d + 1),
+                                       uint8_t(utf8[d + 1].ok() ? 0 : 1)});
         }
         Node& last = trie.nodes_[path.back()];
-        if (last.tokenCount == 0) last.firstToken = uint32_t(trie.tokens_.size());
         ++last.tokenCount;
         trie.tokens_.push_back(id);
         trie.maxDepth_ = std::max(trie.maxDepth_, uint32_t(s.size()));
         prev = s;
     }
-    while (!path.empty()) {
-        trie.nodes_[path.back()].end = uint32_t(trie.nodes_.size());
-        path.pop_back();
-    }
+    while (!path.empty()) close();
     return trie;
 }
 
@@ -139,10 +205,6 @@ int32_t GrammarMatcher::onNonAscii(int32_t state, uint32_t cp) {
     return next;
 }
 
-namespace {
-constexpr uint32_t kMinForLength[5] = {0, 0, 0x80, 0x800, 0x10000};
-}
-
 bool GrammarMatcher::partialPossible(int32_t state, uint32_t value, uint8_t remaining, uint8_t length) const {
     const uint32_t shift = 6u * remaining;
     uint32_t lo = value << shift;
@@ -166,15 +228,33 @@ bool GrammarMatcher::leadPossible(int32_t state, uint8_t byte) {
     return cached == 1;
 }
 
+int32_t GrammarMatcher::asciiNext(int32_t state, uint8_t byte) {
+    int32_t t = states_[size_t(state)]->ascii[byte];
+    if (t == kUnknown) {
+        t = advance(state, byte);
+        states_[size_t(state)]->ascii[byte] = t;
+    }
+    return t;
+}
+
+uint8_t GrammarMatcher::loops(int32_t state) {
+    if (states_[size_t(state)]->loops >= 0) return uint8_t(states_[size_t(state)]->loops);
+    uint8_t mask = 0;
+    for (uint8_t category = 1; category != 0 && category < 128; category = uint8_t(category << 1)) {
+        bool all = true;
+        for (int b = 0; b < 128 && all; ++b)
+            if (TokenTrie::byteCategory(uint8_t(b)) == category && asciiNext(state, uint8_t(b)) != state) all = false;
+        if (all) mask |= category;
+    }
+    if (onNonAscii(state, 0x80) == state && states_[size_t(state)]->nonAscii == state) mask |= 128;
+    states_[size_t(state)]->loops = mask;
+    return mask;
+}
+
 bool GrammarMatcher::step(Cursor& c, uint8_t byte) {
     if (c.remaining == 0) {
         if (byte < 0x80) {
-            int32_t& t = states_[size_t(c.state)]->ascii[byte];
-            if (t == kUnknown) {
-                const int32_t next = advance(c.state, byte);
-                states_[size_t(c.state)]->ascii[byte] = next;  // t may dangle? no: State is on the heap
-                return next != kDead ? (c.state = next, true) : false;
-            }
+            const int32_t t = asciiNext(c.state, byte);
             if (t == kDead) return false;
             c.state = t;
             return true;
@@ -275,9 +355,22 @@ void GrammarMatcher::fillMask(const TokenTrie& trie, std::span<uint8_t> allowed)
     const auto& nodes = trie.nodes();
     const auto& tokens = trie.tokens();
     const size_t n = nodes.size();
+    size_t visited = 0, bulk = 0;
     for (size_t i = 0; i < n;) {
         const TokenTrie::Node& node = nodes[i];
         Cursor c = walk_[node.depth - 1];
+        if (c.remaining == 0 && !node.badUtf8 && (node.categories & ~loops(c.state)) == 0) {
+            // Every byte below leads back to this state: the whole subtree is allowed.
+            const uint32_t last = trie.subtreeTokenEnd(i);
+            for (uint32_t t = node.firstToken; t < last; ++t) {
+                const int32_t id = tokens[t];
+                if (size_t(id) < allowed.size()) allowed[size_t(id)] = 1;
+            }
+            i = node.end;
+            ++bulk;
+            continue;
+        }
+        ++visited;
         if (!step(c, node.byte)) {
             i = node.end;
             continue;
@@ -290,6 +383,8 @@ void GrammarMatcher::fillMask(const TokenTrie& trie, std::span<uint8_t> allowed)
         walk_[node.depth] = c;
         ++i;
     }
+    visited_ = visited;
+    bulk_ = bulk;
 }
 
 }  // namespace inferscope::grammar

@@ -41,12 +41,23 @@ public:
 
     struct Node {
         uint32_t end;         // index past this node's subtree
-        uint32_t firstToken;  // into tokens(): tokens whose bytes end here
-        uint16_t tokenCount;
+        uint32_t firstToken;  // into tokens(): this node's tokens, then its subtree's, in preorder
+        uint16_t tokenCount;  // tokens whose bytes end here
         uint8_t byte;
+        uint8_t categories;   // byteCategory() of every byte in the subtree, this one included
+        uint16_t depth;       // 1 for a first byte
+        uint8_t badUtf8;      // some token of the subtree is not (a prefix of) valid UTF-8
         uint8_t pad = 0;
-        uint32_t depth;       // 1 for a first byte
     };
+    // Coarse byte classes: digits, letters, space, '"', '\', other printable ASCII, control
+    // characters (< 0x20, 0x7F), bytes >= 0x80. A state that returns to itself on every byte of
+    // some classes (inside a JSON string: all but '"', '\' and controls) allows a whole subtree
+    // made of those bytes without walking it.
+    static uint8_t byteCategory(uint8_t b);
+    // Tokens of the subtree of node i: tokens()[nodes[i].firstToken, subtreeTokenEnd(i)).
+    uint32_t subtreeTokenEnd(size_t i) const {
+        return nodes_[i].end < nodes_.size() ? nodes_[nodes_[i].end].firstToken : uint32_t(tokens_.size());
+    }
     size_t vocabSize() const { return vocabSize_; }
     const std::vector<Node>& nodes() const { return nodes_; }
     const std::vector<int32_t>& tokens() const { return tokens_; }
@@ -82,6 +93,9 @@ public:
     void fillMask(const TokenTrie& trie, std::span<uint8_t> allowed);
     void reset();
     size_t stateCount() const { return states_.size(); }
+    // Trie nodes the last fillMask stepped through, and subtrees it allowed whole.
+    size_t lastNodesVisited() const { return visited_; }
+    size_t lastSubtreesAllowed() const { return bulk_; }
 
 private:
     static constexpr int32_t kEmpty = -1;     // the empty stack in a set: complete
@@ -97,6 +111,7 @@ private:
         int32_t ascii[128];
         int8_t lead[128];   // bytes 0x80..0xFF: -2 unknown, 0 no character possible, 1 possible
         int32_t nonAscii = kUnknown;  // the one successor of every non-ASCII character, or kMixed / kDead
+        int16_t loops = -1;           // TokenTrie categories whose every byte leads back here; -1 unknown
         bool complete = false;
         bool finished = false;
     };
@@ -118,6 +133,8 @@ private:
     bool partialPossible(int32_t state, uint32_t value, uint8_t remaining, uint8_t length) const;
     // The next cursor on a byte; false: dead.
     bool step(Cursor& c, uint8_t byte);
+    int32_t asciiNext(int32_t state, uint8_t byte);
+    uint8_t loops(int32_t state);
     void compactIfLarge();
 
     std::shared_ptr<const Grammar> g_;
@@ -128,6 +145,7 @@ private:
     std::unordered_map<uint64_t, int32_t> nonAsciiCache_;  // (state, cp) -> state, for kMixed states
     Cursor cursor_{};
     bool overflow_ = false;
+    size_t visited_ = 0, bulk_ = 0;
     // Scratch for expand.
     std::vector<std::pair<uint32_t, int32_t>> work_;
     std::unordered_map<uint64_t, char> seen_;
