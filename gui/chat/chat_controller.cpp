@@ -230,6 +230,25 @@ bool ChatController::regenerate() {
     return startAnswer(last);
 }
 
+bool ChatController::canContinue() const {
+    if (!canRegenerate()) return false;
+    const ChatMessage& m = model_.at(model_.count() - 1);
+    // Its tokens are ids of the model that made it: another model (or a server for a local answer)
+    // would read them as other tokens.
+    return m.finishReason == Message::Failed && !m.steps.empty() && !m.steps.back().endOfGeneration && m.stats.model == engine_->modelName() &&
+           m.stats.device == engine_->deviceDescription();
+}
+
+bool ChatController::continueAnswer() {
+    if (!canContinue()) return false;
+    const int last = model_.count() - 1;
+    std::vector<StepRecord> prefix = model_.at(last).steps;
+    model_.addVariant(last);  // the interrupted version stays reachable
+    model_.replaceSteps(last, prefix);
+    setError(QString());
+    return startAnswer(last, std::move(prefix));
+}
+
 bool ChatController::branchFrom(int row, int step, int tokenId) {
     if (!canSend() || row < 0 || row >= model_.count()) return false;
     const ChatMessage& answer = model_.at(row);
@@ -355,12 +374,21 @@ void ChatController::onGenerationFailed(quint64 jobId, const QString& message) {
     // Nothing was generated (a prompt longer than the context, say): drop the empty answer, keep the question.
     if (answerRow_ >= 0) {
         const ChatMessage& m = model_.at(answerRow_);
-        if (m.variants.size() > 1)
+        const bool arrived = m.steps.size() > answerPrefix_.size();  // a branch's kept steps are not this job's
+        if (!arrived && m.variants.size() > 1)
             model_.abandonVariant(answerRow_);  // back to the version that exists
-        else if (m.steps.empty())
+        else if (!arrived)
             model_.truncate(answerRow_);
-        else
-            model_.finish(answerRow_, m.text, Message::Failed, m.stats);
+        else {
+            // Cut off (a server that hung up or stalled): what arrived is kept and stored, marked
+            // interrupted, with the model that made it; Regenerate or Continue go on from it.
+            AnswerStats stats = m.stats;
+            stats.model = engine_->modelName();
+            stats.device = engine_->deviceDescription();
+            stats.sampler = activeSampler_;
+            model_.finish(answerRow_, m.text, Message::Failed, stats);
+            saveMessage(answerRow_);
+        }
     }
     answerPrefix_.clear();
     activeJob_ = 0;

@@ -284,7 +284,7 @@ Item {
                              : root.finishReason === Message.Cancelled ? qsTr("stopped")
                              : root.finishReason === Message.StopString ? qsTr("stop string")
                              : root.finishReason === Message.ContextFull ? qsTr("context full")
-                             : root.finishReason === Message.Failed ? qsTr("error") : ""
+                             : root.finishReason === Message.Failed ? qsTr("interrupted") : ""
                 text: !root.stats.complete ? "" : remote
                       ? qsTr("%1 · %2 prompt tokens · %3 tok/s · first token %4 · %5 (timed here, network included)")
                         .arg(tokens).arg(root.stats.prefilledTokens).arg(Theme.rate(root.stats.decodeTokensPerSecond))
@@ -297,6 +297,17 @@ Item {
                         .arg(Theme.ms(root.stats.timeToFirstTokenMs))
                         .arg(ending)
                 color: Theme.muted
+                font.pixelSize: Theme.fontSmall
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
+            }
+            Label {
+                // A cut-off answer (a server that hung up, stalled or sent too much): kept as it
+                // arrived; why is said in the error bar when it happens.
+                objectName: "interruptedNote"
+                visible: !root.isUser && !root.stats.complete && root.finishReason === Message.Failed
+                text: qsTr("Interrupted: the answer stopped before it was complete; what arrived is kept.")
+                color: Theme.warning
                 font.pixelSize: Theme.fontSmall
                 wrapMode: Text.Wrap
                 Layout.fillWidth: true
@@ -343,9 +354,20 @@ Item {
                 }
             }
             ToolButton {
+                objectName: "continueButton"
+                visible: !root.isUser && root.isLast && root.finishReason === Message.Failed
+                text: qsTr("Continue")
+                font.pixelSize: Theme.fontSmall
+                enabled: ChatController.canContinue
+                ToolTip.visible: hovered
+                ToolTip.text: ChatController.canContinue ? qsTr("Go on from where the answer stopped, as a new version of it.")
+                                                         : qsTr("Only the model that wrote this answer can continue it.")
+                onClicked: ChatController.continueAnswer()
+            }
+            ToolButton {
                 objectName: "regenerateButton"
                 visible: !root.isUser && root.isLast
-                text: qsTr("Regenerate")
+                text: root.finishReason === Message.Failed ? qsTr("Retry") : qsTr("Regenerate")
                 font.pixelSize: Theme.fontSmall
                 enabled: ChatController.canRegenerate
                 onClicked: ChatController.regenerate()

@@ -406,6 +406,98 @@ private slots:
         app.close();
     }
 
+    // A server that hangs up mid-answer: the tokens that arrived are kept, stored, marked
+    // interrupted and reopen as such; Continue asks the same server to go on from them (a new
+    // version), and is refused to another model.
+    void aCutOffAnswerIsKeptStoredAndContinued() {
+        auto token = [](const char* text) {
+            return QByteArray("data: {\"choices\":[{\"delta\":{\"content\":\"") + text + "\"},\"finish_reason\":null}]}\n\n";
+        };
+        FakeServer fake;
+        fake.chat = sse(token("Once") + token(" upon") + token(" a"));  // then the connection closes
+        ChatFixture f(16);
+        QCOMPARE(connectTo(f, fake.url(), QString(), "fake"), QString());
+        QSignalSpy finished(f.chat.get(), &ChatController::answerFinished);
+        QVERIFY(f.chat->send(QStringLiteral("Tell me a story.")));
+        QTRY_VERIFY_WITH_TIMEOUT(!f.chat->generating(), 20000);
+        QCOMPARE(finished.count(), 0);
+        QCOMPARE(f.chat->lastError(),
+                 QStringLiteral("The answer from %1 stopped after 3 tokens: the connection closed before the server said the answer was complete.").arg(fake.url()));
+        QCOMPARE(f.chat->messages()->count(), 2);
+        QCOMPARE(f.last().text, QStringLiteral("Once upon a"));
+        QCOMPARE(f.last().finishReason, Message::Failed);
+        QCOMPARE(int(f.last().steps.size()), 3);
+        QVERIFY(f.last().storeId != 0);
+        QVERIFY(f.chat->canContinue());
+
+        // Reopened (as after a restart): the same three tokens, still interrupted.
+        const qint64 id = f.chat->conversationId();
+        f.chat->newConversation();
+        QVERIFY(f.chat->openConversation(id));
+        QCOMPARE(f.chat->messages()->count(), 2);
+        QCOMPARE(f.last().text, QStringLiteral("Once upon a"));
+        QCOMPARE(f.last().finishReason, Message::Failed);
+        QCOMPARE(int(f.last().steps.size()), 3);
+        QVERIFY(f.chat->canContinue());
+
+        fake.chat = sse(token(" time") + "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+        QVERIFY(f.answer([&] { return f.chat->continueAnswer(); }));
+        const QJsonObject body = QJsonDocument::fromJson(fake.lastBody).object();
+        QVERIFY(body["continue_final_message"].toBool());
+        const QJsonArray messages = body["messages"].toArray();
+        QCOMPARE(messages.last().toObject(), (QJsonObject{{"role", "assistant"}, {"content", "Once upon a"}}));
+        QCOMPARE(f.last().text, QStringLiteral("Once upon a time"));
+        QCOMPARE(f.last().finishReason, Message::EndOfGeneration);
+        QCOMPARE(int(f.last().steps.size()), 4);
+        QCOMPARE(int(f.last().variants.size()), 2);  // the interrupted version stays reachable
+        QVERIFY(!f.chat->canContinue());
+
+        // Another model cannot continue an interrupted answer it did not write.
+        fake.chat = sse(token("Once"));
+        QVERIFY(f.chat->regenerate());
+        QTRY_VERIFY_WITH_TIMEOUT(!f.chat->generating(), 20000);
+        QCOMPARE(f.last().finishReason, Message::Failed);
+        QVERIFY(f.chat->canContinue());
+        QCOMPARE(connectTo(f, urlOf(*server_), QString(), "stories260K"), QString());
+        QVERIFY(!f.chat->canContinue());
+        QVERIFY(!f.chat->continueAnswer());
+    }
+
+    // What the window says of a cut-off answer: marked interrupted under the text, Retry and
+    // Continue beside it, and the error bar naming what happened.
+    void aCutOffAnswerInTheWindow() {
+        FakeServer fake;
+        fake.chat = sse("data: {\"choices\":[{\"delta\":{\"content\":\"Once upon\"},\"finish_reason\":null}]}\n\n");
+        inferscope::testing_app::AppStack app(QStringLiteral(":memory:"));
+        app.settings->setSessionWelcomeSeen(true);
+        QVERIFY(app.showWindow());
+        app.engine->connectToServer(fake.url(), QString(), QStringLiteral("fake"));
+        QTRY_VERIFY_WITH_TIMEOUT(app.engine->isRemote() && app.engine->state() == EngineController::State::Ready, 20000);
+        QVERIFY(app.chat->send(QStringLiteral("Tell me a story.")));
+        QTRY_VERIFY_WITH_TIMEOUT(!app.chat->generating() && !app.chat->lastError().isEmpty(), 20000);
+        // The chat's delegates are in the visual tree only.
+        auto visible = [&](const QString& name) -> QQuickItem* {
+            QQuickItem* found = nullptr;
+            std::function<void(QQuickItem*)> walk = [&](QQuickItem* i) {
+                if (!i->isVisible()) return;
+                if (i->objectName() == name) found = i;
+                for (QQuickItem* c : i->childItems()) walk(c);
+            };
+            walk(app.window()->contentItem());
+            return found;
+        };
+        QTRY_VERIFY(visible(QStringLiteral("interruptedNote")));
+        QCOMPARE(visible(QStringLiteral("interruptedNote"))->property("text").toString(),
+                 QStringLiteral("Interrupted: the answer stopped before it was complete; what arrived is kept."));
+        QQuickItem* continueButton = visible(QStringLiteral("continueButton"));
+        QQuickItem* retryButton = visible(QStringLiteral("regenerateButton"));
+        QVERIFY(continueButton && retryButton);
+        QVERIFY(continueButton->isEnabled());
+        QCOMPARE(retryButton->property("text").toString(), QStringLiteral("Retry"));
+        app.window()->grabWindow().save(QDir(QCoreApplication::applicationDirPath()).filePath("remote-interrupted.png"));
+        app.close();
+    }
+
     // What the request carries: the conversation as messages and the sampler's fields.
     void requestBody() {
         FakeServer fake;
