@@ -104,6 +104,7 @@ void OpenAiServer::handleCompletion(const std::shared_ptr<http::Exchange>& excha
     job->generate.maxTokens = r.maxTokens.value_or(contextLength_);
     job->stops = stopStringsFor(r, template_);
     job->generate.stopStrings = job->stops;
+    job->generate.grammar = r.grammar;  // structured output: every step masked by it
     job->request = std::move(r);
     const std::vector<int32_t> prompt = job->generate.prompt;
     admission_->ready(job->ticket, prompt, [this, job](size_t slot) { start(job, slot); });
@@ -143,7 +144,7 @@ void OpenAiServer::start(const std::shared_ptr<Job>& job, size_t slot) {
 
 std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft) {
     http::Exchange& ex = *job.exchange;
-    if (options_.speculative) {
+    if (options_.speculative && !job.generate.grammar) {  // a grammar is followed one token at a time
         job.generate.speculative = options_.speculative;
         job.generate.speculative->draftModel = draft;
     }

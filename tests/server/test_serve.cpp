@@ -17,6 +17,15 @@ namespace {
 
 const std::string kModel = inferscope::testing_model::kStories;
 
+// Greedy answers of stories260K under a grammar (exact: any change in the grammar engine, the
+// sampler or the model shows here).
+const std::string kPersonAnswer = R"({ "name" : "It's a small" , "age" : -30 } )";
+const std::string kYesNoAnswer = "yes, there.";
+// The small model opens a member name and writes its story into it until max_tokens: any object
+// is allowed, and nothing makes it close the string.
+const std::string kObjectAnswer =
+    R"({ " Anna said. Anna was very small and scared. Annagged and said, " :" said Annappyed. Anna was so happy.)";
+
 json post(const ServeProcess& s, const std::string& path, const json& body, int expectStatus = 200) {
     auto c = s.client();
     auto r = c.post(path, body.dump());
@@ -390,4 +399,95 @@ TEST(ServeOptions, SpeculativeDecodingGivesThePlainGreedyAnswerAndCountsDrafts) 
     const json self = post(drafted, "/v1/completions", body);
     EXPECT_GT(self["timings"]["draft_n"].get<int>(), 0);
     EXPECT_EQ(self["timings"]["draft_n_accepted"], self["timings"]["draft_n"]);
+}
+
+namespace {
+
+// The whole text of a stream's deltas (chat or completions) and its finish reason.
+std::pair<std::string, std::string> streamedText(const std::string& body) {
+    std::istringstream events(body);
+    std::string text, finish;
+    for (std::string line; std::getline(events, line);) {
+        if (line.rfind("data: ", 0) != 0 || line == "data: [DONE]") continue;
+        const json chunk = json::parse(line.substr(6));
+        if (!chunk.contains("choices") || chunk["choices"].empty()) continue;
+        const json& choice = chunk["choices"][0];
+        if (choice.contains("delta") && choice["delta"].contains("content")) text += choice["delta"]["content"].get<std::string>();
+        if (choice.contains("text")) text += choice["text"].get<std::string>();
+        if (!choice["finish_reason"].is_null()) finish = choice["finish_reason"];
+    }
+    return {text, finish};
+}
+
+}  // namespace
+
+// response_format json_schema (strict): greedy, the answer is JSON with exactly the schema's members
+// in its order and types, ended by the model's end of generation once the JSON is complete.
+TEST_F(Serve, JsonSchemaResponseFormatGivesJsonThatFollowsIt) {
+    // Ordered: "name" before "age" as sent (nlohmann::json would sort the members).
+    using Ordered = nlohmann::ordered_json;
+    const Ordered schema = Ordered::parse(R"({"type":"object","properties":{"name":{"type":"string","maxLength":12},
+        "age":{"type":"integer"}},"required":["name","age"],"additionalProperties":false})");
+    const Ordered body = {{"messages", {{{"role", "user"}, {"content", "Lily had a cat."}}}},
+                          {"temperature", 0},
+                          {"max_tokens", 80},
+                          {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "person"}, {"strict", true}, {"schema", schema}}}}}};
+    auto c = server_->client();
+    auto reply = c.post("/v1/chat/completions", body.dump());
+    ASSERT_TRUE(reply);
+    ASSERT_EQ(reply->status, 200) << reply->body;
+    const json r = json::parse(reply->body);
+    ASSERT_TRUE(r.contains("choices")) << r.dump();
+    const std::string content = r["choices"][0]["message"]["content"];
+    EXPECT_EQ(content, kPersonAnswer);
+    EXPECT_EQ(r["choices"][0]["finish_reason"], "stop");
+    const json parsed = json::parse(content, nullptr, false);
+    ASSERT_TRUE(parsed.is_object()) << content;
+    ASSERT_EQ(parsed.size(), 2u) << content;
+    EXPECT_TRUE(parsed["name"].is_string());
+    EXPECT_LE(parsed["name"].get<std::string>().size(), 12u);
+    EXPECT_TRUE(parsed["age"].is_number_integer());
+    EXPECT_LT(content.find("\"name\""), content.find("\"age\""));  // the schema's order
+}
+
+// llama.cpp's `grammar` on /v1/completions, and json_object streamed: the stream's text is the
+// whole answer's.
+TEST_F(Serve, GrammarOnCompletionsAndJsonObjectStreamed) {
+    const json yesNo = post(*server_, "/v1/completions",
+                            {{"prompt", "Was the cat happy?"}, {"temperature", 0}, {"max_tokens", 10},
+                             {"grammar", "root ::= (\"yes\" | \"no\") \", \" [a-z]+ \".\""}});
+    ASSERT_TRUE(yesNo.contains("choices")) << yesNo.dump();
+    EXPECT_EQ(yesNo["choices"][0]["text"], kYesNoAnswer);
+
+    json body = {{"messages", {{{"role", "user"}, {"content", "Tom saw a dog."}}}},
+                 {"temperature", 0},
+                 {"max_tokens", 60},
+                 {"response_format", {{"type", "json_object"}}}};
+    const json whole = post(*server_, "/v1/chat/completions", body);
+    const std::string content = whole["choices"][0]["message"]["content"];
+    EXPECT_EQ(content, kObjectAnswer);
+    body["stream"] = true;
+    auto c = server_->client();
+    auto r = c.post("/v1/chat/completions", body.dump());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    const auto [text, finish] = streamedText(r->body);
+    EXPECT_EQ(text, content);
+    EXPECT_EQ(finish, whole["choices"][0]["finish_reason"]);
+}
+
+// A grammar that does not compile is a 400 naming the field and the place, before it waits for a
+// slot; nothing of it is repeated, and the server goes on serving.
+TEST_F(Serve, ABadGrammarIsRefusedWithItsPlace) {
+    const json bad = post(*server_, "/v1/completions", {{"prompt", "a"}, {"grammar", "root ::= ZQXitem"}}, 400);
+    EXPECT_EQ(bad["error"]["param"], "grammar");
+    EXPECT_EQ(bad["error"]["message"], "grammar line 1, column 10: a rule is used but never defined");
+    const json deep = post(*server_, "/v1/completions", {{"prompt", "a"}, {"grammar", "root ::= " + std::string(200000, '(')}}, 400);
+    EXPECT_EQ(deep["error"]["message"], "grammar line 1, column 74: groups nested more than 64 deep");
+    const json schema = post(*server_, "/v1/chat/completions",
+                             {{"messages", {{{"role", "user"}, {"content", "hi"}}}},
+                              {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", {{"type", "ZQX"}}}}}}}},
+                             400);
+    EXPECT_EQ(schema["error"]["message"], "JSON schema at /: unknown type");
+    EXPECT_EQ(healthField(*server_, "slots"), 2u);
 }
