@@ -178,7 +178,7 @@ std::optional<ApiError> refuseUnimplemented(const json& body) {
     };
     static const char* const kUnimplemented[] = {
         "tools", "tool_choice", "functions", "function_call", "guided_json",
-        "guided_regex", "guided_choice", "guided_grammar", "structured_outputs", "echo", "suffix", "best_of", "min_tokens",
+        "guided_regex", "guided_choice", "guided_grammar", "structured_outputs", "suffix", "best_of", "min_tokens",
         "ignore_eos", "stop_token_ids", "bad_words", "typical_p", "tfs_z", "mirostat",
         "dry_multiplier", "xtc_probability", "top_n_sigma", "use_beam_search", "length_penalty", "prompt_logprobs",
         "truncate_prompt_tokens", "prediction", "audio", "modalities", "reasoning_effort"};
@@ -321,8 +321,10 @@ std::optional<ApiError> readSampling(const json& body, ServeRequest& r) {
     // max_completion_tokens is the chat endpoint's newer name for max_tokens.
     for (const char* key : {"max_tokens", "max_completion_tokens"}) {
         if (auto e = readInt(body, key, maxTokens)) return e;
-        if (maxTokens && (*maxTokens < 1 || *maxTokens > INT32_MAX))
-            return badParameter(key, fmt::format("{} must be at least 1", key));
+        // 0: only the prompt's log-probabilities (echo), as OpenAI's legacy endpoint allows.
+        const int64_t least = r.endpoint == Endpoint::Completion && r.echo ? 0 : 1;
+        if (maxTokens && (*maxTokens < least || *maxTokens > INT32_MAX))
+            return badParameter(key, least == 0 ? fmt::format("{} must be at least 0", key) : fmt::format("{} must be at least 1", key));
         if (maxTokens) r.maxTokens = int32_t(*maxTokens);
         maxTokens.reset();
     }
@@ -364,6 +366,12 @@ std::expected<ServeRequest, ApiError> parseServeRequest(std::string_view body, E
     if (!model.is_null() && !model.is_string()) return std::unexpected(badParameter("model", "model must be a string"));
     if (model.is_string()) r.model = model.get<std::string>();
     std::optional<ApiError> error = endpoint == Endpoint::Chat ? readMessages(j, r) : readPrompt(j, r);
+    // echo: the completion endpoint's (read first: it allows max_tokens 0); the chat endpoint has none.
+    if (!error) {
+        error = readBool(j, "echo", r.echo);
+        if (!error && r.echo && endpoint == Endpoint::Chat)
+            error = badParameter("echo", "echo is not supported by this server on chat completions (it would change the answer); leave it out");
+    }
     if (!error) error = readSampling(j, r);
     if (!error) error = readStop(j, r);
     if (!error) error = readLogprobs(j, r);

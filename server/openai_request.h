@@ -70,7 +70,7 @@ struct ServeRequest {
     std::string prompt;                 // completion
     SamplerParams sampler;              // topN = topLogprobs
     std::optional<uint64_t> seed;
-    std::optional<int32_t> maxTokens;   // none: until the end of generation or the context is full
+    std::optional<int32_t> maxTokens;   // none: until the end of generation or the context is full; 0 only with echo
     std::vector<std::string> stop;
     bool stream = false;
     bool includeUsage = false;          // stream_options.include_usage: a last chunk with usage
@@ -81,6 +81,10 @@ struct ServeRequest {
     // server does; vLLM's `continue_final_message` says it explicitly (false: close it and answer
     // anew). The response holds only what follows.
     bool continueFinalMessage = false;
+    // Completion only: the answer's text starts with the prompt, and with logprobs its tokens come
+    // first, each with its log-probability given the tokens before it (the first has none: null),
+    // as OpenAI's legacy endpoint answers (what evaluation harnesses score log-likelihoods with).
+    bool echo = false;
     // Structured output: the grammar every step samples under (null: Text).
     OutputFormat format = OutputFormat::Text;
     std::shared_ptr<const grammar::Grammar> grammar;

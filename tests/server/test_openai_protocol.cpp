@@ -289,7 +289,7 @@ TEST(OpenAiRequest, FieldsThatWouldChangeTheAnswerAreRefusedByName) {
                           R"("min_tokens":0)", R"("best_of":1)", R"("user":"u","metadata":{"a":"b"},"store":false,"parallel_tool_calls":true)",
                           R"("echo":false)", R"("modalities":["text"])"})
         EXPECT_TRUE(parseServeRequest(chat + f + "}", Endpoint::Chat)) << f;
-    EXPECT_EQ(parseServeRequest(R"({"prompt":"a","echo":true})", Endpoint::Completion).error().param, "echo");
+    EXPECT_EQ(parseServeRequest(chat + R"("echo":true})", Endpoint::Chat).error().param, "echo");
     EXPECT_EQ(parseServeRequest(R"({"prompt":"a","suffix":"b"})", Endpoint::Completion).error().param, "suffix");
     // add_generation_prompt agrees with continuing (or not) a last assistant message.
     const std::string cont = R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Once"}],)";
@@ -421,4 +421,44 @@ TEST(OpenAiRequest, BadStructuredOutputIsRefusedBeforeItWaits) {
         EXPECT_EQ(e.param, c.param) << c.field.substr(0, 200);
         EXPECT_EQ(e.message, c.message) << c.field.substr(0, 200);
     }
+}
+
+// echo on the legacy endpoint: the prompt in front, max_tokens 0 allowed with it only.
+TEST(OpenAiRequest, EchoIsTheCompletionEndpointsAndAllowsNoNewTokens) {
+    auto echo = parseServeRequest(R"({"prompt":"a","echo":true,"logprobs":1,"max_tokens":0})", Endpoint::Completion);
+    ASSERT_TRUE(echo) << echo.error().message;
+    EXPECT_TRUE(echo->echo);
+    EXPECT_EQ(echo->maxTokens, 0);
+    const ApiError zero = errorOf(R"({"prompt":"a","max_tokens":0})", Endpoint::Completion);
+    EXPECT_EQ(zero.param, "max_tokens");
+    EXPECT_EQ(zero.message, "max_tokens must be at least 1");
+    EXPECT_EQ(errorOf(R"({"prompt":"a","echo":true,"max_tokens":-1})", Endpoint::Completion).message, "max_tokens must be at least 0");
+    EXPECT_EQ(errorOf(R"({"prompt":"a","echo":"yes"})", Endpoint::Completion).param, "echo");
+}
+
+// The prompt's tokens go first: its first token has no logprob (null), the answer's text offsets
+// move past the prompt.
+TEST(OpenAiResponse, EchoPutsThePromptsTokensFirst) {
+    ServeRequest r;
+    r.endpoint = Endpoint::Completion;
+    r.logprobs = true;
+    r.topLogprobs = 1;
+    StepRecord step;
+    step.piece = " there";
+    step.sample.logit = 2;
+    step.sample.logSumExp = 3;
+    step.sample.top.push_back(CandidateRecord{5, 2, {}});
+    const StepPieceLookup pieceOf = [](int32_t) { return std::optional<std::string>(" there"); };
+    Json choice = {{"text", " there"}, {"logprobs", completionLogprobs({step}, 1, pieceOf, 0)}};
+    const std::vector<PromptTokenLogprob> prompt{{"", std::nullopt, {}}, {" Once", -1.5, {{" Once", -1.5}}}, {" upon", -0.25, {{" a", -0.1}}}};
+    prependEcho(choice, "Once upon", prompt, true);
+    EXPECT_EQ(choice["text"], "Once upon there");
+    const Json& lp = choice["logprobs"];
+    EXPECT_EQ(lp["tokens"], Json::parse(R"(["", " Once", " upon", " there"])"));
+    EXPECT_EQ(lp["token_logprobs"], Json::parse(R"([null, -1.5, -0.25, -1.0])"));
+    EXPECT_EQ(lp["top_logprobs"], Json::parse(R"([null, {" Once": -1.5}, {" a": -0.1}, {" there": -1.0}])"));
+    EXPECT_EQ(lp["text_offset"], Json::parse(R"([0, 0, 5, 9])"));
+    ASSERT_EQ(lp["inferscope"].size(), 4u);
+    EXPECT_TRUE(lp["inferscope"][2].is_null());
+    EXPECT_TRUE(lp["inferscope"][3].is_object());
 }

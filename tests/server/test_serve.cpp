@@ -2,6 +2,7 @@
 // input a clear error, clients that leave, many connections, and load. Every loop is bounded.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -490,4 +491,67 @@ TEST_F(Serve, ABadGrammarIsRefusedWithItsPlace) {
                              400);
     EXPECT_EQ(schema["error"]["message"], "JSON schema at /: unknown type");
     EXPECT_EQ(healthField(*server_, "slots"), 2u);
+}
+
+// echo with logprobs, as an evaluation harness asks for a log-likelihood (max_tokens 0 or 1): the
+// prompt's tokens with their log-probabilities, the first null, equal to `score`'s for the same
+// text; streamed, the same prompt comes first.
+TEST_F(Serve, EchoWithLogprobsScoresThePromptAsScoreDoes) {
+    const std::string prompt = "Once upon a time there was a little girl";
+    const json r = post(*server_, "/v1/completions",
+                        {{"prompt", prompt}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 0}, {"temperature", 0}});
+    ASSERT_TRUE(r.contains("choices")) << r.dump();
+    const json& choice = r["choices"][0];
+    EXPECT_EQ(choice["text"], prompt);
+    EXPECT_EQ(choice["finish_reason"], "length");
+    const json& lp = choice["logprobs"];
+    const int n = r["usage"]["prompt_tokens"];
+    EXPECT_EQ(r["usage"]["completion_tokens"], 0);
+    ASSERT_EQ(int(lp["tokens"].size()), n);
+    EXPECT_TRUE(lp["token_logprobs"][0].is_null());
+    EXPECT_TRUE(lp["top_logprobs"][0].is_null());
+
+    const auto cli = inferscope::testing_process::runProcess(INFERSCOPE_CLI, {"score", "--model", kModel, "--prompt", prompt, "--json"});
+    ASSERT_EQ(cli.exitCode, 0) << cli.err;
+    std::istringstream lines(cli.out);
+    std::vector<double> scored;  // log p of the token at position i + 1
+    for (std::string line; std::getline(lines, line);) {
+        const json e = json::parse(line);
+        if (e["event"] == "score" && !e["next_p"].is_null()) scored.push_back(std::log(e["next_p"].get<double>()));
+    }
+    ASSERT_EQ(int(scored.size()), n - 1);
+    double echoSum = 0, scoreSum = 0;
+    for (int i = 1; i < n; ++i) {
+        const double lpi = lp["token_logprobs"][i].get<double>();
+        EXPECT_NEAR(lpi, scored[size_t(i - 1)], 1e-3) << i;  // prefill batches against one decode pass a position
+        EXPECT_EQ(lp["top_logprobs"][i].size(), 1u);
+        echoSum += lpi;
+        scoreSum += scored[size_t(i - 1)];
+    }
+    EXPECT_NEAR(echoSum, scoreSum, 1e-3 * n);
+
+    // One token more (lm-evaluation-harness asks max_tokens 1): the prompt's logprobs unchanged,
+    // then the answer's token, its offset past the prompt.
+    const json more = post(*server_, "/v1/completions",
+                           {{"prompt", prompt}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 1}, {"temperature", 0}});
+    const json& mlp = more["choices"][0]["logprobs"];
+    ASSERT_EQ(int(mlp["tokens"].size()), n + 1);
+    for (int i = 1; i < n; ++i) EXPECT_EQ(mlp["token_logprobs"][i], lp["token_logprobs"][i]) << i;
+    EXPECT_EQ(mlp["text_offset"][n], prompt.size());
+    EXPECT_EQ(more["choices"][0]["text"].get<std::string>().rfind(prompt, 0), 0u);
+
+    // Streamed: the first chunk is the prompt with its tokens, then the answer.
+    auto c = server_->client();
+    const json body = {{"prompt", prompt}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 5}, {"temperature", 0}, {"stream", true}};
+    auto s = c.post("/v1/completions", body.dump());
+    ASSERT_TRUE(s);
+    std::istringstream events(s->body);
+    std::string line;
+    while (std::getline(events, line) && line.rfind("data: ", 0) != 0) {}
+    const json first = json::parse(line.substr(6));
+    EXPECT_EQ(first["choices"][0]["text"], prompt);
+    EXPECT_EQ(first["choices"][0]["logprobs"]["token_logprobs"], lp["token_logprobs"]);
+    const json whole = post(*server_, "/v1/completions",
+                            {{"prompt", prompt}, {"echo", true}, {"max_tokens", 5}, {"temperature", 0}});
+    EXPECT_EQ(streamedText(s->body).first, whole["choices"][0]["text"]);
 }
