@@ -64,6 +64,20 @@ await check('streaming chat equals the whole answer', async () => {
   assert.deepEqual(usage, whole.usage);
 });
 
+// echo with logprobs on completions, as lm-evaluation-harness asks for a log-likelihood: the
+// prompt's tokens first, the first one's logprob null.
+await check('echo with logprobs', async () => {
+  const prompt = 'Once upon a time';
+  const r = await client.completions.create({ model: 'stories260K', prompt, max_tokens: 1, temperature: 0, logprobs: 1, echo: true });
+  assert.ok(r.choices[0].text.startsWith(prompt));
+  const lp = r.choices[0].logprobs;
+  assert.equal(lp.token_logprobs[0], null);
+  assert.equal(lp.top_logprobs[0], null);
+  assert.equal(lp.tokens.length, r.usage.prompt_tokens + 1);
+  for (const x of lp.token_logprobs.slice(1)) assert.ok(x <= 0);
+  assert.equal(lp.text_offset[r.usage.prompt_tokens], prompt.length);
+});
+
 // Structured output: response_format json_schema (strict) as the client sends it; greedy, the answer
 // is JSON with exactly the schema's members in its order.
 const person = {
