@@ -382,7 +382,7 @@ private:
 Result<std::string> jsonSchemaToGbnf(std::string_view schemaText, const JsonSchemaLimits& limits) {
     if (schemaText.size() > limits.maxTextBytes)
         return fail(ErrorKind::InvalidArgument, fmt::format("JSON schema of {} bytes, more than the limit of {}", schemaText.size(), limits.maxTextBytes));
-    if (auto shape = jsonShapeError(schemaText, JsonShapeLimits{limits.maxDepth, limits.maxValues}))
+    if (auto shape = jsonShapeError(schemaText, JsonShapeLimits{limits.maxDepth, limits.maxValues, limits.maxMembers}))
     {
         std::string why = *shape;
         if (why.starts_with("the request body")) why = "the schema" + why.substr(16);

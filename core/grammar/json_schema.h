@@ -22,6 +22,7 @@ struct JsonSchemaLimits {
     size_t maxTextBytes = size_t(1) << 20;  // schema text
     int maxDepth = 64;                      // objects and arrays nested in the schema text
     size_t maxValues = 65536;               // JSON values in the schema text
+    size_t maxMembers = 1024;               // members of one object (properties, $defs, ...)
     size_t maxGrammarBytes = size_t(1) << 20;  // the GBNF produced
     uint32_t maxBound = 1000;               // minItems, maxItems, minLength, maxLength
     // Refuse what the grammar would not enforce rather than ignore it (OpenAI's `strict`): the

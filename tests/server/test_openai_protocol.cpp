@@ -369,6 +369,15 @@ TEST(OpenAiRequest, StructuredOutputIsCompiledWithTheRequest) {
     ASSERT_TRUE(noSchema);
     EXPECT_TRUE(follows(*noSchema, R"({"x": true})"));
 
+    // The member's name escaped, the schema pretty-printed, a decoy of the same name inside another
+    // member: the schema is the one the parser read.
+    auto escaped = parseServeRequest(withField(R"("metadata":{"response_format":1},"\u0072esponse_format" : { "type" : "json_schema", )"
+                                               R"("json_schema" : {"schema" :)" + schema + "}}"),
+                                     Endpoint::Chat);
+    ASSERT_TRUE(escaped) << escaped.error().message;
+    EXPECT_TRUE(follows(*escaped, R"({"b": 1, "a": "xyz"})"));
+    EXPECT_FALSE(follows(*escaped, R"({"a": "xyz", "b": 1})"));
+
     auto llama = parseServeRequest(R"({"prompt":"a","json_schema":)" + schema + "}", Endpoint::Completion);
     ASSERT_TRUE(llama) << llama.error().message;
     EXPECT_TRUE(follows(*llama, R"({"b":-7,"a":""})"));
@@ -389,6 +398,8 @@ TEST(OpenAiRequest, BadStructuredOutputIsRefusedBeforeItWaits) {
         std::string field, param, message;
     };
     const std::string big(kMaxGrammarBytes, ' ');
+    std::string manyMembers;  // 1025 members: their parse in order would cost their square
+    for (int i = 0; i <= 1024; ++i) manyMembers += (i ? ",\"p" : "\"p") + std::to_string(i) + "\":{}";
     for (const Case& c : std::vector<Case>{
              {R"("response_format":"json")", "response_format", "response_format must be an object with a type: text, json_object or json_schema"},
              {R"("response_format":{"type":"xml"})", "response_format", "response_format's type must be text, json_object or json_schema"},
@@ -414,7 +425,9 @@ TEST(OpenAiRequest, BadStructuredOutputIsRefusedBeforeItWaits) {
              {R"("grammar":"root ::= \"a\"{100000}")", "grammar", "grammar line 1, column 14: repetition bound above the limit of 2000"},
              {R"("grammar":7)", "grammar", "grammar must be a string of GBNF rules"},
              {R"("grammar":"root ::= \"a\")" + big + "\"", "grammar", "grammar is larger than 262144 bytes"},
-             {R"("json_schema":{"description":")" + big + "\"}", "json_schema", "json_schema is larger than 262144 bytes (written compactly)"},
+             {R"("json_schema":{"description":")" + big + "\"}", "json_schema", "json_schema is larger than 262144 bytes"},
+             {R"("json_schema":{"properties":{)" + manyMembers + "}}", "json_schema",
+              "JSON schema: the schema has an object of more than 1024 members"},
              {R"("json_schema":[1])", "json_schema", "json_schema must be a JSON schema (an object)"}}) {
         const ApiError e = errorOf(withField(c.field));
         EXPECT_EQ(e.status, 400) << c.field.substr(0, 200);
