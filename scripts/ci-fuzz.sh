@@ -85,6 +85,9 @@ msg='{"role":"user","content":"hi"}'
 repeat '{' 2000000 >"$deep/deep-objects"
 { printf '{"prompt":"a","stop":['; repeat 'x' 600000 | sed 's/x/0,/g'; printf '0]}'; } >"$deep/wide"
 fuzz_parser fuzz_openai_request "${FUZZ_REQUEST_SECONDS:-30}" fuzz/openai_seeds fuzz/openai.dict 4194304 "the OpenAI request parser" "$deep"
+# The grammar engine on what a client sends as `grammar` or a JSON schema (core/grammar), up to the
+# server's limit of 256 KiB and past it.
+fuzz_parser fuzz_grammar "${FUZZ_GRAMMAR_SECONDS:-30}" fuzz/grammar_seeds fuzz/grammar.dict 262145 "the grammar parser and schema converter"
 # The head of a request and the policy that judges it (server/http/head_reader.cpp, request_policy.cpp),
 # up to the transport's header limit (16 KiB) and past it.
 fuzz_parser fuzz_request_head "${FUZZ_HEAD_SECONDS:-20}" fuzz/head_seeds fuzz/http.dict 20000 "the request head and its policy"

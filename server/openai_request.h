@@ -7,7 +7,11 @@
 // the seed is drawn by the caller when none is given. null is "absent". logit_bias, presence_penalty
 // and frequency_penalty (OpenAI's ranges) go into the sampler's penalty stage, as llama.cpp's
 // server applies them (the penalties over the last repeat_last_n tokens, 64 by default, prompt
-// included). Fields that would change the answer and are not implemented (tools, response_format,
+// included). Structured output (core/grammar, docs/STRUCTURED_OUTPUT.md): `response_format`
+// {"type": "json_object"} or {"type": "json_schema", "json_schema": {"name", "schema", "strict"}},
+// llama.cpp's `grammar` (GBNF text) and `json_schema` (a schema alone); at most one of them, the
+// text or schema at most kMaxGrammarBytes, compiled here so that a bad one is a 400 before the
+// request waits for a slot. Fields that would change the answer and are not implemented (tools,
 // echo, best_of, ...) are refused by name unless their value asks for nothing; other unknown
 // fields are ignored. Extensions accepted as llama.cpp's and vLLM's servers name them: top_k,
 // min_p, repeat_penalty / repetition_penalty, repeat_last_n, continue_final_message and
@@ -21,8 +25,14 @@
 #include <string_view>
 #include <vector>
 
+#include <memory>
+
 #include "engine/chat_template.h"
 #include "sampler/sampler_params.h"
+
+namespace inferscope::grammar {
+struct Grammar;
+}
 
 namespace inferscope::server {
 
@@ -47,6 +57,11 @@ struct ChatMessage {
 inline constexpr int32_t kMaxTopLogprobs = 20;  // OpenAI's limit
 inline constexpr size_t kMaxStopStrings = 4;    // OpenAI's limit
 inline constexpr size_t kMaxLogitBias = 1024;   // logit_bias entries
+inline constexpr size_t kMaxGrammarBytes = 256 * 1024;  // a grammar's text, or a JSON schema as sent (compact)
+inline constexpr size_t kMaxSchemaNameBytes = 64;        // response_format.json_schema.name (OpenAI's limit)
+
+// What the answer must be.
+enum class OutputFormat { Text, JsonObject, JsonSchema, Grammar };
 
 struct ServeRequest {
     Endpoint endpoint = Endpoint::Chat;
@@ -55,7 +70,7 @@ struct ServeRequest {
     std::string prompt;                 // completion
     SamplerParams sampler;              // topN = topLogprobs
     std::optional<uint64_t> seed;
-    std::optional<int32_t> maxTokens;   // none: until the end of generation or the context is full
+    std::optional<int32_t> maxTokens;   // none: until the end of generation or the context is full; 0 only with echo
     std::vector<std::string> stop;
     bool stream = false;
     bool includeUsage = false;          // stream_options.include_usage: a last chunk with usage
@@ -66,12 +81,20 @@ struct ServeRequest {
     // server does; vLLM's `continue_final_message` says it explicitly (false: close it and answer
     // anew). The response holds only what follows.
     bool continueFinalMessage = false;
+    // Completion only: the answer's text starts with the prompt, and with logprobs its tokens come
+    // first, each with its log-probability given the tokens before it (the first has none: null),
+    // as OpenAI's legacy endpoint answers (what evaluation harnesses score log-likelihoods with).
+    bool echo = false;
+    // Structured output: the grammar every step samples under (null: Text).
+    OutputFormat format = OutputFormat::Text;
+    std::shared_ptr<const grammar::Grammar> grammar;
 };
 
 // The body of either endpoint. Errors: 400 with the parameter at fault (bad JSON, JSON nested
 // deeper than 64 or with more than 65,536 values (json_shape.h), wrong types, values out of range,
-// n != 1, no messages or prompt). No message repeats a value of the body: it names the field and
-// what it must be.
+// n != 1, no messages or prompt; a grammar or schema that does not compile, with its line and
+// column or its location in the schema). No message repeats a value of the body: it names the
+// field and what it must be.
 std::expected<ServeRequest, ApiError> parseServeRequest(std::string_view body, Endpoint endpoint);
 
 }  // namespace inferscope::server

@@ -108,6 +108,34 @@ Json completionLogprobs(const std::vector<StepRecord>& steps, int32_t topLogprob
     return {{"tokens", tokens}, {"token_logprobs", logprobs}, {"top_logprobs", tops}, {"text_offset", offsets}, {"inferscope", ext}};
 }
 
+void prependEcho(Json& choice, const std::string& prompt, const std::vector<PromptTokenLogprob>& tokens, bool logprobs) {
+    choice["text"] = prompt + choice["text"].get<std::string>();
+    if (!logprobs) return;
+    Json& lp = choice["logprobs"];
+    if (lp.is_null()) lp = completionLogprobs({}, 0, {}, 0);
+    Json out = {{"tokens", Json::array()}, {"token_logprobs", Json::array()}, {"top_logprobs", Json::array()},
+                {"text_offset", Json::array()}, {"inferscope", Json::array()}};
+    size_t offset = 0;
+    for (const PromptTokenLogprob& t : tokens) {
+        out["tokens"].push_back(t.piece);
+        out["token_logprobs"].push_back(t.logprob ? Json(*t.logprob) : Json(nullptr));
+        if (t.logprob) {
+            Json top = Json::object();
+            for (const auto& [piece, logprob] : t.top) top[piece] = logprob;
+            out["top_logprobs"].push_back(std::move(top));
+        } else {
+            out["top_logprobs"].push_back(nullptr);
+        }
+        out["text_offset"].push_back(std::min(offset, prompt.size()));
+        offset += t.piece.size();
+        out["inferscope"].push_back(nullptr);
+    }
+    for (const char* key : {"tokens", "token_logprobs", "top_logprobs", "inferscope"})
+        for (Json& v : lp[key]) out[key].push_back(std::move(v));
+    for (const Json& v : lp["text_offset"]) out["text_offset"].push_back(v.get<size_t>() + prompt.size());
+    lp = std::move(out);
+}
+
 Json completionResponse(const ResponseHeader& h, const std::string& text, const GenerationSummary& summary,
                         const std::vector<StepRecord>& steps, const ServeRequest& r, const StepPieceLookup& pieceOf,
                         std::optional<std::string_view> finish) {

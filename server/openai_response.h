@@ -49,6 +49,20 @@ Json chatTokenLogprob(const StepRecord& step, int32_t topLogprobs, const StepPie
 // [{token: logprob}], text_offset, inferscope: [step records]}; text offsets count from textStart.
 Json completionLogprobs(const std::vector<StepRecord>& steps, int32_t topLogprobs, const StepPieceLookup& pieceOf, size_t textStart);
 
+// The prompt's tokens as echo lists them: each token's text and its log-probability given the
+// tokens before it (the first has none), with the most probable tokens at its position.
+struct PromptTokenLogprob {
+    std::string piece;
+    std::optional<double> logprob;
+    std::vector<std::pair<std::string, double>> top;
+};
+// Puts the prompt in front of a legacy completion choice (or a stream's first chunk): its text, and
+// with logprobs its tokens first (their token_logprobs, top_logprobs and inferscope null where
+// there is nothing: the first token; the prompt's entries of inferscope always, no sampler ran),
+// the answer's text offsets moved past the prompt. A prompt token's text_offset is the bytes of
+// the token texts before it (SentencePiece's added leading space counts).
+void prependEcho(Json& choice, const std::string& prompt, const std::vector<PromptTokenLogprob>& tokens, bool logprobs);
+
 // A whole answer (stream: false). steps: the tokens to list in logprobs (empty when not asked).
 // finish: the finish_reason, when not the summary's own.
 Json completionResponse(const ResponseHeader& h, const std::string& text, const GenerationSummary& summary,

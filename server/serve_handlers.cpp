@@ -4,6 +4,8 @@
 // step, sent once the slot is released).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <mutex>
 #include <random>
 
@@ -35,6 +37,43 @@ size_t promptBytes(const ServeRequest& r) {
     size_t n = 0;
     for (const ChatMessage& m : r.messages) n += m.content.size();
     return n;
+}
+
+// echo with logprobs: each prompt token's log-probability given the tokens before it (the first
+// has none), teacher-forced in prefill batches (Engine::scoreRows). The cache is left holding the
+// prompt but its last token, so the generation that follows reuses it.
+Result<std::vector<PromptTokenLogprob>> promptLogprobs(Engine& engine, const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
+                                                       int32_t topLogprobs, const std::function<bool()>& cancel) {
+    const int32_t n = int32_t(prompt.size());
+    std::vector<PromptTokenLogprob> out(static_cast<size_t>(n));
+    for (int32_t i = 0; i < n; ++i) out[size_t(i)].piece = tokenizer.tokenBytes(prompt[size_t(i)]);
+    std::vector<float> logits;
+    std::vector<int32_t> order;
+    const int32_t step = engine.maxScoreRows();
+    for (int32_t from = 0; from < n - 1; from += step) {
+        if (cancel()) return fail(ErrorKind::Cancelled, "cancelled");
+        const int32_t count = std::min(step, n - 1 - from);
+        if (auto ok = engine.scoreRows(prompt, from, count, logits); !ok) return std::unexpected(ok.error());
+        const size_t vocab = logits.size() / size_t(count);
+        for (int32_t row = 0; row < count; ++row) {
+            const std::span<const float> l(logits.data() + size_t(row) * vocab, vocab);
+            const float max = *std::max_element(l.begin(), l.end());
+            double sum = 0;
+            for (float x : l) sum += std::exp(double(x) - double(max));
+            const double lse = double(max) + std::log(sum);
+            PromptTokenLogprob& t = out[size_t(from + row + 1)];
+            t.logprob = double(l[size_t(prompt[size_t(from + row + 1)])]) - lse;
+            if (topLogprobs <= 0) continue;
+            order.resize(vocab);
+            for (size_t id = 0; id < vocab; ++id) order[id] = int32_t(id);
+            const size_t k = std::min(vocab, size_t(topLogprobs));
+            std::partial_sort(order.begin(), order.begin() + ptrdiff_t(k), order.end(), [&](int32_t a, int32_t b) {
+                return l[size_t(a)] > l[size_t(b)] || (l[size_t(a)] == l[size_t(b)] && a < b);
+            });
+            for (size_t j = 0; j < k; ++j) t.top.emplace_back(tokenizer.tokenBytes(order[j]), double(l[size_t(order[j])]) - lse);
+        }
+    }
+    return out;
 }
 
 }  // namespace
@@ -104,6 +143,7 @@ void OpenAiServer::handleCompletion(const std::shared_ptr<http::Exchange>& excha
     job->generate.maxTokens = r.maxTokens.value_or(contextLength_);
     job->stops = stopStringsFor(r, template_);
     job->generate.stopStrings = job->stops;
+    job->generate.grammar = r.grammar;  // structured output: every step masked by it
     job->request = std::move(r);
     const std::vector<int32_t> prompt = job->generate.prompt;
     admission_->ready(job->ticket, prompt, [this, job](size_t slot) { start(job, slot); });
@@ -143,16 +183,34 @@ void OpenAiServer::start(const std::shared_ptr<Job>& job, size_t slot) {
 
 std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft) {
     http::Exchange& ex = *job.exchange;
-    if (options_.speculative) {
+    if (options_.speculative && !job.generate.grammar) {  // a grammar is followed one token at a time
         job.generate.speculative = options_.speculative;
         job.generate.speculative->draftModel = draft;
     }
     const ServeRequest& r = job.request;
     const StepPieceLookup pieceOf = [tok = tokenizer_](int32_t id) { return std::optional(tok->tokenBytes(id)); };
     auto cancel = [&ex] { return ex.gone() || ex.stopping(); };
+    // echo: the prompt's own log-probabilities first; max_tokens 0 asks for nothing more.
+    std::vector<PromptTokenLogprob> echoed;
+    std::optional<Error> echoError;
+    if (r.echo && r.logprobs) {
+        auto scored = promptLogprobs(engine, *tokenizer_, job.generate.prompt, r.topLogprobs, cancel);
+        if (scored) echoed = std::move(*scored);
+        else echoError = scored.error();
+    }
+    const bool generateNothing = r.maxTokens && *r.maxTokens == 0;
+    auto generate = [&](GenerationObserver* observer) -> Result<GenerationSummary> {
+        if (echoError && echoError->kind != ErrorKind::Cancelled) return std::unexpected(*echoError);
+        if (!generateNothing && !echoError) return engine.generate(job.generate, observer, cancel);
+        GenerationSummary none;  // the prompt alone, as scored (or the client left while it was)
+        none.reason = echoError || cancel() ? FinishReason::Cancelled : FinishReason::MaxTokens;
+        none.prefill.nPrompt = int32_t(job.generate.prompt.size());
+        if (observer) observer->onFinish(none);
+        return none;
+    };
     if (!r.stream) {
         CompletionJob completion(r, job.stops);
-        auto result = engine.generate(job.generate, &completion, cancel);
+        auto result = generate(&completion);
         http::Reply reply;
         if (!result) {
             reply = errorReply(engineError(result.error()));
@@ -162,22 +220,29 @@ std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft)
         } else {
             // Cancelled and not gone: the server is stopping; what was generated, marked so.
             const std::string_view finish = result->reason == FinishReason::Cancelled ? kFinishAborted : openAiFinishReason(result->reason);
-            reply = http::Reply{200, "application/json", {},
-                                dumpJson(completionResponse(job.header, completion.text(), *result, completion.steps(), r, pieceOf, finish))};
+            Json body = completionResponse(job.header, completion.text(), *result, completion.steps(), r, pieceOf, finish);
+            if (r.echo) prependEcho(body["choices"][0], r.prompt, echoed, r.logprobs);
+            reply = http::Reply{200, "application/json", {}, dumpJson(body)};
         }
         return [&ex, reply = std::move(reply)]() mutable { ex.reply(std::move(reply)); };
     }
 
     ex.startStream(200, "text/event-stream", {{"Cache-Control", "no-cache"}});
     bool first = true;
-    size_t offset = 0;  // of the next listed token in the answer's bytes
+    size_t offset = r.echo ? r.prompt.size() : 0;  // of the next listed token in the answer's bytes
+    if (r.echo && !echoError) {  // the prompt (and its tokens) in the first chunk
+        Json chunk = completionChunk(job.header, "", {}, r, pieceOf, true);
+        prependEcho(chunk["choices"][0], r.prompt, echoed, r.logprobs);
+        ex.send(sseEvent(chunk));
+        first = false;
+    }
     CompletionJob completion(r, job.stops, [&](const std::string& delta, std::vector<StepRecord>& steps) {
         const bool ok = ex.send(sseEvent(completionChunk(job.header, delta, steps, r, pieceOf, first, {}, offset)));
         for (const StepRecord& s : steps) offset += s.piece.size();
         first = false;
         return ok;
     });
-    auto result = engine.generate(job.generate, &completion, cancel);
+    auto result = generate(&completion);
     std::string last;
     if (!result) {
         last = sseEvent(errorJson(engineError(result.error())));

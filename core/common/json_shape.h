@@ -14,6 +14,10 @@ namespace inferscope {
 struct JsonShapeLimits {
     int maxDepth = 64;          // arrays and objects inside each other
     size_t maxValues = 65536;   // values of any kind (members and elements), at most
+    // Members of any one object. nlohmann::ordered_json (the JSON schema converter's: members in
+    // the order written) looks up each member it inserts in a list, so an object's parse costs the
+    // square of its members; this bounds it.
+    size_t maxMembers = size_t(-1);
 };
 
 // Why the body is refused (names the limit, never the body's content), or nothing. Bodies that

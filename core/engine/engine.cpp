@@ -286,6 +286,12 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
         if (request.replayWidth > 0) keepHighestLogits(logits, size_t(request.replayWidth), rec);
         if (matcher) {  // the grammar's mask; end of generation only where the text is complete
             matcher->fillMask(tokenTrie(), allowed);
+            if (matcher->overflowed())
+                return fail(ErrorKind::InvalidArgument,
+                            fmt::format("the grammar is too ambiguous to follow after {} generated tokens (more than {} open "
+                                        "parses, {} states or {} expansion steps for one token)",
+                                        step, grammar::GrammarMatcher::kMaxStacks, grammar::GrammarMatcher::kMaxLiveStates,
+                                        grammar::GrammarMatcher::kMaxWorkPerToken));
             const uint8_t complete = matcher->isComplete() ? 1 : 0;
             for (int32_t eog : tokenizer_->endOfGenerationIds())
                 if (size_t(eog) < allowed.size()) allowed[size_t(eog)] = complete;

@@ -79,24 +79,45 @@ private:
     };
 
     // ---- errors -------------------------------------------------------------------------------
+    // Line and column (in characters) of a byte offset. Every rule asks once (finish()): from
+    // tables made in one pass, not a walk from the start each time (quadratic in a long grammar).
     std::pair<uint32_t, uint32_t> lineColumn(size_t offset) const {
-        uint32_t line = 1, column = 1;
-        for (size_t i = 0; i < offset && i < s_.size(); ++i) {
-            if (s_[i] == '\n') {
-                ++line;
-                column = 1;
-            } else if ((uint8_t(s_[i]) & 0xC0) != 0x80) {
-                ++column;
+        offset = std::min(offset, s_.size());
+        if (charsBefore_.empty()) {
+            charsBefore_.resize(s_.size() + 1);
+            uint32_t chars = 0;
+            lineStarts_.push_back(0);
+            for (size_t i = 0; i < s_.size(); ++i) {
+                charsBefore_[i] = chars;
+                if ((uint8_t(s_[i]) & 0xC0) != 0x80) ++chars;
+                if (s_[i] == '\n') lineStarts_.push_back(i + 1);
             }
+            charsBefore_[s_.size()] = chars;
         }
-        return {line, column};
+        const size_t line = size_t(std::upper_bound(lineStarts_.begin(), lineStarts_.end(), offset) - lineStarts_.begin());
+        return {uint32_t(line), charsBefore_[offset] - charsBefore_[lineStarts_[line - 1]] + 1};
     }
+    mutable std::vector<uint32_t> charsBefore_;  // characters (UTF-8 lead bytes) before each offset
+    mutable std::vector<size_t> lineStarts_;
     bool err(size_t offset, std::string_view what) {
         if (error_.empty()) {
             auto [line, column] = lineColumn(offset);
             error_ = fmt::format("grammar line {}, column {}: {}", line, column, what);
         }
         return false;
+    }
+
+    // What the text holds, in a message: quoted when the limits allow it (printable ASCII only:
+    // a message is valid UTF-8 whatever the text), else said without it (the line and column point
+    // at it).
+    std::string shownChar(char c, bool escape = false) const {
+        if (c == '\0' && eof()) return "the end of the grammar";
+        if (!limits_.quoteInput) return "character";
+        if (uint8_t(c) > 0x20 && uint8_t(c) < 0x7F) return fmt::format("'{}{}'", escape ? "\\" : "", c);
+        return fmt::format("byte 0x{:02X}", uint8_t(c));
+    }
+    std::string shownRule(const std::string& name) const {
+        return limits_.quoteInput ? fmt::format("rule '{}'", name) : std::string("a rule");
     }
 
     // ---- lexing -------------------------------------------------------------------------------
@@ -185,7 +206,7 @@ private:
             case 'U': return parseHex(8, start);
             default:
                 err(start, c == '\0' ? std::string("unexpected end of the grammar after '\\'")
-                                     : fmt::format("unknown escape '\\{}'", c));
+                                     : "unknown escape " + shownChar(c, true));
                 return std::nullopt;
         }
     }
@@ -207,7 +228,10 @@ private:
         }
         const uint32_t id = uint32_t(info_.size());
         info_.push_back(RuleInfo{true, true, repetition, offset, {}});
-        g_.rules.push_back(GrammarRule{fmt::format("{}-{}", g_.rules[parent].name, id), {}, 0, 0});
+        // A bounded prefix of the parent's name: a long name repeated in every generated rule would
+        // cost its length times the rules.
+        const std::string& parentName = g_.rules[parent].name;
+        g_.rules.push_back(GrammarRule{fmt::format("{}-{}", std::string_view(parentName).substr(0, kMaxGeneratedPrefix), id), {}, 0, 0});
         return id;
     }
     bool addElements(size_t n, size_t offset) {
@@ -231,23 +255,24 @@ private:
         while (!eof()) {
             const size_t start = pos_;
             const std::string name = parseName();
-            if (name.empty()) return err(start, fmt::format("expected a rule name, found '{}'", peek()));
+            if (name.empty()) return err(start, "expected a rule name, found " + shownChar(peek()));
             if (peek() == '<') return err(pos_, "token references (<...>) are not supported");
             const uint32_t id = ruleId(name, start);
             if (info_[id].defined) {
                 auto [line, column] = lineColumn(info_[id].offset);
-                return err(start, fmt::format("rule '{}' is defined twice (first at line {}, column {})", name, line, column));
+                return err(start, fmt::format("{} is defined twice (first at line {}, column {})", shownRule(name), line, column));
             }
             info_[id].defined = true;
             info_[id].offset = start;
             skipSpace(false);
-            if (s_.substr(pos_, 3) != "::=") return err(pos_, fmt::format("expected '::=' after the rule name '{}'", name));
+            if (s_.substr(pos_, 3) != "::=") return err(pos_, limits_.quoteInput ? fmt::format("expected '::=' after the rule name '{}'", name)
+                                                                        : std::string("expected '::=' after the rule name"));
             pos_ += 3;
             skipSpace(true);
             if (!parseAlternatives(id, false, 0)) return false;
             skipSpace(false);
             if (peek() == '\r') ++pos_;
-            if (!eof() && peek() != '\n') return err(pos_, fmt::format("unexpected '{}'", peek()));
+            if (!eof() && peek() != '\n') return err(pos_, "unexpected " + shownChar(peek()));
             skipSpace(true);
         }
         return true;
@@ -429,7 +454,7 @@ private:
     bool finish() {
         for (size_t r = 0; r < info_.size(); ++r)
             if (!info_[r].defined)
-                return err(info_[r].offset, fmt::format("rule '{}' is used but never defined", g_.rules[r].name));
+                return err(info_[r].offset, shownRule(g_.rules[r].name) + " is used but never defined");
         auto root = ids_.find("root");
         if (root == ids_.end() || !info_[root->second].defined) return err(s_.size(), "no rule named 'root'");
         g_.root = root->second;
@@ -449,20 +474,36 @@ private:
 
     bool checkLeftRecursion() {
         const size_t n = g_.rules.size();
+        // Which rules can match nothing, in time linear in the grammar (a fixpoint pass per newly
+        // nullable rule would be quadratic in a chain of rules): each alternative made of rule
+        // references only waits for that many of them to become nullable.
         std::vector<char> nullable(n, 0);
-        for (bool changed = true; changed;) {
-            changed = false;
-            for (size_t r = 0; r < n; ++r) {
-                if (nullable[r]) continue;
-                for (uint32_t a : g_.rules[r].alternatives) {
-                    uint32_t p = a;
-                    while (g_.elements[p].kind == ElementKind::Rule && nullable[g_.elements[p].index]) ++p;
-                    if (g_.elements[p].kind == ElementKind::End) {
-                        nullable[r] = changed = true;
-                        break;
-                    }
+        std::vector<uint32_t> waiting;                       // per alternative: references not yet nullable
+        std::vector<uint32_t> owner;                         // per alternative: its rule
+        std::vector<std::vector<uint32_t>> usedIn(n);        // per rule: alternatives referring to it (once per reference)
+        std::vector<uint32_t> queue;
+        for (size_t r = 0; r < n; ++r)
+            for (uint32_t a : g_.rules[r].alternatives) {
+                uint32_t refs = 0, p = a;
+                for (; g_.elements[p].kind == ElementKind::Rule; ++p) ++refs;
+                if (g_.elements[p].kind != ElementKind::End) continue;  // a character: never empty
+                const uint32_t alt = uint32_t(waiting.size());
+                waiting.push_back(refs);
+                owner.push_back(uint32_t(r));
+                for (p = a; g_.elements[p].kind == ElementKind::Rule; ++p) usedIn[g_.elements[p].index].push_back(alt);
+                if (refs == 0 && !nullable[r]) {
+                    nullable[r] = 1;
+                    queue.push_back(uint32_t(r));
                 }
             }
+        while (!queue.empty()) {
+            const uint32_t t = queue.back();
+            queue.pop_back();
+            for (uint32_t alt : usedIn[t])
+                if (--waiting[alt] == 0 && !nullable[owner[alt]]) {
+                    nullable[owner[alt]] = 1;
+                    queue.push_back(owner[alt]);
+                }
         }
         // Edges r -> t where t can start r (after nullable rules only).
         std::vector<std::vector<uint32_t>> edges(n);
@@ -509,8 +550,8 @@ private:
                 named = path[i].first;
                 break;
             }
-        return err(info_[named].offset, fmt::format("left recursion: rule '{}' can reach itself before matching any character",
-                                                   g_.rules[named].name));
+        return err(info_[named].offset, "left recursion: " + shownRule(g_.rules[named].name) +
+                                               " can reach itself before matching any character");
     }
 
     std::string_view s_;

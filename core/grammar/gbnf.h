@@ -42,7 +42,14 @@ struct GbnfLimits {
     uint32_t maxNesting = 64;                  // groups inside groups
     size_t maxElements = size_t(1) << 20;      // flat elements after expansion
     size_t maxRules = size_t(1) << 16;
+    // Messages quote what the text holds (a rule's name, an unexpected character). false: they
+    // say what and where (line and column) without repeating it, for a server that never echoes
+    // what a client sent.
+    bool quoteInput = true;
 };
+
+// A generated rule is named after its rule by at most this many bytes of that rule's name.
+inline constexpr size_t kMaxGeneratedPrefix = 32;
 
 struct CharRange {
     uint32_t lo = 0, hi = 0;  // inclusive

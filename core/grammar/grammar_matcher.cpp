@@ -147,7 +147,7 @@ bool GrammarMatcher::expand(uint32_t pos, int32_t parent, std::vector<int32_t>& 
         work_.pop_back();
         const uint64_t key = (uint64_t(p) << 32) | uint32_t(par + 1);
         if (!seen_.try_emplace(key, 1).second) continue;
-        if (seen_.size() > kMaxExpansion) {
+        if (seen_.size() > kMaxExpansion || ++tokenWork_ > kMaxWorkPerToken) {
             overflow_ = true;
             return false;
         }
@@ -178,7 +178,7 @@ int32_t GrammarMatcher::advance(int32_t state, uint32_t cp) {
         if (!expand(n.pos + 1, n.parent, out)) return kDead;
     }
     if (out.empty()) return kDead;
-    if (out.size() > kMaxStacks) {
+    if (out.size() > kMaxStacks || states_.size() >= kMaxLiveStates) {
         overflow_ = true;
         return kDead;
     }
@@ -321,6 +321,7 @@ void GrammarMatcher::compactIfLarge() {
 
 bool GrammarMatcher::canAccept(std::string_view bytes) {
     if (overflow_) return false;
+    tokenWork_ = 0;
     Cursor c = cursor_;
     for (char b : bytes)
         if (!step(c, uint8_t(b))) return false;
@@ -329,12 +330,14 @@ bool GrammarMatcher::canAccept(std::string_view bytes) {
 
 Result<void> GrammarMatcher::acceptBytes(std::string_view bytes) {
     compactIfLarge();
+    tokenWork_ = 0;
     Cursor c = cursor_;
     for (size_t i = 0; i < bytes.size(); ++i) {
         if (!step(c, uint8_t(bytes[i]))) {
             if (overflow_)
                 return fail(ErrorKind::InvalidArgument,
-                            fmt::format("the grammar is too ambiguous: more than {} open parses", kMaxStacks));
+                            fmt::format("the grammar is too ambiguous to follow (more than {} open parses, {} states or {} "
+                                        "expansion steps for one token)", kMaxStacks, kMaxLiveStates, kMaxWorkPerToken));
             return fail(ErrorKind::InvalidArgument,
                         fmt::format("byte {} (0x{:02X}) is not allowed by the grammar here", i, uint8_t(bytes[i])));
         }
@@ -350,6 +353,7 @@ bool GrammarMatcher::isFinished() const { return cursor_.remaining == 0 && state
 void GrammarMatcher::fillMask(const TokenTrie& trie, std::span<uint8_t> allowed) {
     std::fill(allowed.begin(), allowed.end(), uint8_t(0));
     compactIfLarge();
+    tokenWork_ = 0;
     walk_.resize(size_t(trie.maxDepth()) + 1);
     walk_[0] = cursor_;
     const auto& nodes = trie.nodes();
@@ -372,6 +376,7 @@ void GrammarMatcher::fillMask(const TokenTrie& trie, std::span<uint8_t> allowed)
         }
         ++visited;
         if (!step(c, node.byte)) {
+            if (overflow_) break;  // past a bound: the caller fails the generation
             i = node.end;
             continue;
         }

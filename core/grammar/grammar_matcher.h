@@ -76,6 +76,11 @@ public:
     static constexpr size_t kMaxExpansion = 1 << 18;
     static constexpr size_t kMaxNodes = 1 << 20;
     static constexpr size_t kMaxStates = 1 << 14;
+    // Expansion steps for one token (a mask, or the bytes accepted), and states alive at once: past
+    // either the grammar is too ambiguous to follow (overflowed()), whatever the grammar, so a
+    // hostile one costs a bounded time and memory per token.
+    static constexpr size_t kMaxWorkPerToken = size_t(1) << 22;
+    static constexpr size_t kMaxLiveStates = 4 * kMaxStates;
 
     explicit GrammarMatcher(std::shared_ptr<const Grammar> grammar);
 
@@ -92,6 +97,9 @@ public:
     // vocabulary).
     void fillMask(const TokenTrie& trie, std::span<uint8_t> allowed);
     void reset();
+    // A bound above was passed: the last mask may have left out tokens it should allow, and
+    // acceptBytes fails. Sticky until reset().
+    bool overflowed() const { return overflow_; }
     size_t stateCount() const { return states_.size(); }
     // Trie nodes the last fillMask stepped through, and subtrees it allowed whole.
     size_t lastNodesVisited() const { return visited_; }
@@ -146,6 +154,7 @@ private:
     Cursor cursor_{};
     bool overflow_ = false;
     size_t visited_ = 0, bulk_ = 0;
+    size_t tokenWork_ = 0;  // expansion steps since the token began
     // Scratch for expand.
     std::vector<std::pair<uint32_t, int32_t>> work_;
     std::unordered_map<uint64_t, char> seen_;

@@ -83,16 +83,31 @@ private:
     std::string ruleName(const std::string& where) {
         std::string name = "s";
         for (char c : where) name += (std::isalnum(static_cast<unsigned char>(c)) ? char(std::tolower(c)) : '-');
+        // The next free suffix per name: many locations that read alike ("a b", "a-b", ...) cost
+        // one look-up each, not one per earlier namesake.
         std::string unique = name;
-        for (int i = 2; rules_.count(unique) || reserved_.count(unique); ++i) unique = fmt::format("{}-{}", name, i);
+        int& next = suffix_[name];
+        if (next == 0) next = 2;
+        while (rules_.count(unique) || reserved_.count(unique)) unique = fmt::format("{}-{}", name, next++);
         reserved_.insert(unique);
         return unique;
     }
     // A new rule for `body`; returns its name.
     std::string addRule(const std::string& where, std::string body) {
         std::string name = ruleName(where);
+        bytes_ += name.size() + body.size() + 6;
         rules_[name] = std::move(body);
         return name;
+    }
+    // The grammar so far (and `more` bytes about to be added) within its limit; checked as it grows
+    // so that a schema whose grammar would be huge (many optional members: quadratic) stops early.
+    bool withinLimit(const std::string& where, size_t more = 0) {
+        if (bytes_ + more <= limits_.maxGrammarBytes) return true;
+        return err(where, fmt::format("the schema's grammar is larger than {} bytes", limits_.maxGrammarBytes));
+    }
+    // A location's segment for a named member: its name, or its position when names are not repeated.
+    std::string segment(const std::string& name, size_t index) const {
+        return limits_.quoteInput ? name : fmt::format("#{}", index);
     }
 
     bool bound(const Json& schema, const char* key, const std::string& where, uint32_t& out, bool& present) {
@@ -102,7 +117,7 @@ private:
         if (!v.is_number_integer() && !v.is_number_unsigned()) return err(where, fmt::format("{} must be a non-negative integer", key));
         const auto n = v.get<int64_t>();
         if (n < 0) return err(where, fmt::format("{} must be a non-negative integer", key));
-        if (n > int64_t(limits_.maxBound)) return err(where, fmt::format("{} {} is above the limit of {}", key, n, limits_.maxBound));
+        if (n > int64_t(limits_.maxBound)) return err(where, fmt::format("{} is above the limit of {}", key, limits_.maxBound));
         out = uint32_t(n);
         present = true;
         return true;
@@ -128,6 +143,12 @@ private:
                                                    "minProperties", "maxProperties", "uniqueItems", "$dynamicRef"};
         for (const auto& [key, v] : schema.items())
             if (refused.count(key)) return err(where, fmt::format("'{}' is not supported", key));
+        if (limits_.strict) {
+            static const std::set<std::string> unenforced{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+                                                          "multipleOf", "oneOf"};
+            for (const auto& [key, v] : schema.items())
+                if (unenforced.count(key)) return err(where, fmt::format("'{}' cannot be enforced (strict)", key));
+        }
         if (schema.contains("$ref")) return visitRef(schema["$ref"], where, out);
         if (schema.contains("const")) {
             out = "(" + literal(schema["const"].dump()) + " space)";
@@ -185,7 +206,7 @@ private:
             out = type;
             return true;
         }
-        return err(where, fmt::format("unknown type '{}'", type));
+        return err(where, limits_.quoteInput ? fmt::format("unknown type '{}'", type) : std::string("unknown type"));
     }
 
     bool visitString(const Json& schema, const std::string& where, std::string& out) {
@@ -195,6 +216,9 @@ private:
                 out = "(\"\\\"\" " + format + " \"\\\"\" space)";
                 return true;
             }
+            if (limits_.strict)
+                return err(where, limits_.quoteInput ? fmt::format("format '{}' cannot be enforced (strict)", format)
+                                                     : std::string("this format cannot be enforced (strict)"));
         }
         uint32_t min = 0, max = 0;
         bool hasMin = false, hasMax = false;
@@ -245,17 +269,20 @@ private:
         if (schema.contains("properties")) {
             const Json& props = schema["properties"];
             if (!props.is_object()) return err(where, "properties must be an object");
+            size_t index = 0;
             for (const auto& [name, sub] : props.items()) {
                 declared.insert(name);
                 std::string value;
-                const std::string at = where + "/properties/" + name;
+                const std::string at = where + "/properties/" + segment(name, index++);
                 if (!visit(sub, at, value)) return false;
                 const std::string kv = addRule(at + "-kv", literal(Json(name).dump()) + " space \":\" space " + value);
                 (requiredNames.count(name) ? required : optional).push_back(kv);
             }
         }
         for (const std::string& name : requiredNames)
-            if (!declared.count(name)) return err(where, fmt::format("required property '{}' is not in properties", name));
+            if (!declared.count(name))
+                return err(where, limits_.quoteInput ? fmt::format("required property '{}' is not in properties", name)
+                                                     : std::string("required names a property that is not in properties"));
         // Extra members: anything (absent or true), a schema's values, or none (false).
         std::string extra;
         if (schema.contains("additionalProperties")) {
@@ -281,7 +308,10 @@ private:
             std::string alts;
             for (size_t i = 0; i < optional.size(); ++i) {
                 std::string alt = optional[i];
-                for (size_t j = i + 1; j < optional.size(); ++j) alt += " (\",\" space " + optional[j] + ")?";
+                for (size_t j = i + 1; j < optional.size(); ++j) {
+                    alt += " (\",\" space " + optional[j] + ")?";
+                    if (!withinLimit(where, alts.size() + alt.size())) return false;
+                }
                 if (!extraKv.empty()) alt += " (\",\" space " + extraKv + ")*";
                 alts += (alts.empty() ? "" : " | ") + alt;
             }
@@ -289,7 +319,7 @@ private:
             body = "(" + alts + ")?";
         }
         out = addRule(where.empty() ? "/object" : where, "\"{\" space " + body + " \"}\" space");
-        return true;
+        return withinLimit(where);
     }
 
     bool visitRef(const Json& ref, const std::string& where, std::string& out) {
@@ -301,6 +331,7 @@ private:
             return true;
         }
         const Json* node = nullptr;
+        std::string at;  // the definition's location
         if (target == "#") {
             node = root_;
         } else {
@@ -308,16 +339,27 @@ private:
                 if (!target.starts_with(prefix)) continue;
                 const std::string name = target.substr(std::string_view(prefix).size());
                 const char* section = prefix[2] == '$' ? "$defs" : "definitions";
-                if (root_->contains(section) && (*root_)[section].is_object() && (*root_)[section].contains(name))
-                    node = &(*root_)[section][name];
+                if (!root_->contains(section) || !(*root_)[section].is_object()) continue;
+                size_t index = 0;
+                for (const auto& [key, def] : (*root_)[section].items()) {
+                    if (key == name) {
+                        node = &def;
+                        at = fmt::format("/{}/{}", section, segment(name, index));
+                        break;
+                    }
+                    ++index;
+                }
             }
         }
-        if (!node) return err(where, fmt::format("$ref '{}' is not '#', '#/$defs/NAME' or '#/definitions/NAME' of this schema", target));
+        if (!node)
+            return err(where, limits_.quoteInput
+                                  ? fmt::format("$ref '{}' is not '#', '#/$defs/NAME' or '#/definitions/NAME' of this schema", target)
+                                  : std::string("$ref is not '#', '#/$defs/NAME' or '#/definitions/NAME' of this schema"));
         // The rule's name is taken before its body is built, so a recursive reference finds it.
-        const std::string name = ruleName("/ref" + target.substr(1));
+        const std::string name = ruleName("/ref" + at);
         refRules_[target] = name;
         std::string body;
-        if (!visit(*node, target.substr(1), body)) return false;
+        if (!visit(*node, at, body)) return false;
         rules_[name] = body;
         out = name;
         return true;
@@ -329,6 +371,8 @@ private:
     std::set<std::string> reserved_{"root", "space", "char", "string", "integral-part", "number", "integer", "boolean",
                                     "null", "value", "object", "array", "date", "time", "date-time", "uuid"};
     std::map<std::string, std::string> refRules_;
+    std::map<std::string, int> suffix_;
+    size_t bytes_ = 0;
     int depth_ = 0;
     std::string error_;
 };
@@ -338,7 +382,7 @@ private:
 Result<std::string> jsonSchemaToGbnf(std::string_view schemaText, const JsonSchemaLimits& limits) {
     if (schemaText.size() > limits.maxTextBytes)
         return fail(ErrorKind::InvalidArgument, fmt::format("JSON schema of {} bytes, more than the limit of {}", schemaText.size(), limits.maxTextBytes));
-    if (auto shape = jsonShapeError(schemaText, JsonShapeLimits{limits.maxDepth, limits.maxValues}))
+    if (auto shape = jsonShapeError(schemaText, JsonShapeLimits{limits.maxDepth, limits.maxValues, limits.maxMembers}))
     {
         std::string why = *shape;
         if (why.starts_with("the request body")) why = "the schema" + why.substr(16);
@@ -349,7 +393,9 @@ Result<std::string> jsonSchemaToGbnf(std::string_view schemaText, const JsonSche
     auto text = Converter(limits).run(schema);
     if (!text) return text;
     // What we produce must parse (a recursive $ref that never consumes is refused here).
-    if (auto g = parseGbnf(*text); !g) return fail(ErrorKind::InvalidArgument, "JSON schema: " + g.error().message);
+    GbnfLimits gbnf;
+    gbnf.quoteInput = limits.quoteInput;
+    if (auto g = parseGbnf(*text, gbnf); !g) return fail(ErrorKind::InvalidArgument, "JSON schema: " + g.error().message);
     return text;
 }
 

@@ -22,8 +22,18 @@ struct JsonSchemaLimits {
     size_t maxTextBytes = size_t(1) << 20;  // schema text
     int maxDepth = 64;                      // objects and arrays nested in the schema text
     size_t maxValues = 65536;               // JSON values in the schema text
+    size_t maxMembers = 1024;               // members of one object (properties, $defs, ...)
     size_t maxGrammarBytes = size_t(1) << 20;  // the GBNF produced
     uint32_t maxBound = 1000;               // minItems, maxItems, minLength, maxLength
+    // Refuse what the grammar would not enforce rather than ignore it (OpenAI's `strict`): the
+    // numeric bounds (minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf), string
+    // formats other than date, time, date-time and uuid, and oneOf (not checked for exclusivity).
+    bool strict = false;
+    // Messages quote the schema's own words (a property's name in the location, an unknown type,
+    // a $ref). false: properties and $defs are located by their position ("/properties/#2", the
+    // third) and nothing of the schema is repeated, for a server that never echoes what a client
+    // sent.
+    bool quoteInput = true;
 };
 
 // The schema's grammar as GBNF text (root rule `root`), or InvalidArgument naming the schema

@@ -73,8 +73,11 @@ StepRecord remoteStep(const RemoteToken& token, int32_t step, int32_t position, 
         const float p = float(std::exp(a.logprob));
         c.p.fill(p);
         if (auto it = stagesOf.constFind(a.bytes); it != stagesOf.cend())
-            for (int st = 0; st < kSamplerStageCount; ++st)
-                c.p[size_t(st)] = number(it->value(QLatin1String(samplerStageName(SamplerStage(st)).data())));
+            for (int st = 0; st < kSamplerStageCount; ++st) {
+                const QJsonValue v = it->value(QLatin1String(samplerStageName(SamplerStage(st)).data()));
+                // A server from before the grammar stage: nothing was masked, the penalty's value stands.
+                c.p[size_t(st)] = v.isUndefined() && st > 0 ? c.p[size_t(st) - 1] : number(v);
+            }
         if (p > 0) entropy -= double(p) * std::log2(double(p));
         if (a.logprob > chosenLp) ++s.rank;
         s.top.push_back(c);
@@ -88,9 +91,12 @@ StepRecord remoteStep(const RemoteToken& token, int32_t step, int32_t position, 
         if (ext.value(QLatin1String("rank")).isDouble()) s.rank = ext.value(QLatin1String("rank")).toInt();
         if (ext.value(QLatin1String("entropy_bits")).isDouble()) s.entropyBits = number(ext.value(QLatin1String("entropy_bits")));
         const QJsonObject survivors = ext.value(QLatin1String("survivors")).toObject();
-        for (int st = 0; st < kSamplerStageCount; ++st)
+        for (int st = 0; st < kSamplerStageCount; ++st) {
             if (const QJsonValue v = survivors.value(QLatin1String(samplerStageName(SamplerStage(st)).data())); v.isDouble())
                 s.survivors[size_t(st)] = v.toInt();
+            else if (st > 0 && !survivors.isEmpty())  // a stage the server does not name (an older one): kept all
+                s.survivors[size_t(st)] = s.survivors[size_t(st) - 1];
+        }
         r.sampleUs = qint64(ext.value(QLatin1String("sample_us")).toDouble());
     }
     return r;

@@ -22,7 +22,7 @@
 // the schema of the CLI's --json token events too)
 //   {step, position, id, piece, p (raw softmax), p_final (as drawn), logit, rank, entropy_bits,
 //    log_sum_exp, survivors: {stage: n}, forward_us, sample_us, end_of_generation,
-//    top: [{id, piece?, logit, p (raw), stages: {raw, penalty, top-k, top-p, min-p, temperature}}]}
+//    top: [{id, piece?, logit, p (raw), stages: {raw, penalty, grammar, top-k, top-p, min-p, temperature}}]}
 // A piece that is not whole UTF-8 (part of a character) also has "piece_bytes" in hex. Pieces of
 // top candidates are not stored; "piece" is given where the conversation itself produced that id.
 // Records that do not decode give "token_records_error" with the decoder's message instead.

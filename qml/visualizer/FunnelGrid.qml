@@ -3,7 +3,7 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Inferscope
 
-// The same candidates after each sampler stage, left to right: raw softmax, penalty, top-k,
+// The same candidates after each sampler stage, left to right: raw softmax, penalty, grammar, top-k,
 // top-p, min-p, temperature (the distribution actually sampled). A cell's bar is the token's
 // probability at that stage; "×" means the stage removed it. The header (each stage and how many
 // candidates it kept, its explanation on hover) is QML; the cells are one painted FunnelChart.

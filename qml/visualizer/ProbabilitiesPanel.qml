@@ -95,7 +95,7 @@ ScrollView {
             Label { text: panel.cur.rank ?? ""; ToolTip.visible: rankMouse.containsMouse; ToolTip.text: qsTr("1 = the most probable token at temperature 1."); MouseArea { id: rankMouse; anchors.fill: parent; hoverEnabled: true } }
             Label { text: qsTr("probability"); color: Theme.muted; ToolTip.visible: probMouse.containsMouse; ToolTip.text: qsTr("The token's probability in the model's softmax at temperature 1, before any sampler stage."); MouseArea { id: probMouse; anchors.fill: parent; hoverEnabled: true } }
             Label { text: panel.cur.pRaw !== undefined ? (panel.cur.pRaw * 100).toFixed(2) + "%" : "" }
-            Label { text: qsTr("sampled from"); color: Theme.muted; ToolTip.visible: finalMouse.containsMouse; ToolTip.text: qsTr("Its probability in the distribution actually drawn from, after the penalty, top-k, top-p, min-p and temperature."); MouseArea { id: finalMouse; anchors.fill: parent; hoverEnabled: true } }
+            Label { text: qsTr("sampled from"); color: Theme.muted; ToolTip.visible: finalMouse.containsMouse; ToolTip.text: qsTr("Its probability in the distribution actually drawn from, after the penalty, the grammar (structured output), top-k, top-p, min-p and temperature."); MouseArea { id: finalMouse; anchors.fill: parent; hoverEnabled: true } }
             // A branch's token was chosen by the user, not drawn: there is no "sampled from".
             Label {
                 text: panel.cur.pFinal === undefined ? ""

@@ -18,6 +18,7 @@
 #include "model/llama_hparams.h"
 #include "tokenizer/tokenizer.h"
 #include "model_file_target.h"
+#include "grammar_target.h"
 #include "shared_data.h"
 
 using namespace inferscope;
@@ -242,4 +243,48 @@ TEST(FuzzFindings, MessagesEscapeTextFromTheFile) {
     auto hp = readLlamaHParams(*a);
     ASSERT_FALSE(hp);
     EXPECT_EQ(hp.error().message, "unsupported architecture 'gpt\\xc0\\x80\\x0a' (Inferscope runs llama, qwen2, qwen3, gemma2, gemma3 and phi3)");
+}
+
+// The grammar target (fuzz/grammar_target.h) on its seeds and on hostile text at the server's
+// limit of 256 KiB: nesting without end, long chains, repetitions past the element limit, an
+// ambiguous grammar, schemas nested and referenced in circles.
+TEST(FuzzRegressions, GrammarSeedsAndHostileTextRun) {
+    const fs::path seeds = fs::path(INFERSCOPE_TEST_DATA_DIR) / "../../fuzz/grammar_seeds";
+    int n = 0;
+    for (const auto& entry : fs::directory_iterator(seeds)) {
+        SCOPED_TRACE(entry.path().filename().string());
+        fuzz::runGrammarInput(slurp(entry.path()));
+        ++n;
+    }
+    EXPECT_GE(n, 5);
+    const size_t limit = fuzz::kGrammarTextLimit;
+    auto run = [](const std::string& text) {
+        fuzz::runGrammarInput({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+    };
+    auto fill = [limit](std::string head, const std::string& unit, const std::string& tail) {
+        while (head.size() + unit.size() + tail.size() <= limit) head += unit;
+        return head + tail;
+    };
+    run(std::string(limit, '('));
+    run("root ::= " + std::string(limit - 9, '('));
+    run(std::string(limit, '['));
+    run(std::string(limit, '{'));
+    run(fill("root ::= ", "\"a\"{0,2000} ", "\n"));
+    run(fill("root ::= ", "(\"a\" | \"a\")* ", "\n"));
+    run(fill("root ::= ", "[^\\x00-\\U0010FFFF]", "\n"));
+    std::string chain = "root ::= r0\n";
+    for (int i = 0; chain.size() < limit - 64; ++i) chain += "r" + std::to_string(i) + " ::= r" + std::to_string(i + 1) + " | \"\"\n";
+    run(chain + "r999999 ::= \"x\"\n");
+    run("root ::= a\na ::= \"x\" a \"y\" | \"x\" a \"z\" | \"\"\n");
+    run("root ::= (" + std::string(60, '(') + "\"a\"" + std::string(60, ')') + "{2000}){2000}\n");
+    run(fill(R"({"anyOf":[)", R"({"anyOf":[{"type":"string"},)", "{}]}"));
+    std::string members = R"({"type":"object","properties":{)";  // distinct names: an ordered parse costs their square
+    for (int i = 0; members.size() < limit - 64; ++i) members += "\"p" + std::to_string(i) + "\":{},";
+    run(members + R"("z":{}}})");
+    run(fill(R"({"$defs":{)", R"("d":{"$ref":"#/$defs/d"},)", R"("e":{}},"$ref":"#/$defs/d"})"));
+    std::string defs = R"({"$defs":{)";
+    for (int i = 0; defs.size() < limit - 64; ++i)
+        defs += "\"d" + std::to_string(i) + "\":{\"$ref\":\"#/$defs/d" + std::to_string(i + 1) + "\"},";
+    run(defs + R"("z":{}},"$ref":"#/$defs/d0"})");
+    run(fill(R"({"enum":[)", "1,", "2]}"));
 }

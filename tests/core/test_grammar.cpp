@@ -196,3 +196,61 @@ TEST(GrammarMatcher, MaskEqualsTokenByTokenCheckOnARealVocabulary) {
         }
     }
 }
+
+// For a server that never echoes what a client sent: the same errors, said without the text's
+// rule names or characters (the line and column still point at them).
+TEST(Gbnf, ErrorsCanRepeatNothingOfTheText) {
+    GbnfLimits quiet;
+    quiet.quoteInput = false;
+    EXPECT_EQ(parseError("root ::= ZQXitem\n", quiet), "grammar line 1, column 10: a rule is used but never defined");
+    EXPECT_EQ(parseError("root ::= \"a\"\nroot ::= \"b\"\n", quiet),
+              "grammar line 2, column 1: a rule is defined twice (first at line 1, column 1)");
+    EXPECT_EQ(parseError("root ::= ZQX\nZQX ::= ZQX \"+\" | \"1\"\n", quiet),
+              "grammar line 2, column 1: left recursion: a rule can reach itself before matching any character");
+    EXPECT_EQ(parseError("root ::= \"a\" Z)\n", quiet), "grammar line 1, column 15: unexpected character");
+    EXPECT_EQ(parseError("root ::= \"\\Z\"\n", quiet), "grammar line 1, column 11: unknown escape character");
+    EXPECT_EQ(parseError("ZQX = \"a\"\n", quiet), "grammar line 1, column 5: expected '::=' after the rule name");
+    EXPECT_EQ(parseError("root ::= \"a\" \x01\n", quiet), "grammar line 1, column 14: unexpected character");
+    // Quoted, a byte that is not printable ASCII is named by its value: messages stay valid UTF-8.
+    EXPECT_EQ(parseError("root ::= \"a\" \xFF\n"), "grammar line 1, column 14: unexpected byte 0xFF");
+}
+
+// Shapes that cost quadratic time or memory before: a chain of 30,000 rules that become nullable
+// one after another, and a long rule name copied into each of its generated rules.
+TEST(Gbnf, HostileShapesStayLinear) {
+    std::string chain = "root ::= r0 \"x\"\n";
+    for (int i = 0; i < 30000; ++i) chain += "r" + std::to_string(i) + " ::= r" + std::to_string(i + 1) + "\n";
+    chain += "r30000 ::= \"\"\n";
+    auto g = parseGbnf(chain);
+    ASSERT_TRUE(g) << g.error().message;
+    EXPECT_TRUE(matches(std::make_shared<const Grammar>(std::move(*g)), "x"));
+
+    const std::string longName(100000, 'n');
+    auto named = parseGbnf("root ::= " + longName + "\n" + longName + " ::= \"a\"{0,2000} \"b\"{0,2000}\n");
+    ASSERT_TRUE(named) << named.error().message;
+    size_t longest = 0;
+    for (const GrammarRule& r : named->rules)
+        if (&r != &named->rules[0] && r.name != longName) longest = std::max(longest, r.name.size());
+    EXPECT_LE(longest, kMaxGeneratedPrefix + 6);  // the prefix, '-', the rule's number
+}
+
+// A grammar whose open parses double with every byte (each 'x' may close with 'y' or 'z'): the
+// matcher stops at its bounds with an error instead of growing without limit.
+TEST(GrammarMatcher, AnAmbiguousGrammarStopsAtItsBounds) {
+    auto g = grammarOf("root ::= a\na ::= \"x\" a \"y\" | \"x\" a \"z\" | \"\"\n");
+    GrammarMatcher m(g);
+    ASSERT_TRUE(m.acceptBytes(std::string(10, 'x')));  // 1024 open parses: followed
+    const auto ok = m.acceptBytes(std::string(10, 'x'));
+    ASSERT_FALSE(ok);
+    EXPECT_NE(ok.error().message.find("too ambiguous to follow"), std::string::npos) << ok.error().message;
+    EXPECT_TRUE(m.overflowed());
+
+    GrammarMatcher fresh(g);
+    const std::vector<std::string> vocab{"x", std::string(30, 'x'), "y"};
+    const TokenTrie trie = TokenTrie::build(vocab);
+    std::vector<uint8_t> mask(vocab.size());
+    fresh.fillMask(trie, mask);
+    EXPECT_TRUE(fresh.overflowed());  // the engine ends the generation with the reason
+    fresh.reset();
+    EXPECT_FALSE(fresh.overflowed());
+}

@@ -1,6 +1,7 @@
 // JSON Schema -> GBNF: what each supported keyword admits and refuses, and the errors for what is
 // outside the subset.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include "grammar/gbnf.h"
 #include "grammar/grammar_matcher.h"
@@ -126,7 +127,7 @@ TEST(JsonSchema, OutsideTheSubsetIsRefusedByName) {
     EXPECT_EQ(schemaError(R"({"type": "tuple"})"), "JSON schema at /: unknown type 'tuple'");
     EXPECT_EQ(schemaError(R"({"$ref": "http://x/y"})"),
               "JSON schema at /: $ref 'http://x/y' is not '#', '#/$defs/NAME' or '#/definitions/NAME' of this schema");
-    EXPECT_EQ(schemaError(R"({"type": "array", "maxItems": 5000})"), "JSON schema at /: maxItems 5000 is above the limit of 1000");
+    EXPECT_EQ(schemaError(R"({"type": "array", "maxItems": 5000})"), "JSON schema at /: maxItems is above the limit of 1000");
     EXPECT_EQ(schemaError(R"({"type": "object", "required": ["a"]})"), "JSON schema at /: required property 'a' is not in properties");
     EXPECT_EQ(schemaError("{\"type\": "), "JSON schema: not valid JSON");
     EXPECT_EQ(schemaError(std::string(100, '[') + std::string(100, ']')),
@@ -134,4 +135,63 @@ TEST(JsonSchema, OutsideTheSubsetIsRefusedByName) {
     EXPECT_EQ(schemaError(R"({"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})"),
               "JSON schema: grammar line 2, column 1: left recursion: rule 's-ref--defs-a' can reach itself before "
               "matching any character");
+}
+
+namespace {
+std::string quietError(std::string_view schema, bool strict = false) {
+    JsonSchemaLimits limits;
+    limits.quoteInput = false;
+    limits.strict = strict;
+    auto text = jsonSchemaToGbnf(schema, limits);
+    return text ? std::string("(converted)") : text.error().message;
+}
+}  // namespace
+
+// For a server that never echoes what a client sent: locations by position, nothing of the schema.
+TEST(JsonSchema, ErrorsCanLocateByPositionAndRepeatNothing) {
+    EXPECT_EQ(quietError(R"({"properties": {"a": {}, "ZQX": {"allOf": []}}})"), "JSON schema at /properties/#1: 'allOf' is not supported");
+    EXPECT_EQ(quietError(R"({"type": "ZQX"})"), "JSON schema at /: unknown type");
+    EXPECT_EQ(quietError(R"({"$ref": "ZQX"})"), "JSON schema at /: $ref is not '#', '#/$defs/NAME' or '#/definitions/NAME' of this schema");
+    EXPECT_EQ(quietError(R"({"type": "object", "required": ["ZQX"]})"), "JSON schema at /: required names a property that is not in properties");
+    EXPECT_EQ(quietError(R"({"$defs": {"b": {}, "ZQX": {"type": "ZQX"}}, "$ref": "#/$defs/ZQX"})"), "JSON schema at /$defs/#1: unknown type");
+    EXPECT_EQ(quietError(R"({"$defs": {"ZQX": {"$ref": "#/$defs/ZQX"}}, "$ref": "#/$defs/ZQX"})"),
+              "JSON schema: grammar line 2, column 1: left recursion: a rule can reach itself before matching any character");
+}
+
+// strict (OpenAI's): what the grammar would not enforce is refused rather than ignored.
+TEST(JsonSchema, StrictRefusesWhatTheGrammarWouldNotEnforce) {
+    EXPECT_EQ(quietError(R"({"type": "integer", "minimum": 1})", true), "JSON schema at /: 'minimum' cannot be enforced (strict)");
+    EXPECT_EQ(quietError(R"({"properties": {"a": {"type": "string", "format": "email"}}})", true),
+              "JSON schema at /properties/#0: this format cannot be enforced (strict)");
+    EXPECT_EQ(schemaError(R"({"type": "string", "format": "email"})"), "(converted)");  // not strict: any string
+    JsonSchemaLimits strict;
+    strict.strict = true;
+    EXPECT_EQ(jsonSchemaToGbnf(R"({"oneOf": [{"type": "integer"}, {"type": "string"}]})", strict).error().message,
+              "JSON schema at /: 'oneOf' cannot be enforced (strict)");
+    EXPECT_TRUE(jsonSchemaToGbnf(R"({"type": "object", "properties": {"d": {"type": "string", "format": "date"}}, "required": ["d"],
+                                    "additionalProperties": false})", strict));
+}
+
+// Shapes that were quadratic: 5,000 optional members (their grammar would be 250 MB: refused
+// as it grows; past 1,024 members refused before the parse) and 1,000 members whose names read
+// alike once made rule names.
+TEST(JsonSchema, HostileSchemasStayWithinTheirLimits) {
+    std::string optional = R"({"type": "object", "properties": {)";
+    for (int i = 0; i < 5000; ++i) optional += (i ? "," : "") + fmt::format(R"("p{}": {{}})", i);
+    optional += "}}";
+    EXPECT_EQ(schemaError(optional), "JSON schema: the schema has an object of more than 1024 members");
+    JsonSchemaLimits wide;
+    wide.maxMembers = 100000;
+    EXPECT_EQ(jsonSchemaToGbnf(optional, wide).error().message, "JSON schema at /: the schema's grammar is larger than 1048576 bytes");
+
+    std::string alike = R"({"type": "object", "properties": {)";
+    std::string required;
+    for (int i = 0; i < 1000; ++i) {
+        std::string name = "x";
+        for (int v = i; v > 0; v /= 8) name += "!#$%&*+."[v % 8];
+        alike += (i ? "," : "") + fmt::format(R"("{}": {{"type": "integer"}})", name);
+        required += (i ? "," : "") + fmt::format(R"("{}")", name);
+    }
+    alike += "}, \"required\": [" + required + "], \"additionalProperties\": false}";
+    EXPECT_EQ(schemaError(alike), "(converted)");
 }

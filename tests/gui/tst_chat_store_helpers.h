@@ -32,12 +32,12 @@ inline StepRecord makeStep(int k, const std::string& piece, int nTop = 5) {
     s.rank = 1 + (k % 3);
     s.entropyBits = 1.25f + 0.125f * float(k);
     s.logSumExp = 13.0f;
-    s.survivors = {32000, 32000, 40, 7, 5, 5};
+    s.survivors = {32000, 32000, 32000, 40, 7, 5, 5};  // raw, penalty, grammar (no grammar: all), top-k, ...
     for (int c = 0; c < nTop; ++c) {
         CandidateRecord cand;
         cand.id = c == 0 ? s.id : 1000 + 10 * k + c;
         cand.logit = s.logit - float(c);
-        cand.p = {0.5f / float(c + 1), 0.5f / float(c + 1), 0.6f / float(c + 1), 0.7f / float(c + 1),
+        cand.p = {0.5f / float(c + 1), 0.5f / float(c + 1), 0.5f / float(c + 1), 0.6f / float(c + 1), 0.7f / float(c + 1),
                   c < 3 ? 0.8f / float(c + 1) : 0.0f, c < 3 ? 0.9f / float(c + 1) : 0.0f};
         s.top.push_back(cand);
     }

@@ -247,7 +247,9 @@ void TestChatStoreRecovery::damagedPagesAreRecovered_data() {
     QTest::newRow("messages table root page") << "messages" << 12 << 0 << 0 << 12;
     QTest::newRow("schema page") << "schema" << 12 << 96 << 96 << 12;
     QTest::newRow("ten percent of pages") << "tenth" << 12 << 83 << 68 << 12;
-    QTest::newRow("truncated to 60%") << "truncated" << 12 << 65 << 60 << 12;  // the rest was never listed
+    // The rest was never listed. 55 since ISR3 records (a seventh stage, the grammar's figures): the
+    // same messages fill more pages, so fewer lie in the first 60% (65 with ISR2).
+    QTest::newRow("truncated to 60%") << "truncated" << 12 << 55 << 55 << 12;
 }
 
 void TestChatStoreRecovery::damagedPagesAreRecovered() {

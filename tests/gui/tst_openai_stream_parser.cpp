@@ -215,10 +215,14 @@ private slots:
         QCOMPARE(vocab.bytesOf(once.sample.top[1].id), std::optional<std::string>(" The"));
         QCOMPARE(once.sample.pRaw, float(std::exp(-0.25)));
         QCOMPARE(once.sample.pFinal, 1.0f);  // the extension's p_final
-        QCOMPARE(once.sample.survivors[2], 40);
-        QCOMPARE(once.sample.top[0].p[5], 1.0f);       // matched by bytes: the server's stages
-        QCOMPARE(once.sample.top[0].p[3], 0.85f);
-        QCOMPARE(once.sample.top[1].p[5], float(std::exp(-1.5)));  // not in the extension: raw repeated
+        const auto at = [](SamplerStage st) { return size_t(st); };
+        QCOMPARE(once.sample.survivors[at(SamplerStage::TopK)], 40);
+        QCOMPARE(once.sample.top[0].p[at(SamplerStage::Temperature)], 1.0f);  // matched by bytes: the server's stages
+        QCOMPARE(once.sample.top[0].p[at(SamplerStage::TopP)], 0.85f);
+        QCOMPARE(once.sample.top[1].p[at(SamplerStage::Temperature)], float(std::exp(-1.5)));  // not in the extension: raw repeated
+        // A server from before the grammar stage names six: nothing was masked, the penalty's figures stand.
+        QCOMPARE(once.sample.survivors[at(SamplerStage::Grammar)], 512);
+        QCOMPARE(once.sample.top[0].p[at(SamplerStage::Grammar)], once.sample.top[0].p[at(SamplerStage::Penalty)]);
         QCOMPARE(once.sample.entropyBits, 2.5f);
 
         // No extension, the pick missing from its (empty) alternatives: added as the only candidate.

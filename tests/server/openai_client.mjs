@@ -64,6 +64,77 @@ await check('streaming chat equals the whole answer', async () => {
   assert.deepEqual(usage, whole.usage);
 });
 
+// echo with logprobs on completions, as lm-evaluation-harness asks for a log-likelihood: the
+// prompt's tokens first, the first one's logprob null.
+await check('echo with logprobs', async () => {
+  const prompt = 'Once upon a time';
+  const r = await client.completions.create({ model: 'stories260K', prompt, max_tokens: 1, temperature: 0, logprobs: 1, echo: true });
+  assert.ok(r.choices[0].text.startsWith(prompt));
+  const lp = r.choices[0].logprobs;
+  assert.equal(lp.token_logprobs[0], null);
+  assert.equal(lp.top_logprobs[0], null);
+  assert.equal(lp.tokens.length, r.usage.prompt_tokens + 1);
+  for (const x of lp.token_logprobs.slice(1)) assert.ok(x <= 0);
+  assert.equal(lp.text_offset[r.usage.prompt_tokens], prompt.length);
+});
+
+// Structured output: response_format json_schema (strict) as the client sends it; greedy, the answer
+// is JSON with exactly the schema's members in its order.
+const person = {
+  type: 'object',
+  properties: { name: { type: 'string', maxLength: 12 }, age: { type: 'integer' } },
+  required: ['name', 'age'], additionalProperties: false,
+};
+await check('response_format json_schema', async () => {
+  const r = await client.chat.completions.create({
+    model: 'stories260K', messages: [{ role: 'user', content: 'Lily had a cat.' }], temperature: 0, max_tokens: 80,
+    response_format: { type: 'json_schema', json_schema: { name: 'person', strict: true, schema: person } },
+  });
+  const content = r.choices[0].message.content;
+  const parsed = JSON.parse(content);
+  assert.deepEqual(Object.keys(parsed), ['name', 'age']);
+  assert.equal(typeof parsed.name, 'string');
+  assert.ok(parsed.name.length <= 12);
+  assert.ok(Number.isInteger(parsed.age));
+  assert.equal(r.choices[0].finish_reason, 'stop');
+  // The same streamed: the deltas make the same JSON.
+  const stream = await client.chat.completions.create({
+    model: 'stories260K', messages: [{ role: 'user', content: 'Lily had a cat.' }], temperature: 0, max_tokens: 80, stream: true,
+    response_format: { type: 'json_schema', json_schema: { name: 'person', strict: true, schema: person } },
+  });
+  let text = '';
+  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+  assert.equal(text, content);
+  // A schema outside the subset: a 400 naming the field.
+  await assert.rejects(client.chat.completions.create({
+    model: 'stories260K', messages: [{ role: 'user', content: 'x' }],
+    response_format: { type: 'json_schema', json_schema: { name: 'bad', strict: true, schema: { type: 'number', minimum: 1 } } },
+  }), (e) => e instanceof OpenAI.BadRequestError && e.param === 'response_format');
+});
+
+// The client's zod helper (zodResponseFormat and .parse), when zod installed next to it.
+let zod = null;
+try {
+  zod = { z: (await import('zod')).z, helper: await import('openai/helpers/zod') };
+} catch (e) {
+  console.log(`skip zod helper: ${e.message.split('\n')[0]}`);
+}
+if (zod) {
+  await check('zod response format', async () => {
+    const { z } = zod;
+    const Pet = z.object({ name: z.string().max(12), kind: z.enum(['cat', 'dog', 'bird']), legs: z.number().int() });
+    const r = await client.beta.chat.completions.parse({
+      model: 'stories260K', messages: [{ role: 'user', content: 'Tom saw a dog.' }], temperature: 0, max_tokens: 80,
+      response_format: zod.helper.zodResponseFormat(Pet, 'pet'),
+    });
+    const pet = r.choices[0].message.parsed;
+    assert.ok(pet, r.choices[0].message.content);
+    assert.deepEqual(Object.keys(pet), ['name', 'kind', 'legs']);
+    assert.ok(['cat', 'dog', 'bird'].includes(pet.kind));
+    assert.ok(Number.isInteger(pet.legs));
+  });
+}
+
 await check('errors', async () => {
   await assert.rejects(client.chat.completions.create({ model: 'stories260K', messages: [{ role: 'user', content: 'x' }], logprobs: true, top_logprobs: 100 }),
     (e) => e instanceof OpenAI.BadRequestError && e.status === 400 && e.param === 'top_logprobs');

@@ -14,6 +14,11 @@ if [ ! -f "$WORK/node_modules/openai/package.json" ]; then
     echo "SKIP: npm could not install the openai package (no registry reachable?):"; tail -5 "$WORK/npm.log"; exit 77
   fi
 fi
+# zod, for the client's structured-output helper (zodResponseFormat); without it that check is skipped.
+if [ ! -f "$WORK/node_modules/zod/package.json" ]; then
+  (cd "$WORK" && timeout 300 "$NPM" install --no-audit --no-fund --loglevel=error zod@3 >npm-zod.log 2>&1) ||
+    echo "note: npm could not install zod; the zod helper check is skipped"
+fi
 out=$(mktemp)
 "$CLI" serve --model "$MODEL" --port 0 --api-key test-key >"$out" 2>&1 &
 pid=$!

@@ -5,6 +5,7 @@
 #include "server/openai_request.h"
 #include "server/openai_response.h"
 #include "server/admission.h"
+#include "grammar/grammar_matcher.h"
 
 using namespace inferscope;
 using namespace inferscope::server;
@@ -272,12 +273,11 @@ TEST(OpenAiRequest, FieldsThatWouldChangeTheAnswerAreRefusedByName) {
     const std::string chat = R"({"messages":[{"role":"user","content":"hi"}],)";
     for (const auto& [f, param] : std::vector<std::pair<std::string, std::string>>{
              {R"("tools":[{"type":"function","function":{"name":"f"}}])", "tools"},
-             {R"("response_format":{"type":"json_object"})", "response_format"},
              {R"("tool_choice":"required")", "tool_choice"},
              {R"("ignore_eos":true)", "ignore_eos"},
              {R"("min_tokens":5)", "min_tokens"},
              {R"("best_of":3)", "best_of"},
-             {R"("grammar":"root ::= \"a\"")", "grammar"},
+             {R"("guided_json":{"type":"object"})", "guided_json"},
              {R"("stop_token_ids":[2])", "stop_token_ids"}}) {
         const auto e = parseServeRequest(chat + f + "}", Endpoint::Chat);
         ASSERT_FALSE(e) << f;
@@ -289,7 +289,7 @@ TEST(OpenAiRequest, FieldsThatWouldChangeTheAnswerAreRefusedByName) {
                           R"("min_tokens":0)", R"("best_of":1)", R"("user":"u","metadata":{"a":"b"},"store":false,"parallel_tool_calls":true)",
                           R"("echo":false)", R"("modalities":["text"])"})
         EXPECT_TRUE(parseServeRequest(chat + f + "}", Endpoint::Chat)) << f;
-    EXPECT_EQ(parseServeRequest(R"({"prompt":"a","echo":true})", Endpoint::Completion).error().param, "echo");
+    EXPECT_EQ(parseServeRequest(chat + R"("echo":true})", Endpoint::Chat).error().param, "echo");
     EXPECT_EQ(parseServeRequest(R"({"prompt":"a","suffix":"b"})", Endpoint::Completion).error().param, "suffix");
     // add_generation_prompt agrees with continuing (or not) a last assistant message.
     const std::string cont = R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Once"}],)";
@@ -307,7 +307,13 @@ TEST(OpenAiRequest, RefusalsRepeatNothingTheClientSent) {
     for (const std::string& f : std::vector<std::string>{R"("temperature":)" + m, R"("top_p":)" + m, R"("max_tokens":)" + m, R"("stream":)" + m,
                                  R"("n":)" + m, R"("seed":)" + deepMarker, R"("logprobs":)" + m, R"("stop":[)" + m + ",1]",
                                  R"("model":)" + deepMarker, std::string(R"("logit_bias":{"ZQX-marker":1})"), R"("tools":[)" + m + "]",
-                                 R"("stream_options":)" + m}) {
+                                 R"("stream_options":)" + m, R"("grammar":"root ::= ZQX-marker")", R"("grammar":"ZQX-marker")",
+                                 R"("grammar":"root ::= \"a\" ZQX")", R"("response_format":{"type":)" + m + "}",
+                                 R"("response_format":{"type":"json_schema","json_schema":{"name":"ZQX marker"}})",
+                                 R"("response_format":{"type":"json_schema","json_schema":{"schema":{"type":)" + m + "}}}",
+                                 R"("response_format":{"type":"json_schema","json_schema":{"schema":{"properties":{"ZQX-marker":{"allOf":[]}}}}})",
+                                 R"("json_schema":{"$ref":)" + m + "}", R"("json_schema":{"type":"object","required":[)" + m + "]}",
+                                 R"("json_schema":{"$defs":{"ZQX-marker":{"$ref":"#/$defs/ZQX-marker"}},"$ref":"#/$defs/ZQX-marker"})"}) {
         const auto e = parseServeRequest(chat + f + "}", Endpoint::Chat);
         ASSERT_FALSE(e) << f;
         EXPECT_EQ(e.error().message.find("ZQX"), std::string::npos) << f << ": " << e.error().message;
@@ -319,4 +325,153 @@ TEST(OpenAiRequest, RefusalsRepeatNothingTheClientSent) {
         ASSERT_FALSE(e) << body;
         EXPECT_EQ(e.error().message.find("ZQX"), std::string::npos) << body << ": " << e.error().message;
     }
+}
+
+namespace {
+
+// Whether the request's grammar takes the whole text.
+bool follows(const ServeRequest& r, std::string_view text) {
+    if (!r.grammar) return false;
+    grammar::GrammarMatcher m(r.grammar);
+    return m.acceptBytes(text).has_value() && m.isComplete();
+}
+
+std::string withField(std::string_view field) { return R"({"messages":[{"role":"user","content":"hi"}],)" + std::string(field) + "}"; }
+
+}  // namespace
+
+// response_format (json_object, json_schema with strict), llama.cpp's grammar and json_schema: the
+// grammar compiled with the request, the schema's members in the order sent.
+TEST(OpenAiRequest, StructuredOutputIsCompiledWithTheRequest) {
+    auto text = parseServeRequest(withField(R"("response_format":{"type":"text"})"), Endpoint::Chat);
+    ASSERT_TRUE(text);
+    EXPECT_EQ(text->format, OutputFormat::Text);
+    EXPECT_FALSE(text->grammar);
+
+    auto object = parseServeRequest(withField(R"("response_format":{"type":"json_object"})"), Endpoint::Chat);
+    ASSERT_TRUE(object) << object.error().message;
+    EXPECT_EQ(object->format, OutputFormat::JsonObject);
+    EXPECT_TRUE(follows(*object, R"({"a": [1, {"b": null}]})"));
+    EXPECT_FALSE(follows(*object, "[1]"));
+
+    // "b" before "a", as sent (a sorted parse would put "a" first).
+    const std::string schema = R"({"type":"object","properties":{"b":{"type":"integer"},"a":{"type":"string","maxLength":3}},)"
+                               R"("required":["b","a"],"additionalProperties":false})";
+    auto strict = parseServeRequest(withField(R"("response_format":{"type":"json_schema","json_schema":{"name":"pair","strict":true,"schema":)" +
+                                              schema + "}}"),
+                                    Endpoint::Chat);
+    ASSERT_TRUE(strict) << strict.error().message;
+    EXPECT_EQ(strict->format, OutputFormat::JsonSchema);
+    EXPECT_TRUE(follows(*strict, R"({"b": 1, "a": "xyz"})"));
+    EXPECT_FALSE(follows(*strict, R"({"a": "xyz", "b": 1})"));
+    EXPECT_FALSE(follows(*strict, R"({"b": 1, "a": "wxyz"})"));
+    auto noSchema = parseServeRequest(withField(R"("response_format":{"type":"json_schema","json_schema":{"name":"any"}})"), Endpoint::Chat);
+    ASSERT_TRUE(noSchema);
+    EXPECT_TRUE(follows(*noSchema, R"({"x": true})"));
+
+    // The member's name escaped, the schema pretty-printed, a decoy of the same name inside another
+    // member: the schema is the one the parser read.
+    auto escaped = parseServeRequest(withField(R"("metadata":{"response_format":1},"\u0072esponse_format" : { "type" : "json_schema", )"
+                                               R"("json_schema" : {"schema" :)" + schema + "}}"),
+                                     Endpoint::Chat);
+    ASSERT_TRUE(escaped) << escaped.error().message;
+    EXPECT_TRUE(follows(*escaped, R"({"b": 1, "a": "xyz"})"));
+    EXPECT_FALSE(follows(*escaped, R"({"a": "xyz", "b": 1})"));
+
+    auto llama = parseServeRequest(R"({"prompt":"a","json_schema":)" + schema + "}", Endpoint::Completion);
+    ASSERT_TRUE(llama) << llama.error().message;
+    EXPECT_TRUE(follows(*llama, R"({"b":-7,"a":""})"));
+    auto gbnf = parseServeRequest(R"({"prompt":"a","grammar":"root ::= (\"yes\" | \"no\") \".\""})", Endpoint::Completion);
+    ASSERT_TRUE(gbnf) << gbnf.error().message;
+    EXPECT_EQ(gbnf->format, OutputFormat::Grammar);
+    EXPECT_TRUE(follows(*gbnf, "no."));
+    EXPECT_FALSE(follows(*gbnf, "maybe."));
+    auto empty = parseServeRequest(R"({"prompt":"a","grammar":""})", Endpoint::Completion);
+    ASSERT_TRUE(empty);
+    EXPECT_FALSE(empty->grammar);
+}
+
+// Each refusal names the field and says what is wrong in the parser's own words, with the line and
+// column of a grammar or the position of a schema's member.
+TEST(OpenAiRequest, BadStructuredOutputIsRefusedBeforeItWaits) {
+    struct Case {
+        std::string field, param, message;
+    };
+    const std::string big(kMaxGrammarBytes, ' ');
+    std::string manyMembers;  // 1025 members: their parse in order would cost their square
+    for (int i = 0; i <= 1024; ++i) manyMembers += (i ? ",\"p" : "\"p") + std::to_string(i) + "\":{}";
+    for (const Case& c : std::vector<Case>{
+             {R"("response_format":"json")", "response_format", "response_format must be an object with a type: text, json_object or json_schema"},
+             {R"("response_format":{"type":"xml"})", "response_format", "response_format's type must be text, json_object or json_schema"},
+             {R"("response_format":{"type":"json_schema"})", "response_format",
+              "response_format.json_schema must be an object with name, schema and strict"},
+             {R"("response_format":{"type":"json_schema","json_schema":{"name":"a b"}})", "response_format",
+              "response_format.json_schema.name must be 1 to 64 letters, digits, '_' or '-'"},
+             {R"("response_format":{"type":"json_schema","json_schema":{"strict":"yes"}})", "response_format",
+              "response_format.json_schema.strict must be true or false"},
+             {R"("response_format":{"type":"json_schema","json_schema":{"schema":5}})", "response_format",
+              "response_format.json_schema.schema must be a JSON schema (an object)"},
+             {R"("response_format":{"type":"json_schema","json_schema":{"schema":{"properties":{"a":{},"b":{"allOf":[]}}}}})",
+              "response_format", "JSON schema at /properties/#1: 'allOf' is not supported"},
+             {R"("response_format":{"type":"json_schema","json_schema":{"strict":true,"schema":{"type":"number","maximum":3}}})",
+              "response_format", "JSON schema at /: 'maximum' cannot be enforced (strict)"},
+             {R"("response_format":{"type":"json_object"},"grammar":"root ::= \"a\"")", "response_format",
+              "give at most one of response_format, grammar and json_schema"},
+             {R"("grammar":"root ::= item")", "grammar", "grammar line 1, column 10: a rule is used but never defined"},
+             {R"("grammar":"root ::= x\nx ::= x \"a\" | \"b\"")", "grammar",
+              "grammar line 2, column 1: left recursion: a rule can reach itself before matching any character"},
+             {R"("grammar":"root ::= )" + std::string(100, '(') + R"(\"a\")" + std::string(100, ')') + "\"", "grammar",
+              "grammar line 1, column 74: groups nested more than 64 deep"},
+             {R"("grammar":"root ::= \"a\"{100000}")", "grammar", "grammar line 1, column 14: repetition bound above the limit of 2000"},
+             {R"("grammar":7)", "grammar", "grammar must be a string of GBNF rules"},
+             {R"("grammar":"root ::= \"a\")" + big + "\"", "grammar", "grammar is larger than 262144 bytes"},
+             {R"("json_schema":{"description":")" + big + "\"}", "json_schema", "json_schema is larger than 262144 bytes"},
+             {R"("json_schema":{"properties":{)" + manyMembers + "}}", "json_schema",
+              "JSON schema: the schema has an object of more than 1024 members"},
+             {R"("json_schema":[1])", "json_schema", "json_schema must be a JSON schema (an object)"}}) {
+        const ApiError e = errorOf(withField(c.field));
+        EXPECT_EQ(e.status, 400) << c.field.substr(0, 200);
+        EXPECT_EQ(e.param, c.param) << c.field.substr(0, 200);
+        EXPECT_EQ(e.message, c.message) << c.field.substr(0, 200);
+    }
+}
+
+// echo on the legacy endpoint: the prompt in front, max_tokens 0 allowed with it only.
+TEST(OpenAiRequest, EchoIsTheCompletionEndpointsAndAllowsNoNewTokens) {
+    auto echo = parseServeRequest(R"({"prompt":"a","echo":true,"logprobs":1,"max_tokens":0})", Endpoint::Completion);
+    ASSERT_TRUE(echo) << echo.error().message;
+    EXPECT_TRUE(echo->echo);
+    EXPECT_EQ(echo->maxTokens, 0);
+    const ApiError zero = errorOf(R"({"prompt":"a","max_tokens":0})", Endpoint::Completion);
+    EXPECT_EQ(zero.param, "max_tokens");
+    EXPECT_EQ(zero.message, "max_tokens must be at least 1");
+    EXPECT_EQ(errorOf(R"({"prompt":"a","echo":true,"max_tokens":-1})", Endpoint::Completion).message, "max_tokens must be at least 0");
+    EXPECT_EQ(errorOf(R"({"prompt":"a","echo":"yes"})", Endpoint::Completion).param, "echo");
+}
+
+// The prompt's tokens go first: its first token has no logprob (null), the answer's text offsets
+// move past the prompt.
+TEST(OpenAiResponse, EchoPutsThePromptsTokensFirst) {
+    ServeRequest r;
+    r.endpoint = Endpoint::Completion;
+    r.logprobs = true;
+    r.topLogprobs = 1;
+    StepRecord step;
+    step.piece = " there";
+    step.sample.logit = 2;
+    step.sample.logSumExp = 3;
+    step.sample.top.push_back(CandidateRecord{5, 2, {}});
+    const StepPieceLookup pieceOf = [](int32_t) { return std::optional<std::string>(" there"); };
+    Json choice = {{"text", " there"}, {"logprobs", completionLogprobs({step}, 1, pieceOf, 0)}};
+    const std::vector<PromptTokenLogprob> prompt{{"", std::nullopt, {}}, {" Once", -1.5, {{" Once", -1.5}}}, {" upon", -0.25, {{" a", -0.1}}}};
+    prependEcho(choice, "Once upon", prompt, true);
+    EXPECT_EQ(choice["text"], "Once upon there");
+    const Json& lp = choice["logprobs"];
+    EXPECT_EQ(lp["tokens"], Json::parse(R"(["", " Once", " upon", " there"])"));
+    EXPECT_EQ(lp["token_logprobs"], Json::parse(R"([null, -1.5, -0.25, -1.0])"));
+    EXPECT_EQ(lp["top_logprobs"], Json::parse(R"([null, {" Once": -1.5}, {" a": -0.1}, {" there": -1.0}])"));
+    EXPECT_EQ(lp["text_offset"], Json::parse(R"([0, 0, 5, 9])"));
+    ASSERT_EQ(lp["inferscope"].size(), 4u);
+    EXPECT_TRUE(lp["inferscope"][2].is_null());
+    EXPECT_TRUE(lp["inferscope"][3].is_object());
 }

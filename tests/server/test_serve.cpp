@@ -2,6 +2,7 @@
 // input a clear error, clients that leave, many connections, and load. Every loop is bounded.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -16,6 +17,15 @@ using inferscope::testing_serve::ServeProcess;
 namespace {
 
 const std::string kModel = inferscope::testing_model::kStories;
+
+// Greedy answers of stories260K under a grammar (exact: any change in the grammar engine, the
+// sampler or the model shows here).
+const std::string kPersonAnswer = R"({ "name" : "It's a small" , "age" : -30 } )";
+const std::string kYesNoAnswer = "yes, there.";
+// The small model opens a member name and writes its story into it until max_tokens: any object
+// is allowed, and nothing makes it close the string.
+const std::string kObjectAnswer =
+    R"({ " Anna said. Anna was very small and scared. Annagged and said, " :" said Annappyed. Anna was so happy.)";
 
 json post(const ServeProcess& s, const std::string& path, const json& body, int expectStatus = 200) {
     auto c = s.client();
@@ -390,4 +400,158 @@ TEST(ServeOptions, SpeculativeDecodingGivesThePlainGreedyAnswerAndCountsDrafts) 
     const json self = post(drafted, "/v1/completions", body);
     EXPECT_GT(self["timings"]["draft_n"].get<int>(), 0);
     EXPECT_EQ(self["timings"]["draft_n_accepted"], self["timings"]["draft_n"]);
+}
+
+namespace {
+
+// The whole text of a stream's deltas (chat or completions) and its finish reason.
+std::pair<std::string, std::string> streamedText(const std::string& body) {
+    std::istringstream events(body);
+    std::string text, finish;
+    for (std::string line; std::getline(events, line);) {
+        if (line.rfind("data: ", 0) != 0 || line == "data: [DONE]") continue;
+        const json chunk = json::parse(line.substr(6));
+        if (!chunk.contains("choices") || chunk["choices"].empty()) continue;
+        const json& choice = chunk["choices"][0];
+        if (choice.contains("delta") && choice["delta"].contains("content")) text += choice["delta"]["content"].get<std::string>();
+        if (choice.contains("text")) text += choice["text"].get<std::string>();
+        if (!choice["finish_reason"].is_null()) finish = choice["finish_reason"];
+    }
+    return {text, finish};
+}
+
+}  // namespace
+
+// response_format json_schema (strict): greedy, the answer is JSON with exactly the schema's members
+// in its order and types, ended by the model's end of generation once the JSON is complete.
+TEST_F(Serve, JsonSchemaResponseFormatGivesJsonThatFollowsIt) {
+    // Ordered: "name" before "age" as sent (nlohmann::json would sort the members).
+    using Ordered = nlohmann::ordered_json;
+    const Ordered schema = Ordered::parse(R"({"type":"object","properties":{"name":{"type":"string","maxLength":12},
+        "age":{"type":"integer"}},"required":["name","age"],"additionalProperties":false})");
+    const Ordered body = {{"messages", {{{"role", "user"}, {"content", "Lily had a cat."}}}},
+                          {"temperature", 0},
+                          {"max_tokens", 80},
+                          {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "person"}, {"strict", true}, {"schema", schema}}}}}};
+    auto c = server_->client();
+    auto reply = c.post("/v1/chat/completions", body.dump());
+    ASSERT_TRUE(reply);
+    ASSERT_EQ(reply->status, 200) << reply->body;
+    const json r = json::parse(reply->body);
+    ASSERT_TRUE(r.contains("choices")) << r.dump();
+    const std::string content = r["choices"][0]["message"]["content"];
+    EXPECT_EQ(content, kPersonAnswer);
+    EXPECT_EQ(r["choices"][0]["finish_reason"], "stop");
+    const json parsed = json::parse(content, nullptr, false);
+    ASSERT_TRUE(parsed.is_object()) << content;
+    ASSERT_EQ(parsed.size(), 2u) << content;
+    EXPECT_TRUE(parsed["name"].is_string());
+    EXPECT_LE(parsed["name"].get<std::string>().size(), 12u);
+    EXPECT_TRUE(parsed["age"].is_number_integer());
+    EXPECT_LT(content.find("\"name\""), content.find("\"age\""));  // the schema's order
+}
+
+// llama.cpp's `grammar` on /v1/completions, and json_object streamed: the stream's text is the
+// whole answer's.
+TEST_F(Serve, GrammarOnCompletionsAndJsonObjectStreamed) {
+    const json yesNo = post(*server_, "/v1/completions",
+                            {{"prompt", "Was the cat happy?"}, {"temperature", 0}, {"max_tokens", 10},
+                             {"grammar", "root ::= (\"yes\" | \"no\") \", \" [a-z]+ \".\""}});
+    ASSERT_TRUE(yesNo.contains("choices")) << yesNo.dump();
+    EXPECT_EQ(yesNo["choices"][0]["text"], kYesNoAnswer);
+
+    json body = {{"messages", {{{"role", "user"}, {"content", "Tom saw a dog."}}}},
+                 {"temperature", 0},
+                 {"max_tokens", 60},
+                 {"response_format", {{"type", "json_object"}}}};
+    const json whole = post(*server_, "/v1/chat/completions", body);
+    const std::string content = whole["choices"][0]["message"]["content"];
+    EXPECT_EQ(content, kObjectAnswer);
+    body["stream"] = true;
+    auto c = server_->client();
+    auto r = c.post("/v1/chat/completions", body.dump());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    const auto [text, finish] = streamedText(r->body);
+    EXPECT_EQ(text, content);
+    EXPECT_EQ(finish, whole["choices"][0]["finish_reason"]);
+}
+
+// A grammar that does not compile is a 400 naming the field and the place, before it waits for a
+// slot; nothing of it is repeated, and the server goes on serving.
+TEST_F(Serve, ABadGrammarIsRefusedWithItsPlace) {
+    const json bad = post(*server_, "/v1/completions", {{"prompt", "a"}, {"grammar", "root ::= ZQXitem"}}, 400);
+    EXPECT_EQ(bad["error"]["param"], "grammar");
+    EXPECT_EQ(bad["error"]["message"], "grammar line 1, column 10: a rule is used but never defined");
+    const json deep = post(*server_, "/v1/completions", {{"prompt", "a"}, {"grammar", "root ::= " + std::string(200000, '(')}}, 400);
+    EXPECT_EQ(deep["error"]["message"], "grammar line 1, column 74: groups nested more than 64 deep");
+    const json schema = post(*server_, "/v1/chat/completions",
+                             {{"messages", {{{"role", "user"}, {"content", "hi"}}}},
+                              {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", {{"type", "ZQX"}}}}}}}},
+                             400);
+    EXPECT_EQ(schema["error"]["message"], "JSON schema at /: unknown type");
+    EXPECT_EQ(healthField(*server_, "slots"), 2u);
+}
+
+// echo with logprobs, as an evaluation harness asks for a log-likelihood (max_tokens 0 or 1): the
+// prompt's tokens with their log-probabilities, the first null, equal to `score`'s for the same
+// text; streamed, the same prompt comes first.
+TEST_F(Serve, EchoWithLogprobsScoresThePromptAsScoreDoes) {
+    const std::string prompt = "Once upon a time there was a little girl";
+    const json r = post(*server_, "/v1/completions",
+                        {{"prompt", prompt}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 0}, {"temperature", 0}});
+    ASSERT_TRUE(r.contains("choices")) << r.dump();
+    const json& choice = r["choices"][0];
+    EXPECT_EQ(choice["text"], prompt);
+    EXPECT_EQ(choice["finish_reason"], "length");
+    const json& lp = choice["logprobs"];
+    const int n = r["usage"]["prompt_tokens"];
+    EXPECT_EQ(r["usage"]["completion_tokens"], 0);
+    ASSERT_EQ(int(lp["tokens"].size()), n);
+    EXPECT_TRUE(lp["token_logprobs"][0].is_null());
+    EXPECT_TRUE(lp["top_logprobs"][0].is_null());
+
+    const auto cli = inferscope::testing_process::runProcess(INFERSCOPE_CLI, {"score", "--model", kModel, "--prompt", prompt, "--json"});
+    ASSERT_EQ(cli.exitCode, 0) << cli.err;
+    std::istringstream lines(cli.out);
+    std::vector<double> scored;  // log p of the token at position i + 1
+    for (std::string line; std::getline(lines, line);) {
+        const json e = json::parse(line);
+        if (e["event"] == "score" && !e["next_p"].is_null()) scored.push_back(std::log(e["next_p"].get<double>()));
+    }
+    ASSERT_EQ(int(scored.size()), n - 1);
+    double echoSum = 0, scoreSum = 0;
+    for (int i = 1; i < n; ++i) {
+        const double lpi = lp["token_logprobs"][i].get<double>();
+        EXPECT_NEAR(lpi, scored[size_t(i - 1)], 1e-3) << i;  // prefill batches against one decode pass a position
+        EXPECT_EQ(lp["top_logprobs"][i].size(), 1u);
+        echoSum += lpi;
+        scoreSum += scored[size_t(i - 1)];
+    }
+    EXPECT_NEAR(echoSum, scoreSum, 1e-3 * n);
+
+    // One token more (lm-evaluation-harness asks max_tokens 1): the prompt's logprobs unchanged,
+    // then the answer's token, its offset past the prompt.
+    const json more = post(*server_, "/v1/completions",
+                           {{"prompt", prompt}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 1}, {"temperature", 0}});
+    const json& mlp = more["choices"][0]["logprobs"];
+    ASSERT_EQ(int(mlp["tokens"].size()), n + 1);
+    for (int i = 1; i < n; ++i) EXPECT_EQ(mlp["token_logprobs"][i], lp["token_logprobs"][i]) << i;
+    EXPECT_EQ(mlp["text_offset"][n], prompt.size());
+    EXPECT_EQ(more["choices"][0]["text"].get<std::string>().rfind(prompt, 0), 0u);
+
+    // Streamed: the first chunk is the prompt with its tokens, then the answer.
+    auto c = server_->client();
+    const json body = {{"prompt", prompt}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 5}, {"temperature", 0}, {"stream", true}};
+    auto s = c.post("/v1/completions", body.dump());
+    ASSERT_TRUE(s);
+    std::istringstream events(s->body);
+    std::string line;
+    while (std::getline(events, line) && line.rfind("data: ", 0) != 0) {}
+    const json first = json::parse(line.substr(6));
+    EXPECT_EQ(first["choices"][0]["text"], prompt);
+    EXPECT_EQ(first["choices"][0]["logprobs"]["token_logprobs"], lp["token_logprobs"]);
+    const json whole = post(*server_, "/v1/completions",
+                            {{"prompt", prompt}, {"echo", true}, {"max_tokens", 5}, {"temperature", 0}});
+    EXPECT_EQ(streamedText(s->body).first, whole["choices"][0]["text"]);
 }
