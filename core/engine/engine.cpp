@@ -109,8 +109,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
     KvType kvType = options.kvType;
     if (auto ok = checkKvHeadDim(kvType, hp.headDim); !ok) {
         if (!options.kvTypeFallback) return std::unexpected(ok.error());
-        engine->notices_.push_back(fmt::format("KV cache f32 instead of {}: {}", kvTypeName(kvType), ok.error().message));
-        kvType = KvType::F32;
+        engine->notices_.push_back(fmt::format("KV cache f16 instead of {}: {}", kvTypeName(kvType), ok.error().message));
+        kvType = KvType::F16;  // every head dim takes it; half F32's memory
     }
     // Before any weight is converted or the cache allocated: weights + KV cache + buffers must fit
     // in available memory and in the process's address-space and data limits.

@@ -243,7 +243,7 @@ private:
     double loadProgress_ = 0;
     QString loadStage_, loadingPath_, errorMessage_;
     bool autoMeasureMachine_ = false;
-    KvType preferredKvType_ = KvType::F32;
+    KvType preferredKvType_ = KvType::F16;  // AppSettings' default
     bool privateWeights_ = false;
     quint64 pendingKvType_ = 0;
     quint64 lastInspectionAsked_ = 0, lastInspectionAnswered_ = 0;

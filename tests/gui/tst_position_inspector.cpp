@@ -36,10 +36,11 @@ class TestPositionInspector : public QObject {
         }
     };
 
-    // A second engine given the same tokens: its cache holds what the app's does.
+    // A second engine given the same tokens: its cache (f16, the app's default) holds what the app's does.
     static std::unique_ptr<Engine> referenceEngine(const std::vector<int32_t>& prompt, int maxTokens) {
         EngineOptions opt;
         opt.modelPath = bundledModel().toStdString();
+        opt.kvType = KvType::F16;
         auto engine = Engine::load(opt);
         if (!engine) return nullptr;
         GenerateRequest req;
@@ -54,6 +55,7 @@ class TestPositionInspector : public QObject {
     static Result<PositionInspection> firstStepCapture(const std::vector<int32_t>& prompt) {
         EngineOptions opt;
         opt.modelPath = bundledModel().toStdString();
+        opt.kvType = KvType::F16;  // the app's default
         auto engine = Engine::load(opt);
         if (!engine) return std::unexpected(engine.error());
         struct First : GenerationObserver {
