@@ -15,7 +15,7 @@
 #include "option_checks.h"
 #include "engine/bundled_model.h"
 #include "engine/engine.h"
-#include "engine/step_record_json.h"
+#include "record/step_record_json.h"
 #include "engine/stop_strings.h"
 
 namespace inferscope::cli {

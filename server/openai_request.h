@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "engine/chat_template.h"
-#include "sampler/sampler_params.h"
+#include "record/sampler_params.h"
 
 namespace inferscope::server {
 

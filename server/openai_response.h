@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "engine/generation.h"
-#include "engine/step_record_json.h"
+#include "record/step_record_json.h"
 #include "server/openai_request.h"
 
 namespace inferscope::server {

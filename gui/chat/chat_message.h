@@ -12,7 +12,7 @@
 
 #include "chat/answer_stats.h"
 #include "chat/token_heatmap.h"
-#include "engine/generation.h"
+#include "record/step_record.h"
 
 namespace inferscope {
 namespace Message {

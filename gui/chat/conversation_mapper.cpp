@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/step_record_codec.h"
+#include "record/step_record_codec.h"
 
 namespace inferscope::ConversationMapper {
 

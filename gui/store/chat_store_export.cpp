@@ -38,8 +38,8 @@
 #include <unordered_map>
 
 #include "store/chat_store_sql.h"
-#include "engine/step_record_codec.h"
-#include "engine/step_record_json.h"
+#include "record/step_record_codec.h"
+#include "record/step_record_json.h"
 
 namespace inferscope {
 

@@ -13,7 +13,7 @@
 #include <set>
 
 #include "store/chat_store_sql.h"
-#include "engine/step_record_codec.h"
+#include "record/step_record_codec.h"
 
 namespace inferscope::store {
 namespace {

@@ -6,7 +6,7 @@
 #include "chat/chat_controller.h"
 #include "engine/engine_controller.h"
 #include "chat/token_heatmap.h"
-#include "engine/step_record_json.h"
+#include "record/step_record_json.h"
 #include "tokenizer/utf8_stream.h"
 
 namespace inferscope {

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "engine/step_record_json.h"
+#include "record/step_record_json.h"
 
 namespace inferscope {
 namespace {
