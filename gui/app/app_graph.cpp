@@ -50,6 +50,12 @@ AppGraph::AppGraph(const Options& options) {
     QObject::connect(engine.get(), &EngineController::kvTypeRefused, settings.get(), [this] {
         if (engine->hasModel()) settings->setKvType(engine->kvType());
     });
+    // A server's deadlines: the next request uses the settings' values.
+    auto timeouts = [this] {
+        engine->setRemoteTimeouts({settings->connectTimeout() * 1000, settings->firstByteTimeout() * 1000, settings->idleTimeout() * 1000});
+    };
+    timeouts();
+    QObject::connect(settings.get(), &AppSettings::remoteTimeoutsChanged, engine.get(), timeouts);
 }
 
 AppGraph::~AppGraph() { shutDown(); }

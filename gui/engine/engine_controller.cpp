@@ -101,12 +101,13 @@ void EngineController::clearError() { setError(QString()); }
 
 void EngineController::loadModel(const QString& pathOrUrl, int contextLength) {
     if (pathOrUrl.startsWith(QLatin1String("http://")) || pathOrUrl.startsWith(QLatin1String("https://"))) {
-        // A server from the recent list: "http://host:port#model" (the key, if any, from this run).
+        // A server from the recent list: "http://host:port#model" (the key and user info, if any, from this run).
         const QUrl entry(pathOrUrl);
         QUrl base = entry;
         base.setFragment(QString());
-        return connectToServer(base.toString(), apiKeys_.value(RemoteSession::normalizeBase(base.toString()).toString()),
-                               entry.fragment(QUrl::FullyDecoded));
+        const auto [key, userInfo] = credentials_.value(RemoteSession::normalizeBase(base.toString()).toString());
+        base.setUserInfo(userInfo);
+        return connectToServer(base.toString(), key, entry.fragment(QUrl::FullyDecoded));
     }
     connecting_ = false;
     const QUrl url(pathOrUrl);

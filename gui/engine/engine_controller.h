@@ -151,6 +151,8 @@ public:
 
     // engine_controller_kv.cpp. The KV cache type loads use (AppSettings.kvType).
     void setPreferredKvType(KvType type) { preferredKvType_ = type; }
+    // A server's deadlines (the settings' "Timeouts"): the next request on uses them.
+    void setRemoteTimeouts(const RemoteTimeouts& timeouts) { session_.setTimeouts(timeouts); }
     // Every later local load copies the weights into the process's own pages (--no-mmap; EngineOptions::privateWeights).
     void setPrivateWeights(bool on) { privateWeights_ = on; }
     QString kvType() const;
@@ -218,7 +220,7 @@ private:
     bool remote_ = false;
     bool connecting_ = false;  // a connectToServer waits for the model list
     RemoteServer pendingServer_;
-    QHash<QString, QString> apiKeys_;  // per server base, this run only
+    QHash<QString, std::pair<QString, QString>> credentials_;  // per server base: (API key, user info), this run only
     QStringList serverModels_;
     QString serverError_;
     bool listingModels_ = false;

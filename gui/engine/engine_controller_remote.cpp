@@ -49,13 +49,13 @@ void EngineController::listServerModels(const QString& url, const QString& apiKe
     serverError_.clear();
     serverModels_.clear();
     emit serverModelsChanged();
-    session_.listModels({RemoteSession::normalizeBase(url), apiKey, QString()});
+    session_.listModels({RemoteSession::normalizeBase(url), apiKey, QString(), RemoteSession::userInfoOf(url)});
 }
 
 void EngineController::connectToServer(const QString& url, const QString& apiKey, const QString& model) {
     if (generating()) stop();
     const QUrl base = RemoteSession::normalizeBase(url);
-    pendingServer_ = {base, apiKey, model};
+    pendingServer_ = {base, apiKey, model, RemoteSession::userInfoOf(url)};
     if (!base.isValid() || model.isEmpty()) {
         const QString message = !base.isValid() ? tr("Not a server address: give one like http://127.0.0.1:8080")
                                                 : tr("Choose one of the server's models.");
@@ -71,7 +71,7 @@ void EngineController::connectToServer(const QString& url, const QString& apiKey
     loadStage_ = tr("asking the server for its models");
     emit loadProgressChanged();
     setState(State::Loading);
-    session_.listModels({base, apiKey, QString()});
+    session_.listModels({base, apiKey, QString(), pendingServer_.userInfo});
 }
 
 void EngineController::onServerModels(const QStringList& ids) {
@@ -88,7 +88,7 @@ void EngineController::onServerModels(const QStringList& ids) {
     }
     if (pendingLoad_) pendingLoad_ = 0;  // this connection replaces a file still loading
     session_.setServer(server);
-    apiKeys_.insert(server.base.toString(), server.apiKey);
+    credentials_.insert(server.base.toString(), {server.apiKey, server.userInfo});
     LoadedModel m;
     QUrl entry = server.base;
     entry.setFragment(server.model);

@@ -5,6 +5,7 @@
 #include <QJsonObject>
 #include <QNetworkReply>
 #include <QNetworkRequest>
+#include <algorithm>
 
 namespace inferscope {
 namespace {
@@ -14,9 +15,30 @@ QNetworkRequest requestFor(const RemoteServer& server, const QString& path) {
     url.setPath(url.path() + path);
     QNetworkRequest r(url);
     r.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
+    // The key, or else the address's user info as HTTP Basic credentials (a reverse proxy's).
     if (!server.apiKey.isEmpty()) r.setRawHeader("Authorization", "Bearer " + server.apiKey.toUtf8());
-    r.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::NoLessSafeRedirectPolicy);
+    else if (!server.userInfo.isEmpty()) r.setRawHeader("Authorization", "Basic " + server.userInfo.toUtf8().toBase64());
+    // Only to the same scheme, host and port: a redirect elsewhere would carry the key there.
+    r.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::SameOriginRedirectPolicy);
+    r.setMaximumRedirectsAllowed(5);
     return r;
+}
+
+// "1 token", "3 tokens" (the app ships no translations: %n's "(s)" would show).
+QString tokenCount(int n) { return n == 1 ? RemoteSession::tr("1 token") : RemoteSession::tr("%1 tokens").arg(n); }
+
+bool isEventStream(const QNetworkReply* reply) {
+    return reply->header(QNetworkRequest::ContentTypeHeader).toString().startsWith(QLatin1String("text/event-stream"));
+}
+
+// Where a refused redirect pointed, as scheme://host:port only (a path or query may hold anything).
+QString redirectTarget(const QNetworkReply* reply) {
+    const QByteArray location = reply->rawHeader("Location").left(2048);
+    const QUrl target = reply->url().resolved(QUrl::fromEncoded(location));
+    if (!target.isValid() || target.host().isEmpty()) return {};
+    QString where = target.scheme() + QLatin1String("://") + target.host();
+    if (target.port() > 0) where += QLatin1Char(':') + QString::number(target.port());
+    return where.left(200);
 }
 
 QJsonObject chatBody(const QString& model, const RemoteChatRequest& request) {
@@ -71,20 +93,36 @@ QUrl RemoteSession::normalizeBase(const QString& text) {
     url.setPath(path);
     url.setQuery(QString());
     url.setFragment(QString());
+    url.setUserInfo(QString());
     return url;
+}
+
+QString RemoteSession::userInfoOf(const QString& text) {
+    QString t = text.trimmed();
+    if (!t.contains(QLatin1String("://"))) t.prepend(QLatin1String("http://"));
+    const QUrl url(t, QUrl::StrictMode);
+    if (url.userName().isEmpty() && url.password().isEmpty()) return {};
+    return url.userName(QUrl::FullyDecoded) + QLatin1Char(':') + url.password(QUrl::FullyDecoded);
 }
 
 QString RemoteSession::httpError(QNetworkReply* reply, const QByteArray& body) const {
     const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
     const QString where = server_.base.toString();
+    if (reply->error() == QNetworkReply::InsecureRedirectError || reply->error() == QNetworkReply::TooManyRedirectsError) {
+        const QString target = redirectTarget(reply);
+        return target.isEmpty() || reply->error() == QNetworkReply::TooManyRedirectsError
+            ? tr("%1 redirected the request too many times; it was given up.").arg(where)
+            : tr("%1 redirected the request to another server (%2). Redirects are followed only on the same server, so that the API key stays with %1; connect to %2 directly if you trust it.").arg(where, target);
+    }
     const QString said = errorMessageOf(body);
     if (status == 401)
         return server_.apiKey.isEmpty() ? tr("%1 needs an API key (401 Unauthorized)%2").arg(where, said.isEmpty() ? QString() : ": " + said)
                                         : tr("%1 refused the API key (401 Unauthorized)%2").arg(where, said.isEmpty() ? QString() : ": " + said);
     if (status == 0)
-        return tr("Could not reach %1: %2. Is the server running, and is the address right?").arg(where, reply->errorString());
+        return tr("Could not reach %1: %2. Is the server running, and is the address right?").arg(where, networkProblem(reply));
     if (!said.isEmpty()) return tr("%1 answered %2: %3").arg(where).arg(status).arg(said);
-    return tr("%1 answered HTTP %2 (%3)").arg(where).arg(status).arg(reply->errorString());
+    const QString phrase = reply->attribute(QNetworkRequest::HttpReasonPhraseAttribute).toString().left(80);
+    return tr("%1 answered HTTP %2%3").arg(where).arg(status).arg(phrase.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(phrase));
 }
 
 void RemoteSession::listModels(const RemoteServer& server) {
@@ -100,27 +138,44 @@ void RemoteSession::listModels(const RemoteServer& server) {
     }
     QNetworkReply* reply = network_.get(requestFor(server, QStringLiteral("/v1/models")));
     modelsReply_ = reply;
-    connect(reply, &QNetworkReply::finished, this, [this, reply] {
-        reply->deleteLater();
-        if (reply != modelsReply_) return;
-        const QByteArray body = reply->readAll();
-        const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-        if (reply->error() != QNetworkReply::NoError && status != 200) {
-            emit modelsFailed(status == 404 ? tr("%1 is not an OpenAI-compatible server: GET /v1/models answered 404").arg(server_.base.toString())
-                                            : httpError(reply, body));
-            return;
-        }
-        const auto ids = parseModelList(body);
-        if (!ids) {
-            emit modelsFailed(tr("%1 is not an OpenAI-compatible server: GET /v1/models gave no model list").arg(server_.base.toString()));
-            return;
-        }
-        if (ids->isEmpty()) {
-            emit modelsFailed(tr("%1 lists no models").arg(server_.base.toString()));
-            return;
-        }
-        emit modelsListed(*ids);
-    });
+    modelsGuard_ = new ReplyGuard(reply, timeouts_, kMaxModelListBytes);
+    modelsBody_.clear();
+    connect(reply, &QNetworkReply::readyRead, this, [this, reply] { onModelsData(reply); });
+    connect(reply, &QNetworkReply::finished, this, [this, reply] { onModelsFinished(reply); });
+}
+
+void RemoteSession::onModelsData(QNetworkReply* reply) {
+    if (reply != modelsReply_ || modelsGuard_->problem() != ReplyGuard::Problem::None) return;
+    const QByteArray bytes = reply->readAll();
+    if (modelsGuard_->take(bytes.size())) modelsBody_ += bytes;
+}
+
+void RemoteSession::onModelsFinished(QNetworkReply* reply) {
+    reply->deleteLater();
+    if (reply != modelsReply_) return;
+    onModelsData(reply);
+    const QByteArray body = std::exchange(modelsBody_, QByteArray());
+    const QString where = server_.base.toString();
+    if (modelsGuard_->problem() != ReplyGuard::Problem::None) {
+        emit modelsFailed(modelsGuard_->describe(where));
+        return;
+    }
+    const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+    if (reply->error() != QNetworkReply::NoError && status != 200) {
+        emit modelsFailed(status == 404 ? tr("%1 is not an OpenAI-compatible server: GET /v1/models answered 404").arg(where)
+                                        : httpError(reply, body.left(kMaxErrorBodyBytes)));
+        return;
+    }
+    const auto ids = parseModelList(body);
+    if (!ids) {
+        emit modelsFailed(tr("%1 is not an OpenAI-compatible server: GET /v1/models gave no model list").arg(where));
+        return;
+    }
+    if (ids->isEmpty()) {
+        emit modelsFailed(tr("%1 lists no models").arg(where));
+        return;
+    }
+    emit modelsListed(*ids);
 }
 
 void RemoteSession::startChat(quint64 jobId, const RemoteChatRequest& request) {
@@ -135,11 +190,16 @@ void RemoteSession::startChat(quint64 jobId, const RemoteChatRequest& request) {
     sawData_ = false;
     finishReason_.clear();
     streamError_.clear();
+    body_.clear();
+    bodyCut_ = false;
+    tooMany_.clear();
+    maxSteps_ = std::max<int32_t>(0, request.maxTokens) + kExtraTokens;
     const QByteArray body = QJsonDocument(chatBody(server_.model, request)).toJson(QJsonDocument::Compact);
     QNetworkRequest r = requestFor(server_, QStringLiteral("/v1/chat/completions"));
     r.setRawHeader("Accept", "text/event-stream");
     clock_.start();
     reply_ = network_.post(r, body);
+    guard_ = new ReplyGuard(reply_, timeouts_, kMaxStreamBytes);
     connect(reply_, &QNetworkReply::readyRead, this, &RemoteSession::onChatData);
     connect(reply_, &QNetworkReply::finished, this, &RemoteSession::onChatFinished);
 }
@@ -159,13 +219,36 @@ void RemoteSession::abort() {
     QMetaObject::invokeMethod(this, [this, job, summary] { emit generationFinished(job, summary); }, Qt::QueuedConnection);
 }
 
+// Reading stops at a limit, or once the stream held something that is not an answer (an error
+// event, an event too large or not JSON): the connection is closed, the rest never read.
+bool RemoteSession::stopping() const {
+    return bodyCut_ || !tooMany_.isEmpty() || !streamError_.isEmpty() || guard_->problem() != ReplyGuard::Problem::None;
+}
+
 void RemoteSession::onChatData() {
+    if (!reply_ || stopping()) return;
+    const QByteArray bytes = reply_->readAll();
+    if (!guard_->take(bytes.size())) return;
     const int status = reply_->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    if (status != 200) return;  // an error body: read whole at the end
-    // Not an event stream (a server that answers whole): read at the end as one answer.
-    if (!reply_->header(QNetworkRequest::ContentTypeHeader).toString().startsWith(QLatin1String("text/event-stream"))) return;
+    if (status != 200) {  // an error body: its start says what went wrong, the rest is not read
+        body_ += bytes.left(kMaxErrorBodyBytes - body_.size());
+        if (body_.size() >= kMaxErrorBodyBytes) {
+            bodyCut_ = true;
+            QMetaObject::invokeMethod(reply_, &QNetworkReply::abort, Qt::QueuedConnection);
+        }
+        return;
+    }
+    if (!isEventStream(reply_)) {  // a server that answers whole: one JSON object, read at the end
+        body_ += bytes;
+        if (body_.size() > kMaxWholeAnswerBytes) guard_->exceeded(kMaxWholeAnswerBytes);
+        return;
+    }
     StepBatch batch;
-    for (const StreamEvent& e : parser_.feed(reply_->readAll())) handle(e, batch);
+    for (const StreamEvent& e : parser_.feed(bytes)) {
+        handle(e, batch);
+        if (!tooMany_.isEmpty()) break;
+    }
+    if (!streamError_.isEmpty()) QMetaObject::invokeMethod(reply_, &QNetworkReply::abort, Qt::QueuedConnection);
     if (!batch.steps.empty()) emit stepsReady(jobId_, batch);
 }
 
@@ -187,6 +270,11 @@ void RemoteSession::handle(const StreamEvent& e, StepBatch& batch) {
     if (steps.empty() && !e.content.isEmpty())  // text without logprobs
         steps.push_back(remoteTextStep(e.content.toUtf8(), steps_, steps_, vocabulary_));
     if (steps.empty()) return;
+    if (steps_ + int32_t(steps.size()) > maxSteps_) {  // an answer that does not end: closed, what came is kept
+        tooMany_ = tr("%1 kept sending tokens past the %2 asked for; the connection was closed.").arg(server_.base.toString()).arg(maxSteps_ - kExtraTokens);
+        QMetaObject::invokeMethod(reply_, &QNetworkReply::abort, Qt::QueuedConnection);
+        return;
+    }
     const qint64 now = clock_.nsecsElapsed() / 1000;
     if (firstTokenUs_ < 0) {
         firstTokenUs_ = now;
@@ -212,33 +300,51 @@ void RemoteSession::handle(const StreamEvent& e, StepBatch& batch) {
 }
 
 void RemoteSession::onChatFinished() {
+    onChatData();  // what is still buffered
     QNetworkReply* reply = reply_;
     reply_ = nullptr;
     reply->deleteLater();
+    const QString where = server_.base.toString();
     const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    if (status != 200 || (reply->error() != QNetworkReply::NoError && !sawData_)) {
-        failJob(httpError(reply, reply->readAll()));
-        return;
-    }
+    const bool eventStream = status == 200 && isEventStream(reply);
     StepBatch batch;
-    const QByteArray rest = reply->readAll();
-    if (!reply->header(QNetworkRequest::ContentTypeHeader).toString().startsWith(QLatin1String("text/event-stream")))
-        handle(parseStreamData(rest), batch);  // the whole answer as one JSON object
-    else
-        for (const StreamEvent& e : parser_.feed(rest)) handle(e, batch);
-    for (const StreamEvent& e : parser_.finish()) handle(e, batch);
+    if (!stopping() && eventStream)
+        for (const StreamEvent& e : parser_.finish()) handle(e, batch);
     if (!batch.steps.empty()) emit stepsReady(jobId_, batch);
-    if (!streamError_.isEmpty() && steps_ == 0) {
-        failJob(tr("%1 reported an error: %2").arg(server_.base.toString(), streamError_));
+    if (guard_->problem() != ReplyGuard::Problem::None) {
+        failJob(steps_ == 0 ? guard_->describe(where) : tr("The answer stopped after %1: %2").arg(tokenCount(steps_), guard_->describe(where)));
         return;
     }
-    if (!streamError_.isEmpty() || (reply->error() != QNetworkReply::NoError)) {
-        // Cut off mid-answer: what arrived is kept, as a stopped answer.
-        failJob(tr("The answer from %1 stopped early: %2").arg(server_.base.toString(), streamError_.isEmpty() ? reply->errorString() : streamError_));
+    if (!tooMany_.isEmpty()) {
+        failJob(tooMany_);
+        return;
+    }
+    if (status != 200) {
+        failJob(httpError(reply, body_));
+        return;
+    }
+    if (reply->error() != QNetworkReply::NoError && !sawData_ && streamError_.isEmpty()) {
+        failJob(tr("%1 accepted the request, then %2 before any answer arrived.").arg(where, networkProblem(reply)));
+        return;
+    }
+    if (!eventStream) {
+        handle(parseStreamData(body_), batch);  // the whole answer as one JSON object
+        if (!batch.steps.empty()) emit stepsReady(jobId_, batch);
+    }
+    if (!streamError_.isEmpty() && steps_ == 0) {
+        failJob(tr("%1 reported an error: %2").arg(where, streamError_));
+        return;
+    }
+    if (!streamError_.isEmpty()) {
+        failJob(tr("The answer from %1 stopped after %2: the server reported an error: %3").arg(where, tokenCount(steps_), streamError_));
+        return;
+    }
+    if (reply->error() != QNetworkReply::NoError) {
+        failJob(tr("The answer from %1 stopped after %2: %3.").arg(where, tokenCount(steps_), networkProblem(reply)));
         return;
     }
     if (finishReason_.isEmpty() && !parser_.done()) {  // the connection ended mid-answer
-        failJob(tr("The answer from %1 ended before it was complete (the connection closed without a finish reason)").arg(server_.base.toString()));
+        failJob(tr("The answer from %1 stopped after %2: the connection closed before the server said the answer was complete.").arg(where, tokenCount(steps_)));
         return;
     }
     finishJob(finishReason_ == QLatin1String("length") ? FinishReason::MaxTokens : FinishReason::EndOfGeneration);

@@ -8,6 +8,13 @@
 // StepBatch per arrival (StepRecord from remote_vocabulary.h; forwardUs = the client's time
 // between tokens), then generationFinished or generationFailed. abort() ends a stream at once as
 // Cancelled with what arrived. GUI thread only; one answer at a time.
+//
+// The server is not trusted: redirects are followed only to the same scheme, host and port (the
+// API key never leaves the server it was given for); every reply has deadlines and a byte cap
+// (reply_guard.h); a model list is at most 4 MiB, an error body is read up to 64 KiB, an answer
+// sent whole up to 16 MiB, a stream up to 128 MiB and 64 tokens past the ones asked for, each
+// event up to 1 MiB (openai_stream_parser.h). Past a limit the connection is closed and the
+// message says which limit it was.
 
 #include <QElapsedTimer>
 #include <QNetworkAccessManager>
@@ -19,6 +26,7 @@
 
 #include "engine/engine_types.h"
 #include "remote/openai_stream_parser.h"
+#include "remote/reply_guard.h"
 #include "remote/remote_vocabulary.h"
 
 class QNetworkReply;
@@ -26,9 +34,10 @@ class QNetworkReply;
 namespace inferscope {
 
 struct RemoteServer {
-    QUrl base;        // scheme, host, port and any path before /v1 ("http://127.0.0.1:8080")
+    QUrl base;        // scheme, host, port and any path before /v1 ("http://127.0.0.1:8080"), no user info
     QString apiKey;   // "" = none
     QString model;    // the id from /v1/models
+    QString userInfo; // "user:password" given in the address: this run's HTTP credentials, never stored
 };
 
 struct RemoteChatRequest {
@@ -47,8 +56,19 @@ public:
     ~RemoteSession() override;
 
     // "127.0.0.1:8080", "http://host:8080/", "http://host:8080/v1" → "http://host:8080"; an
-    // invalid URL stays invalid (the caller says so).
+    // invalid URL stays invalid (the caller says so). User info ("user:pw@") is dropped: the
+    // base is what is shown and stored; userInfoOf() keeps the credentials for this run.
     static QUrl normalizeBase(const QString& text);
+    static QString userInfoOf(const QString& text);
+
+    // What each reply may take (the caps are fixed, see above).
+    static constexpr qint64 kMaxModelListBytes = 4 << 20;
+    static constexpr qint64 kMaxErrorBodyBytes = 64 << 10;
+    static constexpr qint64 kMaxWholeAnswerBytes = 16 << 20;
+    static constexpr qint64 kMaxStreamBytes = qint64(128) << 20;
+    static constexpr int32_t kExtraTokens = 64;
+    void setTimeouts(const RemoteTimeouts& timeouts) { timeouts_ = timeouts; }
+    const RemoteTimeouts& timeouts() const { return timeouts_; }
 
     // Lists the server's models: modelsListed or modelsFailed (a message a person can act on:
     // unreachable, 401, not an OpenAI server). A newer call replaces an unanswered one.
@@ -73,8 +93,11 @@ signals:
     void generationFailed(quint64 jobId, const QString& message);
 
 private:
+    void onModelsData(QNetworkReply* reply);
+    void onModelsFinished(QNetworkReply* reply);
     void onChatData();
     void onChatFinished();
+    bool stopping() const;
     void handle(const StreamEvent& event, StepBatch& batch);
     void finishJob(FinishReason reason);
     void failJob(const QString& message);
@@ -85,6 +108,13 @@ private:
     RemoteVocabulary vocabulary_;
     QPointer<QNetworkReply> modelsReply_;
     QPointer<QNetworkReply> reply_;
+    QPointer<ReplyGuard> modelsGuard_, guard_;
+    QByteArray modelsBody_;
+    QByteArray body_;             // an error body (≤ 64 KiB) or an answer sent whole (≤ 16 MiB)
+    bool bodyCut_ = false;        // the error body went on past 64 KiB: the rest was not read
+    QString tooMany_;             // the stream went past the tokens asked for: why it was closed
+    RemoteTimeouts timeouts_;
+    int32_t maxSteps_ = 0;
     quint64 jobId_ = 0;
     OpenAiStreamParser parser_;
     QElapsedTimer clock_;

@@ -5,17 +5,41 @@
 #include "kv_cache/kv_cache.h"
 
 #include <QSettings>
+#include <QUrl>
 
 namespace inferscope {
 namespace {
 constexpr int kMaxRecent = 8;
+
+// A server entry ("http://host:port#model") without the user info an address may have carried:
+// a password is never written to the settings (an older version's file is cleaned on reading).
+QString withoutUserInfo(const QString& entry) {
+    if (!entry.startsWith(QLatin1String("http://")) && !entry.startsWith(QLatin1String("https://"))) return entry;
+    QUrl url(entry);
+    if (url.userInfo().isEmpty()) return entry;
+    url.setUserInfo(QString());
+    return url.toString();
+}
+
+// Seconds between 1 and a day; anything else (garbage, 0, negative) is the default.
+int timeoutSeconds(const QVariant& v, int fallback) {
+    bool ok = false;
+    const int s = v.toInt(&ok);
+    return ok && s >= 1 && s <= 86'400 ? s : fallback;
+}
 }  // namespace
 
 AppSettings::AppSettings(QObject* parent) : QObject(parent) {
     QSettings s;
     theme_ = s.value("ui/theme", theme_).toString();
     if (theme_ != QLatin1String("dark")) theme_ = QStringLiteral("light");
-    recent_ = s.value("models/recent").toStringList();
+    const QStringList stored = s.value("models/recent").toStringList();
+    for (const QString& entry : stored)
+        if (const QString clean = withoutUserInfo(entry); !recent_.contains(clean)) recent_ << clean;
+    if (recent_ != stored) s.setValue("models/recent", recent_);
+    connectTimeout_ = timeoutSeconds(s.value("remote/connectTimeout"), connectTimeout_);
+    firstByteTimeout_ = timeoutSeconds(s.value("remote/firstByteTimeout"), firstByteTimeout_);
+    idleTimeout_ = timeoutSeconds(s.value("remote/idleTimeout"), idleTimeout_);
     geometry_ = s.value("ui/geometry").toRect();
     sidebar_ = s.value("ui/sidebar", sidebar_).toBool();
     inspector_ = s.value("ui/inspector", inspector_).toBool();
@@ -41,6 +65,9 @@ void AppSettings::save() {
     s.setValue("ui/inspectorTab", inspectorTab_);
     s.setValue("chat/heatMode", heatMode_);
     s.setValue("engine/kvType", kvType_);
+    s.setValue("remote/connectTimeout", connectTimeout_);
+    s.setValue("remote/firstByteTimeout", firstByteTimeout_);
+    s.setValue("remote/idleTimeout", idleTimeout_);
     emit changed();
 }
 
@@ -56,7 +83,19 @@ void AppSettings::setSessionTheme(const QString& theme) {
     emit changed();
 }
 
-void AppSettings::noteModelLoaded(const QString& path) {
+void AppSettings::setRemoteTimeouts(int connectSeconds, int firstByteSeconds, int idleSeconds) {
+    const int c = timeoutSeconds(connectSeconds, connectTimeout_), f = timeoutSeconds(firstByteSeconds, firstByteTimeout_),
+              i = timeoutSeconds(idleSeconds, idleTimeout_);
+    if (c == connectTimeout_ && f == firstByteTimeout_ && i == idleTimeout_) return;
+    connectTimeout_ = c;
+    firstByteTimeout_ = f;
+    idleTimeout_ = i;
+    save();
+    emit remoteTimeoutsChanged();
+}
+
+void AppSettings::noteModelLoaded(const QString& given) {
+    const QString path = withoutUserInfo(given);
     recent_.removeAll(path);
     recent_.prepend(path);
     while (recent_.size() > kMaxRecent) recent_.removeLast();

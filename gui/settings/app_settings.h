@@ -34,6 +34,11 @@ class AppSettings : public QObject, public QmlSingleton<AppSettings> {
     Q_PROPERTY(QString kvType READ kvType WRITE setKvType NOTIFY kvTypeChanged)
     // The first-run welcome (qml/controls/WelcomeDialog.qml) has been closed once.
     Q_PROPERTY(bool welcomeSeen READ welcomeSeen WRITE setWelcomeSeen NOTIFY changed)
+    // A server's deadlines in seconds (remote/reply_guard.h): to connect, to the answer's first
+    // byte, between two arrivals. Each 1 s … 1 day.
+    Q_PROPERTY(int connectTimeout READ connectTimeout NOTIFY remoteTimeoutsChanged)
+    Q_PROPERTY(int firstByteTimeout READ firstByteTimeout NOTIFY remoteTimeoutsChanged)
+    Q_PROPERTY(int idleTimeout READ idleTimeout NOTIFY remoteTimeoutsChanged)
     // Why the file dialogs cannot open on this machine (a missing QML module), or "" (file_dialogs.h).
     Q_PROPERTY(QString fileDialogProblem READ fileDialogProblem NOTIFY changed)
 
@@ -50,7 +55,8 @@ public:
     void setPersistent(bool persistent) { persistent_ = persistent; }
     QString lastModel() const { return recent_.isEmpty() ? QString() : recent_.first(); }
     QStringList recentModels() const { return recent_; }
-    // Puts a successfully loaded model first in the recent list (at most 8 entries).
+    // Puts a successfully loaded model first in the recent list (at most 8 entries; a server's
+    // address without its user info).
     Q_INVOKABLE void noteModelLoaded(const QString& path);
     Q_INVOKABLE void forgetModel(const QString& path);
     QString bundledModel() const { return bundledModel_; }
@@ -79,6 +85,10 @@ public:
     void setWelcomeSeen(bool seen);
     // This run only (not saved): --screenshot shows no welcome.
     void setSessionWelcomeSeen(bool seen);
+    int connectTimeout() const { return connectTimeout_; }
+    int firstByteTimeout() const { return firstByteTimeout_; }
+    int idleTimeout() const { return idleTimeout_; }
+    Q_INVOKABLE void setRemoteTimeouts(int connectSeconds, int firstByteSeconds, int idleSeconds);
     QString fileDialogProblem() const { return fileDialogProblem_; }
     void setFileDialogProblem(const QString& problem) {
         fileDialogProblem_ = problem;
@@ -91,6 +101,7 @@ signals:
     void changed();
     void heatModeChanged();  // on its own: the chat must not follow every window move
     void kvTypeChanged();
+    void remoteTimeoutsChanged();
 
 private:
     void save();
@@ -106,6 +117,7 @@ private:
     QString kvType_ = QStringLiteral("f32");
     QString fileDialogProblem_;
     QString bundledModel_;
+    int connectTimeout_ = 10, firstByteTimeout_ = 300, idleTimeout_ = 60;
 };
 
 }  // namespace inferscope

@@ -12,7 +12,7 @@ Dialog {
     title: qsTr("Connect to a server")
     modal: true
     anchors.centerIn: Overlay.overlay
-    width: Math.min(520, parent ? parent.width - 4 * Theme.spacing : 520)
+    width: Math.min(640, parent ? parent.width - 4 * Theme.spacing : 640)
     padding: 2 * Theme.spacing
     onAccepted: EngineController.connectToServer(urlField.text, keyField.text, modelBox.currentText)
 
@@ -71,6 +71,45 @@ Dialog {
                 Accessible.name: qsTr("Model")
                 displayText: count > 0 ? currentText : (EngineController.listingModels ? qsTr("asking the server…") : qsTr("no models listed"))
             }
+        }
+        // A server's deadlines (AppSettings, remote/reply_guard.h): kept between runs.
+        RowLayout {
+            spacing: Theme.spacing
+            Layout.fillWidth: true
+            Label { text: qsTr("Timeouts (s):"); color: Theme.muted }
+            Label { text: qsTr("connecting"); color: Theme.muted }
+            SpinBox {
+                id: connectBox
+                objectName: "connectTimeout"
+                from: 1; to: 600; editable: true
+                Layout.preferredWidth: 88
+                value: AppSettings.connectTimeout
+                Accessible.name: qsTr("Seconds to connect")
+                onValueModified: AppSettings.setRemoteTimeouts(value, firstByteBox.value, idleBox.value)
+            }
+            Label { text: qsTr("first token"); color: Theme.muted }
+            SpinBox {
+                id: firstByteBox
+                objectName: "firstByteTimeout"
+                from: 1; to: 86400; editable: true
+                Layout.preferredWidth: 96
+                value: AppSettings.firstByteTimeout
+                Accessible.name: qsTr("Seconds to the first token")
+                onValueModified: AppSettings.setRemoteTimeouts(connectBox.value, value, idleBox.value)
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("How long a server may think before it sends anything: a busy server queues the request, a long prompt takes a while to read.")
+            }
+            Label { text: qsTr("silence"); color: Theme.muted }
+            SpinBox {
+                id: idleBox
+                objectName: "idleTimeout"
+                from: 1; to: 86400; editable: true
+                Layout.preferredWidth: 96
+                value: AppSettings.idleTimeout
+                Accessible.name: qsTr("Seconds of silence mid-answer")
+                onValueModified: AppSettings.setRemoteTimeouts(connectBox.value, firstByteBox.value, value)
+            }
+            Item { Layout.fillWidth: true }
         }
         Label {
             objectName: "serverError"

@@ -392,10 +392,10 @@ private slots:
         QSignalSpy failed(f.engine.get(), &EngineController::generationFailed);
         QVERIFY(f.chat->send(QStringLiteral("Once more")));
         QVERIFY(failed.wait(20000));
-        QCOMPARE(failed.first().at(1).toString(), QStringLiteral("The answer from %1 stopped early: CUDA out of memory").arg(fake.url()));
+        QCOMPARE(failed.first().at(1).toString(), QStringLiteral("The answer from %1 stopped after 1 token: the server reported an error: CUDA out of memory").arg(fake.url()));
         QCOMPARE(f.last().text, QStringLiteral("Half"));
         QCOMPARE(f.last().finishReason, Message::Failed);
-        QCOMPARE(f.chat->lastError(), QStringLiteral("The answer from %1 stopped early: CUDA out of memory").arg(fake.url()));
+        QCOMPARE(f.chat->lastError(), QStringLiteral("The answer from %1 stopped after 1 token: the server reported an error: CUDA out of memory").arg(fake.url()));
 
         // The connection closed mid-answer (a server that went away): kept, and said so.
         fake.chat = sse("data: {\"choices\":[{\"delta\":{\"content\":\"Cut\"}}]}\n\n");
@@ -403,7 +403,7 @@ private slots:
         QVERIFY(f.chat->send(QStringLiteral("Go on")));
         QVERIFY(cut.wait(20000));
         QCOMPARE(cut.first().at(1).toString(),
-                 QStringLiteral("The answer from %1 ended before it was complete (the connection closed without a finish reason)").arg(fake.url()));
+                 QStringLiteral("The answer from %1 stopped after 1 token: the connection closed before the server said the answer was complete.").arg(fake.url()));
         QCOMPARE(f.last().text, QStringLiteral("Cut"));
         QCOMPARE(f.last().finishReason, Message::Failed);
 
@@ -419,7 +419,7 @@ private slots:
         ChatFixture f(4);
         const QString nowhere = QStringLiteral("http://127.0.0.1:%1").arg(closedPort());
         const QString message = connectTo(f, nowhere, QString(), "stories260K");
-        QVERIFY2(message.startsWith(QStringLiteral("Could not reach %1: ").arg(nowhere)) && message.contains("Connection refused") &&
+        QVERIFY2(message.startsWith(QStringLiteral("Could not reach %1: ").arg(nowhere)) && message.contains("nothing is listening at that address (connection refused)") &&
                      message.endsWith("Is the server running, and is the address right?"), qPrintable(message));
 
         // A web server that is not an OpenAI one: a page for every request.
