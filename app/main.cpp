@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
     }
     options.persistentSettings = !screenshot;
     options.measureMachine = true;
+    options.systemKeyring = !screenshot;
     AppGraph graph(options);
     // Also for whoever reads the terminal or the session log: the window's banner can be dismissed.
     if (!graph.openReport.message.isEmpty()) std::fprintf(stderr, "inferscope: %s\n", qPrintable(graph.openReport.message));

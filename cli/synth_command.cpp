@@ -19,14 +19,16 @@ struct SynthArgs {
 };
 
 // The Llama 2 vocabulary (32000 tokens) ships with the test data; the 512-token one with the
-// bundled model.
+// bundled model; Llama 3's, Qwen's and Phi-3's are in ../shared/models/tokenizer beside a checkout.
 std::filesystem::path defaultVocab(const SynthShape& shape) {
     if (shape.nVocab == 512) {
         if (auto bundled = findBundledModel()) return *bundled;
         return {};
     }
 #ifdef INFERSCOPE_SOURCE_DIR
-    return std::filesystem::path(INFERSCOPE_SOURCE_DIR) / "tests/data/ggml-vocab-llama-spm.gguf";
+    const std::filesystem::path source(INFERSCOPE_SOURCE_DIR);
+    if (shape.vocab == "llama-spm") return source / "tests/data/ggml-vocab-llama-spm.gguf";
+    return source / ".." / "shared/models/tokenizer" / ("ggml-vocab-" + std::string(shape.vocab) + ".gguf");
 #else
     return {};
 #endif
@@ -49,8 +51,8 @@ int run(const SynthArgs& a) {
     auto vocab = GgufFile::open(o.vocabFrom);
     if (!vocab) return reportError("--vocab: " + vocab.error().message);
     if (const GgufValue* tokens = vocab->find("tokenizer.ggml.tokens");
-        !tokens || tokens->type != GgufType::Array || tokens->count != uint64_t(shape->nVocab))
-        return reportError(fmt::format("--vocab: {} has no vocabulary of {} tokens (tokenizer.ggml.tokens)",
+        !tokens || tokens->type != GgufType::Array || tokens->count > uint64_t(shape->nVocab))
+        return reportError(fmt::format("--vocab: {} has no vocabulary of at most {} tokens (tokenizer.ggml.tokens)",
                                        o.vocabFrom.string(), shape->nVocab));
     const auto t0 = std::chrono::steady_clock::now();
     std::fprintf(stderr, "writing %s (%s, %s, %.1f MiB)\n", a.out.c_str(), std::string(shape->name).c_str(), a.dtype.c_str(),
@@ -65,7 +67,10 @@ int run(const SynthArgs& a) {
 void addSynthCommand(CLI::App& app, int& exitCode) {
     auto a = std::make_shared<SynthArgs>();
     CLI::App* cmd = app.add_subcommand("synth", "Write a random-weight GGUF of a named model shape (for benchmarks)");
-    cmd->add_option("--shape", a->shape, "tinyllama-1.1b, llama-110m, stories260k or stories260k-wide")->required();
+    cmd->add_option("--shape", a->shape,
+                    "tinyllama-1.1b, llama-110m, stories260k, stories260k-wide, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, "
+                    "qwen2.5-1.5b, qwen2.5-7b, gemma-3-4b or phi-3-mini")
+        ->required();
     cmd->add_option("--dtype", a->dtype,
                     "f32, f16, bf16, q8_0, q4_0, q4_k_m, q5_k_m or q6_k (norms stay f32; the quantized ones with "
                     "llama-quantize's per-tensor types)")
@@ -73,8 +78,9 @@ void addSynthCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--out,-o", a->out, "output GGUF file")->required()->check(kNotEmpty);
     cmd->add_option("--seed", a->seed, "weights are N(0, 0.02^2) from this seed")->capture_default_str()->check(kUnsigned);
     cmd->add_option("--vocab", a->vocab,
-                    "GGUF whose tokenizer.* metadata to copy (default: the Llama 2 vocabulary from tests/data, or the "
-                    "bundled model's for stories260k)")
+                    "GGUF whose tokenizer.* metadata to copy, padded with unused pieces to the shape's vocabulary "
+                    "(default: the shape's own from ../shared/models/tokenizer, the Llama 2 vocabulary from tests/data, "
+                    "or the bundled model's for stories260k)")
         ->check(kNotEmpty);
     cmd->final_callback([a, &exitCode] { exitCode = run(*a); });
 }

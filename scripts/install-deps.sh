@@ -19,6 +19,8 @@ packages=(
   libcurl4-openssl-dev libssl-dev
   # desktop app: Qt 6 Quick and the QML modules it loads at run time, SQLite driver
   qt6-declarative-dev qt6-svg-dev libqt6sql6-sqlite
+  # a server's API key in the system keyring, only when the person asks (gui/remote/server_keyring.h)
+  qtkeychain-qt6-dev
   qml6-module-qtquick qml6-module-qtquick-window qml6-module-qtquick-controls
   qml6-module-qtquick-templates qml6-module-qtquick-layouts qml6-module-qtquick-shapes
   qml6-module-qtquick-dialogs qml6-module-qtqml-workerscript qml6-module-qtqml

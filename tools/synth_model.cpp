@@ -21,7 +21,33 @@ constexpr std::array kShapes{
     SynthShape{"llama-110m", 768, 12, 12, 12, 2048, 32000, 2048},
     SynthShape{"stories260k", 64, 5, 8, 4, 172, 512, 512},
     SynthShape{"stories260k-wide", 256, 5, 8, 4, 256, 512, 2048},
+    SynthShape{"llama-3.2-1b", 2048, 16, 32, 8, 8192, 128256, 131072, 64, true, true, 500000.0f, "llama-bpe"},
+    SynthShape{"llama-3.2-3b", 3072, 28, 24, 8, 8192, 128256, 131072, 128, true, true, 500000.0f, "llama-bpe"},
+    SynthShape{"llama-3.1-8b", 4096, 32, 32, 8, 14336, 128256, 131072, 128, false, true, 500000.0f, "llama-bpe"},
+    SynthShape{"qwen2.5-1.5b", 1536, 28, 12, 2, 8960, 151936, 32768, 128, true, false, 1000000.0f, "qwen2"},
+    SynthShape{"qwen2.5-7b", 3584, 28, 28, 4, 18944, 152064, 32768, 128, false, false, 1000000.0f, "qwen2"},
+    SynthShape{"gemma-3-4b", 2560, 34, 8, 4, 10240, 262144, 131072, 256, true, false, 1000000.0f, "llama-spm"},
+    SynthShape{"phi-3-mini", 3072, 32, 32, 32, 8192, 32064, 4096, 96, false, false, 10000.0f, "phi-3"},
 };
+// Llama 3.1's RoPE scaling (rope_freqs.weight as llama.cpp's converter computes it): factor 8,
+// low/high frequency factors 1 and 4, original context 8192.
+std::vector<float> llama31RopeFreqs(int32_t headDim, float base) {
+    std::vector<float> out;
+    const double factor = 8, lowFactor = 1, highFactor = 4, oldCtx = 8192;
+    const double lowWavelen = oldCtx / lowFactor, highWavelen = oldCtx / highFactor;
+    for (int32_t i = 0; i < headDim; i += 2) {
+        const double freq = 1.0 / std::pow(double(base), double(i) / headDim);
+        const double wavelen = 2 * 3.141592653589793 / freq;
+        if (wavelen < highWavelen) out.push_back(1.0f);
+        else if (wavelen > lowWavelen) out.push_back(float(factor));
+        else {
+            const double smooth = (oldCtx / wavelen - lowFactor) / (highFactor - lowFactor);
+            out.push_back(float(1.0 / ((1 - smooth) / factor + smooth)));
+        }
+    }
+    return out;
+}
+int32_t headDimOf(const SynthShape& s) { return s.headDim > 0 ? s.headDim : s.nEmbd / s.nHead; }
 constexpr float kStd = 0.02f;
 constexpr size_t kChunk = size_t(1) << 20;  // elements generated per write
 
@@ -52,17 +78,23 @@ struct TensorPlan {
     std::vector<uint64_t> ne;  // ne[0] innermost
     GgmlType type;
     bool isNorm;
+    std::vector<float> values = {};  // given values (rope_freqs) instead of random ones
 };
 
 std::vector<TensorPlan> plan(const SynthOptions& o) {
     const auto& s = o.shape;
-    const uint64_t E = uint64_t(s.nEmbd), hd = uint64_t(s.nEmbd / s.nHead), Q = hd * s.nHead, KV = hd * s.nHeadKv,
+    const uint64_t E = uint64_t(s.nEmbd), hd = uint64_t(headDimOf(s)), Q = hd * s.nHead, KV = hd * s.nHeadKv,
                    F = uint64_t(s.nFf), V = uint64_t(s.nVocab);
     const int32_t n = s.nLayer;
     auto matrixType = [&](MatrixRole role, int32_t layer, uint64_t cols) { return quantMixType(o.type, role, layer, n, cols); };
     using enum MatrixRole;
     std::vector<TensorPlan> t;
-    t.push_back({"token_embd.weight", {E, V}, matrixType(TokenEmbedding, 0, E), false});
+    // Tied: the embedding is the LM head too, and llama-quantize types it as the output.
+    t.push_back({"token_embd.weight", {E, V}, matrixType(s.tiedEmbeddings ? Output : TokenEmbedding, 0, E), false});
+    if (s.ropeFreqs) {
+        auto freqs = llama31RopeFreqs(int32_t(hd), s.ropeBase);
+        t.push_back({"rope_freqs.weight", {uint64_t(freqs.size())}, GgmlType::F32, false, std::move(freqs)});
+    }
     // Per layer in forward order, Q/K/V and gate/up back to back.
     for (int32_t l = 0; l < s.nLayer; ++l) {
         const std::string p = fmt::format("blk.{}.", l);
@@ -77,7 +109,7 @@ std::vector<TensorPlan> plan(const SynthOptions& o) {
         t.push_back({p + "ffn_down.weight", {F, E}, matrixType(FfnDown, l, F), false});
     }
     t.push_back({"output_norm.weight", {E}, GgmlType::F32, true});
-    t.push_back({"output.weight", {E, V}, matrixType(Output, n, E), false});
+    if (!s.tiedEmbeddings) t.push_back({"output.weight", {E, V}, matrixType(Output, n, E), false});
     return t;
 }
 
@@ -92,7 +124,9 @@ GgufTensorProducer producer(const TensorPlan& t, uint64_t tensorSeed) {
             // Whole blocks: kChunk is a multiple of every block size, and a shorter tail ends the
             // tensor (whose row length is a multiple of its block).
             const size_t n = size_t(std::min<uint64_t>(kChunk, total - begin));
-            if (t.isNorm) {
+            if (!t.values.empty()) {
+                for (size_t i = 0; i < n; ++i) values[i] = t.values[size_t(begin) + i];
+            } else if (t.isNorm) {
                 for (size_t i = 0; i < n; ++i) values[i] = 1.0f;
             } else {
 #pragma omp parallel for schedule(static)
@@ -164,9 +198,10 @@ Result<void> writeSynthModel(const SynthOptions& o, const std::filesystem::path&
     auto vocab = GgufFile::open(o.vocabFrom);
     if (!vocab) return std::unexpected(Error{vocab.error().kind, fmt::format("vocabulary: {}", vocab.error().message)});
     const GgufValue* tokens = vocab->find("tokenizer.ggml.tokens");
-    if (!tokens || tokens->type != GgufType::Array || tokens->count != uint64_t(s.nVocab))
-        return fail(ErrorKind::BadFile, fmt::format("{} has no vocabulary of {} tokens (tokenizer.ggml.tokens)",
+    if (!tokens || tokens->type != GgufType::Array || tokens->elemType != GgufType::String || tokens->count > uint64_t(s.nVocab))
+        return fail(ErrorKind::BadFile, fmt::format("{} has no vocabulary of at most {} tokens (tokenizer.ggml.tokens)",
                                                     o.vocabFrom.string(), s.nVocab));
+    const uint64_t have = tokens->count, pad = uint64_t(s.nVocab) - have;
     GgufWriter w;
     const uint32_t fileType = quantMixFileType(o.type);
     w.add("general.architecture", GgufMetaValue::string("llama"));
@@ -178,12 +213,37 @@ Result<void> writeSynthModel(const SynthOptions& o, const std::filesystem::path&
     w.add("llama.feed_forward_length", GgufMetaValue::u32(uint32_t(s.nFf)));
     w.add("llama.attention.head_count", GgufMetaValue::u32(uint32_t(s.nHead)));
     w.add("llama.attention.head_count_kv", GgufMetaValue::u32(uint32_t(s.nHeadKv)));
-    w.add("llama.rope.dimension_count", GgufMetaValue::u32(uint32_t(s.nEmbd / s.nHead)));
-    w.add("llama.rope.freq_base", GgufMetaValue::f32(10000.0f));
+    w.add("llama.rope.dimension_count", GgufMetaValue::u32(uint32_t(headDimOf(s))));
+    if (s.headDim > 0) {
+        w.add("llama.attention.key_length", GgufMetaValue::u32(uint32_t(s.headDim)));
+        w.add("llama.attention.value_length", GgufMetaValue::u32(uint32_t(s.headDim)));
+    }
+    w.add("llama.rope.freq_base", GgufMetaValue::f32(s.ropeBase));
     w.add("llama.attention.layer_norm_rms_epsilon", GgufMetaValue::f32(1e-5f));
     w.add("llama.vocab_size", GgufMetaValue::u32(uint32_t(s.nVocab)));
-    for (const auto& kv : vocab->metadata())
-        if (kv.key.starts_with("tokenizer.")) w.add(std::string(kv.key), GgufMetaValue::copyOf(kv.value));
+    for (const auto& kv : vocab->metadata()) {
+        if (!kv.key.starts_with("tokenizer.")) continue;
+        const GgufValue& v = kv.value;
+        const bool perToken = v.type == GgufType::Array && v.count == have;
+        if (pad == 0 || !perToken || (kv.key != "tokenizer.ggml.tokens" && kv.key != "tokenizer.ggml.scores" &&
+                                      kv.key != "tokenizer.ggml.token_type")) {
+            w.add(std::string(kv.key), GgufMetaValue::copyOf(v));
+        } else if (kv.key == "tokenizer.ggml.tokens") {
+            std::vector<std::string> pieces(v.strings.begin(), v.strings.end());
+            for (uint64_t id = have; id < uint64_t(s.nVocab); ++id) pieces.push_back(fmt::format("[PAD{}]", id));
+            w.add("tokenizer.ggml.tokens", GgufMetaValue::stringArray(std::span<const std::string>(pieces)));
+        } else if (kv.key == "tokenizer.ggml.scores") {
+            std::vector<float> scores;
+            for (uint64_t i = 0; i < have; ++i) scores.push_back(float(v.numberAt(i)));
+            scores.resize(size_t(s.nVocab), 0.0f);
+            w.add("tokenizer.ggml.scores", GgufMetaValue::array(std::span<const float>(scores)));
+        } else {
+            std::vector<int32_t> types;
+            for (uint64_t i = 0; i < have; ++i) types.push_back(int32_t(v.intAt(i)));
+            types.resize(size_t(s.nVocab), 5);  // UNUSED
+            w.add("tokenizer.ggml.token_type", GgufMetaValue::array(std::span<const int32_t>(types)));
+        }
+    }
     uint64_t index = 0;
     for (const auto& t : plan(o)) w.addTensor(t.name, t.ne, t.type, producer(t, mix(o.seed * 0x100000001B3ull + ++index)));
     return w.writeFile(out);

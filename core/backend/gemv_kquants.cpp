@@ -35,6 +35,7 @@ void quantizeBlock(const float* x, XBlock256& b) {
     // packs_epi32 then packs_epi16 interleave 4-byte groups of the four vectors per 128-bit lane;
     // this permutation puts them back in order.
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    int rsums[16];
     for (int j = 0; j < 8; ++j) {  // 32 elements: one scale, two sums of 16
         __m256 v[4];
         __m256 amaxv = _mm256_setzero_ps();
@@ -44,30 +45,45 @@ void quantizeBlock(const float* x, XBlock256& b) {
         }
         const float amax = hmax(amaxv);
         const __m256 id = _mm256_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
-        __m256i q[4];
-        for (int r = 0; r < 4; ++r) q[r] = _mm256_cvtps_epi32(_mm256_mul_ps(v[r], id));
+        __m256i q[4], e[4];
+        const __m256 steps = _mm256_set1_ps(kXResidueSteps);
+        for (int r = 0; r < 4; ++r) {
+            const __m256 scaled = _mm256_mul_ps(v[r], id);
+            q[r] = _mm256_cvtps_epi32(scaled);
+            e[r] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_sub_ps(scaled, _mm256_cvtepi32_ps(q[r])), steps));
+        }
         const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
         _mm256_store_si256(reinterpret_cast<__m256i*>(b.q + 32 * j), _mm256_permutevar8x32_epi32(packed, order));
+        const __m256i packedR = _mm256_packs_epi16(_mm256_packs_epi32(e[0], e[1]), _mm256_packs_epi32(e[2], e[3]));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(b.r + 32 * j), _mm256_permutevar8x32_epi32(packedR, order));
         int s0, s1;
         hsum2(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]), s0, s1);
         b.sum16[2 * j] = int16_t(s0);
         b.sum16[2 * j + 1] = int16_t(s1);
         b.sum32[j] = int16_t(s0 + s1);
         b.d[j] = amax / 127.0f;
+        // (Stored from here, as sum16 is, GCC 12 at -O3 compiled quantizeX256 to a bare return.)
+        hsum2(_mm256_add_epi32(e[0], e[1]), _mm256_add_epi32(e[2], e[3]), rsums[2 * j], rsums[2 * j + 1]);
     }
+    for (int s = 0; s < 16; ++s) b.rsum16[s] = int16_t(rsums[s]);
 #else
     for (int j = 0; j < 8; ++j) {
         const float* xj = x + 32 * j;
         float amax = 0.0f;
         for (int c = 0; c < 32; ++c) amax = std::fmax(amax, std::fabs(xj[c]));
         const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
-        for (int c = 0; c < 32; ++c) b.q[32 * j + c] = int8_t(std::nearbyint(xj[c] * id));
+        for (int c = 0; c < 32; ++c) {
+            const float scaled = xj[c] * id;
+            b.q[32 * j + c] = int8_t(std::nearbyint(scaled));
+            b.r[32 * j + c] = int8_t(std::nearbyint((scaled - float(b.q[32 * j + c])) * kXResidueSteps));
+        }
         b.d[j] = amax / 127.0f;
     }
     for (int s = 0; s < 16; ++s) {
-        int sum = 0;
-        for (int c = 0; c < 16; ++c) sum += b.q[16 * s + c];
+        int sum = 0, rsum = 0;
+        for (int c = 0; c < 16; ++c) sum += b.q[16 * s + c], rsum += b.r[16 * s + c];
         b.sum16[s] = int16_t(sum);
+        b.rsum16[s] = int16_t(rsum);
     }
     for (int s = 0; s < 8; ++s) b.sum32[s] = int16_t(b.sum16[2 * s] + b.sum16[2 * s + 1]);
 #endif

@@ -20,12 +20,21 @@ namespace inferscope {
 // (d = max|x| / 127 of the 32, 0 for an all-zero block). llama.cpp's Q8_K has one scale per 256:
 // a scale per 32 keeps an outlier from coarsening the step of 255 other elements, so the decode
 // stays closer to the exact computation than llama.cpp's, for one more multiply-add per 32.
+//
+// A second byte, r, carries the rounding residue: x[c] ≈ d·(q[c] + r[c] / 254), |r| ≤ 127, 16 bits
+// of x in all. Q6_K multiplies both bytes (one more maddubs per 32): it is the type llama-quantize
+// gives the LM head of most K-quant files (Q2_K…Q5_K_M), where 8-bit x moved the logits enough to
+// flip top-1 on 2 of 64 positions of a reference that the exact computation matched (Q2_K file,
+// test_engine_quant). Q4_K and Q5_K read q alone.
 struct alignas(32) XBlock256 {
     int8_t q[256];
+    int8_t r[256];       // round((x·127/max|x| - q)·254)
     float d[8];
-    int16_t sum16[16];  // Σ q over each 16 elements (Q6_K's sub-blocks)
-    int16_t sum32[8];   // Σ q over each 32 elements (Q4_K's and Q5_K's sub-blocks)
+    int16_t sum16[16];   // Σ q over each 16 elements (Q6_K's sub-blocks)
+    int16_t sum32[8];    // Σ q over each 32 elements (Q4_K's and Q5_K's sub-blocks)
+    int16_t rsum16[16];  // Σ r over each 16 elements
 };
+inline constexpr float kXResidueSteps = 254.0f;  // r's steps per step of q
 
 }  // namespace inferscope
 
@@ -38,7 +47,7 @@ namespace inferscope::INFERSCOPE_KERNELS_NS {
 bool kquantKernelFor(uint32_t blockType);
 
 // x [m][k] (k a multiple of 256) rounded to out [m][k / 256] (q = x·127 / max|x| rounded to nearest
-// even, per 32).
+// even, per 32; r the residue, rounded likewise).
 void quantizeX256(const float* x, int64_t m, int64_t k, XBlock256* out);
 
 // Rows [n0, n1) of a task of a type kquantKernelFor accepts: y[i, n] = x̂[i, :] · W[n, :] for

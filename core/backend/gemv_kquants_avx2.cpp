@@ -114,6 +114,7 @@ void q45Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
 // 32 of qh, 8 scales): element l + 32·k (l < 32, k < 4) is a nibble of ql[l] (k even) or
 // ql[l + 32] (k odd), low for k < 2, with bits 2k, 2k + 1 of qh[l] above it; its scale is
 // sc[l / 16 + 2k]. The stored q is 0..63 for q - 32: Σ sc·(q - 32)·x = Σ sc·q·x - 32·Σ sc·Σx.
+// x is read in its 16 bits (XBlock256: q, then the residue byte r at a 254th of q's step).
 template <int M>
 void q6Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
     constexpr int blockBytes = 210;
@@ -121,7 +122,7 @@ void q6Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
     const int64_t nb = t.k / 256;
     const auto* base = static_cast<const uint8_t*>(t.w);
     const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
-    const __m256 minus32 = _mm256_set1_ps(-32.0f);
+    const __m256 minus32 = _mm256_set1_ps(-32.0f), residueStep = _mm256_set1_ps(1.0f / kXResidueSteps);
     for (int64_t n = n0; n < n1; ++n) {
         const uint8_t* b = base + n * nb * blockBytes;
         __m256 acc[M][A];
@@ -131,14 +132,17 @@ void q6Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
             prefetchWeightsAhead(b, blockBytes);
             const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192)));  // 16 × int16
             const __m256 d = _mm256_set1_ps(half(b + 208));
-            alignas(32) float f[M][8];  // d_w·d_x of each 32 elements, broadcast from memory below
+            alignas(32) float f[M][8], fr[M][8];  // d_w·d_x of each 32 elements (fr: of x's residue byte)
             for (int i = 0; i < M; ++i) {
                 const XBlock256& x = xq[i * nb + blk];
-                const __m256 dd = _mm256_mul_ps(d, _mm256_load_ps(x.d));
+                const __m256 dd = _mm256_mul_ps(d, _mm256_load_ps(x.d)), ddr = _mm256_mul_ps(dd, residueStep);
                 _mm256_store_ps(f[i], dd);
-                // The offset, per 32 elements j: -32·(sc_2j·Σx_2j + sc_2j+1·Σx_2j+1).
+                _mm256_store_ps(fr[i], ddr);
+                // The offset, per 32 elements j: -32·(sc_2j·Σx_2j + sc_2j+1·Σx_2j+1), for q and for r.
                 const __m256i offset = _mm256_madd_epi16(sc, _mm256_load_si256(reinterpret_cast<const __m256i*>(x.sum16)));
+                const __m256i offsetR = _mm256_madd_epi16(sc, _mm256_load_si256(reinterpret_cast<const __m256i*>(x.rsum16)));
                 acc[i][0] = _mm256_fmadd_ps(_mm256_mul_ps(dd, minus32), _mm256_cvtepi32_ps(offset), acc[i][0]);
+                acc[i][1 % A] = _mm256_fmadd_ps(_mm256_mul_ps(ddr, minus32), _mm256_cvtepi32_ps(offsetR), acc[i][1 % A]);
             }
             for (int h = 0; h < 2; ++h) {
                 const uint8_t* ql = b + 64 * h;
@@ -154,8 +158,11 @@ void q6Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
                     const int j = 4 * h + k;  // x's block of 32
                     const __m256i s = _mm256_shuffle_epi8(scHalf, wordPair(k));
                     for (int i = 0; i < M; ++i) {
-                        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q[k], load(xq[i * nb + blk].q + 32 * j)), s);
+                        const XBlock256& x = xq[i * nb + blk];
+                        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q[k], load(x.q + 32 * j)), s);
+                        const __m256i pr = _mm256_madd_epi16(_mm256_maddubs_epi16(q[k], load(x.r + 32 * j)), s);
                         acc[i][j % A] = _mm256_fmadd_ps(_mm256_broadcast_ss(&f[i][j]), _mm256_cvtepi32_ps(p), acc[i][j % A]);
+                        acc[i][(j + 1) % A] = _mm256_fmadd_ps(_mm256_broadcast_ss(&fr[i][j]), _mm256_cvtepi32_ps(pr), acc[i][(j + 1) % A]);
                     }
                 }
             }

@@ -1,5 +1,7 @@
 #include "engine/engine.h"
 
+#include "grammar/grammar_matcher.h"
+
 #include <algorithm>
 #include <cassert>
 #include <chrono>
@@ -176,6 +178,20 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
     return generate(request, observer, CancelCheck([cancel] { return cancel->load(std::memory_order_relaxed); }));
 }
 
+const grammar::TokenTrie& Engine::tokenTrie() {
+    if (!tokenTrie_) {
+        const size_t n = size_t(tokenizer_->vocabSize());
+        std::vector<std::string> bytes(n);
+        for (size_t id = 0; id < n; ++id) bytes[id] = tokenizer_->tokenBytes(int32_t(id));
+        // Ends of generation are the grammar's to allow (when complete); BOS ends generation too.
+        for (int32_t eog : tokenizer_->endOfGenerationIds())
+            if (size_t(eog) < n) bytes[size_t(eog)].clear();
+        if (tokenizer_->bosId() >= 0 && size_t(tokenizer_->bosId()) < n) bytes[size_t(tokenizer_->bosId())].clear();
+        tokenTrie_ = std::make_shared<const grammar::TokenTrie>(grammar::TokenTrie::build(bytes));
+    }
+    return *tokenTrie_;
+}
+
 Result<GenerationSummary> Engine::generate(const GenerateRequest& request, GenerationObserver* observer,
                                            const CancelCheck& cancel) {
     const auto tStart = Clock::now();
@@ -194,6 +210,8 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
                     fmt::format("the prompt is {} tokens but the context holds {}; shorten it or load with a larger context", nPrompt, nCtx));
     if (auto ok = checkInspectOptions(request.inspect.optionsFor(0)); !ok) return std::unexpected(ok.error());
     if (auto ok = checkSpeculative(request); !ok) return std::unexpected(ok.error());
+    if (request.grammar && request.speculative)
+        return fail(ErrorKind::InvalidArgument, "a grammar cannot be combined with speculative decoding yet");
     if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());
     auto cancelled = [&cancel] { return cancel && cancel(); };
 
@@ -243,13 +261,35 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
     auto chain = SamplerChain::create(request.sampler);
     if (!chain) return std::unexpected(chain.error());
     SamplerChain& sampler = *chain;
+    std::optional<grammar::GrammarMatcher> matcher;
+    std::vector<uint8_t> allowed;
+    if (request.grammar) {
+        matcher.emplace(request.grammar);
+        allowed.resize(logits.size());
+    }
     StopStringMatcher stops(request.stopStrings);
     int64_t forwardUs = 0;
     for (int32_t step = 0;; ++step) {
         t0 = Clock::now();
         StepRecord rec;
         if (request.replayWidth > 0) keepHighestLogits(logits, size_t(request.replayWidth), rec);
-        auto sample = sampler.sample(logits, sequence);  // the penalty looks at its last repeatLastN
+        if (matcher) {  // the grammar's mask; end of generation only where the text is complete
+            matcher->fillMask(tokenTrie(), allowed);
+            const uint8_t complete = matcher->isComplete() ? 1 : 0;
+            for (int32_t eog : tokenizer_->endOfGenerationIds())
+                if (size_t(eog) < allowed.size()) allowed[size_t(eog)] = complete;
+            if (std::find(allowed.begin(), allowed.end(), uint8_t(1)) == allowed.end()) {
+                if (complete) {  // finished, and the vocabulary has no end-of-generation token
+                    summary.reason = FinishReason::EndOfGeneration;
+                    break;
+                }
+                return fail(ErrorKind::InvalidArgument,
+                            fmt::format("the grammar cannot continue after {} generated tokens: no token of the vocabulary "
+                                        "writes what it expects next", step));
+            }
+        }
+        // The penalty looks at the sequence's last repeatLastN.
+        auto sample = matcher ? sampler.sample(logits, sequence, allowed) : sampler.sample(logits, sequence);
         if (!sample) return std::unexpected(Error{ErrorKind::Device, "the model produced invalid logits: " + sample.error().message});
         rec.sample = std::move(*sample);
         rec.sampleUs = usSince(t0);
@@ -266,6 +306,9 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
         // generation like EOS does.
         rec.endOfGeneration = tokenizer_->isEndOfGeneration(id) || id == tokenizer_->bosId();
         rec.piece = rec.endOfGeneration ? std::string() : tokenizer_->tokenBytes(id);
+        if (matcher && !rec.endOfGeneration)
+            if (auto ok = matcher->acceptBytes(rec.piece); !ok)  // the mask allowed it: cannot happen
+                return fail(ErrorKind::InvalidArgument, "the grammar refused the sampled token: " + ok.error().message);
         if (step == 0) summary.timeToFirstTokenUs = usSince(tStart);
         sequence.push_back(id);
         summary.tokens.push_back(id);

@@ -26,6 +26,8 @@
 
 namespace inferscope {
 
+namespace grammar { class TokenTrie; }
+
 struct EngineOptions {
     std::filesystem::path modelPath;
     std::optional<std::filesystem::path> tokenizerPath;  // a SentencePiece tokenizer.model to use instead of the GGUF vocabulary
@@ -147,6 +149,9 @@ private:
     std::vector<std::string> notices_;
     std::optional<Error> broken_;  // set when the model file changed under the mapping
     ForwardProbe probe_;           // reused by inspection (its buffers grow to the largest asked)
+    // The vocabulary's token bytes as a trie for grammar masks, built on the first grammar request.
+    std::shared_ptr<const grammar::TokenTrie> tokenTrie_;
+    const grammar::TokenTrie& tokenTrie();
     int64_t loadUs_ = 0;
 };
 

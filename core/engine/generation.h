@@ -18,6 +18,8 @@
 
 namespace inferscope {
 
+namespace grammar { struct Grammar; }
+
 // Which steps to look inside while generating: the forward pass whose logits a step samples from
 // (at position step's position - 1) keeps its residuals and attention weights as it runs, and the
 // step's record carries the result. Exact for every step, the first included (its pass is the
@@ -45,6 +47,11 @@ struct GenerateRequest {
     GenerateInspect inspect;
     // Speculative decoding (speculative.h); none: one decode pass per token.
     std::optional<SpeculativeOptions> speculative;
+    // Structured output (core/grammar): every step samples only the tokens the grammar allows
+    // next (the sampler's "grammar" stage), end of generation only once the text is complete. A
+    // generation under a grammar ends with "eos" when the grammar is finished. Not combined with
+    // speculative decoding.
+    std::shared_ptr<const grammar::Grammar> grammar;
 };
 
 

@@ -13,14 +13,15 @@ namespace inferscope {
 // The chain's stages in the order they run. A candidate's probability "after stage s" is the
 // softmax over the tokens that survived s: at T = 1 for Raw..MinP, at the temperature for
 // Temperature (the distribution actually sampled; greedy: 1 for the pick, 0 elsewhere).
-enum class SamplerStage : uint8_t { Raw, Penalty, TopK, TopP, MinP, Temperature };
-inline constexpr int kSamplerStageCount = 6;
+// Grammar keeps the tokens a grammar allows next (sampler_chain.h); without one it keeps all.
+enum class SamplerStage : uint8_t { Raw, Penalty, Grammar, TopK, TopP, MinP, Temperature };
+inline constexpr int kSamplerStageCount = 7;
 
-// Lower-case display names, also usable as JSON keys: "raw", "penalty", "top-k", "top-p",
-// "min-p", "temperature".
+// Lower-case display names, also usable as JSON keys: "raw", "penalty", "grammar", "top-k",
+// "top-p", "min-p", "temperature".
 constexpr std::string_view samplerStageName(SamplerStage stage) {
     constexpr std::array<std::string_view, kSamplerStageCount> names{
-        "raw", "penalty", "top-k", "top-p", "min-p", "temperature"};
+        "raw", "penalty", "grammar", "top-k", "top-p", "min-p", "temperature"};
     return names[static_cast<size_t>(stage)];
 }
 
@@ -39,6 +40,13 @@ struct SampleRecord {
     float entropyBits = 0;     // of the raw distribution
     float logSumExp = 0;       // of the raw logits: p = exp(logit - logSumExp) for any stored logit
     std::array<int32_t, kSamplerStageCount> survivors{};  // candidates left after each stage
+    // The grammar stage (when a mask was given): the probability mass it removed (after the
+    // penalty, T = 1) and the chosen token's probability just before it, the "fight meter": a
+    // low value means the model wanted something the grammar forbids. Forced: one candidate left.
+    bool constrained = false;
+    float grammarMassRemoved = 0;
+    float pBeforeGrammar = 0;
+    bool forced() const { return constrained && survivors[size_t(SamplerStage::Grammar)] == 1; }
     std::vector<CandidateRecord> top;  // min(topN, n) highest raw logits, descending (ties: lower id)
 };
 

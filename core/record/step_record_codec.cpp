@@ -6,8 +6,10 @@
 namespace inferscope {
 namespace {
 
-constexpr char kMagic[4] = {'I', 'S', 'R', '2'};
+constexpr char kMagic[4] = {'I', 'S', 'R', '3'};
+constexpr char kMagicV2[4] = {'I', 'S', 'R', '2'};
 constexpr char kMagicV1[4] = {'I', 'S', 'R', '1'};
+constexpr size_t kGrammarStage = size_t(SamplerStage::Grammar);
 
 class Writer {
 public:
@@ -47,8 +49,21 @@ private:
 };
 
 // Fixed bytes of a step before its piece and candidates.
-constexpr size_t kStepFixedBytes = 4 * 3 + 4 * 3 + 4 + 4 * 2 + 4 * kSamplerStageCount + 8 * 2 + 1 + 2 + 2;
-constexpr size_t kCandidateBytes = 4 + 4 + 4 * kSamplerStageCount;
+// (ISR1/ISR2: six stages and no grammar fields; the smaller sizes bound their counts.)
+constexpr size_t kStepFixedBytes = 4 * 3 + 4 * 3 + 4 + 4 * 2 + 4 * (kSamplerStageCount - 1) + 8 * 2 + 1 + 2 + 2;
+constexpr size_t kCandidateBytes = 4 + 4 + 4 * (kSamplerStageCount - 1);
+
+// Reads one value per stage; an old record's six skip the grammar stage, which copies the penalty's.
+template <class T>
+bool getStages(Reader& r, std::array<T, kSamplerStageCount>& values, bool v3) {
+    bool ok = true;
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (!v3 && i == kGrammarStage) continue;
+        ok = ok && r.get(values[i]);
+    }
+    if (!v3) values[kGrammarStage] = values[kGrammarStage - 1];
+    return ok;
+}
 
 }  // namespace
 
@@ -68,6 +83,9 @@ std::vector<uint8_t> encodeStepRecords(std::span<const StepRecord> steps) {
         w.put(s.entropyBits);
         w.put(s.logSumExp);
         for (int32_t n : s.survivors) w.put(n);
+        w.put(uint8_t(s.constrained ? 1 : 0));
+        w.put(s.grammarMassRemoved);
+        w.put(s.pBeforeGrammar);
         w.put(int64_t(r.forwardUs));
         w.put(int64_t(r.sampleUs));
         w.put(uint8_t(r.endOfGeneration ? 1 : 0));
@@ -89,9 +107,10 @@ std::vector<uint8_t> encodeStepRecords(std::span<const StepRecord> steps) {
 }
 
 Result<std::vector<StepRecord>> decodeStepRecords(std::span<const uint8_t> bytes) {
-    if (bytes.size() < 8 || (std::memcmp(bytes.data(), kMagic, 4) != 0 && std::memcmp(bytes.data(), kMagicV1, 4) != 0))
-        return fail(ErrorKind::BadFile, "token records: not in the ISR1/ISR2 format");
-    const bool v2 = std::memcmp(bytes.data(), kMagic, 4) == 0;
+    const bool v3 = bytes.size() >= 4 && std::memcmp(bytes.data(), kMagic, 4) == 0;
+    if (bytes.size() < 8 || (!v3 && std::memcmp(bytes.data(), kMagicV2, 4) != 0 && std::memcmp(bytes.data(), kMagicV1, 4) != 0))
+        return fail(ErrorKind::BadFile, "token records: not in the ISR1/ISR2/ISR3 format");
+    const bool v2 = v3 || std::memcmp(bytes.data(), kMagicV2, 4) == 0;
     Reader r(bytes.subspan(4));
     uint32_t count = 0;
     r.get(count);
@@ -107,7 +126,12 @@ Result<std::vector<StepRecord>> decodeStepRecords(std::span<const uint8_t> bytes
         uint16_t pieceBytes = 0, nTop = 0;
         bool ok = r.get(step) && r.get(position) && r.get(id) && r.get(s.logit) && r.get(s.pRaw) && r.get(s.pFinal) &&
                   r.get(rank) && r.get(s.entropyBits) && r.get(s.logSumExp);
-        for (int32_t& n : s.survivors) ok = ok && r.get(n);
+        ok = ok && getStages(r, s.survivors, v3);
+        if (v3) {
+            uint8_t constrained = 0;
+            ok = ok && r.get(constrained) && r.get(s.grammarMassRemoved) && r.get(s.pBeforeGrammar);
+            s.constrained = constrained != 0;
+        }
         ok = ok && r.get(fwd) && r.get(smp) && r.get(eog) && r.get(pieceBytes) && r.bytes(st.piece, pieceBytes) && r.get(nTop);
         if (!ok || nTop > r.remaining() / kCandidateBytes)
             return fail(ErrorKind::BadFile, fmt::format("token records: step {} is truncated", k));
@@ -122,7 +146,7 @@ Result<std::vector<StepRecord>> decodeStepRecords(std::span<const uint8_t> bytes
         for (auto& c : s.top) {
             r.get(c.id);
             r.get(c.logit);
-            for (float& p : c.p) r.get(p);
+            getStages(r, c.p, v3);
         }
         if (!v2) continue;
         uint32_t nReplay = 0;

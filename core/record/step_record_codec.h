@@ -3,12 +3,14 @@
 // everything the visualizer shows about each token (probabilities, stages, top-N, timings).
 // Little-endian; decoding validates every length against the buffer (stored data is untrusted).
 //
-//   "ISR2" u32 count, then per step:
+//   "ISR3" u32 count, then per step:
 //     i32 step, i32 position, i32 id, f32 logit, f32 pRaw, f32 pFinal, i32 rank, f32 entropyBits,
-//     f32 logSumExp, i32 survivors[6], i64 forwardUs, i64 sampleUs, u8 endOfGeneration,
-//     u16 pieceBytes, piece, u16 nTop, nTop × (i32 id, f32 logit, f32 p[6]),
+//     f32 logSumExp, i32 survivors[7], u8 constrained, f32 grammarMassRemoved, f32 pBeforeGrammar,
+//     i64 forwardUs, i64 sampleUs, u8 endOfGeneration,
+//     u16 pieceBytes, piece, u16 nTop, nTop × (i32 id, f32 logit, f32 p[7]),
 //     u32 nReplay, nReplay × i32 id, nReplay × f32 logit
-// "ISR1" (the first version) has no replay logits; it still decodes.
+// "ISR2" has six stages (no grammar: its survivors and probabilities are the penalty's on
+// decoding) and no grammar fields; "ISR1" has no replay logits either. Both still decode.
 
 #include <cstdint>
 #include <span>

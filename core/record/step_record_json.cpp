@@ -64,6 +64,13 @@ nlohmann::ordered_json stepRecordJson(const StepRecord& step, const StepPieceLoo
     o["entropy_bits"] = jsonFloat(s.entropyBits);
     o["log_sum_exp"] = jsonFloat(s.logSumExp);
     o["survivors"] = perStage([&](size_t i) { return s.survivors[i]; });
+    if (s.constrained) {  // the grammar stage's own figures
+        nlohmann::ordered_json g = nlohmann::ordered_json::object();
+        g["mass_removed"] = jsonFloat(s.grammarMassRemoved);
+        g["p_before"] = jsonFloat(s.pBeforeGrammar);
+        g["forced"] = s.forced();
+        o["grammar"] = std::move(g);
+    }
     o["forward_us"] = step.forwardUs;
     o["sample_us"] = step.sampleUs;
     o["end_of_generation"] = step.endOfGeneration;

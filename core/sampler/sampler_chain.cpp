@@ -46,25 +46,35 @@ Result<SamplerChain> SamplerChain::create(const SamplerParams& params) {
 
 Result<SampleRecord> SamplerChain::sample(std::span<const float> logits,
                                           std::span<const int32_t> recentTokens) {
-    return run({}, logits, recentTokens);
+    return run({}, logits, recentTokens, Outcome{nullptr, nullptr, {}});
+}
+
+Result<SampleRecord> SamplerChain::sample(std::span<const float> logits, std::span<const int32_t> recentTokens,
+                                          std::span<const uint8_t> allowed) {
+    if (allowed.size() != logits.size())
+        return invalid(fmt::format("a grammar mask of {} tokens for {} logits", allowed.size(), logits.size()));
+    return run({}, logits, recentTokens, Outcome{nullptr, nullptr, allowed});
 }
 
 Result<SampleRecord> SamplerChain::sample(std::span<const int32_t> ids, std::span<const float> logits,
                                           std::span<const int32_t> recentTokens) {
     if (ids.size() != logits.size())
         return invalid(fmt::format("{} candidate ids for {} logits", ids.size(), logits.size()));
-    return run(ids, logits, recentTokens);
+    return run(ids, logits, recentTokens, Outcome{nullptr, nullptr, {}});
 }
 
-Result<SampleRecord> SamplerChain::describe(std::span<const float> logits, std::span<const int32_t> recentTokens, int32_t pick) {
+Result<SampleRecord> SamplerChain::describe(std::span<const float> logits, std::span<const int32_t> recentTokens, int32_t pick,
+                                            std::span<const uint8_t> allowed) {
     if (pick < 0 || size_t(pick) >= logits.size())
         return invalid(fmt::format("token {} is not among the {} candidates", pick, logits.size()));
-    return run({}, logits, recentTokens, Outcome{&pick, nullptr});
+    if (!allowed.empty() && allowed.size() != logits.size())
+        return invalid(fmt::format("a grammar mask of {} tokens for {} logits", allowed.size(), logits.size()));
+    return run({}, logits, recentTokens, Outcome{&pick, nullptr, allowed});
 }
 
 Result<std::vector<TokenProbability>> SamplerChain::finalDistribution(std::span<const float> logits, std::span<const int32_t> recentTokens) {
     std::vector<TokenProbability> out;
-    if (auto r = run({}, logits, recentTokens, Outcome{nullptr, &out}); !r) return std::unexpected(r.error());
+    if (auto r = run({}, logits, recentTokens, Outcome{nullptr, &out, {}}); !r) return std::unexpected(r.error());
     return out;
 }
 
@@ -113,6 +123,11 @@ Result<SampleRecord> SamplerChain::run(std::span<const int32_t> ids, std::span<c
     survivors[at(SamplerStage::Raw)] = int32_t(n);
     applyPenalty(identityIds, recentTokens, step);
     survivors[at(SamplerStage::Penalty)] = int32_t(step.count);
+    if (!applyGrammar(identityIds, outcome.allowed, step))
+        return invalid("the grammar allows none of the candidates");
+    survivors[at(SamplerStage::Grammar)] = int32_t(step.count);
+    record.constrained = !outcome.allowed.empty();
+    record.grammarMassRemoved = record.constrained ? float(std::max(0.0, 1.0 - step.grammarKept)) : 0.0f;
     applyTopK(step);
     survivors[at(SamplerStage::TopK)] = int32_t(step.count);
     applyTopP(step);
@@ -158,6 +173,8 @@ Result<SampleRecord> SamplerChain::run(std::span<const int32_t> ids, std::span<c
     record.logit = pick.raw;
     record.pRaw = float(expNonPositive(double(pick.raw) - logSumExp));
     record.pFinal = chosen != kNotSurvived ? float(finalProbability(pick)) : 0.0f;
+    if (record.constrained)  // the penalty stage's probability, before the mask (the fight meter)
+        record.pBeforeGrammar = float(std::exp(double(pick.logit) - step.penaltyMax) / step.penaltyZ);
     record.entropyBits = float(entropyNats / std::numbers::ln2);
     record.logSumExp = float(logSumExp);
     if (!step.penalised && chosen != kNotSurvived && chosen < ranked_) {  // ranked by raw logit already
@@ -172,9 +189,9 @@ Result<SampleRecord> SamplerChain::run(std::span<const int32_t> ids, std::span<c
     if (nTop == 0) return record;
 
     // Which stages each position survived (survivor sets are nested prefixes), before the top-N
-    // selection reorders the array. Positions past the top-k survivors keep Penalty.
-    for (size_t i = 0; i < size_t(survivors[at(SamplerStage::TopK)]); ++i) {
-        size_t reached = at(SamplerStage::TopK);
+    // selection reorders the array. Positions past the grammar's survivors keep Penalty.
+    for (size_t i = 0; i < size_t(survivors[at(SamplerStage::Grammar)]); ++i) {
+        size_t reached = at(SamplerStage::Grammar);
         while (reached + 1 < kSamplerStageCount && i < size_t(survivors[reached + 1])) ++reached;
         candidates_[i].reached = int32_t(reached);
     }
@@ -190,7 +207,9 @@ Result<SampleRecord> SamplerChain::run(std::span<const int32_t> ids, std::span<c
         out.id = c.id;
         out.logit = c.raw;
         out.p[at(SamplerStage::Raw)] = float(expNonPositive(double(c.raw) - logSumExp));
-        const double mass = expNonPositive(double(c.logit) - step.maxLogit);  // T = 1, penalised
+        // T = 1, penalised. A token the grammar removed may lie above the survivors' maximum.
+        const double x = double(c.logit) - step.maxLogit;
+        const double mass = x <= 0 ? expNonPositive(x) : std::exp(std::min(x, 700.0));
         for (size_t s = at(SamplerStage::Penalty); s < at(SamplerStage::Temperature); ++s)
             out.p[s] = size_t(c.reached) >= s ? float(mass / step.z[s]) : 0.0f;
         const size_t last = at(SamplerStage::Temperature);

@@ -2,13 +2,16 @@
 // The sampler chain (after llama.cpp's llama-sampling): stages applied in turn to one candidate
 // array, each recorded so the GUI can show what it did:
 //
-//   raw logits -> bias and penalties -> top-k -> top-p -> min-p -> temperature -> pick
+//   raw logits -> bias and penalties -> grammar -> top-k -> top-p -> min-p -> temperature -> pick
 //
 // - penalty: what adjusts logits before any cut, as llama.cpp's logit-bias and penalties
 //   samplers do in turn. First each token of logitBias has its bias added. Then each distinct
 //   token among the last repeatLastN of `recentTokens` has its logit divided by repeatPenalty if
 //   > 0, multiplied otherwise (once, however often it occurred), and lowered by
 //   count x frequencyPenalty + presencePenalty, count being its occurrences in that window.
+// - grammar: with an allowed-token mask (allowed[id] != 0; core/grammar's GrammarMatcher fills
+//   one per step), keeps only the allowed candidates; without one, keeps all. Every candidate
+//   masked is an error (InvalidArgument, nothing drawn).
 // - top-k: keeps the k highest logits.
 // - top-p: keeps the shortest prefix, in order of decreasing probability, whose cumulative
 //   probability reaches p (at least one token).
@@ -70,6 +73,9 @@ public:
     // outside the candidates are ignored. Errors (InvalidArgument, the RNG is then not advanced):
     // no candidates, a NaN or +inf logit, every logit -inf. -inf masks a token.
     Result<SampleRecord> sample(std::span<const float> logits, std::span<const int32_t> recentTokens);
+    // The same under a grammar: allowed[id] != 0 for the tokens it allows (size: logits').
+    Result<SampleRecord> sample(std::span<const float> logits, std::span<const int32_t> recentTokens,
+                                std::span<const uint8_t> allowed);
     // Samples from a subset: candidate i is token ids[i] with logits[i]. Ids must be distinct.
     Result<SampleRecord> sample(std::span<const int32_t> ids, std::span<const float> logits,
                                 std::span<const int32_t> recentTokens);
@@ -77,7 +83,8 @@ public:
     // The record sample() would give had it picked `pick`, without drawing from the RNG: a token
     // chosen another way (speculative decoding's accepted drafts and corrections). Its pFinal is
     // its probability in the final distribution (0 when a stage removed it).
-    Result<SampleRecord> describe(std::span<const float> logits, std::span<const int32_t> recentTokens, int32_t pick);
+    Result<SampleRecord> describe(std::span<const float> logits, std::span<const int32_t> recentTokens, int32_t pick,
+                                  std::span<const uint8_t> allowed = {});
     // The distribution sample() draws from: every survivor of the stages with its probability after
     // temperature (greedy: the top token with 1), most probable first (ties: the lower id first).
     // No RNG draw.
@@ -107,6 +114,9 @@ private:
         bool massesValid = false;   // candidates_[0, count).mass == exp(logit - maxLogit)
         bool penalised = false;     // some logit changed: rank order may differ from raw order
         std::array<double, kSamplerStageCount> z{};  // softmax normaliser after each stage
+        double penaltyMax = 0;      // maxLogit and z after the penalty, before the grammar moved them
+        double penaltyZ = 0;
+        double grammarKept = 1;     // probability mass the grammar kept (T = 1, after the penalty)
     };
 
     // What a call does after the stages: draw a pick, describe a given one, or hand out the final
@@ -114,12 +124,14 @@ private:
     struct Outcome {
         const int32_t* forcedPick;                    // null: draw
         std::vector<TokenProbability>* distribution;  // null: a record
+        std::span<const uint8_t> allowed = {};        // empty: no grammar
     };
     Result<SampleRecord> run(std::span<const int32_t> ids, std::span<const float> logits,
-                             std::span<const int32_t> recentTokens, Outcome outcome = Outcome{nullptr, nullptr});
+                             std::span<const int32_t> recentTokens, Outcome outcome);
     // The stages: each narrows candidates_[0, step.count) and sets step.z[its stage].
     void applyPenalty(bool identityIds, std::span<const int32_t> recentTokens, Step& step);
     void findAdjustments(bool identityIds, std::span<const int32_t> recentTokens, size_t count);
+    bool applyGrammar(bool identityIds, std::span<const uint8_t> allowed, Step& step);
     void applyTopK(Step& step);
     void applyTopP(Step& step);
     void applyMinP(Step& step);

@@ -132,8 +132,52 @@ void SamplerChain::applyPenalty(bool identityIds, std::span<const int32_t> recen
     step.penalised = true;
 }
 
+// Grammar: the allowed candidates become the prefix. If the penalised maximum is removed, the
+// survivors' maximum becomes the reference of every mass, and the earlier normalisers are
+// rescaled to it (the record computes every stage's probability from the final maximum).
+bool SamplerChain::applyGrammar(bool identityIds, std::span<const uint8_t> allowed, Step& step) {
+    step.z[at(SamplerStage::Grammar)] = step.z[at(SamplerStage::Penalty)];
+    step.penaltyMax = step.maxLogit;
+    step.penaltyZ = step.z[at(SamplerStage::Penalty)];
+    step.grammarKept = 1;
+    if (allowed.empty()) return true;
+    ensureMasses(step);
+    auto isAllowed = [&](const Candidate& c) {
+        return c.id >= 0 && size_t(c.id) < allowed.size() && allowed[size_t(c.id)] != 0;
+    };
+    (void)identityIds;
+    const auto first = candidates_.begin();
+    const size_t keep = size_t(std::partition(first, first + step.count, isAllowed) - first);
+    if (keep == 0) return false;
+    double kept = 0;
+    float maxLogit = -kInf;
+    for (size_t i = 0; i < keep; ++i) {
+        kept += candidates_[i].mass;
+        maxLogit = std::max(maxLogit, candidates_[i].logit);
+    }
+    step.grammarKept = kept / step.penaltyZ;
+    step.count = keep;
+    ranked_ = 0;
+    if (double(maxLogit) == step.maxLogit) {
+        step.z[at(SamplerStage::Grammar)] = kept;
+        return true;
+    }
+    // The maximum moved down by delta: masses and normalisers in units of the new maximum.
+    const double delta = step.maxLogit - double(maxLogit);
+    const double scale = std::exp(std::min(delta, 700.0));
+    step.z[at(SamplerStage::Raw)] *= scale;
+    step.z[at(SamplerStage::Penalty)] *= scale;
+    step.maxLogit = maxLogit;
+    step.massesValid = false;
+    ensureMasses(step);
+    double z = 0;
+    for (size_t i = 0; i < step.count; ++i) z += candidates_[i].mass;
+    step.z[at(SamplerStage::Grammar)] = z;
+    return true;
+}
+
 void SamplerChain::applyTopK(Step& step) {
-    step.z[at(SamplerStage::TopK)] = step.z[at(SamplerStage::Penalty)];
+    step.z[at(SamplerStage::TopK)] = step.z[at(SamplerStage::Grammar)];
     const int32_t k = params_.topK;
     if (k <= 0 || size_t(k) >= step.count) return;
     const auto first = candidates_.begin();

@@ -16,6 +16,7 @@
 #include "tokenizer/byte_level.h"
 #include "tokenizer/special_tokens.h"
 #include "tokenizer/gguf_vocab.h"
+#include "tokenizer/spm_bytes.h"
 #include "tokenizer/spm_proto.h"
 
 namespace inferscope {
@@ -85,7 +86,7 @@ Tokenizer::Tokenizer(Vocab vocab, std::unique_ptr<sentencepiece::SentencePiecePr
                          [this](int32_t a, int32_t b) { return vocab_.pieces[a].size() > vocab_.pieces[b].size(); });
 }
 
-Tokenizer::~Tokenizer() = default;
+Tokenizer::~Tokenizer() = default;  // SpmByteMerger is complete here
 
 Result<std::unique_ptr<Tokenizer>> Tokenizer::fromGguf(const GgufFile& file) {
     auto vocab = readGgufVocab(file);
@@ -99,7 +100,9 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::fromGguf(const GgufFile& file) {
     const auto status = sp->LoadFromSerializedProto(writeModelProto(*vocab));
     if (!status.ok())
         return fail(ErrorKind::BadFile, fmt::format("SentencePiece rejected the vocabulary: {}", loadErrorText(status)));
-    return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(*vocab), std::move(sp), nullptr));
+    std::unique_ptr<Tokenizer> tokenizer(new Tokenizer(std::move(*vocab), std::move(sp), nullptr));
+    tokenizer->byteMerger_ = std::make_unique<SpmByteMerger>(tokenizer->vocab_);
+    return tokenizer;
 }
 
 Result<std::unique_ptr<Tokenizer>> Tokenizer::fromModelFile(const std::filesystem::path& path) {
@@ -203,6 +206,15 @@ std::vector<Tokenizer::SpecialClaim> Tokenizer::claimSpecials(std::string_view t
 void Tokenizer::encodeFragment(std::string_view text, std::vector<int32_t>& out) const {
     if (text.empty()) return;
     if (bpe_) return bpe_->encode(text, out);
+    if (byteMerger_ && !isWellFormedUtf8(text)) {  // what SentencePiece would turn into U+FFFD
+        std::string escaped;
+        if (vocab_.addSpacePrefix) escaped = kSpaceSymbol;
+        for (char c : text) {
+            if (c == ' ') escaped += kSpaceSymbol;
+            else escaped.push_back(c);
+        }
+        return byteMerger_->encode(escaped, out);
+    }
     std::vector<int> ids;
     checkInvariant(sp_->Encode(text, &ids), "Encode");
     out.insert(out.end(), ids.begin(), ids.end());

@@ -30,6 +30,7 @@ namespace inferscope {
 
 class GgufFile;
 class BpeModel;
+class SpmByteMerger;
 
 class Tokenizer {
 public:
@@ -67,8 +68,9 @@ public:
     // As in llama.cpp, user-defined pieces split the text even without parseSpecial, and with it the
     // unknown piece ("<unk>") does too. Empty text gives no ids (only BOS if asked); addBos is
     // ignored when the vocabulary has no BOS (addEos likewise for EOS, appended). Invalid UTF-8 in
-    // the text is encoded as one U+FFFD per bad byte (SentencePiece's normalizer, and llama.cpp's
-    // BPE, do that), so it cannot round-trip.
+    // the text: SentencePiece vocabularies of a GGUF file keep its bytes as byte-fallback tokens,
+    // as llama.cpp does (spm_bytes.h); byte-level BPE, and a tokenizer.model, encode one U+FFFD
+    // per bad byte (llama.cpp's BPE and SentencePiece's normalizer do that).
     std::vector<int32_t> encode(std::string_view text, bool addBos, bool parseSpecial = false, bool addEos = false) const;
     // SentencePiece: as its DecodeIds. BPE: as llama_detokenize (no special text): the tokens'
     // bytes joined, then llama.cpp's clean-up of " ." " ," " 's" ... where the vocabulary asks for it.
@@ -97,6 +99,9 @@ private:
     Vocab vocab_;
     std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;  // SentencePiece vocabularies
     std::unique_ptr<BpeModel> bpe_;                               // byte-level BPE vocabularies
+    // SentencePiece vocabularies from a GGUF file: text that is not well-formed UTF-8 goes through
+    // llama.cpp's merge, which keeps its bytes (byte-fallback tokens) where SentencePiece writes U+FFFD.
+    std::unique_ptr<SpmByteMerger> byteMerger_;
     // Ids of control, user-defined and unknown pieces by their first byte, longest first.
     std::vector<std::vector<int32_t>> specialsByFirstByte_;  // [256][...]
 };

@@ -22,6 +22,7 @@ AppGraph::AppGraph(const Options& options) {
     chat = std::make_unique<ChatController>(engine.get(), sampling.get(), &store);
     inspector = std::make_unique<StepInspector>(chat.get(), nullptr);
     timeline = std::make_unique<TimelineModel>(chat.get(), inspector.get(), nullptr);
+    keyring = std::make_unique<ServerKeyring>(nullptr, options.systemKeyring ? systemKeyring() : memoryKeyring());
 
     // Qt 6.4's QML_SINGLETON without a default constructor: each type's create() hands QML these.
     AppSettings::setInstance(settings.get());
@@ -30,6 +31,7 @@ AppGraph::AppGraph(const Options& options) {
     ChatController::setInstance(chat.get());
     StepInspector::setInstance(inspector.get());
     TimelineModel::setInstance(timeline.get());
+    ServerKeyring::setInstance(keyring.get());
 
     chat->setStoreMessage(openReport.message);
     // The saved tint choice is the chat's; the replay box may switch the chat to "replay" for a
@@ -49,6 +51,10 @@ AppGraph::AppGraph(const Options& options) {
     });
     QObject::connect(engine.get(), &EngineController::kvTypeRefused, settings.get(), [this] {
         if (engine->hasModel()) settings->setKvType(engine->kvType());
+    });
+    // A key the person asked to remember is written once its server accepted it.
+    QObject::connect(engine.get(), &EngineController::modelChanged, keyring.get(), [this] {
+        if (engine->isRemote()) keyring->connected(engine->serverUrl());
     });
     // A server's deadlines: the next request uses the settings' values.
     auto timeouts = [this] {
@@ -95,6 +101,7 @@ void AppGraph::rememberLoadedModels() {
 
 void AppGraph::shutDown() {
     qml.reset();
+    keyring.reset();
     timeline.reset();
     inspector.reset();
     chat.reset();

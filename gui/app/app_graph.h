@@ -15,6 +15,7 @@
 
 #include "chat/chat_controller.h"
 #include "engine/engine_controller.h"
+#include "remote/server_keyring.h"
 #include "settings/app_settings.h"
 #include "settings/sampling_settings.h"
 #include "store/chat_store.h"
@@ -33,6 +34,7 @@ public:
         QString database = QStringLiteral(":memory:");  // a file (its folder is made), or ":memory:"
         bool persistentSettings = false;  // AppSettings written back (the app; not --screenshot or tests)
         bool measureMachine = false;      // the engine measures memory bandwidth after a load (the app)
+        bool systemKeyring = false;       // remembered API keys in the system keyring (the app), else in memory
     };
 
     // Opens the store first (the chat controller reads it when built), then builds the rest in
@@ -73,6 +75,7 @@ public:
     std::unique_ptr<ChatController> chat;
     std::unique_ptr<StepInspector> inspector;
     std::unique_ptr<TimelineModel> timeline;
+    std::unique_ptr<ServerKeyring> keyring;
     std::unique_ptr<QQmlApplicationEngine> qml;
 };
 

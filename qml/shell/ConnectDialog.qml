@@ -5,7 +5,8 @@ import Inferscope
 
 // "Connect to a server…": an OpenAI-compatible server (vLLM, SGLang, llama.cpp's server, Ollama,
 // `inferscope-cli serve`) as the model. Its models are listed (GET /v1/models) as the address or
-// key is entered; what went wrong is said under the fields. The key is kept for this run only.
+// key is entered; what went wrong is said under the fields. The key is kept for this run only,
+// unless "Remember" is checked: then in the system keyring (ServerKeyring), never in the settings.
 Dialog {
     id: dialog
     objectName: "connectDialog"
@@ -14,12 +15,27 @@ Dialog {
     anchors.centerIn: Overlay.overlay
     width: Math.min(640, parent ? parent.width - 4 * Theme.spacing : 640)
     padding: 2 * Theme.spacing
-    onAccepted: EngineController.connectToServer(urlField.text, keyField.text, modelBox.currentText)
+    onAccepted: {
+        ServerKeyring.connectingWith(urlField.text, keyField.text, rememberBox.checked)
+        EngineController.connectToServer(urlField.text, keyField.text, modelBox.currentText)
+    }
 
     function list() {
-        if (urlField.text.trim() !== "") EngineController.listServerModels(urlField.text, keyField.text)
+        if (urlField.text.trim() === "") return
+        if (keyField.text === "") ServerKeyring.lookUp(urlField.text)  // a remembered key lists again when found
+        EngineController.listServerModels(urlField.text, keyField.text)
     }
     onOpened: { urlField.forceActiveFocus(); list() }
+
+    Connections {
+        target: ServerKeyring
+        function onKeyFound(base, key) {
+            if (keyField.text !== "") return
+            keyField.text = key
+            rememberBox.checked = true
+            EngineController.listServerModels(urlField.text, keyField.text)
+        }
+    }
 
     // Listing waits for a pause in typing.
     Timer { id: pause; interval: 600; onTriggered: dialog.list() }
@@ -59,7 +75,16 @@ Dialog {
                 Accessible.name: qsTr("API key")
                 onTextEdited: pause.restart()
                 ToolTip.visible: hovered
-                ToolTip.text: qsTr("Sent as Authorization: Bearer. Kept for this run only, never written to the settings.")
+                ToolTip.text: qsTr("Sent as Authorization: Bearer, only to this server. Kept for this run only unless you ask the system keyring to remember it; never written to the settings.")
+            }
+            Item { width: 1; height: 1 }
+            CheckBox {
+                id: rememberBox
+                objectName: "rememberKey"
+                text: qsTr("Remember the key in the system keyring")
+                enabled: keyField.text !== ""
+                padding: 0
+                Accessible.name: text
             }
             Label { text: qsTr("Model") }
             ComboBox {
@@ -110,6 +135,14 @@ Dialog {
                 onValueModified: AppSettings.setRemoteTimeouts(connectBox.value, firstByteBox.value, value)
             }
             Item { Layout.fillWidth: true }
+        }
+        Label {
+            objectName: "keyringProblem"
+            visible: text !== ""
+            text: ServerKeyring.problem
+            color: Theme.muted
+            wrapMode: Text.WordWrap
+            Layout.fillWidth: true
         }
         Label {
             objectName: "serverError"

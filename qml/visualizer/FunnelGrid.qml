@@ -19,6 +19,7 @@ ColumnLayout {
     readonly property var hints: ({
         "raw": qsTr("The model's logits through a softmax at temperature 1."),
         "penalty": qsTr("Bias and penalties: a logit bias asked for, then tokens seen recently made less likely (repetition, frequency and presence penalties)."),
+        "grammar": qsTr("Grammar: only the tokens the structured-output grammar allows next stay."),
         "top-k": qsTr("Top-k: only the k most probable tokens stay."),
         "top-p": qsTr("Top-p (nucleus): the smallest set whose probabilities add up to p stays."),
         "min-p": qsTr("Min-p: tokens below min-p × the top probability go."),

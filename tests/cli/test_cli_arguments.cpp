@@ -226,7 +226,7 @@ TEST(CliArguments, Synth) {
         {synth({"--vocab", ""}), "--vocab: must not be empty"},
         {synth({"--vocab", "/dev/zero"}), "--vocab: /dev/zero is not a regular file"},
         {synth({"--vocab", kData}), "is not a regular file"},
-        {synth({"--vocab", kData + "/ggml-vocab-llama-spm.gguf"}), "has no vocabulary of 512 tokens"},
+        {synth({"--vocab", kData + "/ggml-vocab-llama-spm.gguf"}), "has no vocabulary of at most 512 tokens"},
         {{"synth", "--shape", "stories260k", "--out", ""}, "--out: must not be empty"},
         {{"synth", "--shape", "stories260k", "--out", "/nonexistent/dir/x.gguf"}, "--out: /nonexistent/dir is not a directory"},
         {{"synth", "--shape", "stories260k", "--out", kData}, "--out: " + kData + " is a directory"},

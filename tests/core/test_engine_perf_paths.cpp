@@ -125,6 +125,67 @@ TEST(Synth, EveryTypeWritesALoadableDeterministicModel) {
     }
 }
 
+// The switches the real shapes use, on a shape small enough to write here: a head dim that is not
+// n_embd / n_head (Gemma 3), tied embeddings typed as the output (llama-quantize's rule when there
+// is no output.weight), Llama 3.1's rope_freqs, and a vocabulary padded with unused pieces.
+TEST(Synth, RealShapeSwitchesTiedHeadDimRopeFreqsPaddedVocab) {
+    TempDir dir;
+    auto base = findSynthShape("stories260k-wide");
+    ASSERT_TRUE(base);
+    SynthShape s = *base;
+    s.name = "test";
+    s.nVocab = 600;  // the bundled 512 tokens + 88 pads
+    s.headDim = 64;  // 8 heads x 64 = 512 != n_embd 256
+    s.tiedEmbeddings = true;
+    s.ropeFreqs = true;
+    s.ropeBase = 500000.0f;
+    ASSERT_TRUE(writeSynthModel({s, GgmlType::Q4_K, 3, kStories}, dir / "m.gguf"));
+    auto f = GgufFile::open(dir / "m.gguf");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->findTensor("output.weight"), nullptr);
+    ASSERT_NE(f->findTensor("token_embd.weight"), nullptr);
+    EXPECT_EQ(f->findTensor("token_embd.weight")->type(), GgmlType::Q6_K);  // Q4_K_M's output type
+    EXPECT_EQ(f->findTensor("token_embd.weight")->shapeString(), "[256, 600]");
+    EXPECT_EQ(f->findTensor("blk.0.attn_q.weight")->shapeString(), "[256, 512]");
+    EXPECT_EQ(f->findTensor("blk.0.attn_k.weight")->shapeString(), "[256, 256]");
+    EXPECT_EQ(f->findTensor("blk.0.attn_output.weight")->shapeString(), "[512, 256]");
+    const GgufTensorInfo* rf = f->findTensor("rope_freqs.weight");
+    ASSERT_NE(rf, nullptr);
+    EXPECT_EQ(rf->shapeString(), "[32]");
+    auto freqs = f->tensorData(*rf);
+    const float* fr = reinterpret_cast<const float*>(freqs.data());
+    EXPECT_EQ(fr[0], 1.0f);   // the highest frequency: unscaled
+    EXPECT_EQ(fr[31], 8.0f);  // the lowest: divided by the factor
+    EXPECT_EQ(f->find("llama.attention.key_length")->u, 64u);
+    EXPECT_EQ(f->find("llama.rope.dimension_count")->u, 64u);
+    EXPECT_EQ(f->find("llama.rope.freq_base")->f, 500000.0);
+    EXPECT_EQ(f->find("tokenizer.ggml.tokens")->count, 600u);
+    EXPECT_EQ(f->find("tokenizer.ggml.tokens")->strings[599], "[PAD599]");
+    EXPECT_EQ(f->find("tokenizer.ggml.token_type")->intAt(599), 5);  // UNUSED
+    EXPECT_EQ(f->find("tokenizer.ggml.scores")->count, 600u);
+
+    auto e = load((dir / "m.gguf").string());
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->hparams().nVocab, 600);
+    EXPECT_EQ(e->hparams().headDim, 64);
+    EXPECT_TRUE(e->model().tiedOutput());
+    EXPECT_EQ(e->tokenizer().encode("Once upon a time", true), loadReference("stories260K-greedy-1.json").promptIds);
+    auto summary = e->generate(greedy({1, 403, 407}, 4));
+    ASSERT_TRUE(summary) << summary.error().message;
+    EXPECT_EQ(summary->nGenerated, 4);
+
+    // The real shapes: every matrix as the model has it (bytes per token are the file's).
+    auto l3 = findSynthShape("llama-3.2-3b");
+    ASSERT_TRUE(l3);
+    EXPECT_TRUE(l3->tiedEmbeddings && l3->ropeFreqs);
+    EXPECT_EQ(l3->nVocab, 128256);
+    EXPECT_EQ(synthModelBytes({*l3, GgmlType::BF16, 1, {}}),  // 28 layers, tied 128256 x 3072 embedding, norms F32
+              uint64_t(2) * (128256ull * 3072 + 28ull * (3072 * 3072 * 2 + 3072 * 1024 * 2 + 3 * 3072 * 8192)) +
+                  4 * (64 + 3072 + 28 * 2 * 3072));
+    for (const char* name : {"llama-3.2-1b", "llama-3.1-8b", "qwen2.5-1.5b", "qwen2.5-7b", "gemma-3-4b", "phi-3-mini"})
+        EXPECT_TRUE(findSynthShape(name)) << name;
+}
+
 TEST(Synth, WeightsHaveTheRequestedSpread) {
     TempDir dir;
     auto shape = findSynthShape("stories260k");

@@ -142,6 +142,11 @@ TEST_P(QuantFast, DefaultPathIsWithinLlamaCppLimitsAndNoFurtherFromExact) {
         ASSERT_GT(n, 0);
         EXPECT_LE(ourDist / n, llamaDist / n) << "mean |Δ| from exact over " << n << " logits: ours " << ourDist / n
                                               << ", llama.cpp " << llamaDist / n;
+        // Files whose only integer-kernel type is Q6_K (the Q2_K mix: Q2_K, Q3_K, a Q6_K LM head; the
+        // Q6_K file): Q6_K reads x in 16 bits (gemv_kquants.h), so the logits stay within 1e-3 of the
+        // exact computation's (8-bit x was 0.02–0.03 off, and flipped top-1 on 2 of 64 positions).
+        if (name == "stories260K-wide-Q2_K" || name == "stories260K-wide-Q6_K")
+            EXPECT_LE(ourDist / n, 1e-3) << "mean |Δ| from exact over " << n << " logits";
         std::printf("%s prompt %s: vs llama.cpp max %.3f mean %.4f top-1 %d/%zu; from exact over %d logits: ours %.5f, llama.cpp %.5f\n",
                     name.c_str(), prompt, worst, sum / count, agree, llama.steps.size(), n, ourDist / n, llamaDist / n);
     }

@@ -60,6 +60,10 @@ TEST(QuantizeX256, RoundsEachBlockToHalfAStepWithExactSums) {
                     // Half a step, plus the rounding of x·127/max|x| in f32.
                     ASSERT_LE(std::fabs(double(xb[c]) - double(q.d[j]) * q.q[c]), double(q.d[j]) * (0.5 + 0x1p-14)) << "element " << c;
                     maxQ = std::max(maxQ, std::abs(int(q.q[c])));
+                    // With the residue byte: half a 254th of a step (and f32's rounding of the residue).
+                    const double x16 = double(q.d[j]) * (q.q[c] + q.r[c] / double(kXResidueSteps));
+                    ASSERT_LE(std::fabs(double(xb[c]) - x16), double(q.d[j]) * (0.5 / kXResidueSteps + 0x1p-14)) << "element " << c;
+                    ASSERT_LE(std::abs(int(q.r[c])), 127) << "element " << c;
                 }
                 EXPECT_EQ(maxQ, amax > 0 ? 127 : 0) << "scale " << j;  // the largest |x| is ±127 steps
             }
@@ -67,6 +71,9 @@ TEST(QuantizeX256, RoundsEachBlockToHalfAStepWithExactSums) {
                 int sum = 0;
                 for (int c = 0; c < 16; ++c) sum += q.q[16 * s + c];
                 EXPECT_EQ(q.sum16[s], sum) << "sum16 " << s;
+                int rsum = 0;
+                for (int c = 0; c < 16; ++c) rsum += q.r[16 * s + c];
+                EXPECT_EQ(q.rsum16[s], rsum) << "rsum16 " << s;
             }
             for (int s = 0; s < 8; ++s) {
                 int sum = 0;
@@ -148,7 +155,9 @@ TEST_P(KQuantKernel, MatchesTheExactDotOfTheDecodedWeightsWithTheRoundedX) {
                 double exact = 0, mag = 0;
                 for (int64_t c = 0; c < K; ++c) {
                     const XBlock256& xb = xq[size_t(i * nb + c / 256)];
-                    const double xr = double(xb.d[c % 256 / 32]) * xb.q[c % 256];
+                    // Q6_K reads x's residue byte too (16 bits of x); Q4_K and Q5_K its first byte.
+                    const double steps = type == GgmlType::Q6_K ? double(xb.q[c % 256]) + xb.r[c % 256] / double(kXResidueSteps) : xb.q[c % 256];
+                    const double xr = double(xb.d[c % 256 / 32]) * steps;
                     exact += double(w[size_t(n * K + c)]) * xr;
                     mag += std::fabs(xr) * (std::fabs(w[size_t(n * K + c)]) + 2 * mins[size_t(c)]);
                 }

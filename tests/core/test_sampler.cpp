@@ -49,7 +49,7 @@ using namespace inferscope;
 namespace {
 
 constexpr double kTol = 1e-6;  // float probabilities from float logits
-constexpr int kRaw = 0, kPenalty = 1, kTopK = 2, kTopP = 3, kMinP = 4, kFinal = 5;
+constexpr int kRaw = 0, kPenalty = 1, kGrammar = 2, kTopK = 3, kTopP = 4, kMinP = 5, kFinal = 6;
 
 // Every stage off, T = 1: the final distribution is the raw softmax.
 SamplerParams allOff() {
@@ -111,9 +111,12 @@ void expectProbs(const std::vector<double>& actual, std::vector<double> expected
     for (size_t i = 0; i < actual.size(); ++i) EXPECT_NEAR(actual[i], expected[i], kTol) << "id " << i;
 }
 
+// Survivors of raw, penalty, top-k, top-p, min-p, temperature; no grammar: it keeps the penalty's.
 std::array<int32_t, kSamplerStageCount> survivorsOf(std::initializer_list<int32_t> s) {
+    std::vector<int32_t> v(s);
+    v.insert(v.begin() + kGrammar, v[kPenalty]);
     std::array<int32_t, kSamplerStageCount> a{};
-    std::copy(s.begin(), s.end(), a.begin());
+    std::copy(v.begin(), v.end(), a.begin());
     return a;
 }
 
@@ -268,7 +271,7 @@ TEST(SamplerStages, ChainedStagesAndSurvivors) {
     SampleRecord r = sampleOnce(p, kTenths);
     EXPECT_EQ(r.survivors, survivorsOf({4, 4, 3, 2, 2, 2}));
     const CandidateRecord& best = candidate(r, 3);
-    const std::array<double, 6> expected{0.4, 0.4, 4.0 / 9, 4.0 / 7, 4.0 / 7, 4.0 / 7};
+    const std::array<double, kSamplerStageCount> expected{0.4, 0.4, 0.4, 4.0 / 9, 4.0 / 7, 4.0 / 7, 4.0 / 7};
     for (int s = 0; s < kSamplerStageCount; ++s) EXPECT_NEAR(best.p[size_t(s)], expected[size_t(s)], kTol);
     // min-p .8 removes .4286 (< .4571): one survivor.
     p.minP = 0.8f;
@@ -778,7 +781,7 @@ Reference referenceSample(const std::vector<float>& raw, const SamplerParams& p,
     std::sort(r.byRaw.begin(), r.byRaw.end(), [&](int32_t a, int32_t b) {
         return raw[size_t(a)] > raw[size_t(b)] || (raw[size_t(a)] == raw[size_t(b)] && a < b);
     });
-    r.survivors[kRaw] = r.survivors[kPenalty] = int32_t(n);
+    r.survivors[kRaw] = r.survivors[kPenalty] = r.survivors[kGrammar] = int32_t(n);
     size_t count = (p.topK > 0 && size_t(p.topK) < n) ? size_t(p.topK) : n;
     r.survivors[kTopK] = int32_t(count);
     if (p.topP < 1.0f) {
@@ -1000,4 +1003,58 @@ TEST(SamplerDescribe, AGivenPicksRecordIsTheOneSampleWouldGiveAndDrawsNothing) {
         }();
         if (removed >= 0) EXPECT_EQ(makeChain(p).describe(logits, recent, removed)->pFinal, 0.0f);
     }
+}
+
+// The grammar stage: only the allowed tokens go on; its record gives the mass removed, the forced
+// flag and the chosen token's probability before the mask (the fight meter).
+TEST(SamplerStages, GrammarMaskKeepsTheAllowedTokens) {
+    SamplerParams p = allOff();
+    p.temperature = 0.0f;
+    auto chain = SamplerChain::create(p);
+    ASSERT_TRUE(chain);
+    const std::vector<uint8_t> allowed{1, 1, 0, 0};  // the two least likely of .1 .2 .3 .4
+    auto r = chain->sample(kTenths, {}, allowed);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->id, 1);
+    EXPECT_TRUE(r->constrained);
+    EXPECT_EQ(r->survivors, (std::array<int32_t, kSamplerStageCount>{4, 4, 2, 2, 2, 2, 1}));
+    EXPECT_NEAR(r->grammarMassRemoved, 0.7, kTol);
+    EXPECT_NEAR(r->pBeforeGrammar, 0.2, kTol);
+    EXPECT_FALSE(r->forced());
+    const CandidateRecord& best = candidate(*r, 1);
+    EXPECT_NEAR(best.p[kPenalty], 0.2, kTol);
+    EXPECT_NEAR(best.p[kGrammar], 2.0 / 3, kTol);
+    EXPECT_NEAR(candidate(*r, 3).p[kPenalty], 0.4, kTol);  // removed: its probability before the mask
+    EXPECT_EQ(candidate(*r, 3).p[kGrammar], 0.0f);
+    // One token allowed: forced, whatever the model wanted.
+    auto forced = chain->sample(kTenths, {}, std::vector<uint8_t>{1, 0, 0, 0});
+    ASSERT_TRUE(forced);
+    EXPECT_EQ(forced->id, 0);
+    EXPECT_TRUE(forced->forced());
+    EXPECT_NEAR(forced->pBeforeGrammar, 0.1, kTol);
+    EXPECT_NEAR(forced->grammarMassRemoved, 0.9, kTol);
+    // Nothing allowed: an error, and no draw.
+    auto none = chain->sample(kTenths, {}, std::vector<uint8_t>{0, 0, 0, 0});
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().message, "the grammar allows none of the candidates");
+    // Without a mask the stage keeps everything and says so.
+    auto plain = chain->sample(kTenths, {});
+    ASSERT_TRUE(plain);
+    EXPECT_FALSE(plain->constrained);
+    EXPECT_EQ(plain->survivors[kGrammar], 4);
+}
+
+// Sampled under a mask: the draw is over the allowed tokens renormalised (top-k etc. after it).
+TEST(SamplerStages, GrammarMaskThenTopK) {
+    SamplerParams p = allOff();
+    p.temperature = 1.0f;
+    p.topK = 1;
+    auto chain = SamplerChain::create(p);
+    ASSERT_TRUE(chain);
+    auto r = chain->sample(kTenths, {}, std::vector<uint8_t>{1, 0, 1, 0});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->id, 2);  // top-1 of the allowed {.1, .3}
+    EXPECT_NEAR(r->pBeforeGrammar, 0.3, kTol);
+    EXPECT_NEAR(candidate(*r, 2).p[kGrammar], 0.75, kTol);
+    EXPECT_EQ(r->survivors, (std::array<int32_t, kSamplerStageCount>{4, 4, 2, 1, 1, 1, 1}));
 }

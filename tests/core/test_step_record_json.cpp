@@ -24,9 +24,12 @@ StepRecord handMade() {
     r.sample.rank = 2;
     r.sample.entropyBits = 1.25f;
     r.sample.logSumExp = 13.0f;
-    r.sample.survivors = {512, 512, 40, 3, 2, 2};
-    r.sample.top = {CandidateRecord{301, 13.5f, {0.5f, 0.5f, 0.5f, 0.6f, 0.6f, 0.25f}},
-                    CandidateRecord{300, 12.5f, {0.1f, 0.1f, 0.1f, 0.2f, 0.2f, 0.75f}}};
+    r.sample.survivors = {512, 512, 300, 40, 3, 2, 2};
+    r.sample.constrained = true;
+    r.sample.grammarMassRemoved = 0.5f;
+    r.sample.pBeforeGrammar = 0.125f;
+    r.sample.top = {CandidateRecord{301, 13.5f, {0.25f, 0.25f, 0.5f, 0.5f, 0.6f, 0.6f, 0.25f}},
+                    CandidateRecord{300, 12.5f, {0.125f, 0.125f, 0.1f, 0.1f, 0.2f, 0.2f, 0.75f}}};
     return r;
 }
 
@@ -38,10 +41,11 @@ TEST(StepRecordJson, EveryFieldInTheSchemasOrder) {
     EXPECT_EQ(json.dump(),
               R"({"step":2,"position":7,"id":300,"piece":" hay","p":0.1,"p_final":0.75,"logit":12.5,"rank":2,)"
               R"("entropy_bits":1.25,"log_sum_exp":13.0,)"
-              R"("survivors":{"raw":512,"penalty":512,"top-k":40,"top-p":3,"min-p":2,"temperature":2},)"
+              R"("survivors":{"raw":512,"penalty":512,"grammar":300,"top-k":40,"top-p":3,"min-p":2,"temperature":2},)"
+              R"("grammar":{"mass_removed":0.5,"p_before":0.125,"forced":false},)"
               R"("forward_us":1500,"sample_us":42,"end_of_generation":false,"top":[)"
-              R"({"id":301,"logit":13.5,"p":0.5,"stages":{"raw":0.5,"penalty":0.5,"top-k":0.5,"top-p":0.6,"min-p":0.6,"temperature":0.25}},)"
-              R"({"id":300,"piece":" hay","logit":12.5,"p":0.1,"stages":{"raw":0.1,"penalty":0.1,"top-k":0.1,"top-p":0.2,"min-p":0.2,"temperature":0.75}}]})");
+              R"({"id":301,"logit":13.5,"p":0.25,"stages":{"raw":0.25,"penalty":0.25,"grammar":0.5,"top-k":0.5,"top-p":0.6,"min-p":0.6,"temperature":0.25}},)"
+              R"({"id":300,"piece":" hay","logit":12.5,"p":0.125,"stages":{"raw":0.125,"penalty":0.125,"grammar":0.1,"top-k":0.1,"top-p":0.2,"min-p":0.2,"temperature":0.75}}]})");
     // Without a lookup no top candidate has a piece.
     // (Kept in a variable: a range-for over a member of a temporary reads it after it is destroyed.)
     const auto withoutLookup = stepRecordJson(handMade());

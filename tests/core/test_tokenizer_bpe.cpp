@@ -221,6 +221,47 @@ TEST(InvalidUtf8, ReplacementCharacterPerBadByteOverlongReadSurrogatesKept) {
     EXPECT_EQ(tok.decode(tok.encode("a\xED\xA0\x80 b", false)), "a\xED\xA0\x80 b");
 }
 
+// ---- invalid UTF-8 with SentencePiece vocabularies: byte fallback, as llama.cpp ---------------
+
+// Ids from llama.cpp c392e50's llama-tokenize (--no-bos --no-parse-special --no-escape, the text
+// read from a file) on both SentencePiece vocabularies: where SentencePiece would write U+FFFD,
+// llama.cpp keeps the bytes. A lead byte claims its sequence's length even when the bytes after it
+// do not continue it ("\xE2\x82" + "b": <0xE2> <0x82> <0x62>; "\xE9" takes two bytes of the ▁ after
+// it), which a split around the bad bytes would not give.
+TEST(InvalidUtf8, SentencePieceKeepsTheBytesAsLlamaCpp) {
+    const std::vector<std::pair<std::string, Ids>> cases = {
+        {"\xFF", {29871, 258}},
+        {"a\xE2\x82" "b c", {263, 229, 133, 101, 274}},
+        {"Hello \x80world", {15043, 29871, 131, 11526}},
+        {"\xC0\xAF", {29871, 195, 178}},                       // overlong '/'
+        {"\xED\xA0\x80", {29871, 240, 163, 131}},              // a surrogate
+        {"caf\xE9 au lait", {274, 2142, 236, 229, 153, 132, 585, 425, 277}},
+        {"\xF0\x9F\xA6", {29871, 243, 162, 169}},              // cut short at the end
+        {"日本\x80語", {29871, 30325, 30346, 131, 30968}},
+        {" \xFE\xFF ", {259, 257, 258, 229, 153, 132}},
+        {"🦙\xF4\x90\x80\x80", {29871, 243, 162, 169, 156, 247, 147, 131, 131}},  // past U+10FFFF
+        {"\x80\x80\x80the", {29871, 131, 131, 131, 1552}},
+        {"the\xE2\x96", {278, 229, 153}},
+        {"  \xE2\x96\x81\x81x", {268, 132, 29916}},
+    };
+    for (const char* name : {"llama-spm", "phi-3"}) {
+        VOCAB_OR_SKIP(tok, name);
+        SCOPED_TRACE(name);
+        for (const auto& [text, ids] : cases) EXPECT_EQ(tok.encode(text, false), ids) << idsText(tok.encode(text, false));
+    }
+    // A user-defined piece splits the text first (Phi-3's </s>); each side is its own fragment.
+    VOCAB_OR_SKIP(llama, "llama-spm");
+    EXPECT_EQ(llama.encode("a</s>\x80" "b", false), (Ids{263, 829, 29879, 29958, 131, 29890}));
+    VOCAB_OR_SKIP(phi3, "phi-3");
+    EXPECT_EQ(phi3.encode("a</s>\x80" "b", false), (Ids{263, 2, 29871, 131, 29890}));
+    // Every byte comes back: the tokens' bytes joined are the text behind the dummy-prefix space.
+    std::string all;
+    for (int b = 1; b < 256; ++b) all.push_back(char(b));
+    std::string joined;
+    for (int32_t id : llama.encode(all, false)) joined += llama.tokenBytes(id);
+    EXPECT_EQ(joined, " " + all);
+}
+
 TEST(LongText, LongRunsOfOneClass) {
     VOCAB_OR_SKIP(tok, "llama-bpe");
     // One pre-token of 256 KiB (letters), and 256 KiB of spaces: PCRE2 and the merge queue cope.

@@ -163,9 +163,9 @@ void TestChatStoreExport::jsonHasEveryFieldAndDecodedRecords() {
             QCOMPARE(f(o[QStringLiteral("logit")]), cand.logit);
             QCOMPARE(f(o[QStringLiteral("p")]), cand.p[0]);
             const QJsonObject stages = o[QStringLiteral("stages")].toObject();
-            QCOMPARE(stages.size(), 6);
-            const char* names[] = {"raw", "penalty", "top-k", "top-p", "min-p", "temperature"};
-            for (int s = 0; s < 6; ++s) QCOMPARE(f(stages[QLatin1String(names[s])]), cand.p[size_t(s)]);
+            QCOMPARE(stages.size(), 7);
+            const char* names[] = {"raw", "penalty", "grammar", "top-k", "top-p", "min-p", "temperature"};
+            for (int s = 0; s < 7; ++s) QCOMPARE(f(stages[QLatin1String(names[s])]), cand.p[size_t(s)]);
         }
     }
     const auto top = [&](int k, int t) { return records[k].toObject()[QStringLiteral("top")].toArray()[t].toObject(); };

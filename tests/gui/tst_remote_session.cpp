@@ -271,6 +271,90 @@ private slots:
         QVERIFY(!nextRun.engine->hasModel());
     }
 
+    // "Remember the key in the system keyring": written once the server accepted the key, found
+    // again (and listed with) when the address is typed in the next dialog, forgotten when the box
+    // is cleared. The graph's keyring is in memory here, the system's in the app.
+    void rememberedKeyInTheWindow() {
+        ServeProcess locked({"--model", kModel, "--api-key", "sesame"});
+        QVERIFY(locked.port() > 0 && locked.waitReady("sesame"));
+        inferscope::testing_app::AppStack app(QStringLiteral(":memory:"));
+        app.settings->setSessionWelcomeSeen(true);
+        QVERIFY(app.showWindow());
+        QObject* dialog = app.find<QObject>(QStringLiteral("connectDialog"));
+        QObject* url = app.find<QObject>(QStringLiteral("serverUrl"));
+        QObject* key = app.find<QObject>(QStringLiteral("serverKey"));
+        QObject* remember = app.find<QObject>(QStringLiteral("rememberKey"));
+        QObject* models = app.find<QObject>(QStringLiteral("serverModel"));
+        QObject* connectButton = app.find<QObject>(QStringLiteral("connectButton"));
+        QVERIFY(dialog && url && key && remember && models && connectButton);
+        QSignalSpy saved(app.keyring.get(), &ServerKeyring::saved);
+
+        QMetaObject::invokeMethod(dialog, "open");
+        QTRY_VERIFY(dialog->property("opened").toBool());
+        QVERIFY(!remember->property("enabled").toBool());  // nothing to remember yet
+        url->setProperty("text", urlOf(locked) + "/v1/");
+        key->setProperty("text", QStringLiteral("sesame"));
+        QVERIFY(remember->property("enabled").toBool());
+        remember->setProperty("checked", true);
+        QMetaObject::invokeMethod(dialog, "list");
+        QTRY_COMPARE_WITH_TIMEOUT(models->property("count").toInt(), 1, 20000);
+        QTRY_VERIFY(connectButton->property("enabled").toBool());
+        QMetaObject::invokeMethod(connectButton, "clicked");
+        QTRY_VERIFY_WITH_TIMEOUT(app.engine->isRemote() && app.engine->state() == EngineController::State::Ready, 20000);
+        QTRY_COMPARE(saved.count(), 1);
+        QCOMPARE(saved.first().first().toString(), urlOf(locked));  // the address without "/v1/"
+
+        // The next time: the address alone brings the key back, and the models are listed with it.
+        QSignalSpy found(app.keyring.get(), &ServerKeyring::keyFound);
+        key->setProperty("text", QString());
+        remember->setProperty("checked", false);
+        QMetaObject::invokeMethod(dialog, "open");
+        QTRY_VERIFY(dialog->property("opened").toBool());
+        url->setProperty("text", urlOf(locked));
+        QMetaObject::invokeMethod(dialog, "list");
+        QTRY_COMPARE(found.count(), 1);
+        QCOMPARE(key->property("text").toString(), QStringLiteral("sesame"));
+        QVERIFY(remember->property("checked").toBool());
+        QTRY_COMPARE_WITH_TIMEOUT(models->property("count").toInt(), 1, 20000);
+        QCOMPARE(app.find<QObject>(QStringLiteral("serverError"))->property("text").toString(), QString());
+
+        // Cleared box, connected again: the key is forgotten.
+        remember->setProperty("checked", false);
+        QTRY_VERIFY(connectButton->property("enabled").toBool());
+        QMetaObject::invokeMethod(connectButton, "clicked");
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 2, 20000);
+        found.clear();
+        app.keyring->lookUp(urlOf(locked));
+        QCOMPARE(found.count(), 0);  // the in-memory store answers at once
+        QCOMPARE(app.keyring->problem(), QString());
+        app.close();
+    }
+
+    // A keyring that cannot be used (no Secret Service on the bus) is said in the dialog's words,
+    // and nothing is kept anywhere.
+    void keyringThatFails() {
+        struct Broken : SecretStore {
+            void read(const QString&, std::function<void(std::optional<QString>, QString)> done) override { done(std::nullopt, "No keyring daemon"); }
+            void write(const QString&, const QString&, std::function<void(QString)> done) override { done("No keyring daemon"); }
+            void remove(const QString&, std::function<void(QString)> done) override { done("No keyring daemon"); }
+        };
+        ServerKeyring keyring(nullptr, std::make_unique<Broken>());
+        QSignalSpy found(&keyring, &ServerKeyring::keyFound);
+        QSignalSpy saved(&keyring, &ServerKeyring::saved);
+        keyring.lookUp(QStringLiteral("http://127.0.0.1:9"));
+        QCOMPARE(found.count(), 0);
+        QCOMPARE(keyring.problem(), QString());  // looking up is quiet: nobody asked to remember yet
+        keyring.connectingWith(QStringLiteral("http://127.0.0.1:9/v1"), QStringLiteral("k"), true);
+        keyring.connected(QStringLiteral("http://127.0.0.1:9"));
+        QCOMPARE(saved.count(), 0);
+        QCOMPARE(keyring.problem(),
+                 QStringLiteral("The system keyring could not be used (No keyring daemon): the key is kept for this run only."));
+        // Another server's connection is not this one's: nothing pending is written to it.
+        keyring.connectingWith(QStringLiteral("http://127.0.0.1:9"), QStringLiteral("k"), true);
+        keyring.connected(QStringLiteral("http://127.0.0.1:10"));
+        QCOMPARE(saved.count(), 0);
+    }
+
     // The window's "Connect to a server…" dialog: the address typed, the models listed, Connect;
     // then a chat's alternatives in the Probabilities panel. A wrong address says why under the fields.
     void connectDialogInTheWindow() {

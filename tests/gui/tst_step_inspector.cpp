@@ -569,7 +569,7 @@ private slots:
         QCOMPARE(best.value("id").toInt(), 432);
         QCOMPARE(best.value("piece").toString(), QStringLiteral(","));  // every candidate's piece, from the tokenizer
         QVERIFY(!first.value("top").toArray()[19].toObject().value("piece").toString().isEmpty());
-        QCOMPARE(best.value("stages").toObject().keys(), (QStringList{"min-p", "penalty", "raw", "temperature", "top-k", "top-p"}));
+        QCOMPARE(best.value("stages").toObject().keys(), (QStringList{"grammar", "min-p", "penalty", "raw", "temperature", "top-k", "top-p"}));
         QFile cf(csv);
         QVERIFY(cf.open(QIODevice::ReadOnly));
         const QStringList lines = QString::fromUtf8(cf.readAll()).split('\n', Qt::SkipEmptyParts);
