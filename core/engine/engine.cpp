@@ -47,17 +47,6 @@ std::string doesNotFit(const std::string& model, const LoadFootprint& footprint,
 
 }  // namespace
 
-std::string_view finishReasonName(FinishReason reason) {
-    switch (reason) {
-        case FinishReason::EndOfGeneration: return "eos";
-        case FinishReason::StopString: return "stop";
-        case FinishReason::MaxTokens: return "length";
-        case FinishReason::ContextFull: return "context_full";
-        case FinishReason::Cancelled: return "cancelled";
-    }
-    return "?";
-}
-
 Engine::~Engine() = default;
 
 Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const LoadProgress& progress) {

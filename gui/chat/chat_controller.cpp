@@ -210,6 +210,9 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
         setError(tr("The model is not ready."));
         return false;
     }
+    // The answer keeps what made it, and the text of each token its steps name (a branch's kept ones now).
+    model_.setOrigin(answerRow_, engine_->answerOrigin());
+    model_.addTokenTexts(answerRow_, tokenTextsOf(answerPrefix_));
     if (engine_->isRemote())  // no prompt tokens come back from a server: the question is complete now
         for (size_t row = 0; row < contextRows; ++row)
             if (model_.at(int(row)).storeId == 0 && !saveMessage(int(row))) break;
@@ -249,6 +252,25 @@ bool ChatController::continueAnswer() {
     return startAnswer(last, std::move(prefix));
 }
 
+std::map<int32_t, TokenText> ChatController::tokenTextsOf(const std::vector<StepRecord>& steps) const {
+    std::map<int32_t, TokenText> texts;
+    auto add = [&](int32_t id) {
+        if (texts.contains(id)) return;
+        if (auto t = engine_->tokenText(id)) texts.emplace(id, std::move(*t));
+    };
+    for (const StepRecord& s : steps) {
+        add(s.sample.id);
+        for (const CandidateRecord& c : s.sample.top) add(c.id);
+    }
+    return texts;
+}
+
+QString ChatController::originLabel(const AnswerOrigin& origin) {
+    const QString name = QString::fromStdString(origin.modelName);
+    if (origin.remote()) return tr("%1 on %2").arg(name, QString::fromStdString(origin.serverUrl));
+    return origin.modelFile.empty() ? name : tr("%1 (%2)").arg(name, QString::fromStdString(origin.modelFile));
+}
+
 bool ChatController::branchFrom(int row, int step, int tokenId) {
     if (!canSend() || row < 0 || row >= model_.count()) return false;
     const ChatMessage& answer = model_.at(row);
@@ -258,6 +280,11 @@ bool ChatController::branchFrom(int row, int step, int tokenId) {
     std::vector<StepRecord> prefix(answer.steps.begin(), answer.steps.begin() + step + 1);
     StepRecord& alt = prefix.back();
     if (alt.sample.id == tokenId) return false;  // not an alternative
+    // The ids are the answer's model's: another model would continue it with other tokens.
+    if (answer.origin.known() && !answer.origin.sameModel(engine_->answerOrigin())) {
+        setError(tr("This answer was made by %1: load it to branch from the answer.").arg(originLabel(answer.origin)));
+        return false;
+    }
     if (engine_->isRemote()) {
         // One of the alternatives the server listed (remote ids stand for their bytes); the server
         // continues the answer so far with it (startAnswer).
@@ -332,6 +359,7 @@ void ChatController::onPrefillFinished(quint64 jobId, const PrefillStats& stats)
 
 void ChatController::onStepsArrived(quint64 jobId, const StepBatch& batch) {
     if (jobId != activeJob_ || answerRow_ < 0) return;
+    model_.addTokenTexts(answerRow_, tokenTextsOf(batch.steps));
     if (answerPrefix_.empty()) {
         model_.appendSteps(answerRow_, batch.steps);
         return;
@@ -358,6 +386,11 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
     const AnswerStats stats = AnswerStats::fromSummary(summary, int(answerPrefix_.size()), activeSampler_, engine_->modelName(),
                                                        engine_->deviceDescription());
     model_.setTokens(row, std::move(tokens));
+    if (engine_->isRemote()) {  // whether the server recorded its sampler's stages is known once its steps came
+        AnswerOrigin origin = model_.at(row).origin;
+        origin.stagesReported = engine_->reportedStages().size() > 1;
+        model_.setOrigin(row, std::move(origin));
+    }
     model_.finish(row, text, finishOf(summary.reason), stats);
     activeJob_ = 0;
     answerRow_ = -1;

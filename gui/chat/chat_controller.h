@@ -115,6 +115,8 @@ public:
     // The previous continuation stays as another version of the answer; when later turns follow it,
     // they stay in the stored conversation and the branch continues in "Title (version n)".
     Q_INVOKABLE bool branchFrom(int row, int step, int tokenId);
+    // "stories260K (/path/stories260K.gguf)", "qwen @ http://host:8080": which model an answer needs.
+    static QString originLabel(const AnswerOrigin& origin);
     // Shows another version of an answer (regenerated or branched); the next turn continues it.
     // When later turns follow the answer in a stored conversation they stay there, and the version
     // opens in a new conversation ("Title (version n)") with the turns up to the answer.
@@ -161,6 +163,8 @@ signals:
     void answerFinished(int row);  // an answer completed (any finish reason)
 
 private:
+    // The text of every token `steps` name (picks and candidates), from the model answering now.
+    std::map<int32_t, TokenText> tokenTextsOf(const std::vector<StepRecord>& steps) const;
     // Sends messages [0, answerRow) — plus `prefix`, the answer's first tokens when branching —
     // and streams the answer into row answerRow (appended when it is -1).
     bool startAnswer(int answerRow = -1, std::vector<StepRecord> prefix = {});

@@ -72,6 +72,9 @@ Item {
                 wrapMode: TextEdit.Wrap
                 readOnly: true
                 selectByMouse: true
+                // Read-only text keeps copy and select-all; every other key combination is the
+                // window's (Esc, Ctrl+N/R/B/I/O): a clicked message swallowed them.
+                Keys.onShortcutOverride: (event) => event.accepted = event.matches(StandardKey.Copy) || event.matches(StandardKey.SelectAll)
                 color: Theme.muted
                 selectionColor: Theme.accent
                 font.pixelSize: Theme.fontSmall
@@ -105,6 +108,9 @@ Item {
                 wrapMode: TextEdit.Wrap
                 readOnly: true
                 selectByMouse: true
+                // Read-only text keeps copy and select-all; every other key combination is the
+                // window's (Esc, Ctrl+N/R/B/I/O): a clicked message swallowed them.
+                Keys.onShortcutOverride: (event) => event.accepted = event.matches(StandardKey.Copy) || event.matches(StandardKey.SelectAll)
                 color: Theme.text
                 selectionColor: Theme.accent
                 font.pixelSize: Theme.fontNormal
@@ -121,6 +127,9 @@ Item {
                 wrapMode: TextEdit.Wrap
                 readOnly: true
                 selectByMouse: true
+                // Read-only text keeps copy and select-all; every other key combination is the
+                // window's (Esc, Ctrl+N/R/B/I/O): a clicked message swallowed them.
+                Keys.onShortcutOverride: (event) => event.accepted = event.matches(StandardKey.Copy) || event.matches(StandardKey.SelectAll)
                 color: Theme.text
                 selectionColor: Theme.accent
                 font.pixelSize: Theme.fontNormal
@@ -188,6 +197,9 @@ Item {
                             StepInspector.select(root.index, step)
                             AppSettings.inspectorVisible = true
                             AppSettings.inspectorTab = "probabilities"
+                            // A click picks a token, it selects no text: the focus the press gave
+                            // the text goes back, so the window's shortcuts and keys act at once.
+                            if (heatBody.selectedText === "") heatBody.focus = false
                         }
                     }
                 }

@@ -564,6 +564,62 @@ private slots:
         QVERIFY(checked > 0);
     }
 
+    // Issue 27: clicking a token (the app's main gesture) leaves the window's shortcuts working
+    // wherever focus went: Ctrl+B and Ctrl+I toggle the panels, Ctrl+R regenerates, Esc stops the
+    // answer, Ctrl+N starts afresh. They were swallowed by the clicked text until the composer
+    // was clicked.
+    void shortcutsAfterClickingAToken() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        app_->chat->setMode(ChatController::Mode::Chat);
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        // A click on the answer's third token, as a person would.
+        const auto clickToken = [&](int step) {
+            const auto texts = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); });
+            QVERIFY(!texts.isEmpty());
+            QQuickItem* body = texts.last();
+            QVERIFY(settled(body));
+            const QList<int> starts = app_->chat->messages()->heatText(1)->tokenStarts;
+            QVERIFY(starts.size() > step + 1);
+            QRectF r;
+            QMetaObject::invokeMethod(body, "positionToRectangle", Q_RETURN_ARG(QRectF, r), Q_ARG(int, starts[step]));
+            const QPoint scene = body->mapToScene(QPointF(r.x() + 2, r.y() + r.height() / 2)).toPoint();
+            QTest::mouseClick(window(), Qt::LeftButton, {}, scene);
+            QTRY_COMPARE(app_->inspector->step(), step);
+        };
+        clickToken(2);
+        shot(QStringLiteral("clicked"));
+        const bool sidebar = app_->settings->sidebarVisible();
+        QTest::keyClick(window(), Qt::Key_B, Qt::ControlModifier);
+        QTRY_COMPARE(app_->settings->sidebarVisible(), !sidebar);
+        QTest::keyClick(window(), Qt::Key_B, Qt::ControlModifier);
+        QTRY_COMPARE(app_->settings->sidebarVisible(), sidebar);
+        clickToken(3);
+        QVERIFY(app_->settings->inspectorVisible());
+        QTest::keyClick(window(), Qt::Key_I, Qt::ControlModifier);
+        QTRY_VERIFY(!app_->settings->inspectorVisible());
+        QTest::keyClick(window(), Qt::Key_I, Qt::ControlModifier);
+        QTRY_VERIFY(app_->settings->inspectorVisible());
+
+        // Ctrl+R, then Esc while the new version streams.
+        clickToken(2);
+        app_->sampling->setMaxTokens(400);
+        StepGate gate(*app_->engine, 6);
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        QTest::keyClick(window(), Qt::Key_R, Qt::ControlModifier);
+        QVERIFY(gate.waitHeld());
+        QTRY_VERIFY(app_->chat->generating());
+        QTest::keyClick(window(), Qt::Key_Escape);
+        QVERIFY(arrived(done, 20000));
+        gate.release();
+        QCOMPARE(app_->chat->messages()->at(1).finishReason, Message::Cancelled);
+        QCOMPARE(app_->chat->messages()->at(1).variants.size(), size_t(2));
+
+        clickToken(1);
+        QTest::keyClick(window(), Qt::Key_N, Qt::ControlModifier);
+        QTRY_COMPARE(app_->chat->messages()->count(), 0);
+    }
+
     // The Layers tab shows one row per layer for the selected token; the Attention tab's heat-map
     // answers the pointer with the token under it and its weight (the engine's), and a click on a
     // generated token selects it (the Probabilities panel's step moves with it).
