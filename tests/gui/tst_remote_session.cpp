@@ -495,6 +495,9 @@ private slots:
         QVERIFY(continueButton->isEnabled());
         QCOMPARE(retryButton->property("text").toString(), QStringLiteral("Retry"));
         app.window()->grabWindow().save(QDir(QCoreApplication::applicationDirPath()).filePath("remote-interrupted.png"));
+        app.close();
+    }
+
     // Issue 27: the Timeline and Probabilities panels read the selected answer's origin, not the
     // backend connected now. A local stories260K answer, then a server connected: its Timeline
     // still reads the engine's figures (no "server's count", no "network included") and its
