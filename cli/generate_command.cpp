@@ -15,7 +15,7 @@
 #include "option_checks.h"
 #include "engine/bundled_model.h"
 #include "engine/engine.h"
-#include "engine/step_record_json.h"
+#include "record/step_record_json.h"
 #include "engine/stop_strings.h"
 
 namespace inferscope::cli {
@@ -103,7 +103,7 @@ public:
     }
     void onStep(const StepRecord& r) override {
         nlohmann::ordered_json event = {{"event", "token"}};
-        // The step record as the app's conversation export writes it (core/engine/step_record_json.h).
+        // The step record as the app's conversation export writes it (core/record/step_record_json.h).
         event.update(stepRecordJson(r, [this](int32_t id) { return std::optional(tok_.tokenBytes(id)); }));
         // This command's first format had these two; kept for its readers.
         event["eog"] = r.endOfGeneration;

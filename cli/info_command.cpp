@@ -10,7 +10,7 @@
 
 #include "engine_choices.h"
 #include "commands.h"
-#include "kv_cache/kv_type.h"
+#include "record/kv_type.h"
 #include "common/kernel_set.h"
 #include "option_checks.h"
 #include "engine/bundled_model.h"

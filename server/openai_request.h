@@ -28,7 +28,7 @@
 #include <memory>
 
 #include "engine/chat_template.h"
-#include "sampler/sampler_params.h"
+#include "record/sampler_params.h"
 
 namespace inferscope::grammar {
 struct Grammar;

@@ -4,7 +4,7 @@
 //
 // logprobs are of the model's own distribution (the raw softmax, before any sampler stage):
 // logit - logSumExp in double. Per token, "inferscope" holds the step record in the schema the
-// CLI's --json and the app's export share (engine/step_record_json.h): p_final (the probability
+// CLI's --json and the app's export share (record/step_record_json.h): p_final (the probability
 // in the distribution drawn from), survivors after each stage, and each top candidate's
 // probability after every stage. The end-of-generation token adds no text and is not listed,
 // as OpenAI does; usage counts it.
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "engine/generation.h"
-#include "engine/step_record_json.h"
+#include "record/step_record_json.h"
 #include "server/openai_request.h"
 
 namespace inferscope::server {

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kv_cache/kv_type.h"
+#include "record/kv_type.h"
 
 #include "common/exp_nonpositive.h"
 

@@ -47,17 +47,6 @@ std::string doesNotFit(const std::string& model, const LoadFootprint& footprint,
 
 }  // namespace
 
-std::string_view finishReasonName(FinishReason reason) {
-    switch (reason) {
-        case FinishReason::EndOfGeneration: return "eos";
-        case FinishReason::StopString: return "stop";
-        case FinishReason::MaxTokens: return "length";
-        case FinishReason::ContextFull: return "context_full";
-        case FinishReason::Cancelled: return "cancelled";
-    }
-    return "?";
-}
-
 Engine::~Engine() = default;
 
 Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const LoadProgress& progress) {
@@ -109,8 +98,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options, const
     KvType kvType = options.kvType;
     if (auto ok = checkKvHeadDim(kvType, hp.headDim); !ok) {
         if (!options.kvTypeFallback) return std::unexpected(ok.error());
-        engine->notices_.push_back(fmt::format("KV cache f32 instead of {}: {}", kvTypeName(kvType), ok.error().message));
-        kvType = KvType::F32;
+        engine->notices_.push_back(fmt::format("KV cache f16 instead of {}: {}", kvTypeName(kvType), ok.error().message));
+        kvType = KvType::F16;  // every head dim takes it; half F32's memory
     }
     // Before any weight is converted or the cache allocated: weights + KV cache + buffers must fit
     // in available memory and in the process's address-space and data limits.

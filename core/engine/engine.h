@@ -40,7 +40,7 @@ struct EngineOptions {
     int32_t batchSize = 512;                // most tokens per prefill forward pass
     KvType kvType = KvType::F32;            // F16 halves the cache and what long-context decode reads; Q8_0
                                             // (34/128 of F32) and Q4_0 (18/128) need head dim % 32 == 0
-    bool kvTypeFallback = false;            // a head dim that refuses kvType: F32, with a notice, instead of an error
+    bool kvTypeFallback = false;            // a head dim that refuses kvType: F16, with a notice, instead of an error
                                             // (the app's setting is for every model; the CLI's --kv for this one)
     bool warmUp = true;                     // one throw-away pass at load (threads, JIT, page-in)
     bool privateWeights = false;            // the weights in this process's own pages, not the shared page cache

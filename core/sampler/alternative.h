@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <span>
 
-#include "sampler/sample_record.h"
+#include "record/sample_record.h"
 
 namespace inferscope {
 

@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "sampler/sample_record.h"
+#include "record/sample_record.h"
 
 namespace inferscope::sampler_detail {
 

@@ -17,7 +17,7 @@
 
 #include "common/error.h"
 #include "engine/generation.h"
-#include "sampler/sampler_params.h"
+#include "record/sampler_params.h"
 
 namespace inferscope {
 

@@ -53,8 +53,8 @@
 #include <vector>
 
 #include "common/error.h"
-#include "sampler/sample_record.h"
-#include "sampler/sampler_params.h"
+#include "record/sample_record.h"
+#include "record/sampler_params.h"
 
 namespace inferscope {
 

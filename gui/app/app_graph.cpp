@@ -43,7 +43,7 @@ AppGraph::AppGraph(const Options& options) {
     // The KV cache type: every load uses the setting; a change applies to the loaded model, and a
     // refused one (a head dimension a block type cannot use, an answer streaming) puts the
     // setting back to the type in use.
-    auto preferredKv = [this] { engine->setPreferredKvType(parseKvType(settings->kvType().toStdString()).value_or(KvType::F32)); };
+    auto preferredKv = [this] { engine->setPreferredKvType(parseKvType(settings->kvType().toStdString()).value_or(KvType::F16)); };
     preferredKv();
     QObject::connect(settings.get(), &AppSettings::kvTypeChanged, engine.get(), [this, preferredKv] {
         preferredKv();

@@ -48,9 +48,10 @@ QJsonObject AnswerStats::toJson() const {
         j.insert("kvBytesUsed", kvBytesUsed);
         j.insert("kvComputed", kvComputed);
         j.insert("attentionScores", attentionScores);
-        j.insert("model", model);
-        j.insert("device", device);
     }
+    // Also for an interrupted answer (not complete): which model wrote it, to continue it with.
+    if (!model.isEmpty()) j.insert("model", model);
+    if (!device.isEmpty()) j.insert("device", device);
     if (branchedAt >= 0) {
         j.insert("branchedAt", branchedAt);
         j.insert("keptTokens", keptTokens);

@@ -13,7 +13,8 @@
 #include <QtQml/qqmlregistration.h>
 #include <optional>
 
-#include "engine/generation.h"
+#include "record/step_record.h"
+#include "record/sampler_params.h"
 
 namespace inferscope {
 

@@ -210,6 +210,9 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
         setError(tr("The model is not ready."));
         return false;
     }
+    // The answer keeps what made it, and the text of each token its steps name (a branch's kept ones now).
+    model_.setOrigin(answerRow_, engine_->answerOrigin());
+    model_.addTokenTexts(answerRow_, tokenTextsOf(answerPrefix_));
     if (engine_->isRemote())  // no prompt tokens come back from a server: the question is complete now
         for (size_t row = 0; row < contextRows; ++row)
             if (model_.at(int(row)).storeId == 0 && !saveMessage(int(row))) break;
@@ -230,6 +233,44 @@ bool ChatController::regenerate() {
     return startAnswer(last);
 }
 
+bool ChatController::canContinue() const {
+    if (!canRegenerate()) return false;
+    const ChatMessage& m = model_.at(model_.count() - 1);
+    // Its tokens are ids of the model that made it: another model (or a server for a local answer)
+    // would read them as other tokens.
+    return m.finishReason == Message::Failed && !m.steps.empty() && !m.steps.back().endOfGeneration && m.stats.model == engine_->modelName() &&
+           m.stats.device == engine_->deviceDescription();
+}
+
+bool ChatController::continueAnswer() {
+    if (!canContinue()) return false;
+    const int last = model_.count() - 1;
+    std::vector<StepRecord> prefix = model_.at(last).steps;
+    model_.addVariant(last);  // the interrupted version stays reachable
+    model_.replaceSteps(last, prefix);
+    setError(QString());
+    return startAnswer(last, std::move(prefix));
+}
+
+std::map<int32_t, TokenText> ChatController::tokenTextsOf(const std::vector<StepRecord>& steps) const {
+    std::map<int32_t, TokenText> texts;
+    auto add = [&](int32_t id) {
+        if (texts.contains(id)) return;
+        if (auto t = engine_->tokenText(id)) texts.emplace(id, std::move(*t));
+    };
+    for (const StepRecord& s : steps) {
+        add(s.sample.id);
+        for (const CandidateRecord& c : s.sample.top) add(c.id);
+    }
+    return texts;
+}
+
+QString ChatController::originLabel(const AnswerOrigin& origin) {
+    const QString name = QString::fromStdString(origin.modelName);
+    if (origin.remote()) return tr("%1 on %2").arg(name, QString::fromStdString(origin.serverUrl));
+    return origin.modelFile.empty() ? name : tr("%1 (%2)").arg(name, QString::fromStdString(origin.modelFile));
+}
+
 bool ChatController::branchFrom(int row, int step, int tokenId) {
     if (!canSend() || row < 0 || row >= model_.count()) return false;
     const ChatMessage& answer = model_.at(row);
@@ -239,6 +280,11 @@ bool ChatController::branchFrom(int row, int step, int tokenId) {
     std::vector<StepRecord> prefix(answer.steps.begin(), answer.steps.begin() + step + 1);
     StepRecord& alt = prefix.back();
     if (alt.sample.id == tokenId) return false;  // not an alternative
+    // The ids are the answer's model's: another model would continue it with other tokens.
+    if (answer.origin.known() && !answer.origin.sameModel(engine_->answerOrigin())) {
+        setError(tr("This answer was made by %1: load it to branch from the answer.").arg(originLabel(answer.origin)));
+        return false;
+    }
     if (engine_->isRemote()) {
         // One of the alternatives the server listed (remote ids stand for their bytes); the server
         // continues the answer so far with it (startAnswer).
@@ -313,6 +359,7 @@ void ChatController::onPrefillFinished(quint64 jobId, const PrefillStats& stats)
 
 void ChatController::onStepsArrived(quint64 jobId, const StepBatch& batch) {
     if (jobId != activeJob_ || answerRow_ < 0) return;
+    model_.addTokenTexts(answerRow_, tokenTextsOf(batch.steps));
     if (answerPrefix_.empty()) {
         model_.appendSteps(answerRow_, batch.steps);
         return;
@@ -339,6 +386,11 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
     const AnswerStats stats = AnswerStats::fromSummary(summary, int(answerPrefix_.size()), activeSampler_, engine_->modelName(),
                                                        engine_->deviceDescription());
     model_.setTokens(row, std::move(tokens));
+    if (engine_->isRemote()) {  // whether the server recorded its sampler's stages is known once its steps came
+        AnswerOrigin origin = model_.at(row).origin;
+        origin.stagesReported = engine_->reportedStages().size() > 1;
+        model_.setOrigin(row, std::move(origin));
+    }
     model_.finish(row, text, finishOf(summary.reason), stats);
     activeJob_ = 0;
     answerRow_ = -1;
@@ -355,12 +407,21 @@ void ChatController::onGenerationFailed(quint64 jobId, const QString& message) {
     // Nothing was generated (a prompt longer than the context, say): drop the empty answer, keep the question.
     if (answerRow_ >= 0) {
         const ChatMessage& m = model_.at(answerRow_);
-        if (m.variants.size() > 1)
+        const bool arrived = m.steps.size() > answerPrefix_.size();  // a branch's kept steps are not this job's
+        if (!arrived && m.variants.size() > 1)
             model_.abandonVariant(answerRow_);  // back to the version that exists
-        else if (m.steps.empty())
+        else if (!arrived)
             model_.truncate(answerRow_);
-        else
-            model_.finish(answerRow_, m.text, Message::Failed, m.stats);
+        else {
+            // Cut off (a server that hung up or stalled): what arrived is kept and stored, marked
+            // interrupted, with the model that made it; Regenerate or Continue go on from it.
+            AnswerStats stats = m.stats;
+            stats.model = engine_->modelName();
+            stats.device = engine_->deviceDescription();
+            stats.sampler = activeSampler_;
+            model_.finish(answerRow_, m.text, Message::Failed, stats);
+            saveMessage(answerRow_);
+        }
     }
     answerPrefix_.clear();
     activeJob_ = 0;

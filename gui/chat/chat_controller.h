@@ -45,6 +45,9 @@ class ChatController : public QObject, public QmlSingleton<ChatController> {
     Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
     Q_PROPERTY(bool canSend READ canSend NOTIFY canSendChanged)
     Q_PROPERTY(bool canRegenerate READ canRegenerate NOTIFY canSendChanged)
+    // The last answer was cut off (finish Failed, kept and stored) and the model that made it is
+    // the one loaded: it can be continued from where it stopped.
+    Q_PROPERTY(bool canContinue READ canContinue NOTIFY canSendChanged)
     Q_PROPERTY(QString cacheNote READ cacheNote NOTIFY cacheNoteChanged)
     Q_PROPERTY(qint64 conversationId READ conversationId NOTIFY conversationChanged)
     Q_PROPERTY(QString title READ title NOTIFY conversationChanged)
@@ -82,6 +85,7 @@ public:
     bool generating() const { return activeJob_ != 0; }
     bool canSend() const;
     bool canRegenerate() const;
+    bool canContinue() const;
     QString cacheNote() const { return cacheNote_; }
     qint64 conversationId() const { return conversationId_; }
     QString title() const { return title_; }
@@ -101,6 +105,8 @@ public:
     Q_INVOKABLE bool pasteAllowed();
     Q_INVOKABLE void stop();
     Q_INVOKABLE bool regenerate();
+    // A new version of the interrupted last answer: what arrived, then the model goes on.
+    Q_INVOKABLE bool continueAnswer();
     // Sends `text` in place of user message `row`. What followed it stays in the stored
     // conversation; the edit continues in a new one, "Title (edited)", with the turns before it.
     Q_INVOKABLE bool editAndResend(int row, const QString& text);
@@ -109,6 +115,8 @@ public:
     // The previous continuation stays as another version of the answer; when later turns follow it,
     // they stay in the stored conversation and the branch continues in "Title (version n)".
     Q_INVOKABLE bool branchFrom(int row, int step, int tokenId);
+    // "stories260K (/path/stories260K.gguf)", "qwen @ http://host:8080": which model an answer needs.
+    static QString originLabel(const AnswerOrigin& origin);
     // Shows another version of an answer (regenerated or branched); the next turn continues it.
     // When later turns follow the answer in a stored conversation they stay there, and the version
     // opens in a new conversation ("Title (version n)") with the turns up to the answer.
@@ -155,6 +163,8 @@ signals:
     void answerFinished(int row);  // an answer completed (any finish reason)
 
 private:
+    // The text of every token `steps` name (picks and candidates), from the model answering now.
+    std::map<int32_t, TokenText> tokenTextsOf(const std::vector<StepRecord>& steps) const;
     // Sends messages [0, answerRow) — plus `prefix`, the answer's first tokens when branching —
     // and streams the answer into row answerRow (appended when it is -1).
     bool startAnswer(int answerRow = -1, std::vector<StepRecord> prefix = {});

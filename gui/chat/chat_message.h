@@ -12,7 +12,8 @@
 
 #include "chat/answer_stats.h"
 #include "chat/token_heatmap.h"
-#include "engine/generation.h"
+#include "record/answer_origin.h"
+#include "record/step_record.h"
 
 namespace inferscope {
 namespace Message {
@@ -44,6 +45,7 @@ struct AnswerVariant {
     AnswerStats stats;
     std::vector<int32_t> tokens;
     std::vector<StepRecord> steps;
+    AnswerOrigin origin;  // the model and backend that made it, and the text of every token its steps name
 };
 
 struct ChatMessage {
@@ -55,6 +57,7 @@ struct ChatMessage {
     AnswerStats stats;                  // answers: prefill, decoding, sampler (answer_stats.h)
     std::vector<int32_t> tokens;        // what this message contributed to the context
     std::vector<StepRecord> steps;      // answers: one record per generated token
+    AnswerOrigin origin;                // answers: what made it (record/answer_origin.h); every view reads its tokens here
     std::string streamedBytes;          // answers while streaming: the raw bytes so far
     bool trimLeadingSpace = false;      // chat answers: the first token's word-start space is not shown
     // Answers: every version (the active one's fields are mirrored above), and which is shown.
@@ -67,6 +70,17 @@ struct ChatMessage {
     mutable bool heatValid = false;
     quint64 heatRevision = 0;  // ChatModel's count of heat maps made stale when this one last was
     mutable HeatText heat;
+
+    // The shown version as an AnswerVariant, and a variant's fields made the shown ones.
+    AnswerVariant shownVariant() const { return {text, finishReason, stats, tokens, steps, origin}; }
+    void showFields(const AnswerVariant& v) {
+        text = v.text;
+        finishReason = v.finishReason;
+        stats = v.stats;
+        tokens = v.tokens;
+        steps = v.steps;
+        origin = v.origin;
+    }
 };
 
 }  // namespace inferscope

@@ -151,7 +151,7 @@ void ChatModel::finish(int row, const QString& text, Message::Finish finishReaso
     m.streamedBytes.clear();
     staleHeat(m);
     utf8_[size_t(row)] = Utf8Stream();
-    if (!m.variants.empty()) m.variants[size_t(m.activeVariant)] = {m.text, m.finishReason, m.stats, m.tokens, m.steps};
+    if (!m.variants.empty()) m.variants[size_t(m.activeVariant)] = m.shownVariant();
     const QModelIndex i = index(row);
     emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, StreamingRole, FinishReasonRole, StatsRole, GeneratedCountRole, HeatRevisionRole,
                             VariantIndexRole, VariantCountRole});
@@ -161,6 +161,12 @@ void ChatModel::setStats(int row, const AnswerStats& stats) {
     messages_[size_t(row)].stats = stats;
     const QModelIndex i = index(row);
     emit dataChanged(i, i, {StatsRole});
+}
+
+void ChatModel::setOrigin(int row, AnswerOrigin origin) { messages_[size_t(row)].origin = std::move(origin); }
+
+void ChatModel::addTokenTexts(int row, std::map<int32_t, TokenText> texts) {
+    messages_[size_t(row)].origin.tokens.merge(texts);
 }
 
 void ChatModel::setText(int row, const QString& text) {
@@ -230,8 +236,8 @@ void ChatModel::setKvKl(int row, std::vector<float> kl) {
 
 void ChatModel::addVariant(int row) {
     ChatMessage& m = messages_[size_t(row)];
-    if (m.variants.empty()) m.variants.push_back({m.text, m.finishReason, m.stats, m.tokens, m.steps});
-    else m.variants[size_t(m.activeVariant)] = {m.text, m.finishReason, m.stats, m.tokens, m.steps};
+    if (m.variants.empty()) m.variants.push_back(m.shownVariant());
+    else m.variants[size_t(m.activeVariant)] = m.shownVariant();
     m.previousVariant = m.activeVariant;
     m.variants.push_back({});
     m.activeVariant = int(m.variants.size()) - 1;
@@ -240,6 +246,7 @@ void ChatModel::addVariant(int row) {
     m.stats = {};
     m.tokens.clear();
     m.steps.clear();
+    m.origin = {};
     m.replayChanged.clear();
     m.kvKl.clear();
     m.streaming = true;
@@ -253,13 +260,8 @@ bool ChatModel::showVariant(int row, int variant) {
     if (row < 0 || row >= count()) return false;
     ChatMessage& m = messages_[size_t(row)];
     if (m.streaming || variant < 0 || variant >= int(m.variants.size()) || variant == m.activeVariant) return false;
-    m.variants[size_t(m.activeVariant)] = {m.text, m.finishReason, m.stats, m.tokens, m.steps};
-    const AnswerVariant& v = m.variants[size_t(variant)];
-    m.text = v.text;
-    m.finishReason = v.finishReason;
-    m.stats = v.stats;
-    m.tokens = v.tokens;
-    m.steps = v.steps;
+    m.variants[size_t(m.activeVariant)] = m.shownVariant();
+    m.showFields(m.variants[size_t(variant)]);
     m.replayChanged.clear();
     m.kvKl.clear();
     m.activeVariant = variant;
@@ -274,12 +276,7 @@ void ChatModel::abandonVariant(int row) {
     if (m.variants.size() < 2) return;
     m.variants.erase(m.variants.begin() + m.activeVariant);
     m.activeVariant = std::min(m.previousVariant, int(m.variants.size()) - 1);
-    const AnswerVariant& v = m.variants[size_t(m.activeVariant)];
-    m.text = v.text;
-    m.finishReason = v.finishReason;
-    m.stats = v.stats;
-    m.tokens = v.tokens;
-    m.steps = v.steps;
+    m.showFields(m.variants[size_t(m.activeVariant)]);
     m.streaming = false;
     m.streamedBytes.clear();
     staleHeat(m);

@@ -77,6 +77,10 @@ public:
     void finish(int row, const QString& text, Message::Finish finishReason, const AnswerStats& stats);
     void setText(int row, const QString& text);
     void setStats(int row, const AnswerStats& stats);  // an answer's figures known before it ends (its prefill)
+    // What made an answer (set as it starts), and the text of tokens its steps name (added as they
+    // stream, before the steps that name them).
+    void setOrigin(int row, AnswerOrigin origin);
+    void addTokenTexts(int row, std::map<int32_t, TokenText> texts);
     void truncate(int rows);  // keep the first `rows` messages
     void reset(std::vector<ChatMessage> messages);
 

@@ -25,7 +25,7 @@ StoredRow toStored(const ChatMessage& m, qint64 conversationId, int position);
 // keepTokens: the conversation's tokens belong to the loaded model (else they are re-made from the text).
 ChatMessage fromStored(const StoredMessage& s, const QList<StoredVersion>& versions, bool keepTokens);
 
-// Steps as stored (core/engine/step_record_codec.h); undecodable records read back as none.
+// Steps as stored (core/record/step_record_codec.h); undecodable records read back as none.
 QByteArray encodeSteps(const std::vector<StepRecord>& steps);
 std::vector<StepRecord> decodeSteps(const QByteArray& records);
 

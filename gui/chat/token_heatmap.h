@@ -8,7 +8,7 @@
 #include <QString>
 #include <vector>
 
-#include "engine/generation.h"
+#include "record/step_record.h"
 
 namespace inferscope {
 

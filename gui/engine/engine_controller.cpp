@@ -117,7 +117,7 @@ void EngineController::loadModel(const QString& pathOrUrl, int contextLength) {
     opt.modelPath = path.toStdString();
     opt.contextLength = contextLength;
     opt.kvType = preferredKvType_;
-    opt.kvTypeFallback = true;  // the setting holds for every model: one that refuses it loads with f32, saying so
+    opt.kvTypeFallback = true;  // the setting holds for every model: one that refuses it loads with f16, saying so
     opt.privateWeights = privateWeights_;
     pendingLoad_ = nextId_++;
     loadingPath_ = QFileInfo(path).fileName();

@@ -130,6 +130,11 @@ public:
     bool listingModels() const { return listingModels_; }
     // A token's bytes: the tokenizer's for a loaded file, the remote vocabulary's for a server.
     std::optional<std::string> tokenBytes(int32_t id) const;
+    // A token's text as an answer's origin keeps it (a control token's name when it has no bytes).
+    std::optional<TokenText> tokenText(int32_t id) const;
+    // What an answer started now comes from (record/answer_origin.h), without its tokens; Unknown
+    // while no model is loaded.
+    AnswerOrigin answerOrigin() const;
     // "stories260K @ 127.0.0.1:8080" for a remote entry of the recent list, else the file's name.
     Q_INVOKABLE static QString entryLabel(const QString& entry);
 
@@ -243,7 +248,7 @@ private:
     double loadProgress_ = 0;
     QString loadStage_, loadingPath_, errorMessage_;
     bool autoMeasureMachine_ = false;
-    KvType preferredKvType_ = KvType::F32;
+    KvType preferredKvType_ = KvType::F16;  // AppSettings' default
     bool privateWeights_ = false;
     quint64 pendingKvType_ = 0;
     quint64 lastInspectionAsked_ = 0, lastInspectionAnswered_ = 0;

@@ -34,6 +34,36 @@ std::optional<std::string> EngineController::tokenBytes(int32_t id) const {
     return model_->tokenizer->tokenBytes(id);
 }
 
+std::optional<TokenText> EngineController::tokenText(int32_t id) const {
+    if (remote_) {
+        auto bytes = session_.vocabulary().bytesOf(id);
+        return bytes ? std::optional<TokenText>(TokenText{std::move(*bytes), {}}) : std::nullopt;
+    }
+    if (!model_ || !model_->tokenizer || id < 0 || id >= model_->tokenizer->vocabSize()) return std::nullopt;
+    return tokenTextOf(*model_->tokenizer, id);
+}
+
+AnswerOrigin EngineController::answerOrigin() const {
+    AnswerOrigin o;
+    if (!model_) return o;
+    o.modelName = model_->info.name;
+    o.device = model_->device;
+    if (remote_) {
+        o.backend = AnswerBackend::Remote;
+        o.serverUrl = session_.server().base.toString().toStdString();
+        return o;
+    }
+    o.backend = AnswerBackend::Local;
+    o.modelFile = model_->path;
+    o.vocabularyHash = model_->vocabularyHash;
+    o.vocabularySize = model_->tokenizer ? model_->tokenizer->vocabSize() : 0;
+    o.kvType = std::string(kvTypeName(kv_.layout.type));
+    o.kvBytesPerToken = kv_.bytesPerToken;
+    o.kvBytesReserved = kv_.bytesReserved;
+    o.contextLength = model_->contextLength;
+    return o;
+}
+
 QString EngineController::entryLabel(const QString& entry) {
     if (entry.startsWith(QLatin1String("http://")) || entry.startsWith(QLatin1String("https://"))) {
         const QUrl url(entry);

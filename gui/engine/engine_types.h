@@ -11,6 +11,7 @@
 #include "engine/engine.h"
 #include "engine/prompt_builder.h"  // PromptChunk
 #include "model/pass_cost.h"
+#include "record/answer_origin.h"
 
 namespace inferscope {
 
@@ -35,7 +36,15 @@ struct LoadedModel {
     // A text of n bytes then needs at least ceil(n / maxTokenBytes) tokens: a prompt that cannot
     // fit the context is refused without tokenizing it (10 MB took Llama 3's BPE ~8 s).
     int32_t maxTokenBytes = 0;
+    uint64_t vocabularyHash = 0;             // record/answer_origin.h's vocabularyHash of the tokenizer (0: none)
 };
+
+// A token of a loaded vocabulary as an answer's origin keeps it: its bytes, or a control token's name.
+inline TokenText tokenTextOf(const Tokenizer& tokenizer, int32_t id) {
+    TokenText t{tokenizer.tokenBytes(id), {}};
+    if (t.bytes.empty()) t.label = std::string(tokenizer.piece(id));
+    return t;
+}
 
 // The fewest tokens `utf8Bytes` bytes of text can become (0 when maxTokenBytes is 0: no bound).
 inline int64_t minTokensFor(int64_t utf8Bytes, int32_t maxTokenBytes) {

@@ -137,6 +137,7 @@ void EngineWorker::loadModel(quint64 requestId, const EngineOptions& options) {
     m.tokenizer = engine_->sharedTokenizer();
     m.maxTokenBytes = maxTokenBytes(*m.tokenizer);
     maxTokenBytes_ = m.maxTokenBytes;
+    m.vocabularyHash = vocabularyHash(m.tokenizer->vocabSize(), [&tok = *m.tokenizer](int32_t id) { return tokenTextOf(tok, id); });
     emit modelLoaded(requestId, m);
 }
 

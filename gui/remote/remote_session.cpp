@@ -6,6 +6,7 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <algorithm>
+#include <ctime>
 
 namespace inferscope {
 namespace {
@@ -137,6 +138,7 @@ void RemoteSession::listModels(const RemoteServer& server) {
         return;
     }
     QNetworkReply* reply = network_.get(requestFor(server, QStringLiteral("/v1/models")));
+    reply->setReadBufferSize(kReadBufferBytes);
     modelsReply_ = reply;
     modelsGuard_ = new ReplyGuard(reply, timeouts_, kMaxModelListBytes);
     modelsBody_.clear();
@@ -181,6 +183,7 @@ void RemoteSession::onModelsFinished(QNetworkReply* reply) {
 void RemoteSession::startChat(quint64 jobId, const RemoteChatRequest& request) {
     abort();
     jobId_ = jobId;
+    busiestReadUs_ = 0;
     parser_ = OpenAiStreamParser();
     summary_ = GenerationSummary();
     firstTokenUs_ = -1;
@@ -191,6 +194,8 @@ void RemoteSession::startChat(quint64 jobId, const RemoteChatRequest& request) {
     finishReason_.clear();
     streamError_.clear();
     body_.clear();
+    wholeParts_.clear();
+    wholeBytes_ = 0;
     bodyCut_ = false;
     tooMany_.clear();
     maxSteps_ = std::max<int32_t>(0, request.maxTokens) + kExtraTokens;
@@ -199,6 +204,7 @@ void RemoteSession::startChat(quint64 jobId, const RemoteChatRequest& request) {
     r.setRawHeader("Accept", "text/event-stream");
     clock_.start();
     reply_ = network_.post(r, body);
+    reply_->setReadBufferSize(kReadBufferBytes);  // each arrival bounded: the GUI thread reads it
     guard_ = new ReplyGuard(reply_, timeouts_, kMaxStreamBytes);
     connect(reply_, &QNetworkReply::readyRead, this, &RemoteSession::onChatData);
     connect(reply_, &QNetworkReply::finished, this, &RemoteSession::onChatFinished);
@@ -225,8 +231,23 @@ bool RemoteSession::stopping() const {
     return bodyCut_ || !tooMany_.isEmpty() || !streamError_.isEmpty() || guard_->problem() != ReplyGuard::Problem::None;
 }
 
+namespace {
+qint64 threadCpuUs() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return qint64(t.tv_sec) * 1'000'000 + t.tv_nsec / 1000;
+}
+// Adds the CPU time of the scope to `busiest` when it is the longest yet.
+struct CpuSpan {
+    qint64& busiest;
+    qint64 start = threadCpuUs();
+    ~CpuSpan() { busiest = std::max(busiest, threadCpuUs() - start); }
+};
+}  // namespace
+
 void RemoteSession::onChatData() {
     if (!reply_ || stopping()) return;
+    CpuSpan span{busiestReadUs_};
     const QByteArray bytes = reply_->readAll();
     if (!guard_->take(bytes.size())) return;
     const int status = reply_->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
@@ -239,8 +260,10 @@ void RemoteSession::onChatData() {
         return;
     }
     if (!isEventStream(reply_)) {  // a server that answers whole: one JSON object, read at the end
-        body_ += bytes;
-        if (body_.size() > kMaxWholeAnswerBytes) guard_->exceeded(kMaxWholeAnswerBytes);
+        // Kept in pieces, joined once at the end: no copy of all that came at every arrival.
+        wholeBytes_ += bytes.size();
+        wholeParts_.push_back(bytes);
+        if (wholeBytes_ > kMaxWholeAnswerBytes) guard_->exceeded(kMaxWholeAnswerBytes);
         return;
     }
     StepBatch batch;
@@ -328,7 +351,7 @@ void RemoteSession::onChatFinished() {
         return;
     }
     if (!eventStream) {
-        handle(parseStreamData(body_), batch);  // the whole answer as one JSON object
+        handle(parseStreamData(wholeParts_.join()), batch);  // the whole answer as one JSON object
         if (!batch.steps.empty()) emit stepsReady(jobId_, batch);
     }
     if (!streamError_.isEmpty() && steps_ == 0) {

@@ -16,6 +16,7 @@
 // event up to 1 MiB (openai_stream_parser.h). Past a limit the connection is closed and the
 // message says which limit it was.
 
+#include <QByteArrayList>
 #include <QElapsedTimer>
 #include <QNetworkAccessManager>
 #include <QObject>
@@ -66,6 +67,8 @@ public:
     static constexpr qint64 kMaxErrorBodyBytes = 64 << 10;
     static constexpr qint64 kMaxWholeAnswerBytes = 16 << 20;
     static constexpr qint64 kMaxStreamBytes = qint64(128) << 20;
+    // What Qt Network holds unread for us at most: one readyRead never hands over more.
+    static constexpr qint64 kReadBufferBytes = 256 << 10;
     static constexpr int32_t kExtraTokens = 64;
     void setTimeouts(const RemoteTimeouts& timeouts) { timeouts_ = timeouts; }
     const RemoteTimeouts& timeouts() const { return timeouts_; }
@@ -78,6 +81,9 @@ public:
     const RemoteServer& server() const { return server_; }
     // Streams one answer for job `jobId`; its events name the job.
     void startChat(quint64 jobId, const RemoteChatRequest& request);
+    // The most CPU time (this thread's, µs) one arrival of the current answer took to read, parse
+    // and hand on: what the GUI thread spends per readyRead, whatever the server sends.
+    qint64 busiestReadUs() const { return busiestReadUs_; }
     void abort();
     bool running() const { return !reply_.isNull(); }
     const RemoteVocabulary& vocabulary() const { return vocabulary_; }
@@ -110,7 +116,9 @@ private:
     QPointer<QNetworkReply> reply_;
     QPointer<ReplyGuard> modelsGuard_, guard_;
     QByteArray modelsBody_;
-    QByteArray body_;             // an error body (≤ 64 KiB) or an answer sent whole (≤ 16 MiB)
+    QByteArray body_;             // an error body (≤ 64 KiB)
+    QByteArrayList wholeParts_;   // an answer sent whole (≤ 16 MiB), as it arrived
+    qint64 wholeBytes_ = 0;
     bool bodyCut_ = false;        // the error body went on past 64 KiB: the rest was not read
     QString tooMany_;             // the stream went past the tokens asked for: why it was closed
     RemoteTimeouts timeouts_;
@@ -123,6 +131,7 @@ private:
     QString finishReason_;
     QString streamError_;
     int32_t steps_ = 0;
+    qint64 busiestReadUs_ = 0;
     bool sawData_ = false;
     bool stagesReported_ = false;
 };

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/generation.h"
+#include "record/step_record.h"
 #include "remote/openai_stream_parser.h"
 
 namespace inferscope {

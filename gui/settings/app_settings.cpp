@@ -47,7 +47,7 @@ AppSettings::AppSettings(QObject* parent) : QObject(parent) {
     welcomeSeen_ = s.value("ui/welcomeSeen", false).toBool();
     // A name this version does not know (a newer one's, or garbage) tints nothing rather than guessing.
     heatMode_ = heatModeName(heatModeFromName(s.value("chat/heatMode", heatMode_).toString()));
-    // The same for the KV cache type: an unknown name loads the default f32.
+    // The same for the KV cache type: an unknown name loads the default f16.
     if (const QString kv = s.value("engine/kvType", kvType_).toString(); parseKvType(kv.toStdString())) kvType_ = kv;
 }
 

@@ -29,7 +29,7 @@ class AppSettings : public QObject, public QmlSingleton<AppSettings> {
     // How the chat tints answers: "probability" | "surprisal" | "entropy" | "replay" | "off"
     // (ChatModel::heatMode follows it, see AppGraph).
     Q_PROPERTY(QString heatMode READ heatMode WRITE setHeatMode NOTIFY heatModeChanged)
-    // The KV cache's element type: "f32" | "f16" | "q8_0" | "q4_0" (kv_type.h). Every load uses it;
+    // The KV cache's element type: "f32" | "f16" | "q8_0" | "q4_0" (kv_type.h), "f16" unless chosen. Every load uses it;
     // a change applies to the loaded model at once (AppGraph: EngineController::applyKvType).
     Q_PROPERTY(QString kvType READ kvType WRITE setKvType NOTIFY kvTypeChanged)
     // The first-run welcome (qml/controls/WelcomeDialog.qml) has been closed once.
@@ -114,7 +114,7 @@ private:
     bool persistent_ = true;
     bool welcomeSeen_ = false;
     QString heatMode_ = QStringLiteral("probability");
-    QString kvType_ = QStringLiteral("f32");
+    QString kvType_ = QStringLiteral("f16");  // half F32's memory and long-context decode reads; llama.cpp's default
     QString fileDialogProblem_;
     QString bundledModel_;
     int connectTimeout_ = 10, firstByteTimeout_ = 300, idleTimeout_ = 60;

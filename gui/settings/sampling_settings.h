@@ -6,7 +6,7 @@
 #include <QQmlEngine>
 #include <QStringList>
 
-#include "sampler/sampler_params.h"
+#include "record/sampler_params.h"
 #include "app/qml_singleton.h"
 
 namespace inferscope {

@@ -231,7 +231,7 @@ QList<StoredMessage> ChatStore::messages(qint64 conversationId) const {
     }
     QSqlError error;
     auto result = selectRows(d->db(),
-                             QStringLiteral("SELECT %1 FROM messages m WHERE m.conversation_id = ? ORDER BY m.position").arg(kMessageColumns),
+                             QStringLiteral("SELECT %1 FROM messages m WHERE m.conversation_id = ? ORDER BY m.position").arg(kMessageColumnsWithOrigin),
                              {conversationId}, [](const QSqlQuery& query) { return readMessage(query); }, &error);
     if (error.isValid()) d->fail(tr("Could not read the messages: %1").arg(errorText(error)));
     QSqlError versionsError;

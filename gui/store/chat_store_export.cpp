@@ -18,17 +18,20 @@
 //
 // JSON ("format": "inferscope.conversation", "format_version": 1): the conversation's fields and
 // every message's (snake_case keys, times UTC ISO-8601 with milliseconds), plus for a message
-// with token records "token_records": one object per generated token (core/engine/step_record_json.h,
+// with token records "token_records": one object per generated token (core/record/step_record_json.h,
 // the schema of the CLI's --json token events too)
 //   {step, position, id, piece, p (raw softmax), p_final (as drawn), logit, rank, entropy_bits,
 //    log_sum_exp, survivors: {stage: n}, forward_us, sample_us, end_of_generation,
 //    top: [{id, piece?, logit, p (raw), stages: {raw, penalty, grammar, top-k, top-p, min-p, temperature}}]}
-// A piece that is not whole UTF-8 (part of a character) also has "piece_bytes" in hex. Pieces of
-// top candidates are not stored; "piece" is given where the conversation itself produced that id.
+// A piece that is not whole UTF-8 (part of a character) also has "piece_bytes" in hex. A top
+// candidate's "piece" comes from the answer's origin (schema 3: every candidate's text is kept);
+// for an answer stored before, where the conversation itself produced that id.
+// An answer with a known origin has "origin" (gui/chat/answer_origin_json.h: model file, name and
+// vocabulary hash, backend, KV cache, "timed_by", token texts).
 // Records that do not decode give "token_records_error" with the decoder's message instead.
 // An answer with several versions also has "version_index" (0-based, the one shown, whose
 // fields the message has) and "version_count", and, when its other versions were given,
-// "versions": [{index, content, finish_reason, stats, tokens, token_records | token_records_error}]
+// "versions": [{index, content, finish_reason, stats, tokens, origin?, token_records | token_records_error}]
 // by index. Single-version messages have none of these keys.
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -37,9 +40,10 @@
 #include <string>
 #include <unordered_map>
 
+#include "chat/answer_origin_json.h"
 #include "store/chat_store_sql.h"
-#include "engine/step_record_codec.h"
-#include "engine/step_record_json.h"
+#include "record/step_record_codec.h"
+#include "record/step_record_json.h"
 
 namespace inferscope {
 
@@ -74,7 +78,7 @@ QString roleHeading(const QString& role) {
 
 using PieceMap = std::unordered_map<int32_t, std::string>;
 
-// The step record in the schema the CLI's --json shares (core/engine/step_record_json.h); a top
+// The step record in the schema the CLI's --json shares (core/record/step_record_json.h); a top
 // candidate's piece where this conversation produced its id.
 QJsonObject stepJson(const StepRecord& step, const PieceMap& pieces) {
     const auto json = stepRecordJson(step, [&pieces](int32_t id) -> std::optional<std::string> {
@@ -83,6 +87,16 @@ QJsonObject stepJson(const StepRecord& step, const PieceMap& pieces) {
     });
     const std::string text = json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     return QJsonDocument::fromJson(QByteArray::fromStdString(text)).object();
+}
+
+// The pieces an answer's candidates are named with: its origin's token texts when it kept them,
+// else what the conversation produced.
+PieceMap answerPieces(const QJsonObject& originJson, const PieceMap& conversationWide) {
+    const AnswerOrigin origin = originFromJson(originJson);
+    if (!origin.known()) return conversationWide;
+    PieceMap pieces;
+    for (const auto& [id, text] : origin.tokens) pieces.emplace(id, text.bytes);
+    return pieces;
 }
 
 using Decoded = Result<std::vector<StepRecord>>;
@@ -191,7 +205,8 @@ QByteArray ChatStore::toJson(const StoredConversation& c, const QList<StoredMess
             {QStringLiteral("stats"), m.stats},
             {QStringLiteral("tokens"), tokensJson(m.tokens)},
         };
-        putRecords(message, m.tokenRecords, decoded[i], pieces);
+        if (!m.origin.isEmpty()) message[QStringLiteral("origin")] = m.origin;
+        putRecords(message, m.tokenRecords, decoded[i], answerPieces(m.origin, pieces));
         if (m.versionCount > 1) {
             message[QStringLiteral("version_index")] = m.versionIndex;
             message[QStringLiteral("version_count")] = m.versionCount;
@@ -207,7 +222,8 @@ QByteArray ChatStore::toJson(const StoredConversation& c, const QList<StoredMess
                     {QStringLiteral("stats"), v.stats},
                     {QStringLiteral("tokens"), tokensJson(v.tokens)},
                 };
-                putRecords(version, v.tokenRecords, decodedVersions[m.id][k], pieces);
+                if (!v.origin.isEmpty()) version[QStringLiteral("origin")] = v.origin;
+                putRecords(version, v.tokenRecords, decodedVersions[m.id][k], answerPieces(v.origin, pieces));
                 array.append(version);
             }
             message[QStringLiteral("versions")] = array;

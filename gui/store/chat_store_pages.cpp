@@ -181,7 +181,8 @@ void takeConversation(RawRows& rows, qint64 rowid, const QList<Value>& v) {
 }
 
 void takeMessage(RawRows& rows, qint64 rowid, const QList<Value>& v) {
-    if (v.size() != 10 || v[0].kind != Value::Null || v[1].kind != Value::Int || v[2].kind != Value::Int ||
+    // Ten columns, eleven since schema 3 (origin; rows written before keep ten).
+    if ((v.size() != 10 && v.size() != 11) || v[0].kind != Value::Null || v[1].kind != Value::Int || v[2].kind != Value::Int ||
         !isText(v[3]) || !isText(v[4]) || !isTime(v[5]) || !isText(v[6]) || !isText(v[7]))
         return;
     const QString role = text(v[3]);
@@ -198,12 +199,13 @@ void takeMessage(RawRows& rows, qint64 rowid, const QList<Value>& v) {
     m.blobsComplete = v[8].kind != Value::Missing && v[9].kind != Value::Missing;
     if (v[8].kind == Value::Blob) m.message.tokens = unpackTokens(v[8].bytes).value_or(QVector<qint32>{});
     if (v[9].kind == Value::Blob) m.message.tokenRecords = v[9].bytes;
+    if (v.size() == 11 && isText(v[10])) m.message.origin = statsFromText(text(v[10]));
     if (!rows.messages.contains(rowid) || (m.blobsComplete && !rows.messages[rowid].blobsComplete))
         rows.messages.insert(rowid, m);
 }
 
 void takeVersion(RawRows& rows, qint64 rowid, const QList<Value>& v) {
-    if (v.size() != 8 || v[0].kind != Value::Null || v[1].kind != Value::Int || v[2].kind != Value::Int ||
+    if ((v.size() != 8 && v.size() != 9) || v[0].kind != Value::Null || v[1].kind != Value::Int || v[2].kind != Value::Int ||
         v[2].integer < 0 || v[2].integer > INT_MAX || !isText(v[3]) || !isText(v[4]) || !isText(v[5]) ||
         !QJsonDocument::fromJson(v[5].bytes).isObject())
         return;
@@ -216,6 +218,7 @@ void takeVersion(RawRows& rows, qint64 rowid, const QList<Value>& v) {
     r.blobsComplete = v[6].kind != Value::Missing && v[7].kind != Value::Missing;
     if (v[6].kind == Value::Blob) r.version.tokens = unpackTokens(v[6].bytes).value_or(QVector<qint32>{});
     if (v[7].kind == Value::Blob) r.version.tokenRecords = v[7].bytes;
+    if (v.size() == 9 && isText(v[8])) r.version.origin = statsFromText(text(v[8]));
     if (!rows.versions.contains(rowid) || (r.blobsComplete && !rows.versions[rowid].blobsComplete))
         rows.versions.insert(rowid, r);
 }

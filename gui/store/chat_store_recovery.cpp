@@ -13,7 +13,7 @@
 #include <set>
 
 #include "store/chat_store_sql.h"
-#include "engine/step_record_codec.h"
+#include "record/step_record_codec.h"
 
 namespace inferscope::store {
 namespace {
@@ -60,6 +60,17 @@ std::optional<Salvaged> validated(Salvaged salvaged) {
     return salvaged;
 }
 
+// A row's origin (schema 3), best effort: a file of an earlier schema has none, a damaged one may
+// have lost it ({}: the app infers what the answer's stats say).
+QJsonObject readOriginAlone(const QSqlDatabase& db, const QString& table, qint64 id) {
+    QSqlQuery query(db);
+    query.setForwardOnly(true);
+    if (run(query, QStringLiteral("SELECT origin FROM %1 WHERE id = ?").arg(table), {id}) && query.next() &&
+        !query.lastError().isValid())
+        return statsFromText(query.value(0).toString());
+    return {};
+}
+
 // The whole row if it reads; else its text columns and, separately, its tokens.
 std::optional<Salvaged> readMessageAlone(const QSqlDatabase& db, qint64 id) {
     Salvaged salvaged;
@@ -85,6 +96,7 @@ std::optional<Salvaged> readMessageAlone(const QSqlDatabase& db, qint64 id) {
             salvaged.message.tokens = unpackTokens(tokens.value(0).toByteArray()).value_or(QVector<qint32>{});
         salvaged.recordsDropped = salvaged.message.role == QLatin1String("assistant");
     }
+    salvaged.message.origin = readOriginAlone(db, QStringLiteral("messages"), id);
     return validated(salvaged);
 }
 
@@ -114,6 +126,7 @@ std::optional<SalvagedVersion> readVersionAlone(const QSqlDatabase& db, const Ra
         whole.next() && !whole.lastError().isValid() && unpackTokens(whole.value(6).toByteArray())) {
         s.messageId = whole.value(1).toLongLong();
         s.version = readVersion(whole, true);
+        s.version.origin = readOriginAlone(db, QStringLiteral("message_versions"), id);
     } else if (run(text, QStringLiteral("SELECT v.id, v.message_id, v.idx, v.content, v.finish_reason, v.stats "
                                         "FROM message_versions v WHERE v.id = ?"), {id}) &&
                text.next() && !text.lastError().isValid()) {

@@ -87,8 +87,20 @@ bool createVersion2(const QSqlDatabase& db, QSqlError* error) {
     }, error);
 }
 
+// Version 3: each answer's origin (gui/chat/answer_origin_json.h: the model's file, name and
+// vocabulary hash, the backend, the KV cache, where its timings were measured, the text of every
+// token its records name), for the row shown and for the other versions. Answers stored before
+// keep '{}': the app then infers what their stats say. A column added last (SQLite does not
+// rewrite the rows; recovery's page reader takes rows with and without it).
+bool createVersion3(const QSqlDatabase& db, QSqlError* error) {
+    return runAll(db, {
+        "ALTER TABLE messages ADD COLUMN origin TEXT NOT NULL DEFAULT '{}'",
+        "ALTER TABLE message_versions ADD COLUMN origin TEXT NOT NULL DEFAULT '{}'",
+    }, error);
+}
+
 using Migration = bool (*)(const QSqlDatabase&, QSqlError*);
-constexpr std::array<Migration, 2> kMigrations{&createVersion1, &createVersion2};  // [i] makes version i + 1
+constexpr std::array<Migration, 3> kMigrations{&createVersion1, &createVersion2, &createVersion3};  // [i] makes version i + 1
 
 }  // namespace
 

@@ -103,6 +103,7 @@ const QString kConversationColumns = QStringLiteral(
 const QString kMessageTextColumns = QStringLiteral(
     "m.id, m.conversation_id, m.position, m.role, m.content, m.created_at, m.finish_reason, m.stats");
 const QString kMessageColumns = kMessageTextColumns + QStringLiteral(", m.tokens, m.token_records");
+const QString kMessageColumnsWithOrigin = kMessageColumns + QStringLiteral(", m.origin");
 
 StoredConversation readConversation(const QSqlQuery& query) {
     StoredConversation c;
@@ -130,6 +131,7 @@ StoredMessage readMessage(const QSqlQuery& query, bool withBlobs) {
     if (withBlobs) {
         m.tokens = unpackTokens(query.value(8).toByteArray()).value_or(QVector<qint32>{});
         m.tokenRecords = query.value(9).toByteArray();
+        if (query.record().count() > 10) m.origin = statsFromText(query.value(10).toString());
     }
     return m;
 }
@@ -150,10 +152,10 @@ bool insertMessage(const QSqlDatabase& db, const StoredMessage& m, QSqlError* er
     QSqlQuery query(db);
     const bool ok = run(query,
         QStringLiteral("INSERT INTO messages (id, conversation_id, position, role, content, created_at, "
-                       "finish_reason, stats, tokens, token_records) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                       "finish_reason, stats, tokens, token_records, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         {m.id > 0 ? QVariant(m.id) : QVariant(), m.conversationId, m.position, text(m.role),
          text(m.content), toStoredTime(m.createdAt), text(m.finishReason), statsToText(m.stats),
-         packTokens(m.tokens), m.tokenRecords});
+         packTokens(m.tokens), m.tokenRecords, statsToText(m.origin)});
     if (!ok && error) *error = query.lastError();
     return ok;
 }

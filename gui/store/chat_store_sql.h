@@ -6,6 +6,7 @@
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QSqlRecord>
 #include <QVariantList>
 #include <type_traits>
 #include <utility>
@@ -85,7 +86,8 @@ QJsonObject statsFromText(const QString& text);
 
 // Column lists matching readConversation()/readMessage() (select them in this order).
 extern const QString kConversationColumns;
-extern const QString kMessageColumns;         // all columns
+extern const QString kMessageColumns;         // all columns of schema 1 and 2
+extern const QString kMessageColumnsWithOrigin;  // and schema 3's origin (readMessage reads it when selected)
 extern const QString kMessageTextColumns;     // without tokens and token_records (read apart in recovery)
 StoredConversation readConversation(const QSqlQuery& query);
 StoredMessage readMessage(const QSqlQuery& query, bool withBlobs = true);
@@ -97,6 +99,7 @@ bool insertMessage(const QSqlDatabase& db, const StoredMessage& m, QSqlError* er
 // Answer versions (chat_store_versions.cpp). The row in messages is the version shown; the
 // others are rows of message_versions, and the shown one's index is the one they leave out.
 extern const QString kVersionColumns;  // v.id, v.message_id, then readVersion()'s columns
+extern const QString kVersionColumnsWithOrigin;  // and schema 3's origin
 StoredVersion readVersion(const QSqlQuery& query, bool withBlobs = true);  // from kVersionColumns
 bool insertVersion(const QSqlDatabase& db, qint64 id, qint64 messageId, const StoredVersion& v, QSqlError* error);  // id 0: a new one
 // True when the indexes of others and shownIndex are exactly 0 .. others.size().

@@ -15,6 +15,7 @@ namespace store {
 
 const QString kVersionColumns = QStringLiteral(
     "v.id, v.message_id, v.idx, v.content, v.finish_reason, v.stats, v.tokens, v.token_records");
+const QString kVersionColumnsWithOrigin = kVersionColumns + QStringLiteral(", v.origin");
 
 StoredVersion readVersion(const QSqlQuery& query, bool withBlobs) {
     StoredVersion v;
@@ -25,6 +26,7 @@ StoredVersion readVersion(const QSqlQuery& query, bool withBlobs) {
     if (withBlobs) {
         v.tokens = unpackTokens(query.value(6).toByteArray()).value_or(QVector<qint32>{});
         v.tokenRecords = query.value(7).toByteArray();
+        if (query.record().count() > 8) v.origin = statsFromText(query.value(8).toString());
     }
     return v;
 }
@@ -33,9 +35,9 @@ bool insertVersion(const QSqlDatabase& db, qint64 id, qint64 messageId, const St
     QSqlQuery query(db);
     const bool ok = run(query,
         QStringLiteral("INSERT INTO message_versions (id, message_id, idx, content, finish_reason, stats, tokens, "
-                       "token_records) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+                       "token_records, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         {id > 0 ? QVariant(id) : QVariant(), messageId, v.index, text(v.content), text(v.finishReason),
-         statsToText(v.stats), packTokens(v.tokens), v.tokenRecords});
+         statsToText(v.stats), packTokens(v.tokens), v.tokenRecords, statsToText(v.origin)});
     if (!ok && error) *error = query.lastError();
     return ok;
 }
@@ -121,7 +123,7 @@ QList<StoredVersion> ChatStore::versions(qint64 messageId) const {
     }
     QSqlError error;
     auto result = selectRows(d->db(),
-                             QStringLiteral("SELECT %1 FROM message_versions v WHERE v.message_id = ? ORDER BY v.idx").arg(kVersionColumns),
+                             QStringLiteral("SELECT %1 FROM message_versions v WHERE v.message_id = ? ORDER BY v.idx").arg(kVersionColumnsWithOrigin),
                              {messageId}, [](const QSqlQuery& query) { return readVersion(query); }, &error);
     if (error.isValid()) d->fail(tr("Could not read the versions of the answer: %1").arg(errorText(error)));
     return result;

@@ -42,6 +42,36 @@ qreal BarChart::maxValue() const {
     return niceCeil(m * 1.05);
 }
 
+QString BarChart::plainNumber(qreal v) {
+    const double a = std::abs(double(v));
+    if (a == 0 || !std::isfinite(a)) return QStringLiteral("0");
+    const int decimals = a >= 100 ? 0 : std::clamp(2 - int(std::floor(std::log10(a))), 0, 9);
+    QString s = QString::number(double(v), 'f', decimals);
+    if (s.contains(QLatin1Char('.'))) {
+        while (s.endsWith(QLatin1Char('0'))) s.chop(1);
+        if (s.endsWith(QLatin1Char('.'))) s.chop(1);
+    }
+    return s;
+}
+
+QStringList BarChart::axisLabels() const {
+    const qreal top = maxValue();
+    // Thousands of a time unit read better in the next one.
+    qreal scale = 1;
+    QString unit = unit_;
+    if (top >= 1000 && unit_ == QLatin1String("ms")) {
+        scale = 1000;
+        unit = QStringLiteral("s");
+    } else if (top >= 1000 && unit_ == QStringLiteral("µs/token")) {
+        scale = 1000;
+        unit = QStringLiteral("ms/token");
+    }
+    QStringList out;
+    for (int i = 0; i <= 2; ++i)
+        out << plainNumber(top * i / 2 / scale) + (i == 2 && !unit.isEmpty() ? QStringLiteral(" ") + unit : QString());
+    return out;
+}
+
 int BarChart::indexAt(qreal x) const {
     const int n = int(std::max(values_.size(), overlay_.size()));
     const qreal w = width() - kLeft - 4;
@@ -63,10 +93,18 @@ void BarChart::paint(QPainter* p) {
     QFont f = p->font();
     f.setPixelSize(10);
     p->setFont(f);
+    const QStringList labels = axisLabels();
     for (int i = 0; i <= 2; ++i) {
         const qreal v = top * i / 2;
-        p->drawText(QRectF(0, y(v) - 7, kLeft - 4, 14), Qt::AlignRight | Qt::AlignVCenter,
-                    QString::number(v, 'g', 3) + (i == 2 ? QStringLiteral(" ") + unit_ : QString()));
+        const QString& label = labels[i];
+        // A label wider than the margin (the top one with its unit) puts the unit on a second line.
+        const qsizetype space = label.indexOf(QLatin1Char(' '));
+        if (space > 0 && p->fontMetrics().horizontalAdvance(label) > kLeft - 4) {
+            p->drawText(QRectF(0, y(v) - 7, kLeft - 4, 14), Qt::AlignRight | Qt::AlignVCenter, label.left(space));
+            p->drawText(QRectF(0, y(v) + 5, kLeft - 4, 14), Qt::AlignRight | Qt::AlignVCenter, label.mid(space + 1));
+        } else {
+            p->drawText(QRectF(0, y(v) - 7, kLeft - 4, 14), Qt::AlignRight | Qt::AlignVCenter, label);
+        }
     }
     if (n == 0) return;
 

@@ -25,6 +25,9 @@ class BarChart : public QQuickPaintedItem {
     Q_PROPERTY(int highlightIndex MEMBER highlight_ NOTIFY changed)     // -1: none
     Q_PROPERTY(qreal maxValue READ maxValue NOTIFY changed)             // the top of the scale
     Q_PROPERTY(QStringList labels MEMBER labels_ NOTIFY changed)        // under each bar (few bars); else 1 .. n
+    // The scale's three labels as painted, bottom to top, in plain numbers ("0", "500", "1000 ms";
+    // milliseconds from 1000 on as seconds: "0", "1", "2 s"), never "1e+03".
+    Q_PROPERTY(QStringList axisLabels READ axisLabels NOTIFY changed)
 
 public:
     explicit BarChart(QQuickItem* parent = nullptr);
@@ -35,6 +38,9 @@ public:
     QList<qreal> overlay() const { return overlay_; }
     void setOverlay(const QList<qreal>& v);
     qreal maxValue() const;
+    QStringList axisLabels() const;
+    // At most three significant digits, no exponent, no trailing zeros: 1000 -> "1000", 0.0005 -> "0.0005".
+    static QString plainNumber(qreal v);
     // Which bar is under x (for tooltips); -1 outside.
     Q_INVOKABLE int indexAt(qreal x) const;
 

@@ -204,7 +204,7 @@ void PositionInspector::show(std::shared_ptr<const PositionInspection> inspectio
     shownRow_ = row;
     shownStep_ = step;
     shownContext_ = std::move(context);
-    chosenToken_ = shown_ && steps_ && !shownContext_.empty() ? steps_->tokenText(shownContext_.back()) : QString();
+    chosenToken_ = shown_ && steps_ && !shownContext_.empty() ? steps_->liveTokenText(shownContext_.back()) : QString();
     rebuildLayers();
     emit changed();
 }
@@ -220,7 +220,7 @@ void PositionInspector::rebuildLayers() {
             LensLayerModel::Row r;
             r.layer = int(l);
             for (const LensCandidate& c : layer.top)
-                r.candidates.append(QVariantMap{{"id", c.id}, {"token", steps_->tokenText(c.id)}, {"p", double(c.p)},
+                r.candidates.append(QVariantMap{{"id", c.id}, {"token", steps_->liveTokenText(c.id)}, {"p", double(c.p)},
                                                 {"logit", double(c.logit)}, {"final", c.id == finalTop}, {"chosen", c.id == chosen}});
             r.residualNorm = layer.residualNorm;
             r.entropyBits = layer.entropyBits;
@@ -237,7 +237,7 @@ QString PositionInspector::inputToken() const { return shown_ ? tokenAt(shown_->
 
 QString PositionInspector::tokenAt(int position) const {
     if (!steps_ || position < 0 || position >= int(shownContext_.size())) return {};
-    return steps_->tokenText(shownContext_[size_t(position)]);
+    return steps_->liveTokenText(shownContext_[size_t(position)]);
 }
 
 std::pair<int, int> PositionInspector::stepAt(int position) const {

@@ -6,7 +6,7 @@
 #include "chat/chat_controller.h"
 #include "engine/engine_controller.h"
 #include "chat/token_heatmap.h"
-#include "engine/step_record_json.h"
+#include "record/step_record_json.h"
 #include "tokenizer/utf8_stream.h"
 
 namespace inferscope {
@@ -248,14 +248,48 @@ void StepInspector::stepBy(int delta) {
     select(row_, std::clamp(step_ + delta, 0, std::max(0, stepCount() - 1)));
 }
 
-QString StepInspector::tokenText(int32_t id) const {
-    const auto& model = chat_->engine()->model();
-    if (!model) return QString::number(id);
-    if (!model->tokenizer) {  // a server's token: its bytes are all there is
-        const auto bytes = chat_->engine()->tokenBytes(id);
-        return bytes ? visible(*bytes, *bytes) : QString::number(id);
+const ChatMessage* StepInspector::answerAt(int row) const {
+    const ChatModel* m = chat_->messages();
+    if (row < 0 || row >= m->count() || m->at(row).role != Message::Assistant) return nullptr;
+    return &m->at(row);
+}
+
+const AnswerOrigin& StepInspector::answerOrigin() const {
+    static const AnswerOrigin none;
+    const ChatMessage* a = answerAt(row_);
+    return a ? a->origin : none;
+}
+
+bool StepInspector::answerRemote() const { return answerOrigin().remote(); }
+
+QStringList StepInspector::answerStages() const {
+    const AnswerOrigin& o = answerOrigin();
+    if (o.remote() && !o.stagesReported) return {stageNames().first()};
+    return stageNames();
+}
+
+QString StepInspector::answerModel() const {
+    const AnswerOrigin& o = answerOrigin();
+    return o.known() ? ChatController::originLabel(o) : QString();
+}
+
+QString StepInspector::liveTokenText(int32_t id) const {
+    const auto t = chat_->engine()->tokenText(id);
+    return t ? visible(t->bytes, t->label) : QStringLiteral("#%1").arg(id);
+}
+
+QString StepInspector::tokenTextIn(int row, int32_t id) const {
+    if (const ChatMessage* a = answerAt(row)) {
+        const AnswerOrigin& o = a->origin;
+        if (const TokenText* t = o.text(id)) return visible(t->bytes, t->label);
+        // Stored before answers kept their tokens' texts: the model its stats name, if that is
+        // the one loaded (a local answer's ids are that vocabulary's).
+        const EngineController* engine = chat_->engine();
+        if (o.backend == AnswerBackend::Local && o.vocabularyHash == 0 && !engine->isRemote() && engine->hasModel() &&
+            engine->modelName().toStdString() == o.modelName)
+            if (const auto t = engine->tokenText(id)) return visible(t->bytes, t->label);
     }
-    return visible(model->tokenizer->tokenBytes(id), model->tokenizer->piece(id));
+    return QStringLiteral("#%1").arg(id);
 }
 
 QStringList StepInspector::stageNames() const {
@@ -306,7 +340,7 @@ QString StepInspector::describe(int row, int step) const {
     const SampleRecord& s = r.sample;
     const double bits = surprisalBits(double(s.pRaw));
     QString text = tr("“%1”  %2% · rank %3 · surprisal %4 bits · entropy %5 bits")
-                       .arg(tokenText(s.id))
+                       .arg(tokenTextIn(row, s.id))
                        .arg(s.pRaw * 100, 0, 'f', 1)
                        .arg(s.rank)
                        .arg(bitsText(bits))
@@ -314,7 +348,7 @@ QString StepInspector::describe(int row, int step) const {
     QStringList alternatives;
     for (const CandidateRecord& c : s.top) {
         if (c.id == s.id) continue;
-        alternatives << tr("“%1” %2%").arg(tokenText(c.id)).arg(c.p[0] * 100, 0, 'f', 1);
+        alternatives << tr("“%1” %2%").arg(tokenTextIn(row, c.id)).arg(c.p[0] * 100, 0, 'f', 1);
         if (alternatives.size() == 4) break;
     }
     if (!alternatives.isEmpty()) text += QLatin1Char('\n') + tr("else: ") + alternatives.join(QStringLiteral(" · "));
@@ -333,7 +367,7 @@ QString StepInspector::describeAt(int row, int position) const {
     double together = 1.0;
     for (int k = joined->firstStep; k <= joined->lastStep; ++k) {
         const SampleRecord& s = steps[size_t(k)].sample;
-        parts << tr("“%1” %2%").arg(tokenText(s.id)).arg(s.pRaw * 100, 0, 'f', 1);
+        parts << tr("“%1” %2%").arg(tokenTextIn(row, s.id)).arg(s.pRaw * 100, 0, 'f', 1);
         together *= double(s.pRaw);
     }
     const int count = joined->lastStep - joined->firstStep + 1;
@@ -388,13 +422,20 @@ bool StepInspector::exportRecords(const QUrl& file, const QString& format) {
         }
         out.write(text.toUtf8());
     } else {
-        // The one schema of step records (core/engine/step_record_json.h, the CLI's --json and the
-        // conversation export's "token_records"); every top candidate's piece from the tokenizer.
-        const EngineController* engine = chat_->engine();
-        const StepPieceLookup pieceOf = [engine](int32_t id) { return engine->tokenBytes(id); };
+        // The one schema of step records (core/record/step_record_json.h, the CLI's --json and the
+        // conversation export's "token_records");
+        // the answer's origin names the model and every candidate's piece.
+        const AnswerOrigin& origin = answerOrigin();
+        const StepPieceLookup pieceOf = [&origin](int32_t id) -> std::optional<std::string> {
+            const TokenText* t = origin.text(id);
+            return t ? std::optional(t->bytes) : std::nullopt;
+        };
         auto array = nlohmann::ordered_json::array();
         for (const StepRecord& r : *steps) array.push_back(stepRecordJson(r, pieceOf));
-        const nlohmann::ordered_json document{{"model", chat_->engine()->modelName().toStdString()}, {"steps", std::move(array)}};
+        const nlohmann::ordered_json document{{"model", origin.modelName},
+                                              {"backend", std::string(answerBackendName(origin.backend))},
+                                              {"timed_by", std::string(origin.timedBy())},
+                                              {"steps", std::move(array)}};
         out.write(QByteArray::fromStdString(document.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)));
         out.write("\n");
     }

@@ -16,11 +16,13 @@
 #include "visualizer/candidate_list_model.h"
 #include "sampler/replay.h"
 #include "app/qml_singleton.h"
+#include "record/answer_origin.h"
 
 namespace inferscope {
 
 class ChatController;
 class ChatModel;
+struct ChatMessage;
 
 class StepInspector : public QObject, public QmlSingleton<StepInspector> {
     Q_OBJECT
@@ -36,6 +38,12 @@ class StepInspector : public QObject, public QmlSingleton<StepInspector> {
     Q_PROPERTY(inferscope::CandidateListModel* candidateModel READ candidateModel CONSTANT)  // the same, updated in place
     Q_PROPERTY(QVariantList survivors READ survivors NOTIFY detailsChanged)    // per stage
     Q_PROPERTY(QStringList stageNames READ stageNames CONSTANT)
+    // The selected answer's origin, not the model loaded now: whether a server made it (its times
+    // are this client's, network included; its candidates are what the server reported), the
+    // sampler stages its steps carry, and which model made it ("stories260K", "qwen @ http://…").
+    Q_PROPERTY(bool answerRemote READ answerRemote NOTIFY selectionChanged)
+    Q_PROPERTY(QStringList answerStages READ answerStages NOTIFY selectionChanged)
+    Q_PROPERTY(QString answerModel READ answerModel NOTIFY selectionChanged)
     // Whether a panel on screen shows the selection (Probabilities, Layers, Attention, Timeline;
     // Inspector.qml says). While none does, following the stream waits: a hidden panel's bars,
     // funnel and strip were rebuilt ten times a second and cost the decode 4% on two cores. The
@@ -88,6 +96,11 @@ public:
     CandidateListModel* candidateModel() { return &candidateModel_; }
     QVariantList survivors() const;
     QStringList stageNames() const;
+    bool answerRemote() const;
+    QStringList answerStages() const;
+    QString answerModel() const;
+    // The selected answer's origin (an Unknown one while none is selected).
+    const AnswerOrigin& answerOrigin() const;
 
     static constexpr double kStripMaxBits = 64.0;  // a pick of p 0 is infinitely surprising; the bar stops here
     QList<qreal> answerSurprisal() const { return surprisal_; }
@@ -126,13 +139,21 @@ public:
     // Continues the answer from the selected step with another candidate (see ChatController::branchFrom).
     Q_INVOKABLE bool branch(int tokenId);
     // The selected answer's per-token records, written atomically: "json" is {model, steps} with
-    // each step in the one step-record schema (core/engine/step_record_json.h, as the CLI's --json
+    // each step in the one step-record schema (core/record/step_record_json.h, as the CLI's --json
     // and the conversation export write it); "csv" a flat table for spreadsheets, a row per token
     // with its top 5 candidates, tokens as the panel shows them.
     Q_INVOKABLE bool exportRecords(const QUrl& file, const QString& format);
     Q_INVOKABLE QString lastExportError() const { return exportError_; }
-    // A token as the panels show it: spaces and line breaks made visible, raw bytes as <0xNN>.
-    Q_INVOKABLE QString tokenText(int32_t id) const;
+    // A token of the selected answer as the panels show it: spaces and line breaks made visible,
+    // raw bytes as <0xNN>; its text from the answer's origin, never from the model loaded now.
+    Q_INVOKABLE QString tokenText(int32_t id) const { return tokenTextIn(row_, id); }
+    // The same for the answer at `row`. An id whose text the answer did not keep (stored before
+    // origins were: its candidates) shows as "#id" — unless the loaded model is the one its stats
+    // name, whose vocabulary is then the best guess there is.
+    QString tokenTextIn(int row, int32_t id) const;
+    // A token of the model loaded now (the Layers and Attention panels' live passes): "#id" when
+    // no vocabulary has it.
+    Q_INVOKABLE QString liveTokenText(int32_t id) const;
     ChatController* chat() const { return chat_; }
     // The tokens the messages before `row` put in the context (what precedes an answer's first step).
     std::vector<int32_t> contextBefore(int row) const;
@@ -155,6 +176,7 @@ private:
     void scheduleReplay();
     void runReplay();
     QVariantMap candidateMap(const CandidateRecord& c, int32_t chosen) const;
+    const ChatMessage* answerAt(int row) const;
 
     ChatController* chat_;
     int row_ = -1;

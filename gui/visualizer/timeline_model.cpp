@@ -77,12 +77,22 @@ void TimelineModel::recompute() {
     decodeMs_.clear();
     decodeGBps_.clear();
     ttftMs_ = 0;
+    remote_ = false;
+    costKnown_ = false;
+    answerModel_.clear();
     if (row_ >= 0 && row_ < m->count() && m->at(row_).role == Message::Assistant) {
         const ChatMessage& a = m->at(row_);
         const AnswerStats& st = a.stats;
+        remote_ = a.origin.remote();
+        answerModel_ = a.origin.known() ? ChatController::originLabel(a.origin) : QString();
+        // The loaded model's shape is this answer's only when it made it (an answer stored before
+        // origins were kept: when its stats name it).
+        const AnswerOrigin now = engine_->answerOrigin();
+        costKnown_ = !remote_ && now.backend == AnswerBackend::Local &&
+                     (a.origin.known() ? a.origin.sameModel(now) : st.model.toStdString() == now.modelName);
         const int computed = st.prefilledTokens, reused = st.reusedTokens;
         const double ms = st.prefillMs;
-        const PassCost cost = passCost(engine_);
+        const PassCost cost = costKnown_ ? passCost(engine_) : PassCost();
         const double flops = cost.prefillFlops(computed, reused);
         prefill_ = {{"tokens", computed}, {"reused", reused}, {"ms", ms}, {"tokensPerSecond", st.prefillTokensPerSecond},
                     {"gflops", ms > 0 ? flops / (ms * 1e6) : 0.0}};
@@ -93,18 +103,21 @@ void TimelineModel::recompute() {
             if (s.forwardUs <= 0) continue;
             decodeMs_.append(double(s.forwardUs) / 1000.0);
             // the pass ran the previous token, at position s.position - 1
-            decodeGBps_.append(cost.decodeBytes(s.position - 1) / (double(s.forwardUs) * 1e3));
+            if (costKnown_) decodeGBps_.append(cost.decodeBytes(s.position - 1) / (double(s.forwardUs) * 1e3));
             totalFlops += cost.decodeFlops(s.position - 1);
             totalUs += double(s.forwardUs);
         }
         const double medMs = median(decodeMs_);
-        decode_ = {{"passes", int(decodeMs_.size())}, {"medianMs", medMs}, {"tokensPerSecond", medMs > 0 ? 1000.0 / medMs : 0.0},
+        // The answer's own rate, as its footer and the status bar give it (tokens over the decode's
+        // wall time): 1000 / the median step was another figure for the same answer (a server's
+        // tokens that arrive together are ~0 ms apart, so it read 17,544 tok/s against 843).
+        decode_ = {{"passes", int(decodeMs_.size())}, {"medianMs", medMs}, {"tokensPerSecond", st.decodeTokensPerSecond},
                    {"medianGBps", median(decodeGBps_)}, {"gflops", totalUs > 0 ? totalFlops / (totalUs * 1e3) : 0.0}};
         const double bw = machine_.value("bandwidthGBps").toDouble();
-        if (bw > 0) decode_.insert("bandwidthFraction", median(decodeGBps_) / bw);
+        if (bw > 0 && costKnown_) decode_.insert("bandwidthFraction", median(decodeGBps_) / bw);
         const bool bf16 = engine_->precision().startsWith(QLatin1String("BF16"));
         const double peak = machine_.value(bf16 ? "peakGflopsBF16" : "peakGflopsF32").toDouble();
-        if (peak > 0) prefill_.insert("computeFraction", prefill_.value("gflops").toDouble() / peak);
+        if (peak > 0 && costKnown_) prefill_.insert("computeFraction", prefill_.value("gflops").toDouble() / peak);
         prefill_.insert("kvComputed", st.kvComputed);
         prefill_.insert("attentionScores", st.attentionScores);
     }

@@ -35,6 +35,12 @@ class TimelineModel : public QObject, public QmlSingleton<TimelineModel> {
     Q_PROPERTY(QList<qreal> decodeGBps READ decodeGBps NOTIFY changed)   // bytes read / time, per pass
     Q_PROPERTY(QVariantMap decode READ decode NOTIFY changed)            // passes, medianMs, tokensPerSecond, medianGBps, gflops
     Q_PROPERTY(double timeToFirstTokenMs READ timeToFirstTokenMs NOTIFY changed)
+    // The shown answer's origin, not the engine's now: a server's answer was timed by this client
+    // over the network; a local one by the engine. `costKnown`: the loaded model made it, so its
+    // shape gives the bytes and FLOPs behind GB/s and GFLOP/s (another model's would be wrong).
+    Q_PROPERTY(bool remote READ remote NOTIFY changed)
+    Q_PROPERTY(bool costKnown READ costKnown NOTIFY changed)
+    Q_PROPERTY(QString answerModel READ answerModel NOTIFY changed)
     Q_PROPERTY(QVariantMap machine READ machine NOTIFY machineChanged)   // bandwidthGBps, peakGflops, precision, measured
     Q_PROPERTY(bool busy READ busy NOTIFY busyChanged)                   // an experiment is running
     Q_PROPERTY(QString status READ status NOTIFY busyChanged)
@@ -54,6 +60,9 @@ public:
     QList<qreal> decodeGBps() const { return decodeGBps_; }
     QVariantMap decode() const { return decode_; }
     double timeToFirstTokenMs() const { return ttftMs_; }
+    bool remote() const { return remote_; }
+    bool costKnown() const { return costKnown_; }
+    QString answerModel() const { return answerModel_; }
     QVariantMap machine() const { return machine_; }
     bool busy() const { return experiment_ != Experiment::None; }
     QString status() const { return status_; }
@@ -102,6 +111,9 @@ private:
     QVariantMap prefill_, decode_, machine_, counters_;
     QList<qreal> decodeMs_, decodeGBps_, noCacheMs_;
     double ttftMs_ = 0;
+    bool remote_ = false;
+    bool costKnown_ = false;
+    QString answerModel_;
     QVariantList sweep_;
     Experiment experiment_ = Experiment::None;
     bool measuring_ = false;

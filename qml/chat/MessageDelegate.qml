@@ -72,6 +72,9 @@ Item {
                 wrapMode: TextEdit.Wrap
                 readOnly: true
                 selectByMouse: true
+                // Read-only text keeps copy and select-all; every other key combination is the
+                // window's (Esc, Ctrl+N/R/B/I/O): a clicked message swallowed them.
+                Keys.onShortcutOverride: (event) => event.accepted = event.matches(StandardKey.Copy) || event.matches(StandardKey.SelectAll)
                 color: Theme.muted
                 selectionColor: Theme.accent
                 font.pixelSize: Theme.fontSmall
@@ -105,6 +108,9 @@ Item {
                 wrapMode: TextEdit.Wrap
                 readOnly: true
                 selectByMouse: true
+                // Read-only text keeps copy and select-all; every other key combination is the
+                // window's (Esc, Ctrl+N/R/B/I/O): a clicked message swallowed them.
+                Keys.onShortcutOverride: (event) => event.accepted = event.matches(StandardKey.Copy) || event.matches(StandardKey.SelectAll)
                 color: Theme.text
                 selectionColor: Theme.accent
                 font.pixelSize: Theme.fontNormal
@@ -121,6 +127,9 @@ Item {
                 wrapMode: TextEdit.Wrap
                 readOnly: true
                 selectByMouse: true
+                // Read-only text keeps copy and select-all; every other key combination is the
+                // window's (Esc, Ctrl+N/R/B/I/O): a clicked message swallowed them.
+                Keys.onShortcutOverride: (event) => event.accepted = event.matches(StandardKey.Copy) || event.matches(StandardKey.SelectAll)
                 color: Theme.text
                 selectionColor: Theme.accent
                 font.pixelSize: Theme.fontNormal
@@ -188,6 +197,9 @@ Item {
                             StepInspector.select(root.index, step)
                             AppSettings.inspectorVisible = true
                             AppSettings.inspectorTab = "probabilities"
+                            // A click picks a token, it selects no text: the focus the press gave
+                            // the text goes back, so the window's shortcuts and keys act at once.
+                            if (heatBody.selectedText === "") heatBody.focus = false
                         }
                     }
                 }
@@ -284,7 +296,7 @@ Item {
                              : root.finishReason === Message.Cancelled ? qsTr("stopped")
                              : root.finishReason === Message.StopString ? qsTr("stop string")
                              : root.finishReason === Message.ContextFull ? qsTr("context full")
-                             : root.finishReason === Message.Failed ? qsTr("error") : ""
+                             : root.finishReason === Message.Failed ? qsTr("interrupted") : ""
                 text: !root.stats.complete ? "" : remote
                       ? qsTr("%1 · %2 prompt tokens · %3 tok/s · first token %4 · %5 (timed here, network included)")
                         .arg(tokens).arg(root.stats.prefilledTokens).arg(Theme.rate(root.stats.decodeTokensPerSecond))
@@ -297,6 +309,17 @@ Item {
                         .arg(Theme.ms(root.stats.timeToFirstTokenMs))
                         .arg(ending)
                 color: Theme.muted
+                font.pixelSize: Theme.fontSmall
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
+            }
+            Label {
+                // A cut-off answer (a server that hung up, stalled or sent too much): kept as it
+                // arrived; why is said in the error bar when it happens.
+                objectName: "interruptedNote"
+                visible: !root.isUser && !root.stats.complete && root.finishReason === Message.Failed
+                text: qsTr("Interrupted: the answer stopped before it was complete; what arrived is kept.")
+                color: Theme.warning
                 font.pixelSize: Theme.fontSmall
                 wrapMode: Text.Wrap
                 Layout.fillWidth: true
@@ -343,9 +366,20 @@ Item {
                 }
             }
             ToolButton {
+                objectName: "continueButton"
+                visible: !root.isUser && root.isLast && root.finishReason === Message.Failed
+                text: qsTr("Continue")
+                font.pixelSize: Theme.fontSmall
+                enabled: ChatController.canContinue
+                ToolTip.visible: hovered
+                ToolTip.text: ChatController.canContinue ? qsTr("Go on from where the answer stopped, as a new version of it.")
+                                                         : qsTr("Only the model that wrote this answer can continue it.")
+                onClicked: ChatController.continueAnswer()
+            }
+            ToolButton {
                 objectName: "regenerateButton"
                 visible: !root.isUser && root.isLast
-                text: qsTr("Regenerate")
+                text: root.finishReason === Message.Failed ? qsTr("Retry") : qsTr("Regenerate")
                 font.pixelSize: Theme.fontSmall
                 enabled: ChatController.canRegenerate
                 onClicked: ChatController.regenerate()

@@ -15,8 +15,18 @@ Rectangle {
         anchors.leftMargin: Theme.spacing * 1.5
         anchors.rightMargin: Theme.spacing * 1.5
         spacing: Theme.spacing * 2
+        // What the labels that always show need side by side (the memory label at its shortest);
+        // on a narrow window the kernel set, then the time to first token give way rather than
+        // push the memory label past the window's edge.
+        readonly property real essential: stateLabel.implicitWidth + (contextBar.visible ? contextBar.implicitWidth + spacing : 0)
+                + (prefillRate.visible ? prefillRate.implicitWidth + spacing : 0) + (decodeRate.visible ? decodeRate.implicitWidth + spacing : 0)
+                + (memory.visible ? shortMemory.advanceWidth + spacing : 0)
+        readonly property bool roomForFirstToken: essential + firstTokenLabel.implicitWidth + spacing <= width
+        readonly property bool roomForKernels: essential + firstTokenLabel.implicitWidth + kernelSetLabel.implicitWidth + 2 * spacing <= width
+        TextMetrics { id: shortMemory; font.pixelSize: Theme.fontSmall; text: qsTr("memory %1").arg(memory.total) }
 
         Label {
+            id: stateLabel
             objectName: "stateLabel"
             text: ["No model", "Loading", "Ready", "Prefilling", "Decoding", "Stopping"][EngineController.state]
             color: EngineController.state >= EngineController.Prefilling ? Theme.decode : Theme.muted
@@ -26,6 +36,7 @@ Rectangle {
         // The model's name, engine and precision are in the top bar. Without a model there is no
         // context, speed or memory to show ("0 / 1 tokens", "memory 0 B" said nothing true).
         ContextBar {
+            id: contextBar
             objectName: "contextBar"
             visible: EngineController.hasModel && !EngineController.isRemote  // local figures only
             implicitWidth: 150
@@ -33,6 +44,7 @@ Rectangle {
             size: Math.max(1, EngineController.contextLength)
         }
         Label {
+            id: prefillRate
             objectName: "prefillRate"
             visible: EngineController.hasModel && !EngineController.isRemote  // local figures only
             text: qsTr("prefill %1 tok/s").arg(Theme.rate(EngineController.prefillTokensPerSecond))
@@ -43,6 +55,7 @@ Rectangle {
             MouseArea { id: prefillMouse; anchors.fill: parent; hoverEnabled: true }
         }
         Label {
+            id: decodeRate
             objectName: "decodeRate"
             visible: EngineController.hasModel
             text: qsTr("decode %1 tok/s").arg(Theme.rate(EngineController.decodeTokensPerSecond))
@@ -53,8 +66,9 @@ Rectangle {
             MouseArea { id: decodeMouse; anchors.fill: parent; hoverEnabled: true }
         }
         Label {
+            id: kernelSetLabel
             objectName: "kernelSetLabel"
-            visible: EngineController.hasModel && !EngineController.isRemote  // local figures only
+            visible: EngineController.hasModel && !EngineController.isRemote && row.roomForKernels  // local figures only
             text: qsTr("kernels %1").arg(EngineController.kernelSet)
             font.pixelSize: Theme.fontSmall
             color: Theme.muted
@@ -63,8 +77,9 @@ Rectangle {
             MouseArea { id: kernelMouse; anchors.fill: parent; hoverEnabled: true }
         }
         Label {
+            id: firstTokenLabel
             objectName: "firstTokenLabel"
-            visible: EngineController.hasModel
+            visible: EngineController.hasModel && row.roomForFirstToken
             text: qsTr("first token %1").arg(Theme.ms(EngineController.timeToFirstTokenMs))
             font.pixelSize: Theme.fontSmall
             color: Theme.muted

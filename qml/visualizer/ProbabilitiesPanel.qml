@@ -116,13 +116,13 @@ ScrollView {
             }
             Label { objectName: "surprisalValue"; text: panel.cur.surprisalBits !== undefined ? panel.cur.surprisalBits + " bits" : "" }
             Label { text: qsTr("time"); color: Theme.muted; ToolTip.visible: timeMouse.containsMouse; ToolTip.text: qsTr("The forward pass that produced these logits (one decode step, or the prefill for the first token), then the sampling."); MouseArea { id: timeMouse; anchors.fill: parent; hoverEnabled: true } }
-            Label { Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap; text: panel.cur.forwardMs !== undefined && EngineController.isRemote ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms after the previous token (network)").arg(panel.cur.forwardMs.toFixed(2)) : qsTr("the first token (time to first token in the Timeline)")) : panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
+            Label { Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap; text: panel.cur.forwardMs !== undefined && StepInspector.answerRemote ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms after the previous token (network)").arg(panel.cur.forwardMs.toFixed(2)) : qsTr("the first token (time to first token in the Timeline)")) : panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
         }
 
         // ---- candidates as bars -----------------------------------------------------------------
         Label {
             visible: StepInspector.hasStep
-            text: EngineController.isRemote
+            text: StepInspector.answerRemote
                   ? qsTr("The %1 most likely tokens the server reported (exp of its log-probabilities)").arg(StepInspector.candidateModel.count)
                   : qsTr("Top candidates (softmax at temperature 1) — click one to continue the answer with it")
             color: Theme.muted
@@ -161,7 +161,7 @@ ScrollView {
                         onClicked: StepInspector.branch(bar.tokenId)
                         ToolTip.visible: hovered && enabled
                         ToolTip.text: !hovered ? ""
-                                      : EngineController.isRemote
+                                      : StepInspector.answerRemote
                                       ? qsTr("Branch: the server continues this answer with “%1” here (the answer so far is sent back as the assistant's message).").arg(bar.token)
                                       : qsTr("Branch: continue this answer with “%1” here (the KV cache is truncated to this position; nothing before it is recomputed).").arg(bar.token)
                     }
@@ -197,8 +197,8 @@ ScrollView {
         }
         Label {
             objectName: "stagesNote"
-            visible: StepInspector.hasStep && EngineController.isRemote
-            text: EngineController.reportedStages.length > 1
+            visible: StepInspector.hasStep && StepInspector.answerRemote
+            text: StepInspector.answerStages.length > 1
                   ? qsTr("As the server's own sampler recorded them (Inferscope's extension to the OpenAI answer).")
                   : qsTr("This server reports its raw log-probabilities only: what its sampler stages kept is not known.")
             color: Theme.muted
@@ -213,7 +213,7 @@ ScrollView {
             Layout.preferredWidth: 100
             candidates: panel.candidates
             survivors: StepInspector.survivors
-            stages: EngineController.isRemote ? EngineController.reportedStages : panel.stages
+            stages: StepInspector.answerStages
         }
 
         // ---- replay -----------------------------------------------------------------------------

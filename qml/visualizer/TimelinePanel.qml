@@ -85,8 +85,12 @@ ScrollView {
             Label {
                 objectName: "prefillSummary"
                 Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap
-                text: EngineController.isRemote
+                // The shown answer's origin says how it was timed, not whatever is loaded now.
+                text: TimelineModel.remote
                       ? qsTr("%1 prompt tokens (the server's count) · first token after %2, network included").arg(panel.pf.tokens ?? 0).arg(Theme.ms(panel.pf.ms ?? 0))
+                      : !TimelineModel.costKnown
+                      ? qsTr("%1 (%2 reused) in %3 · %4 tok/s").arg(Theme.tokens(panel.pf.tokens ?? 0)).arg(panel.pf.reused ?? 0)
+                        .arg(Theme.ms(panel.pf.ms ?? 0)).arg(Theme.rate(panel.pf.tokensPerSecond ?? 0))
                       : qsTr("%1 (%2 reused) in %3 · %4 tok/s · %5 GFLOP/s")
                         .arg(Theme.tokens(panel.pf.tokens ?? 0)).arg(panel.pf.reused ?? 0).arg(Theme.ms(panel.pf.ms ?? 0))
                         .arg(Theme.rate(panel.pf.tokensPerSecond ?? 0)).arg(Number((panel.pf.gflops ?? 0).toPrecision(3)))
@@ -98,8 +102,11 @@ ScrollView {
             Label {
                 objectName: "decodeSummary"
                 Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap
-                text: EngineController.isRemote
+                text: TimelineModel.remote
                       ? qsTr("%1 tokens · median %2 apart · %3 tok/s (this client's clock)").arg(panel.dc.passes ?? 0).arg(Theme.ms(panel.dc.medianMs ?? 0)).arg(Theme.rate(panel.dc.tokensPerSecond ?? 0))
+                      : !TimelineModel.costKnown
+                      ? qsTr("%1 passes · median %2 · %3 tok/s · memory traffic: load %4 to compute it").arg(panel.dc.passes ?? 0)
+                        .arg(Theme.ms(panel.dc.medianMs ?? 0)).arg(Theme.rate(panel.dc.tokensPerSecond ?? 0)).arg(TimelineModel.answerModel || qsTr("the model that made it"))
                       : qsTr("%1 passes · median %2 · %3 tok/s · %4 GB/s read")
                         .arg(panel.dc.passes ?? 0).arg(Theme.ms(panel.dc.medianMs ?? 0)).arg(Theme.rate(panel.dc.tokensPerSecond ?? 0))
                         .arg((panel.dc.medianGBps ?? 0).toFixed(2))
@@ -108,7 +115,7 @@ ScrollView {
             Label { text: qsTr("machine"); color: Theme.muted; ToolTip.visible: mcLabelMouse.containsMouse; ToolTip.text: qsTr("This machine's limits, measured here: how fast memory can be read and how fast a matrix multiply runs."); MouseArea { id: mcLabelMouse; anchors.fill: parent; hoverEnabled: true } }
             Label {
                 Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap
-                text: EngineController.isRemote ? qsTr("the server's: not known to this app")
+                text: TimelineModel.remote ? qsTr("the server's: not known to this app")
                     : panel.mc.measured ? qsTr("read bandwidth %1 GB/s · matmul peak %2 GFLOP/s F32, %3 BF16 (measured here)")
                                             .arg(panel.mc.bandwidthGBps.toFixed(1)).arg(panel.mc.peakGflopsF32.toFixed(0)).arg(panel.mc.peakGflopsBF16.toFixed(0))
                                         : qsTr("not measured yet")
@@ -122,7 +129,7 @@ ScrollView {
             wrapMode: Text.Wrap
             font.pixelSize: Theme.fontSmall
             color: Theme.muted
-            text: EngineController.isRemote
+            text: TimelineModel.remote
                   ? qsTr("Measured by this app over the network: the first token is the wait for the server's prefill plus the network; each decode bar is the time between two tokens' arrival (tokens that arrive together share it). The server's hardware and its memory traffic are not known here.")
                   : qsTr("Prefill multiplies whole matrices by many tokens at once: arithmetic is the limit. Decode runs one token per pass and must read every weight (and the growing KV cache) each time: memory bandwidth is the limit, which is why it is slower per token.")
         }
@@ -148,7 +155,9 @@ ScrollView {
             ToolTip.text: {
                 const i = decodeChart.indexAt(chartHover.point.position.x)
                 if (i < 0) return ""
-                let t = qsTr("token %1: %2 ms, %3 GB/s").arg(i + 2).arg(TimelineModel.decodeMs[i].toFixed(3)).arg(TimelineModel.decodeGBps[i].toFixed(2))
+                let t = i < TimelineModel.decodeGBps.length
+                        ? qsTr("token %1: %2 ms, %3 GB/s").arg(i + 2).arg(TimelineModel.decodeMs[i].toFixed(3)).arg(TimelineModel.decodeGBps[i].toFixed(2))
+                        : qsTr("token %1: %2 ms").arg(i + 2).arg(TimelineModel.decodeMs[i].toFixed(3))
                 if (i < TimelineModel.noCacheMs.length) t += qsTr("\nwithout cache: %1 ms").arg(TimelineModel.noCacheMs[i].toFixed(3))
                 return t
             }

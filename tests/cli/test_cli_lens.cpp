@@ -34,7 +34,7 @@ std::vector<std::string> with(std::vector<std::string> args, const std::vector<s
     return args;
 }
 
-// The step record as core/engine/step_record_json.h writes it, plus this command's "event", "eog" and "ms".
+// The step record as core/record/step_record_json.h writes it, plus this command's "event", "eog" and "ms".
 const std::set<std::string> kTokenKeys = {"event", "step", "position", "id", "piece", "p", "logit", "p_final", "rank",
                                           "entropy_bits", "log_sum_exp", "survivors", "forward_us", "sample_us",
                                           "end_of_generation", "top", "eog", "ms"};

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine.h"
-#include "engine/step_record_codec.h"
+#include "record/step_record_codec.h"
 #include "engine_test_helpers.h"
 #include "model_test_helpers.h"
 

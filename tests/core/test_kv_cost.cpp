@@ -150,8 +150,8 @@ TEST(SetKvType, Q8_0OnGemma3TinyAllocatesTheBlocks) {
 }
 
 // The app's setting holds for every model: with kvTypeFallback a model that cannot use it loads
-// with f32 and says why.
-TEST(SetKvType, FallbackLoadsStories260KWithF32AndANotice) {
+// with f16 (any head dim takes it) and says why.
+TEST(SetKvType, FallbackLoadsStories260KWithF16AndANotice) {
     EngineOptions opt;
     opt.modelPath = kStories;
     opt.device = DeviceKind::Cpu;
@@ -161,8 +161,8 @@ TEST(SetKvType, FallbackLoadsStories260KWithF32AndANotice) {
     opt.kvTypeFallback = true;
     auto engine = Engine::load(opt);
     ASSERT_TRUE(engine) << engine.error().message;
-    EXPECT_EQ((*engine)->kvType(), KvType::F32);
+    EXPECT_EQ((*engine)->kvType(), KvType::F16);
     ASSERT_FALSE((*engine)->notices().empty());
-    EXPECT_EQ((*engine)->notices().back().rfind("KV cache f32 instead of q8_0: a q8_0 KV cache needs a head dimension", 0), 0u)
+    EXPECT_EQ((*engine)->notices().back().rfind("KV cache f16 instead of q8_0: a q8_0 KV cache needs a head dimension", 0), 0u)
         << (*engine)->notices().back();
 }

@@ -1,11 +1,11 @@
-// The one JSON schema of step records (core/engine/step_record_json.h), which the CLI's --json
+// The one JSON schema of step records (core/record/step_record_json.h), which the CLI's --json
 // token events and the app's conversation export both write: every field of a hand-made record,
 // floats as their shortest decimal, pieces that are part of a character, unknown top pieces.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "engine/step_record_json.h"
+#include "record/step_record_json.h"
 
 namespace inferscope {
 namespace {

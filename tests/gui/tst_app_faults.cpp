@@ -26,7 +26,7 @@
 
 #include "step_gate.h"
 #include "app_stack.h"
-#include "engine/step_record_codec.h"
+#include "record/step_record_codec.h"
 #include "gui_test_helpers.h"
 
 Q_IMPORT_QML_PLUGIN(InferscopePlugin)

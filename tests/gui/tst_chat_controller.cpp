@@ -12,7 +12,7 @@
 #include "step_gate.h"
 #include "chat/chat_controller.h"
 #include "store/chat_store.h"
-#include "engine/step_record_codec.h"
+#include "record/step_record_codec.h"
 #include "chat_fixture.h"
 #include "gui_test_helpers.h"
 #include "settings/sampling_settings.h"

@@ -17,7 +17,7 @@
 #include <QTest>
 
 #include "app_stack.h"
-#include "engine/step_record_codec.h"
+#include "record/step_record_codec.h"
 #include "gui_test_helpers.h"
 
 Q_IMPORT_QML_PLUGIN(InferscopePlugin)

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "store/chat_store.h"
-#include "engine/step_record_codec.h"
+#include "record/step_record_codec.h"
 
 namespace inferscope::testing {
 

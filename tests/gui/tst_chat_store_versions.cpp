@@ -2,10 +2,14 @@
 // index rules, one transaction per write, cascades with deleted text gone from the file, search
 // over the shown versions only, and a real schema-1 file (tests/data/chat_store_v1.db, written
 // by the version-1 code) migrated in one transaction.
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "chat/answer_origin_json.h"
+#include "chat/conversation_mapper.h"
 #include "tst_chat_store_helpers.h"
 
 using namespace inferscope;
@@ -39,10 +43,10 @@ QStringList schemaOf(const QString& path, const QString& connection) {
     return rows;
 }
 
-// A writable copy of the schema-1 file in dir.
-QString copyOfVersion1(const QTemporaryDir& dir, const QString& name) {
+// A writable copy of a schema-N file of tests/data in dir.
+QString copyOfVersion(int version, const QTemporaryDir& dir, const QString& name) {
     const QString path = dir.filePath(name);
-    if (!QFile::copy(QStringLiteral(INFERSCOPE_TEST_DATA_DIR "/chat_store_v1.db"), path)) return {};
+    if (!QFile::copy(QStringLiteral(INFERSCOPE_TEST_DATA_DIR "/chat_store_v%1.db").arg(version), path)) return {};
     QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
     return path;
 }
@@ -62,6 +66,7 @@ private slots:
     void closedStore();
     void migratesARealVersion1File();
     void failedVersion2MigrationRollsBack();
+    void migratesARealVersion2File();
 
 private:
     QTemporaryDir dir_;
@@ -278,7 +283,7 @@ void TestChatStoreVersions::closedStore() {
 }
 
 void TestChatStoreVersions::migratesARealVersion1File() {
-    const QString path = copyOfVersion1(dir_, QStringLiteral("v1.db"));
+    const QString path = copyOfVersion(1, dir_, QStringLiteral("v1.db"));
     QVERIFY(!path.isEmpty());
     {
         RawConnection raw(path, QStringLiteral("before"));
@@ -329,7 +334,7 @@ void TestChatStoreVersions::migratesARealVersion1File() {
         QVERIFY(store.setVersions(regenerated, 1, {version(0, QStringLiteral("the answer before"))}));
     }
     RawConnection raw(path, QStringLiteral("after"));
-    QCOMPARE(raw.exec(QStringLiteral("PRAGMA user_version")).toInt(), 2);
+    QCOMPARE(raw.exec(QStringLiteral("PRAGMA user_version")).toInt(), 3);  // through 2 to 3 (answers' origin)
     QCOMPARE(raw.exec(QStringLiteral("SELECT content FROM message_versions WHERE message_id = 9")).toString(),
              QStringLiteral("the answer before"));
     // The migrated file has exactly the schema of a file this version creates.
@@ -344,7 +349,7 @@ void TestChatStoreVersions::migratesARealVersion1File() {
 void TestChatStoreVersions::failedVersion2MigrationRollsBack() {
     // Schema 1 with an index already named like version 2's: its table is created, then its
     // index fails, and the whole step must roll back (still version 1, no message_versions).
-    const QString path = copyOfVersion1(dir_, QStringLiteral("v1-clash.db"));
+    const QString path = copyOfVersion(1, dir_, QStringLiteral("v1-clash.db"));
     QVERIFY(!path.isEmpty());
     {
         RawConnection raw(path, QStringLiteral("clash"));
@@ -366,6 +371,88 @@ void TestChatStoreVersions::failedVersion2MigrationRollsBack() {
     QCOMPARE(raw.exec(QStringLiteral("PRAGMA user_version")).toInt(), 1);
     QCOMPARE(raw.exec(QStringLiteral("SELECT count(*) FROM sqlite_schema WHERE name = 'message_versions'")).toInt(), 0);
     QCOMPARE(raw.exec(QStringLiteral("SELECT count(*) FROM messages")).toInt(), 8);
+}
+
+// tests/data/chat_store_v2.db, written by the schema-2 app (see tests/data/README.md): a local
+// stories260K answer and one from `inferscope-cli serve`. Migrated to schema 3, both read back
+// whole, with the origin their stats name (no file, no vocabulary hash: not kept then) and their
+// picks' texts; a new answer's origin — its model file, vocabulary hash, KV cache, every
+// candidate's bytes — round-trips through the migrated file, and the export carries it.
+void TestChatStoreVersions::migratesARealVersion2File() {
+    const QString path = copyOfVersion(2, dir_, QStringLiteral("v2.db"));
+    QVERIFY(!path.isEmpty());
+    {
+        RawConnection raw(path, QStringLiteral("before-v2"));
+        QCOMPARE(raw.exec(QStringLiteral("PRAGMA user_version")).toInt(), 2);
+    }
+    ChatStore store;
+    const ChatStore::OpenReport report = store.open(path);
+    QVERIFY2(report.ok && report.persistent && report.message.isEmpty(), qPrintable(report.message));
+    const QList<StoredConversation> conversations = store.conversations();
+    QCOMPARE(conversations.size(), 2);
+    const StoredConversation& remote = conversations[0];  // most recent first
+    const StoredConversation& local = conversations[1];
+    QCOMPARE(local.modelName, QStringLiteral("/work/shared/models/stories260K.gguf"));
+    QCOMPARE(remote.modelName, QStringLiteral("http://127.0.0.1:18437#stories260K"));
+
+    const QList<StoredMessage> localMessages = store.messages(local.id);
+    QCOMPARE(localMessages.size(), 2);
+    QCOMPARE(localMessages[1].content, QStringLiteral(", there was a little girl named Lily. She"));
+    QCOMPARE(localMessages[1].origin, QJsonObject());
+    const ChatMessage localAnswer = ConversationMapper::fromStored(localMessages[1], {}, false);
+    QCOMPARE(localAnswer.steps.size(), size_t(12));
+    QCOMPARE(localAnswer.origin.backend, AnswerBackend::Local);
+    QCOMPARE(localAnswer.origin.modelName, std::string("stories260K"));
+    QCOMPARE(localAnswer.origin.device, std::string("CPU avx512_core_bf16, 2 threads"));
+    QCOMPARE(localAnswer.origin.vocabularyHash, uint64_t(0));  // not known then
+    QCOMPARE(localAnswer.origin.timedBy(), std::string_view("engine"));
+    // The picks' texts came with the steps; the candidates' never were stored.
+    std::string joined;
+    for (const StepRecord& s : localAnswer.steps) {
+        QVERIFY(localAnswer.origin.text(s.sample.id));
+        QCOMPARE(localAnswer.origin.text(s.sample.id)->bytes, s.piece);
+        joined += s.piece;
+    }
+    QCOMPARE(QString::fromStdString(joined), QStringLiteral(", there was a little girl named Lily. She"));
+
+    const QList<StoredMessage> remoteMessages = store.messages(remote.id);
+    QCOMPARE(remoteMessages.size(), 2);
+    const ChatMessage remoteAnswer = ConversationMapper::fromStored(remoteMessages[1], {}, false);
+    QCOMPARE(remoteAnswer.steps.size(), size_t(8));
+    QCOMPARE(remoteAnswer.origin.backend, AnswerBackend::Remote);
+    QCOMPARE(remoteAnswer.origin.serverUrl, std::string("http://127.0.0.1:18437"));
+    QCOMPARE(remoteAnswer.origin.modelName, std::string("stories260K"));
+    QCOMPARE(remoteAnswer.origin.timedBy(), std::string_view("client"));
+
+    // A new answer in the migrated file keeps its whole origin.
+    StoredMessage fresh = assistantMessage(local.id, QStringLiteral("a new answer"), 3, 4);
+    fresh.position = 2;
+    AnswerOrigin origin;
+    origin.backend = AnswerBackend::Local;
+    origin.modelFile = "/models/qwen2-tiny.gguf";
+    origin.modelName = "qwen2-tiny";
+    origin.vocabularyHash = 0x0123456789abcdefULL;
+    origin.vocabularySize = 151936;
+    origin.device = "CPU avx2, 2 threads";
+    origin.kvType = "q8_0";
+    origin.kvBytesPerToken = 1088;
+    origin.kvBytesReserved = 1088 * 512;
+    origin.contextLength = 512;
+    origin.tokens = {{300, {" w0", {}}}, {301, {"\xF0\x9F", {}}}, {2, {{}, "<|im_end|>"}}};
+    fresh.origin = originToJson(origin);
+    QVERIFY(store.appendMessage(fresh));
+    const QList<StoredMessage> after = store.messages(local.id);
+    QCOMPARE(after.size(), 3);
+    QCOMPARE(originFromJson(after[2].origin), origin);
+    QCOMPARE(ConversationMapper::fromStored(after[2], {}, false).origin, origin);
+    const QString exported = dir_.filePath(QStringLiteral("v2-export.json"));
+    QVERIFY(store.exportConversation(local.id, exported, QStringLiteral("json")));
+    const QJsonArray messages = QJsonDocument::fromJson(readAll(exported)).object()["messages"].toArray();
+    QCOMPARE(messages.size(), 3);
+    QVERIFY(!messages[1].toObject().contains("origin"));  // not known: not made up
+    QCOMPARE(messages[2].toObject()["origin"].toObject()["model_file"].toString(), QStringLiteral("/models/qwen2-tiny.gguf"));
+    QCOMPARE(messages[2].toObject()["origin"].toObject()["vocabulary_hash"].toString(), QStringLiteral("0123456789abcdef"));
+    QCOMPARE(messages[2].toObject()["origin"].toObject()["timed_by"].toString(), QStringLiteral("engine"));
 }
 
 QTEST_GUILESS_MAIN(TestChatStoreVersions)

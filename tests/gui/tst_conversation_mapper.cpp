@@ -128,6 +128,12 @@ private slots:
             a.stats = AnswerStats::fromSummary(summary(), v, sampler(), QStringLiteral("m"), QStringLiteral("d"));
             a.tokens = {100 + v, 200 + v};
             a.steps = {step(0, 100 + v, "ver"), step(1, 200 + v, "sion")};
+            // Each version keeps what made it: versions 0 and 2 a local model, version 1 a server.
+            a.origin.backend = v == 1 ? AnswerBackend::Remote : AnswerBackend::Local;
+            a.origin.modelName = "model-" + std::to_string(v);
+            if (v == 1) a.origin.serverUrl = "http://127.0.0.1:8080";
+            else a.origin.modelFile = "/models/m" + std::to_string(v) + ".gguf", a.origin.vocabularyHash = 0xabc0u + uint64_t(v);
+            a.origin.tokens = {{100 + v, {"ver", {}}}, {200 + v, {"sion", {}}}, {2, {{}, "</s>"}}};
             m.variants.push_back(a);
         }
         m.activeVariant = 1;  // the shown one is mirrored in the message's own fields
@@ -137,6 +143,7 @@ private slots:
         m.stats = shown.stats;
         m.tokens = shown.tokens;
         m.steps = shown.steps;
+        m.origin = shown.origin;
 
         const StoredRow row = ConversationMapper::toStored(m, 7, 3);
         QCOMPARE(row.message.conversationId, 7);
@@ -168,7 +175,10 @@ private slots:
             QCOMPARE(back.variants[v].steps.size(), size_t(2));
             QCOMPARE(back.variants[v].steps[1].sample.id, m.variants[v].steps[1].sample.id);
             QCOMPARE(back.variants[v].steps[1].piece, std::string("sion"));
+            QVERIFY(back.variants[v].origin == m.variants[v].origin);
         }
+        QVERIFY(back.origin == m.origin);
+        QVERIFY(back.origin.remote());
         // Another model is loaded: the tokens are not its, and are made again from the text.
         const ChatMessage otherModel = ConversationMapper::fromStored(stored, others, false);
         QVERIFY(otherModel.tokens.empty());

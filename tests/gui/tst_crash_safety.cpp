@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "app/app_graph.h"
-#include "engine/step_record_codec.h"
+#include "record/step_record_codec.h"
 #include "gui_test_helpers.h"
 
 using namespace inferscope;

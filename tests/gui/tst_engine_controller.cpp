@@ -40,7 +40,7 @@ private slots:
         QCOMPARE(engine.state(), EngineController::State::Ready);
         QCOMPARE(engine.modelName(), QStringLiteral("stories260K"));
         QCOMPARE(engine.contextLength(), 2048);
-        QCOMPARE(engine.kvBytesReserved(), 1280.0 * 2048);  // 2 × 5 layers × 4 KV heads × 8 × 4 bytes per token
+        QCOMPARE(engine.kvBytesReserved(), 640.0 * 2048);  // 2 × 5 layers × 4 KV heads × 8 × 2 bytes per token (f16, the default)
         QCOMPARE(engine.weightBytes(), 292800.0 * 4);  // every F32 tensor, used in place from the mapping
         QVERIFY(progress.count() >= 2);
         QCOMPARE(engine.loadProgress(), 1.0);
@@ -79,8 +79,8 @@ private slots:
         QCOMPARE(d.weightBytesPerToken, 292800.0 * 4 - 512 * 64 * 4 + 64 * 4);
         // Multiply-adds of the matrices: per block 2 × 64 × 64 + 2 × 64 × 32 + 3 × 64 × 172, and the output 64 × 512.
         QCOMPARE(d.matmulMacsPerToken, 5.0 * (2 * 64 * 64 + 2 * 64 * 32 + 3 * 64 * 172) + 64 * 512);
-        QCOMPARE(d.kvBytesPerToken, 2.0 * 5 * 4 * 8 * 4);  // K and V × layers × KV heads × head dim × 4 bytes (f32)
-        QCOMPARE(d.kvBytesPerElement, 4);
+        QCOMPARE(d.kvBytesPerToken, 2.0 * 5 * 4 * 8 * 2);  // K and V × layers × KV heads × head dim × 2 bytes (f16, the default)
+        QCOMPARE(d.kvBytesPerElement, 2);
         QVERIFY(d.loadMs > 0);
         QCOMPARE(d.tokenizer, QStringLiteral("sentencepiece"));
         QCOMPARE(d.preTokenizer, QString());

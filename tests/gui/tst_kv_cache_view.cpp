@@ -1,5 +1,5 @@
 // The KV-cache panel's numbers against the engine's real allocations, with the bundled
-// stories260K (5 layers, 8 query heads, 4 KV heads, head dim 8, f32: 1,280 bytes per token):
+// stories260K (5 layers, 8 query heads, 4 KV heads, head dim 8, the default f16 cache: 640 bytes per token):
 // bytes reserved and used, per layer and per KV head, the runs of prompt and generated cells
 // through a generation and a second turn that reuses the cache, the counterfactual rows
 // (QAbstractItemModelTester throughout) and the grid's reading of the cells.
@@ -67,15 +67,15 @@ class TestKvCacheView : public QObject {
 
     // Every figure the panel shows equals the engine's stats, and the stats equal the formula.
     static void verifyAgainstEngine(const KvCacheView& view, const KvCacheStats& engine) {
-        QCOMPARE(view.bytesPerToken(), 1280.0);  // 2 × 5 × 4 × 8 × 4
+        QCOMPARE(view.bytesPerToken(), 640.0);  // 2 × 5 × 4 × 8 × 2 (the default f16 cache)
         QCOMPARE(view.bytesReserved(), double(engine.bytesReserved));
-        QCOMPARE(view.bytesReserved(), 1280.0 * 2048);
+        QCOMPARE(view.bytesReserved(), 640.0 * 2048);
         QCOMPARE(view.bytesUsed(), double(engine.bytesUsed));
-        QCOMPARE(view.bytesUsed(), 1280.0 * view.usedCells());
-        QCOMPARE(view.bytesUsedPerLayer(), 1280.0 / 5 * view.usedCells());
-        QCOMPARE(view.bytesUsedPerHead(), 1280.0 / 20 * view.usedCells());
-        QCOMPARE(view.bytesReservedPerLayer(), 1280.0 * 2048 / 5);
-        QCOMPARE(view.bytesReservedPerHead(), 1280.0 * 2048 / 20);
+        QCOMPARE(view.bytesUsed(), 640.0 * view.usedCells());
+        QCOMPARE(view.bytesUsedPerLayer(), 640.0 / 5 * view.usedCells());
+        QCOMPARE(view.bytesUsedPerHead(), 640.0 / 20 * view.usedCells());
+        QCOMPARE(view.bytesReservedPerLayer(), 640.0 * 2048 / 5);
+        QCOMPARE(view.bytesReservedPerHead(), 640.0 * 2048 / 20);
         QCOMPARE(view.usedCells(), engine.nUsed);
         QCOMPARE(view.promptCells() + view.generatedCells(), view.usedCells());
     }
@@ -164,8 +164,8 @@ private slots:
         QCOMPARE(f.view.kvHeads(), 4);
         QCOMPARE(f.view.headDim(), 8);
         QCOMPARE(f.view.capacity(), 2048);
-        QCOMPARE(f.view.bytesPerElement(), 4);
-        QCOMPARE(f.view.elementType(), QStringLiteral("FP32"));
+        QCOMPARE(f.view.bytesPerElement(), 2);
+        QCOMPARE(f.view.elementType(), QStringLiteral("FP16"));
         QCOMPARE(f.view.attention(), QStringLiteral("GQA"));
         QCOMPARE(f.view.groupSize(), 2);
         QCOMPARE(f.view.usedCells(), 0);
@@ -191,7 +191,7 @@ private slots:
         QCOMPARE(runsOf(f.view), (Runs{{5, CellOrigin::Prompt}, {39, CellOrigin::Generated}}));
         QCOMPARE(f.view.stats().originRuns, summary->kv.originRuns);
         verifyAgainstEngine(f.view, summary->kv);
-        QCOMPARE(f.view.bytesUsed(), 56320.0);  // 44 × 1,280
+        QCOMPARE(f.view.bytesUsed(), 28160.0);  // 44 × 640
         // One update per batch (plus the end), never per token, and the fill only grows.
         QVERIFY2(usedSeen.size() <= batches.count() + 1, qPrintable(QString("%1 updates for %2 batches").arg(usedSeen.size()).arg(batches.count())));
         QVERIFY(std::is_sorted(usedSeen.begin(), usedSeen.end()));
@@ -283,23 +283,23 @@ private slots:
         const auto* mqa = rowNamed(attention, "MQA");
         QVERIFY(mha && gqa && mqa);
         QCOMPARE(mha->kvHeads, uint64_t(8));
-        QCOMPARE(mha->bytesPerToken, uint64_t(2560));
+        QCOMPARE(mha->bytesPerToken, uint64_t(1280));
         QCOMPARE(mha->ratio, 2.0);
         QVERIFY(gqa->loaded && !mha->loaded && !mqa->loaded);
-        QCOMPARE(gqa->bytesPerToken, uint64_t(1280));
-        QCOMPARE(mqa->bytesPerToken, uint64_t(320));
+        QCOMPARE(gqa->bytesPerToken, uint64_t(640));
+        QCOMPARE(mqa->bytesPerToken, uint64_t(160));
         QCOMPARE(mqa->ratio, 0.25);
         // The row that matches the cache reproduces the engine's own allocation and fill.
         QCOMPARE(double(gqa->bytesAtCapacity), f.view.bytesReserved());
         QCOMPARE(double(gqa->bytesAtUsed), f.view.bytesUsed());
-        QCOMPARE(mha->bytesAtCapacity, uint64_t(2560) * 2048);
+        QCOMPARE(mha->bytesAtCapacity, uint64_t(1280) * 2048);
 
         const KvVariantModel& element = *f.view.elementVariants();
         QCOMPARE(element.rowCount(), 2);  // head dim 8: no Q8_0 / Q4_0 (blocks of 32 per row)
-        QVERIFY(rowNamed(element, "FP32")->loaded);
-        QCOMPARE(rowNamed(element, "FP32")->bytesAtCapacity, gqa->bytesAtCapacity);
-        QCOMPARE(rowNamed(element, "FP16")->bytesPerToken, uint64_t(640));
-        QCOMPARE(element.data(element.index(1), KvVariantModel::RatioTextRole).toString(), QStringLiteral("×1/2"));
+        QVERIFY(rowNamed(element, "FP16")->loaded);
+        QCOMPARE(rowNamed(element, "FP16")->bytesAtCapacity, gqa->bytesAtCapacity);
+        QCOMPARE(rowNamed(element, "FP32")->bytesPerToken, uint64_t(1280));
+        QCOMPARE(element.data(element.index(0), KvVariantModel::RatioTextRole).toString(), QStringLiteral("×2"));
         QCOMPARE(attention.data(attention.index(0), KvVariantModel::RatioTextRole).toString(), QStringLiteral("×2"));
     }
 

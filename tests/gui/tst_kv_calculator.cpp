@@ -215,10 +215,10 @@ private slots:
         QCOMPARE(calc.heads(), 8);
         QCOMPARE(calc.kvHeads(), 4);
         QCOMPARE(calc.headDim(), 8);
-        QCOMPARE(calc.dtype(), QStringLiteral("f32"));
+        QCOMPARE(calc.dtype(), QStringLiteral("f16"));  // the engine's default cache type
         QCOMPARE(calc.tokens(), 2048);
         // The calculator's arithmetic and the engine's allocation agree.
-        QCOMPARE(calc.bytesPerToken(), 1280.0);
+        QCOMPARE(calc.bytesPerToken(), 640.0);
         QCOMPARE(calc.bytesPerUser(), engine.kvBytesReserved());
         QCOMPARE(calc.slidingLayers(), 0);
         // Another model replaces the row; the calculator follows it while it shows the loaded model.

@@ -49,39 +49,39 @@ private slots:
         {
             AppSettings settings(nullptr);
             settings.setPersistent(true);
-            QCOMPARE(settings.kvType(), QStringLiteral("f32"));
+            QCOMPARE(settings.kvType(), QStringLiteral("f16"));  // the default
             settings.setKvType(QStringLiteral("q8_0"));
             settings.setKvType(QStringLiteral("q5_0"));  // not a cache type: ignored
             QCOMPARE(settings.kvType(), QStringLiteral("q8_0"));
         }
         QCOMPARE(AppSettings(nullptr).kvType(), QStringLiteral("q8_0"));
         QSettings().setValue(QStringLiteral("engine/kvType"), QStringLiteral("int8"));
-        QCOMPARE(AppSettings(nullptr).kvType(), QStringLiteral("f32"));
+        QCOMPARE(AppSettings(nullptr).kvType(), QStringLiteral("f16"));
     }
 
-    // stories260K (5 layers, 4 KV heads, head dim 8): F16 halves the cache, 2 × 5 × 4 × 8 × 2 =
-    // 640 bytes per token; the panel and the status bar's figure follow, and the next answer
-    // computes its whole prompt again.
-    void f16AppliesToTheLoadedModel() {
+    // stories260K (5 layers, 4 KV heads, head dim 8): the default F16 cache is 2 × 5 × 4 × 8 × 2 =
+    // 640 bytes per token; F32 doubles it, the panel and the status bar's figure follow, and the
+    // next answer computes its whole prompt again.
+    void f32AppliesToTheLoadedModel() {
         ChatFixture app(6);
         QVERIFY(loadAndWait(*app.engine, bundledModel()));
         QVERIFY(app.answer(QStringLiteral("Once upon a time")));
         KvCacheView view;
         view.setEngine(app.engine.get());
-        QCOMPARE(view.bytesPerToken(), 1280.0);
-        QCOMPARE(view.elementType(), QStringLiteral("FP32"));
-
-        QCOMPARE(chooseKvType(app, QStringLiteral("f16")), QString());
-        QCOMPARE(app.engine->kvType(), QStringLiteral("f16"));
-        QCOMPARE(app.engine->kvBytesReserved(), 640.0 * 2048);  // the status bar's memory figure
-        QCOMPARE(app.engine->kvBytesUsed(), 0.0);               // the conversation's cache is recomputed
         QCOMPARE(view.bytesPerToken(), 640.0);
-        QCOMPARE(view.bytesReserved(), 640.0 * 2048);
-        QCOMPARE(view.bytesReservedPerLayer(), 640.0 * 2048 / 5);
         QCOMPARE(view.elementType(), QStringLiteral("FP16"));
-        QCOMPARE(view.elementSize(), QStringLiteral("2 B"));
-        QVERIFY(rowNamed(*view.elementVariants(), QStringLiteral("FP16"))->loaded);
-        QVERIFY(!rowNamed(*view.elementVariants(), QStringLiteral("FP32"))->loaded);
+
+        QCOMPARE(chooseKvType(app, QStringLiteral("f32")), QString());
+        QCOMPARE(app.engine->kvType(), QStringLiteral("f32"));
+        QCOMPARE(app.engine->kvBytesReserved(), 1280.0 * 2048);  // the status bar's memory figure
+        QCOMPARE(app.engine->kvBytesUsed(), 0.0);                // the conversation's cache is recomputed
+        QCOMPARE(view.bytesPerToken(), 1280.0);
+        QCOMPARE(view.bytesReserved(), 1280.0 * 2048);
+        QCOMPARE(view.bytesReservedPerLayer(), 1280.0 * 2048 / 5);
+        QCOMPARE(view.elementType(), QStringLiteral("FP32"));
+        QCOMPARE(view.elementSize(), QStringLiteral("4 B"));
+        QVERIFY(rowNamed(*view.elementVariants(), QStringLiteral("FP32"))->loaded);
+        QVERIFY(!rowNamed(*view.elementVariants(), QStringLiteral("FP16"))->loaded);
         QVERIFY(!rowNamed(*view.elementVariants(), QStringLiteral("Q8_0")));  // head dim 8: no blocks of 32
 
         QSignalSpy prefilled(app.engine.get(), &EngineController::prefillFinished);
@@ -90,7 +90,7 @@ private slots:
         const auto stats = prefilled.first().at(1).value<PrefillStats>();
         QCOMPARE(stats.nReused, 0);
         QCOMPARE(stats.nComputed, stats.nPrompt);
-        QCOMPARE(view.bytesUsed(), 640.0 * view.usedCells());
+        QCOMPARE(view.bytesUsed(), 1280.0 * view.usedCells());
     }
 
     void aBlockTypeIsRefusedForHeadDim8AndTheOldOneKept() {
@@ -99,21 +99,21 @@ private slots:
         const QString message = chooseKvType(app, QStringLiteral("q8_0"));
         QCOMPARE(message, QStringLiteral("a q8_0 KV cache needs a head dimension that is a multiple of 32 (its blocks are per head); "
                                          "this model's head dimension is 8: use an f16 or f32 KV cache"));
-        QCOMPARE(app.engine->kvType(), QStringLiteral("f32"));
-        QCOMPARE(app.engine->kvBytesReserved(), 1280.0 * 2048);
-        QCOMPARE(app.settings->kvType(), QStringLiteral("f32"));  // the setting shows the type in use
+        QCOMPARE(app.engine->kvType(), QStringLiteral("f16"));
+        QCOMPARE(app.engine->kvBytesReserved(), 640.0 * 2048);
+        QCOMPARE(app.settings->kvType(), QStringLiteral("f16"));  // the setting shows the type in use
         QCOMPARE(app.engine->kvTypeProblem(QStringLiteral("q4_0")), QStringLiteral(
             "a q4_0 KV cache needs a head dimension that is a multiple of 32 (its blocks are per head); "
             "this model's head dimension is 8: use an f16 or f32 KV cache"));
     }
 
-    // A saved q8_0 is every load's choice; a model that cannot use it loads with f32 and a notice.
-    void aSavedBlockTypeLoadsHeadDim8WithF32AndANotice() {
+    // A saved q8_0 is every load's choice; a model that cannot use it loads with f16 and a notice.
+    void aSavedBlockTypeLoadsHeadDim8WithF16AndANotice() {
         ChatFixture app(4);
         app.settings->setKvType(QStringLiteral("q8_0"));
         QVERIFY(loadAndWait(*app.engine, bundledModel()));
-        QCOMPARE(app.engine->kvType(), QStringLiteral("f32"));
-        QVERIFY2(app.engine->notices().join('\n').contains(QStringLiteral("KV cache f32 instead of q8_0")),
+        QCOMPARE(app.engine->kvType(), QStringLiteral("f16"));
+        QVERIFY2(app.engine->notices().join('\n').contains(QStringLiteral("KV cache f16 instead of q8_0")),
                  qPrintable(app.engine->notices().join('\n')));
         QCOMPARE(app.settings->kvType(), QStringLiteral("q8_0"));
     }
@@ -168,8 +168,8 @@ private slots:
         QCOMPARE(grid.layerTicks().first().toMap().value(QStringLiteral("label")).toString(), QStringLiteral("0w"));
     }
 
-    // "What it costs" on stories260K's latest answer: FP16 against FP32 (the head dim refuses
-    // blocks); every figure equals what two engines, one per cache type, give when each scores
+    // "What it costs" on stories260K's latest answer: FP32 against the FP16 in use (the head dim
+    // refuses blocks); every figure equals what two engines, one per cache type, give when each scores
     // the same tokens — the perplexity command's way.
     void theCostEqualsTwoEnginesScoringTheAnswer() {
         ChatFixture app(24);
@@ -187,9 +187,9 @@ private slots:
 
         KvCostModel cost;
         cost.setChat(app.chat.get());
-        QCOMPARE(cost.referenceType(), QStringLiteral("f32"));
-        QCOMPARE(cost.testType(), QStringLiteral("f16"));
-        QCOMPARE(cost.testChoices(), QStringList{QStringLiteral("f16")});
+        QCOMPARE(cost.referenceType(), QStringLiteral("f16"));
+        QCOMPARE(cost.testType(), QStringLiteral("f32"));
+        QCOMPARE(cost.testChoices(), QStringList{QStringLiteral("f32")});
         QVERIFY(cost.canRun());
         QSignalSpy result(&cost, &KvCostModel::resultChanged);
         QVERIFY(cost.run());
@@ -207,13 +207,13 @@ private slots:
             opt.contextLength = 256;
             return Engine::load(opt);
         };
-        auto f32 = load(KvType::F32), f16 = load(KvType::F16);
-        QVERIFY(f32 && f16);
+        auto f16 = load(KvType::F16), f32 = load(KvType::F32);
+        QVERIFY(f16 && f32);
         std::vector<std::vector<float>> reference;
-        QVERIFY((*f32)->score(sequence, [&](int32_t, std::span<const float> l) { reference.emplace_back(l.begin(), l.end()); }));
+        QVERIFY((*f16)->score(sequence, [&](int32_t, std::span<const float> l) { reference.emplace_back(l.begin(), l.end()); }));
         DivergenceMeter meter;
         std::vector<double> kl;
-        QVERIFY((*f16)->score(sequence, [&](int32_t pos, std::span<const float> l) {
+        QVERIFY((*f32)->score(sequence, [&](int32_t pos, std::span<const float> l) {
             if (pos + 1 < promptTokens || pos + 1 >= int32_t(sequence.size())) return;
             const DistributionShift shift = compareDistributions(reference[size_t(pos)], l);
             meter.add(shift);
@@ -233,7 +233,7 @@ private slots:
         for (size_t i = 0; i < answerTokens; ++i) QCOMPARE(answer.kvKl[i], float(kl[i]));
         QCOMPARE(app.chat->messages()->heatMode(), QStringLiteral("kvcost"));
         // The conversation's own cache was left as it was.
-        QCOMPARE(app.engine->kvType(), QStringLiteral("f32"));
+        QCOMPARE(app.engine->kvType(), QStringLiteral("f16"));
         QVERIFY(app.engine->contextUsed() > 0);
     }
 

@@ -36,10 +36,11 @@ class TestPositionInspector : public QObject {
         }
     };
 
-    // A second engine given the same tokens: its cache holds what the app's does.
+    // A second engine given the same tokens: its cache (f16, the app's default) holds what the app's does.
     static std::unique_ptr<Engine> referenceEngine(const std::vector<int32_t>& prompt, int maxTokens) {
         EngineOptions opt;
         opt.modelPath = bundledModel().toStdString();
+        opt.kvType = KvType::F16;
         auto engine = Engine::load(opt);
         if (!engine) return nullptr;
         GenerateRequest req;
@@ -54,6 +55,7 @@ class TestPositionInspector : public QObject {
     static Result<PositionInspection> firstStepCapture(const std::vector<int32_t>& prompt) {
         EngineOptions opt;
         opt.modelPath = bundledModel().toStdString();
+        opt.kvType = KvType::F16;  // the app's default
         auto engine = Engine::load(opt);
         if (!engine) return std::unexpected(engine.error());
         struct First : GenerationObserver {
@@ -89,7 +91,7 @@ private slots:
             QVERIFY(!f.view.rerunAfterPrefill());
             const StepRecord& rec = answer.steps[size_t(step)];
             QCOMPARE(f.view.position(), rec.position - 1);
-            QCOMPARE(f.view.chosenToken(), f.inspector->tokenText(rec.sample.id));
+            QCOMPARE(f.view.chosenToken(), f.inspector->liveTokenText(rec.sample.id));
             LensLayerModel* layers = f.view.layerModel();
             QCOMPARE(layers->rowCount(), f.engine->modelDetails().layers);
             const QVariantList last = layers->data(layers->index(layers->rowCount() - 1), LensLayerModel::CandidatesRole).toList();
@@ -193,7 +195,7 @@ private slots:
                 }
                 QVERIFY(std::abs(rowSum - 1.0) < 1e-5);
             }
-            QCOMPARE(f.view.tokenAt(position), f.inspector->tokenText(step > 0 ? answer.steps[size_t(step) - 1].sample.id : prompt.back()));
+            QCOMPARE(f.view.tokenAt(position), f.inspector->liveTokenText(step > 0 ? answer.steps[size_t(step) - 1].sample.id : prompt.back()));
         }
         // Hover over a cell: the token at that position and the engine's weight; off the cells: nothing.
         {
@@ -208,7 +210,7 @@ private slots:
             QCoreApplication::sendEvent(&map, &move);
             const QString hover = map.hoverText();
             QVERIFY2(hover.startsWith(QStringLiteral("position %1 “%2”: weight %3 — head 1 (reads KV head %4), layer 0")
-                                          .arg(position).arg(f.inspector->tokenText(answer.steps[3].sample.id))
+                                          .arg(position).arg(f.inspector->liveTokenText(answer.steps[3].sample.id))
                                           .arg(map.valueAt(head, position), 0, 'f', 4).arg(f.view.kvHeadOf(head))),
                      qPrintable(hover));
             QVERIFY(hover.contains(QStringLiteral("Click to look inside this token.")));

@@ -39,7 +39,7 @@ QString urlOf(const ServeProcess& server) { return QStringLiteral("http://127.0.
 bool sameProbability(float p, double logprob) { return std::abs(std::log(double(p)) - logprob) <= 1e-4; }
 
 // Connects the fixture's engine and waits for Ready (or the failure's message).
-QString connectTo(ChatFixture& f, const QString& url, const QString& key, const QString& model) {
+QString connectTo(AppGraph& f, const QString& url, const QString& key, const QString& model) {
     QSignalSpy failed(f.engine.get(), &EngineController::loadFailed);
     f.engine->connectToServer(url, key, model);
     const bool done = QTest::qWaitFor([&] { return f.engine->state() != EngineController::State::Loading; }, 30000);
@@ -403,6 +403,173 @@ private slots:
         QObject* note = app.window()->findChild<QObject*>(QStringLiteral("layersRemoteNote"));
         QVERIFY(note && note->property("text").toString().startsWith("stories260K runs on a server"));
         app.window()->grabWindow().save(QDir(QCoreApplication::applicationDirPath()).filePath("remote-window.png"));
+        app.close();
+    }
+
+    // A server that hangs up mid-answer: the tokens that arrived are kept, stored, marked
+    // interrupted and reopen as such; Continue asks the same server to go on from them (a new
+    // version), and is refused to another model.
+    void aCutOffAnswerIsKeptStoredAndContinued() {
+        auto token = [](const char* text) {
+            return QByteArray("data: {\"choices\":[{\"delta\":{\"content\":\"") + text + "\"},\"finish_reason\":null}]}\n\n";
+        };
+        FakeServer fake;
+        fake.chat = sse(token("Once") + token(" upon") + token(" a"));  // then the connection closes
+        ChatFixture f(16);
+        QCOMPARE(connectTo(f, fake.url(), QString(), "fake"), QString());
+        QSignalSpy finished(f.chat.get(), &ChatController::answerFinished);
+        QVERIFY(f.chat->send(QStringLiteral("Tell me a story.")));
+        QTRY_VERIFY_WITH_TIMEOUT(!f.chat->generating(), 20000);
+        QCOMPARE(finished.count(), 0);
+        QCOMPARE(f.chat->lastError(),
+                 QStringLiteral("The answer from %1 stopped after 3 tokens: the connection closed before the server said the answer was complete.").arg(fake.url()));
+        QCOMPARE(f.chat->messages()->count(), 2);
+        QCOMPARE(f.last().text, QStringLiteral("Once upon a"));
+        QCOMPARE(f.last().finishReason, Message::Failed);
+        QCOMPARE(int(f.last().steps.size()), 3);
+        QVERIFY(f.last().storeId != 0);
+        QVERIFY(f.chat->canContinue());
+
+        // Reopened (as after a restart): the same three tokens, still interrupted.
+        const qint64 id = f.chat->conversationId();
+        f.chat->newConversation();
+        QVERIFY(f.chat->openConversation(id));
+        QCOMPARE(f.chat->messages()->count(), 2);
+        QCOMPARE(f.last().text, QStringLiteral("Once upon a"));
+        QCOMPARE(f.last().finishReason, Message::Failed);
+        QCOMPARE(int(f.last().steps.size()), 3);
+        QVERIFY(f.chat->canContinue());
+
+        fake.chat = sse(token(" time") + "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+        QVERIFY(f.answer([&] { return f.chat->continueAnswer(); }));
+        const QJsonObject body = QJsonDocument::fromJson(fake.lastBody).object();
+        QVERIFY(body["continue_final_message"].toBool());
+        const QJsonArray messages = body["messages"].toArray();
+        QCOMPARE(messages.last().toObject(), (QJsonObject{{"role", "assistant"}, {"content", "Once upon a"}}));
+        QCOMPARE(f.last().text, QStringLiteral("Once upon a time"));
+        QCOMPARE(f.last().finishReason, Message::EndOfGeneration);
+        QCOMPARE(int(f.last().steps.size()), 4);
+        QCOMPARE(int(f.last().variants.size()), 2);  // the interrupted version stays reachable
+        QVERIFY(!f.chat->canContinue());
+
+        // Another model cannot continue an interrupted answer it did not write.
+        fake.chat = sse(token("Once"));
+        QVERIFY(f.chat->regenerate());
+        QTRY_VERIFY_WITH_TIMEOUT(!f.chat->generating(), 20000);
+        QCOMPARE(f.last().finishReason, Message::Failed);
+        QVERIFY(f.chat->canContinue());
+        QCOMPARE(connectTo(f, urlOf(*server_), QString(), "stories260K"), QString());
+        QVERIFY(!f.chat->canContinue());
+        QVERIFY(!f.chat->continueAnswer());
+    }
+
+    // What the window says of a cut-off answer: marked interrupted under the text, Retry and
+    // Continue beside it, and the error bar naming what happened.
+    void aCutOffAnswerInTheWindow() {
+        FakeServer fake;
+        fake.chat = sse("data: {\"choices\":[{\"delta\":{\"content\":\"Once upon\"},\"finish_reason\":null}]}\n\n");
+        inferscope::testing_app::AppStack app(QStringLiteral(":memory:"));
+        app.settings->setSessionWelcomeSeen(true);
+        QVERIFY(app.showWindow());
+        app.engine->connectToServer(fake.url(), QString(), QStringLiteral("fake"));
+        QTRY_VERIFY_WITH_TIMEOUT(app.engine->isRemote() && app.engine->state() == EngineController::State::Ready, 20000);
+        QVERIFY(app.chat->send(QStringLiteral("Tell me a story.")));
+        QTRY_VERIFY_WITH_TIMEOUT(!app.chat->generating() && !app.chat->lastError().isEmpty(), 20000);
+        // The chat's delegates are in the visual tree only.
+        auto visible = [&](const QString& name) -> QQuickItem* {
+            QQuickItem* found = nullptr;
+            std::function<void(QQuickItem*)> walk = [&](QQuickItem* i) {
+                if (!i->isVisible()) return;
+                if (i->objectName() == name) found = i;
+                for (QQuickItem* c : i->childItems()) walk(c);
+            };
+            walk(app.window()->contentItem());
+            return found;
+        };
+        QTRY_VERIFY(visible(QStringLiteral("interruptedNote")));
+        QCOMPARE(visible(QStringLiteral("interruptedNote"))->property("text").toString(),
+                 QStringLiteral("Interrupted: the answer stopped before it was complete; what arrived is kept."));
+        QQuickItem* continueButton = visible(QStringLiteral("continueButton"));
+        QQuickItem* retryButton = visible(QStringLiteral("regenerateButton"));
+        QVERIFY(continueButton && retryButton);
+        QVERIFY(continueButton->isEnabled());
+        QCOMPARE(retryButton->property("text").toString(), QStringLiteral("Retry"));
+        app.window()->grabWindow().save(QDir(QCoreApplication::applicationDirPath()).filePath("remote-interrupted.png"));
+    // Issue 27: the Timeline and Probabilities panels read the selected answer's origin, not the
+    // backend connected now. A local stories260K answer, then a server connected: its Timeline
+    // still reads the engine's figures (no "server's count", no "network included") and its
+    // candidates their texts (before: raw ids); a server's answer is labelled as measured over
+    // the network, its tok/s the footer's; selecting the local answer again shows it as it was.
+    void aLocalAnswerKeepsItsOriginWhenAServerIsConnected() {
+        inferscope::testing_app::AppStack app(QStringLiteral(":memory:"));
+        app.settings->setSessionWelcomeSeen(true);
+        QVERIFY(app.showWindow());
+        QVERIFY(loadAndWait(*app.engine, QString::fromStdString(kModel)));
+        SamplerParams greedy;
+        greedy.temperature = 0;
+        app.chat->setSamplerOverride(greedy);
+        app.chat->setMaxTokensOverride(12);
+        app.settings->setInspectorTab(QStringLiteral("timeline"));
+        QSignalSpy done(app.chat.get(), &ChatController::answerFinished);
+        QVERIFY(app.chat->send(QStringLiteral("Once upon a time")));
+        QVERIFY(done.wait(20000));
+        const int localRow = app.chat->messages()->count() - 1;
+        QObject* prefill = app.window()->findChild<QObject*>(QStringLiteral("prefillSummary"));
+        QObject* decode = app.window()->findChild<QObject*>(QStringLiteral("decodeSummary"));
+        QVERIFY(prefill && decode);
+        QTRY_VERIFY(prefill->property("text").toString().contains(QStringLiteral("GFLOP/s")));
+        const QString localPrefill = prefill->property("text").toString();
+        const QString localDecode = decode->property("text").toString();
+        const double localRate = app.chat->messages()->at(localRow).stats.decodeTokensPerSecond;
+        QVERIFY(localDecode.contains(QStringLiteral(" · %1 tok/s · ").arg(localRate >= 100 ? QString::number(localRate, 'f', 0) : QString::number(localRate, 'f', 1))));
+        QVERIFY2(localDecode.contains(QStringLiteral("GB/s read")), qPrintable(localDecode));
+        const auto candidateTexts = [&] {
+            QStringList texts;
+            for (const QVariant& c : app.inspector->candidates()) texts << c.toMap().value("token").toString();
+            return texts;
+        };
+        app.inspector->select(localRow, 2);
+        const QStringList localCandidates = candidateTexts();
+        QCOMPARE(localCandidates.size(), 20);
+
+        QCOMPARE(connectTo(app, urlOf(*server_), QString(), "stories260K"), QString());
+        QVERIFY(app.engine->isRemote());
+        QCOMPARE(app.inspector->row(), localRow);
+        QVERIFY(!app.inspector->answerRemote());
+        QCOMPARE(candidateTexts(), localCandidates);
+        // Still the engine's figures of that answer; its memory traffic needs its model's shape,
+        // which is no longer loaded (said so, not computed from nothing).
+        const QString localRateText = QStringLiteral(" · %1 tok/s · ").arg(localRate >= 100 ? QString::number(localRate, 'f', 0) : QString::number(localRate, 'f', 1));
+        QTRY_COMPARE(decode->property("text").toString(),
+                     localDecode.left(localDecode.indexOf(localRateText) + localRateText.size()) +
+                         QStringLiteral("memory traffic: load stories260K (%1) to compute it").arg(QString::fromStdString(kModel)));
+        const QString connectedPrefill = prefill->property("text").toString();
+        const QString connectedDecode = decode->property("text").toString();
+        QVERIFY2(connectedPrefill.startsWith(localPrefill.left(localPrefill.indexOf(QStringLiteral(" tok/s")))) &&
+                     !connectedPrefill.contains(QStringLiteral("server's count")) && !connectedPrefill.contains(QStringLiteral("network")),
+                 qPrintable(connectedPrefill));
+
+        // The server's answer (chat mode: the server applies its template).
+        app.chat->setMode(ChatController::Mode::Chat);
+        QVERIFY(app.chat->send(QStringLiteral("Tell me more.")));
+        QVERIFY(done.wait(20000));
+        const int remoteRow = app.chat->messages()->count() - 1;
+        QTRY_COMPARE(app.timeline->row(), remoteRow);
+        QVERIFY(app.inspector->answerRemote());
+        QTRY_VERIFY2(prefill->property("text").toString().contains(QStringLiteral("(the server's count)")) &&
+                         prefill->property("text").toString().contains(QStringLiteral("network included")),
+                     qPrintable(prefill->property("text").toString()));
+        const double remoteRate = app.chat->messages()->at(remoteRow).stats.decodeTokensPerSecond;
+        QVERIFY(remoteRate > 0);
+        const QString remoteDecode = decode->property("text").toString();
+        QVERIFY2(remoteDecode.contains(QStringLiteral(" · %1 tok/s (this client's clock)").arg(remoteRate >= 100 ? QString::number(remoteRate, 'f', 0) : QString::number(remoteRate, 'f', 1))),
+                 qPrintable(remoteDecode));
+
+        // The local answer again: as it was.
+        app.inspector->select(localRow, 2);
+        QTRY_COMPARE(prefill->property("text").toString(), connectedPrefill);
+        QCOMPARE(decode->property("text").toString(), connectedDecode);
+        QCOMPARE(candidateTexts(), localCandidates);
         app.close();
     }
 

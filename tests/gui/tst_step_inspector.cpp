@@ -3,6 +3,7 @@
 // tokens, with only one new token prefilled), answer versions, replay over the stored logits,
 // the heat map's token offsets, and the per-token export.
 #include <QAbstractItemModelTester>
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -57,6 +58,11 @@ bool tintedAt(const QTextDocument& doc, int position) {
         if (position >= f.position() && position < f.position() + f.length()) return f.charFormat().hasProperty(QTextFormat::BackgroundBrush);
     }
     return false;
+}
+
+QByteArray readFile(const QString& path) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
 }
 
 }  // namespace
@@ -142,6 +148,9 @@ private slots:
         }
         ChatModel* m = f.chat->messages();
         m->replaceSteps(1, steps);
+        std::map<int32_t, TokenText> texts;  // as ChatController keeps them with the answer
+        for (const int32_t id : ids) texts[id] = tokenTextOf(tok, id);
+        m->addTokenTexts(1, texts);
         const HeatText* heat = m->heatText(1);
         QVERIFY(heat);
         QCOMPARE(heat->plain, QString::fromUtf8(text));
@@ -525,6 +534,75 @@ private slots:
         QCOMPARE(f.inspector->replayNote(), QStringLiteral("No answer yet: every step's logits are kept, so the sampler can run again on them once one has finished."));
     }
 
+    // Issue 27: a stored answer shows what the model that made it produced. Chat with stories260K,
+    // load qwen2-tiny (another vocabulary): the old answer's picked tokens, candidates (bars and
+    // list), tooltips and export still read stories260K's texts — before, they were looked up in
+    // Qwen's vocabulary ("et", "␣on") — and so after the conversation is opened again from the
+    // store. Its Timeline has no GB/s from Qwen's shape, and branching asks for its model.
+    void anOldAnswerKeepsItsOwnTokensWhenAnotherModelIsLoaded() {
+        const QString qwen = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/qwen2-tiny.gguf");
+        if (!QFile::exists(qwen)) QSKIP("../shared/models/arch/qwen2-tiny.gguf not found");
+        Fixture f;
+        QVERIFY(loadAndWait(*f.engine, bundledModel()));
+        QVERIFY(f.answer("Once upon a time"));
+        const int row = f.chat->messages()->count() - 1;
+        const int nSteps = int(f.last().steps.size());
+        QVERIFY(nSteps >= 5);
+        QCOMPARE(f.last().origin.modelName, std::string("stories260K"));
+        QCOMPARE(f.last().origin.modelFile, bundledModel().toStdString());
+        QVERIFY(f.last().origin.vocabularyHash != 0);
+        QCOMPARE(f.last().origin.kvType, std::string("f32"));
+        // What a person reads about the answer: each step's token, its candidates in the list and
+        // the bars, its tooltip; the CSV export.
+        const QString csv = QDir(QDir::tempPath()).filePath(QStringLiteral("tst_step_inspector_origin.csv"));
+        const auto shown = [&] {
+            QStringList out;
+            for (int k = 0; k < nSteps; ++k) {
+                f.inspector->select(row, k);
+                out << f.inspector->current().value("token").toString();
+                for (const QVariant& c : f.inspector->candidates()) out << c.toMap().value("token").toString();
+                CandidateListModel* bars = f.inspector->candidateModel();
+                for (int r = 0; r < bars->rowCount(); ++r) out << bars->data(bars->index(r), CandidateListModel::TokenRole).toString();
+                out << f.inspector->describe(row, k);
+            }
+            f.inspector->exportRecords(QUrl::fromLocalFile(csv), QStringLiteral("csv"));
+            out << QString::fromUtf8(readFile(csv));
+            return out;
+        };
+        const QStringList before = shown();
+        // stories260K's own texts: the picks are the answer's text.
+        QString picks;
+        for (int k = 0; k < nSteps; ++k) picks += QString::fromStdString(f.last().steps[size_t(k)].piece);
+        QCOMPARE(picks.trimmed(), f.last().text.trimmed());
+        f.inspector->select(row, 0);
+        QCOMPARE(f.inspector->current().value("token").toString(),
+                 f.inspector->liveTokenText(f.last().steps[0].sample.id));
+        QVERIFY(!before.join(QString()).contains(QLatin1Char('#')));  // every id had its text
+
+        QVERIFY(loadAndWait(*f.engine, qwen));
+        QVERIFY(f.engine->modelName() != QStringLiteral("stories260K"));
+        QCOMPARE(shown(), before);
+        f.inspector->select(row, 1);
+        QCOMPARE(f.inspector->answerModel(), QStringLiteral("stories260K (%1)").arg(bundledModel()));
+        QVERIFY(!f.timeline->costKnown());
+        QVERIFY(f.timeline->decodeGBps().isEmpty());
+        QVERIFY(!f.timeline->remote());
+        // Another model would continue it with its own tokens: refused, naming the one it needs.
+        const StepRecord& second = f.last().steps[1];
+        QVERIFY(second.sample.top.size() > 1);
+        QVERIFY(!f.inspector->branch(second.sample.top[1].id == second.sample.id ? second.sample.top[0].id : second.sample.top[1].id));
+        QCOMPARE(f.chat->lastError(), QStringLiteral("This answer was made by stories260K (%1): load it to branch from the answer.").arg(bundledModel()));
+
+        // Opened again from the store: the same texts.
+        const qint64 id = f.chat->conversationId();
+        QVERIFY(id > 0);
+        f.chat->newConversation();
+        QVERIFY(f.chat->openConversation(id));
+        QCOMPARE(f.chat->messages()->count(), row + 1);
+        QCOMPARE(shown(), before);
+        QFile::remove(csv);
+    }
+
     // Every token of the vocabulary shows as something visible in "picked" and the candidates
     // (a byte-fallback token showed blank).
     void everyTokenHasAVisibleLabel() {
@@ -534,7 +612,7 @@ private slots:
         QVERIFY(n > 256);
         QStringList blank;
         for (int id = 0; id < n; ++id) {
-            const QString label = f.inspector->tokenText(id);
+            const QString label = f.inspector->liveTokenText(id);
             bool seen = false;
             for (const QChar c : label) seen = seen || (c.isPrint() && !c.isSpace() && c.category() != QChar::Other_Format);
             if (!seen) blank << QStringLiteral("%1 \"%2\"").arg(id).arg(label);

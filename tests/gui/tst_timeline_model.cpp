@@ -44,10 +44,10 @@ private slots:
         QCOMPARE(f.timeline->decodeMs().size(), 29);  // 30 tokens: the first from prefill
         QCOMPARE(f.timeline->decodeGBps().size(), 29);
         // The bytes a decode pass reads: every matrix and norm once and one row of the embedding,
-        // plus 1,280 B of K and V for each position up to and including its own.
+        // plus 640 B of K and V (the default f16 cache) for each position up to and including its own.
         const ModelDetails& d = f.engine->modelDetails();
         const double weights = d.weightBytesPerToken;
-        QCOMPARE(f.timeline->decodeBytes(9), weights + 1280.0 * 10);
+        QCOMPARE(f.timeline->decodeBytes(9), weights + 640.0 * 10);
         // A prefill's FLOPs: 2 per multiply-add of every matrix per token (the LM head once) plus attention.
         const double macs = d.matmulMacsPerToken;
         const double lmHead = 512.0 * 64.0;

@@ -27,6 +27,25 @@ TestCase {
         compare(c.maxValue, 50)
     }
 
+    // Issue 27: plain numbers on the axis (it printed "1e+03", cut to "+03 ms" by the margin).
+    function test_axis_labels_are_plain_numbers() {
+        const c = chart({values: [1.2, 3.7, 2.0], unit: "ms"})
+        compare(c.axisLabels, ["0", "2.5", "5 ms"])
+        c.values = [400, 900, 1200]  // a scale of 2000 ms reads in seconds
+        compare(c.axisLabels, ["0", "1", "2 s"])
+        c.values = [300, 700]
+        compare(c.axisLabels, ["0", "0.5", "1 s"])
+        c.values = [30, 70]
+        compare(c.axisLabels, ["0", "50", "100 ms"])
+        c.unit = "GB/s"
+        c.values = [0.0004, 0.0009]
+        compare(c.axisLabels, ["0", "0.0005", "0.001 GB/s"])
+        c.unit = "µs/token"
+        c.values = [40000]
+        compare(c.axisLabels, ["0", "25", "50 ms/token"])
+        for (const label of c.axisLabels) verify(label.indexOf("e+") < 0 && label.indexOf("e-") < 0, label)
+    }
+
     function test_index_at_x() {
         const c = chart({values: [1, 2, 3, 4]})
         compare(c.indexAt(0), -1)           // the axis area

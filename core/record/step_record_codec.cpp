@@ -1,4 +1,4 @@
-#include "engine/step_record_codec.h"
+#include "record/step_record_codec.h"
 
 #include <cstring>
 #include <fmt/format.h>

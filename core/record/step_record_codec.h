@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "engine/generation.h"
+#include "record/step_record.h"
 
 namespace inferscope {
 

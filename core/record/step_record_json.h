@@ -20,7 +20,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/generation.h"
+#include "record/step_record.h"
 
 namespace inferscope {
 

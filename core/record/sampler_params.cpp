@@ -1,4 +1,4 @@
-#include "sampler/sampler_params.h"
+#include "record/sampler_params.h"
 
 #include <cmath>
 #include <fmt/format.h>

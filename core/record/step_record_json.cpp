@@ -1,4 +1,4 @@
-#include "engine/step_record_json.h"
+#include "record/step_record_json.h"
 
 #include <charconv>
 #include <cmath>
