@@ -40,7 +40,9 @@ void check(std::string_view body, Endpoint endpoint) {
     require(r->sampler.topN == r->topLogprobs, "the sampler keeps as many alternatives as asked");
     require(r->stop.size() <= kMaxStopStrings, "at most 4 stop strings");
     for (const auto& s : r->stop) require(!s.empty(), "no empty stop string");
-    require(!r->maxTokens || *r->maxTokens >= 1, "max_tokens at least 1");
+    require(!r->maxTokens || *r->maxTokens >= (r->echo ? 0 : 1), "max_tokens at least 1 (0 with echo)");
+    require(!r->echo || endpoint == Endpoint::Completion, "echo on completions only");
+    require((r->format == OutputFormat::Text) == !r->grammar, "a grammar exactly when structured output is asked");
     require(r->sampler.temperature >= 0 && r->sampler.temperature <= 2, "temperature in [0, 2]");
     require(r->sampler.topP > 0 && r->sampler.topP <= 1, "top_p in (0, 1]");
     require(r->sampler.minP >= 0 && r->sampler.minP <= 1, "min_p in [0, 1]");
