@@ -10,6 +10,7 @@
 // computation as llama.cpp's, or closer.
 // The portable kernel set has no kernel here (kquantKernelFor is false) and decodes blocks to f32.
 
+#include <cstddef>
 #include <cstdint>
 
 #include "backend/gemv.h"
@@ -31,9 +32,13 @@ struct alignas(32) XBlock256 {
     int8_t r[256];       // round((x·127/max|x| - q)·254)
     float d[8];
     int16_t sum16[16];   // Σ q over each 16 elements (Q6_K's sub-blocks)
-    int16_t sum32[8];    // Σ q over each 32 elements (Q4_K's and Q5_K's sub-blocks)
     int16_t rsum16[16];  // Σ r over each 16 elements
+    int16_t sum32[8];    // Σ q over each 32 elements (Q4_K's and Q5_K's sub-blocks)
 };
+// The kernels read d, sum16 and rsum16 with 32-byte aligned loads and sum32 with a 16-byte one; an
+// offset off those boundaries is a fault on some CPUs and compilers (VMOVDQA), not a slowdown.
+static_assert(offsetof(XBlock256, d) % 32 == 0 && offsetof(XBlock256, sum16) % 32 == 0);
+static_assert(offsetof(XBlock256, rsum16) % 32 == 0 && offsetof(XBlock256, sum32) % 16 == 0);
 inline constexpr float kXResidueSteps = 254.0f;  // r's steps per step of q
 
 }  // namespace inferscope
