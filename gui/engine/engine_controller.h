@@ -137,6 +137,11 @@ public:
     AnswerOrigin answerOrigin() const;
     // "stories260K @ 127.0.0.1:8080" for a remote entry of the recent list, else the file's name.
     Q_INVOKABLE static QString entryLabel(const QString& entry);
+    // The model menu's labels for `entries`, one each, all distinct when the entries are: two
+    // entries that entryLabel would show alike get what tells them apart (a file's folder, a
+    // server's whole address), and a long model or file name is cut in its middle, never the part
+    // after it ("Meta-Llama-3.1-8B…Q4_K_M.gguf — lmstudio-community").
+    Q_INVOKABLE static QStringList entryLabels(const QStringList& entries);
 
     // Measures the machine's limits on the worker (bandwidth, matmul peak); the result is kept in
     // the settings per CPU and thread count, and measured again only on request.

@@ -1,6 +1,8 @@
 // EngineController connected to an OpenAI-compatible server (RemoteSession) instead of a loaded
 // file: the same states and signals, the steps from the server's logprobs (remote_vocabulary.h).
+#include <QDir>
 #include <QFileInfo>
+#include <QUrl>
 
 #include "engine/engine_controller.h"
 
@@ -64,13 +66,55 @@ AnswerOrigin EngineController::answerOrigin() const {
     return o;
 }
 
+namespace {
+
+bool isServerEntry(const QString& entry) {
+    return entry.startsWith(QLatin1String("http://")) || entry.startsWith(QLatin1String("https://"));
+}
+
+QString hostAndPort(const QUrl& url) {
+    return url.port() > 0 ? QStringLiteral("%1:%2").arg(url.host()).arg(url.port()) : url.host();
+}
+
+// A name of at most kMaxName characters: its start and its end (a quantization, an extension) kept.
+QString middleElided(const QString& name) {
+    constexpr int kMaxName = 44, kTail = 16;
+    if (name.size() <= kMaxName) return name;
+    return name.left(kMaxName - kTail - 1) + QChar(0x2026) + name.right(kTail);
+}
+
+// An entry's label at a level of detail: 0 the name (cut in its middle when long) and a server's
+// host; 1 the whole name; 2 with a file's folder or a server's whole address (scheme, path); 3
+// with the folder's whole path.
+QString labelAt(const QString& entry, int level) {
+    const bool server = isServerEntry(entry);
+    const QUrl url(entry);
+    const QString full = server ? url.fragment(QUrl::FullyDecoded) : QFileInfo(entry).fileName();
+    const QString name = level == 0 ? middleElided(full) : full;
+    if (server)
+        return EngineController::tr("%1 @ %2").arg(name, level < 2 ? hostAndPort(url) : url.toString(QUrl::RemoveFragment | QUrl::RemoveUserInfo));
+    if (level < 2) return name;
+    const QFileInfo file(entry);
+    return EngineController::tr("%1 — %2").arg(name, level == 2 ? file.dir().dirName() : QDir::toNativeSeparators(file.absolutePath()));
+}
+
+}  // namespace
+
 QString EngineController::entryLabel(const QString& entry) {
-    if (entry.startsWith(QLatin1String("http://")) || entry.startsWith(QLatin1String("https://"))) {
-        const QUrl url(entry);
-        const QString where = url.port() > 0 ? QStringLiteral("%1:%2").arg(url.host()).arg(url.port()) : url.host();
-        return tr("%1 @ %2").arg(url.fragment(QUrl::FullyDecoded), where);
+    return labelAt(entry, 1);
+}
+
+QStringList EngineController::entryLabels(const QStringList& entries) {
+    QStringList labels;
+    for (const QString& entry : entries) labels << labelAt(entry, 0);
+    // Each entry that shares its label gets the next level of detail, until none does.
+    for (int level = 1; level <= 3; ++level) {
+        QStringList next = labels;
+        for (int i = 0; i < labels.size(); ++i)
+            if (labels.count(labels[i]) > 1) next[i] = labelAt(entries[i], level);
+        labels = next;
     }
-    return QFileInfo(entry).fileName();
+    return labels;
 }
 
 void EngineController::listServerModels(const QString& url, const QString& apiKey) {

@@ -42,16 +42,33 @@ ToolBar {
             ToolTip.text: EngineController.modelPath
             Menu {
                 id: modelMenu
+                // As wide as its longest entry (the style's 200 px cut two servers' labels alike),
+                // within the window.
+                width: {
+                    let widest = 200;
+                    for (let i = 0; i < count; ++i) {
+                        const item = itemAt(i);
+                        if (item) widest = Math.max(widest, item.implicitWidth);
+                    }
+                    return Math.min(widest + leftPadding + rightPadding, bar.width - 16);
+                }
                 MenuItem { text: qsTr("Open GGUF file…  (Ctrl+O)"); onTriggered: bar.openModelRequested() }
                 MenuItem { objectName: "connectItem"; text: qsTr("Connect to a server…"); onTriggered: bar.connectRequested() }
                 MenuItem { text: qsTr("Which models work, shortcuts…  (F1)"); onTriggered: bar.welcomeRequested() }
                 MenuSeparator { visible: AppSettings.modelChoices.length > 0 }
                 Repeater {
+                    id: choices
                     model: AppSettings.modelChoices
+                    // Distinct labels for distinct entries: two servers with the same model, two
+                    // files of the same name in different folders (EngineController::entryLabels).
+                    readonly property var labels: EngineController.entryLabels(AppSettings.modelChoices)
                     delegate: MenuItem {
                         required property string modelData
-                        text: modelData === AppSettings.bundledModel ? qsTr("%1 (bundled)").arg(EngineController.entryLabel(modelData))
-                                                                     : EngineController.entryLabel(modelData)
+                        required property int index
+                        objectName: "recentModel" + index
+                        // (The list and its labels follow the same change; until both have, the entry's own label.)
+                        readonly property string label: choices.labels[index] ?? EngineController.entryLabel(modelData)
+                        text: modelData === AppSettings.bundledModel ? qsTr("%1 (bundled)").arg(label) : label
                         onTriggered: EngineController.loadModel(modelData)
                     }
                 }

@@ -31,6 +31,45 @@ private slots:
         QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
     }
 
+    // The model menu: two servers offering the same long model, or two downloads of one file
+    // name in different folders, read differently; names are cut in the middle, keeping the
+    // quantization and the host; a label that needs no more detail gets none.
+    void recentMenuLabelsTellEntriesApart() {
+        const QString longModel = QStringLiteral("Meta-Llama-3.1-8B-Instruct-abliterated-v2-Q4_K_M.gguf");
+        const QStringList entries = {
+            QStringLiteral("http://192.168.1.20:8080/v1#") + longModel,
+            QStringLiteral("http://192.168.1.21:8080/v1#") + longModel,
+            QStringLiteral("/home/ana/.lmstudio/models/bartowski/Qwen2.5-0.5B-Instruct-Q8_0.gguf"),
+            QStringLiteral("/home/ana/Downloads/Qwen2.5-0.5B-Instruct-Q8_0.gguf"),
+            QStringLiteral("/opt/a/models/tiny.gguf"),
+            QStringLiteral("/opt/b/models/tiny.gguf"),
+            QStringLiteral("http://127.0.0.1:8080/v1#stories260K"),
+            QStringLiteral("http://127.0.0.1:8080/api/v1#stories260K"),
+            QStringLiteral("/m/stories260K.gguf"),
+        };
+        const QStringList expected = {
+            QStringLiteral("Meta-Llama-3.1-8B-Instruct-\u2026d-v2-Q4_K_M.gguf @ 192.168.1.20:8080"),
+            QStringLiteral("Meta-Llama-3.1-8B-Instruct-\u2026d-v2-Q4_K_M.gguf @ 192.168.1.21:8080"),
+            QStringLiteral("Qwen2.5-0.5B-Instruct-Q8_0.gguf \u2014 bartowski"),
+            QStringLiteral("Qwen2.5-0.5B-Instruct-Q8_0.gguf \u2014 Downloads"),
+            QStringLiteral("tiny.gguf \u2014 /opt/a/models"),
+            QStringLiteral("tiny.gguf \u2014 /opt/b/models"),
+            QStringLiteral("stories260K @ http://127.0.0.1:8080/v1"),
+            QStringLiteral("stories260K @ http://127.0.0.1:8080/api/v1"),
+            QStringLiteral("stories260K.gguf"),
+        };
+        const QStringList labels = EngineController::entryLabels(entries);
+        QCOMPARE(labels, expected);
+        // The model button and the loading message keep the whole name.
+        QCOMPARE(EngineController::entryLabel(entries[0]), longModel + QStringLiteral(" @ 192.168.1.20:8080"));
+        // Two long names that cut alike are shown whole.
+        const QStringList twins = {QStringLiteral("/m/Meta-Llama-3.1-8B-Instruct-variant-one-of-two-Q4_K_M.gguf"),
+                                   QStringLiteral("/m/Meta-Llama-3.1-8B-Instruct-variant-two-of-two-Q4_K_M.gguf")};
+        QCOMPARE(EngineController::entryLabels(twins),
+                 (QStringList{QStringLiteral("Meta-Llama-3.1-8B-Instruct-variant-one-of-two-Q4_K_M.gguf"),
+                              QStringLiteral("Meta-Llama-3.1-8B-Instruct-variant-two-of-two-Q4_K_M.gguf")}));
+    }
+
     void loadsTheBundledModelWithProgress() {
         EngineController engine(nullptr);
         QCOMPARE(engine.state(), EngineController::State::NoModel);
