@@ -1126,14 +1126,17 @@ private slots:
         // The sidebar's texts end inside it, whole or elided ('2 messages · 2026-12-02 04:1' was cut).
         QQuickItem* list = item(QStringLiteral("conversationList"));
         const qreal sidebarRight = list->mapToScene(QPointF(list->width(), 0)).x();
-        const auto sidebarTexts = visibleItems([&](QQuickItem* i) {
-            if (i->property("text").toString().isEmpty() || !i->property("truncated").isValid()) return false;
-            for (QQuickItem* p = i->parentItem(); p; p = p->parentItem())
-                if (p == list) return true;
-            return false;
-        });
-        QVERIFY(sidebarTexts.size() >= 2);
-        for (QQuickItem* t : sidebarTexts) {
+        const auto textsInSidebar = [&] {
+            return visibleItems([&](QQuickItem* i) {
+                if (i->property("text").toString().isEmpty() || !i->property("truncated").isValid()) return false;
+                for (QQuickItem* p = i->parentItem(); p; p = p->parentItem())
+                    if (p == list) return true;
+                return false;
+            });
+        };
+        // The new conversation's row appears once the store has it: waited for, not assumed.
+        QTRY_VERIFY(textsInSidebar().size() >= 2);
+        for (QQuickItem* t : textsInSidebar()) {
             const qreal shownRight = t->mapToScene(QPointF(std::min(t->width(), t->property("contentWidth").toReal()), 0)).x();
             QVERIFY2(shownRight <= sidebarRight + 0.5, qPrintable(QStringLiteral("'%1' ends at %2, the list at %3").arg(t->property("text").toString()).arg(shownRight).arg(sidebarRight)));
         }
