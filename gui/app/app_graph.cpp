@@ -54,7 +54,7 @@ AppGraph::AppGraph(const Options& options) {
     });
     // A key the person asked to remember is written once its server accepted it.
     QObject::connect(engine.get(), &EngineController::modelChanged, keyring.get(), [this] {
-        if (engine->isRemote()) keyring->connected(engine->serverUrl());
+        if (const QString url = engine->serverUrl(); !url.isEmpty()) keyring->connected(url);
     });
     // A server's deadlines: the next request uses the settings' values.
     auto timeouts = [this] {

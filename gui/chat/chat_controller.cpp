@@ -24,11 +24,6 @@ ChatController::ChatController(EngineController* engine, SamplingSettings* sampl
     : QObject(parent), engine_(engine), sampling_(sampling), store_(store) {
     connect(engine_, &EngineController::modelChanged, this, &ChatController::onModelChanged);
     connect(engine_, &EngineController::stateChanged, this, &ChatController::canSendChanged);
-    connect(engine_, &EngineController::promptPrepared, this, &ChatController::onPromptPrepared);
-    connect(engine_, &EngineController::prefillFinished, this, &ChatController::onPrefillFinished);
-    connect(engine_, &EngineController::stepsArrived, this, &ChatController::onStepsArrived);
-    connect(engine_, &EngineController::generationFinished, this, &ChatController::onGenerationFinished);
-    connect(engine_, &EngineController::generationFailed, this, &ChatController::onGenerationFailed);
     connect(sampling_, &SamplingSettings::changed, this, &ChatController::canSendChanged);
     connect(&model_, &ChatModel::countChanged, this, &ChatController::canSendChanged);
 }
@@ -43,7 +38,7 @@ void ChatController::finishInterrupted() {
     if (m.steps.size() <= kept) {
         // Nothing new was shown: like an answer that failed (the empty one goes, a regenerated
         // answer shows its previous version), and the question is kept.
-        onGenerationFailed(activeJob_, QString());
+        onGenerationFailed(QString());
         if (model_.count() > 0 && model_.at(model_.count() - 1).storeId == 0) saveMessage(model_.count() - 1);
         return;
     }
@@ -56,7 +51,7 @@ void ChatController::finishInterrupted() {
     }
     summary.nGenerated = int32_t(summary.tokens.size());
     summary.kv = engine_->kvStats();
-    onGenerationFinished(activeJob_, summary);  // the job is no longer this controller's: what still comes is ignored
+    onGenerationFinished(summary);  // released: what the stopped job still sends is not heard
 }
 
 QString ChatController::modeName(Mode mode) {
@@ -117,7 +112,7 @@ void ChatController::onModelChanged() {
     if (model_.count() == 0) {
         // A fresh conversation takes the model's own way of talking.
         // A server applies its own template to messages: always chat.
-        const bool hasTemplate = engine_->isRemote() || (engine_->model() && engine_->model()->detectedTemplate);
+        const bool hasTemplate = !engine_->abilities().tokenizes || (engine_->model() && engine_->model()->detectedTemplate);
         mode_ = hasTemplate ? Mode::Chat : Mode::Completion;
         templateChoice_ = QStringLiteral("auto");
         emit settingsChanged();
@@ -166,7 +161,7 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
     chunkRows_.clear();
     for (size_t r = 0; r < contextRows; ++r) chunkRows_.push_back(int(r));
     GenerationJob job;
-    if (engine_->isRemote()) {
+    if (!engine_->abilities().tokenizes) {  // messages, for the backend's own template
         if (mode_ != Mode::Chat) {
             setError(tr("A model on a server answers in chat mode: the server applies its own template."));
             return false;
@@ -203,22 +198,32 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
     } else {
         answerRow_ = answerRow;  // a new version of an existing answer (regenerate, branch)
     }
-    activeJob_ = engine_->startGeneration(std::move(job));
-    if (activeJob_ == 0) {
+    active_ = engine_->startGeneration(std::move(job));
+    if (!active_) {
         if (answerRow < 0) model_.truncate(answerRow_);
         answerRow_ = -1;
         setError(tr("The model is not ready."));
         return false;
     }
+    connect(active_, &GenerationHandle::promptPrepared, this, &ChatController::onPromptPrepared);
+    connect(active_, &GenerationHandle::prefillFinished, this, &ChatController::onPrefillFinished);
+    connect(active_, &GenerationHandle::stepsArrived, this, &ChatController::onStepsArrived);
+    connect(active_, &GenerationHandle::finished, this, &ChatController::onGenerationFinished);
+    connect(active_, &GenerationHandle::failed, this, &ChatController::onGenerationFailed);
     // The answer keeps what made it, and the text of each token its steps name (a branch's kept ones now).
     model_.setOrigin(answerRow_, engine_->answerOrigin());
     model_.addTokenTexts(answerRow_, tokenTextsOf(answerPrefix_));
-    if (engine_->isRemote())  // no prompt tokens come back from a server: the question is complete now
+    if (!engine_->abilities().tokenizes)  // no prompt tokens come back: the question is complete now
         for (size_t row = 0; row < contextRows; ++row)
             if (model_.at(int(row)).storeId == 0 && !saveMessage(int(row))) break;
     emit generatingChanged();
     emit canSendChanged();
     return true;
+}
+
+void ChatController::release() {
+    if (active_) disconnect(active_, nullptr, this, nullptr);
+    active_.clear();
 }
 
 void ChatController::stop() {
@@ -285,7 +290,7 @@ bool ChatController::branchFrom(int row, int step, int tokenId) {
         setError(tr("This answer was made by %1: load it to branch from the answer.").arg(originLabel(answer.origin)));
         return false;
     }
-    if (engine_->isRemote()) {
+    if (!engine_->abilities().tokenizes) {
         // One of the alternatives the server listed (remote ids stand for their bytes); the server
         // continues the answer so far with it (startAnswer).
         const auto bytes = engine_->tokenBytes(tokenId);
@@ -321,8 +326,7 @@ bool ChatController::branchFrom(int row, int step, int tokenId) {
     return startAnswer(row, std::move(prefix));
 }
 
-void ChatController::onPromptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens) {
-    if (jobId != activeJob_) return;
+void ChatController::onPromptPrepared(const QList<QList<int>>& chunkTokens) {
     int last = -1;
     for (qsizetype c = 0; c < chunkTokens.size() && c < qsizetype(chunkRows_.size()); ++c) {
         const int row = chunkRows_[size_t(c)];
@@ -335,15 +339,14 @@ void ChatController::onPromptPrepared(quint64 jobId, const QList<QList<int>>& ch
         if (model_.at(row).storeId == 0 && !saveMessage(row)) break;
 }
 
-void ChatController::onPrefillFinished(quint64 jobId, const PrefillStats& stats) {
-    if (jobId != activeJob_) return;
+void ChatController::onPrefillFinished(const PrefillStats& stats) {
     activePrefill_ = stats;
     // The Timeline shows the prefill while the answer streams (the final stats replace these).
     if (answerRow_ >= 0)
         model_.setStats(answerRow_, AnswerStats::fromPrefill(stats));
     // A branch in a new conversation (later turns stayed in the old one) may find the cache
     // holding another context: then more than the new token is prefilled.
-    if (engine_->isRemote())
+    if (engine_->abilities().overNetwork)
         setCacheNote(tr("Sent the conversation to %1; its first token came after %2 ms.").arg(engine_->serverUrl()).arg(double(stats.us) / 1000.0, 0, 'f', 0));
     else if (!answerPrefix_.empty() && stats.nComputed == 1)
         setCacheNote(tr("Branched at token %1: the KV cache was truncated there; reused %2 cached tokens and ran only the new one.")
@@ -357,8 +360,8 @@ void ChatController::onPrefillFinished(quint64 jobId, const PrefillStats& stats)
         setCacheNote(tr("Prefilled %1 tokens (nothing to reuse from the KV cache).").arg(stats.nComputed));
 }
 
-void ChatController::onStepsArrived(quint64 jobId, const StepBatch& batch) {
-    if (jobId != activeJob_ || answerRow_ < 0) return;
+void ChatController::onStepsArrived(const StepBatch& batch) {
+    if (answerRow_ < 0) return;
     model_.addTokenTexts(answerRow_, tokenTextsOf(batch.steps));
     if (answerPrefix_.empty()) {
         model_.appendSteps(answerRow_, batch.steps);
@@ -370,8 +373,8 @@ void ChatController::onStepsArrived(quint64 jobId, const StepBatch& batch) {
     model_.appendSteps(answerRow_, steps);
 }
 
-void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary& summary) {
-    if (jobId != activeJob_) return;
+void ChatController::onGenerationFinished(const GenerationSummary& summary) {
+    release();
     const PromptBuilder prompt = promptBuilder();
     const int row = answerRow_;
     // The answer as shown (a chat answer's word-start space dropped) and the tokens it leaves in the context.
@@ -380,19 +383,18 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
     QString text = QString::fromUtf8(keptText + summary.text);
     if (prompt.chatTemplate().kind != ChatTemplateKind::Completion && text.startsWith(' ')) text.remove(0, 1);
     const auto& model = engine_->model();
-    // A server's tokens are the remote vocabulary's synthetic ids: nothing to put in a context.
-    std::vector<int32_t> tokens = engine_->isRemote() ? std::vector<int32_t>()
-                                                      : prompt.answerTokens(answerPrefix_, summary, model ? model->tokenizer.get() : nullptr);
+    // Without a tokenizer the ids are the remote vocabulary's synthetic ones: nothing to put in a context.
+    std::vector<int32_t> tokens = !engine_->abilities().tokenizes ? std::vector<int32_t>()
+                                  : prompt.answerTokens(answerPrefix_, summary, model ? model->tokenizer.get() : nullptr);
     const AnswerStats stats = AnswerStats::fromSummary(summary, int(answerPrefix_.size()), activeSampler_, engine_->modelName(),
                                                        engine_->deviceDescription());
     model_.setTokens(row, std::move(tokens));
-    if (engine_->isRemote()) {  // whether the server recorded its sampler's stages is known once its steps came
+    if (model_.at(row).origin.remote()) {  // whether the server recorded its sampler's stages is known once its steps came
         AnswerOrigin origin = model_.at(row).origin;
         origin.stagesReported = engine_->reportedStages().size() > 1;
         model_.setOrigin(row, std::move(origin));
     }
     model_.finish(row, text, finishOf(summary.reason), stats);
-    activeJob_ = 0;
     answerRow_ = -1;
     answerPrefix_.clear();
     // A new version replaces the stored answer (and anything after it) in one transaction.
@@ -402,8 +404,8 @@ void ChatController::onGenerationFinished(quint64 jobId, const GenerationSummary
     emit answerFinished(row);
 }
 
-void ChatController::onGenerationFailed(quint64 jobId, const QString& message) {
-    if (jobId != activeJob_) return;
+void ChatController::onGenerationFailed(const QString& message) {
+    release();
     // Nothing was generated (a prompt longer than the context, say): drop the empty answer, keep the question.
     if (answerRow_ >= 0) {
         const ChatMessage& m = model_.at(answerRow_);
@@ -424,7 +426,6 @@ void ChatController::onGenerationFailed(quint64 jobId, const QString& message) {
         }
     }
     answerPrefix_.clear();
-    activeJob_ = 0;
     answerRow_ = -1;
     setError(message);
     emit generatingChanged();

@@ -14,6 +14,7 @@
 // keeps the conversation in the ChatStore and continues edits in new conversations.
 
 #include <QObject>
+#include <QPointer>
 #include <QQmlEngine>
 #include <QUrl>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "store/chat_store.h"
 #include "engine/chat_template.h"
 #include "engine/engine_types.h"
+#include "engine/inference_backend.h"
 #include "engine/prompt_builder.h"
 #include "app/qml_singleton.h"
 
@@ -82,7 +84,7 @@ public:
     QStringList templateNames() const;
     QString systemPrompt() const { return systemPrompt_; }
     void setSystemPrompt(const QString& prompt);
-    bool generating() const { return activeJob_ != 0; }
+    bool generating() const { return !active_.isNull(); }
     bool canSend() const;
     bool canRegenerate() const;
     bool canContinue() const;
@@ -175,11 +177,13 @@ private:
     // kept and saved, and whatever the engine still sends for the job is ignored.
     void finishInterrupted();
     void onModelChanged();
-    void onPromptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens);
-    void onPrefillFinished(quint64 jobId, const PrefillStats& stats);
-    void onStepsArrived(quint64 jobId, const StepBatch& batch);
-    void onGenerationFinished(quint64 jobId, const GenerationSummary& summary);
-    void onGenerationFailed(quint64 jobId, const QString& message);
+    // The answer's generation (its GenerationHandle's signals, connected while it is active_).
+    void onPromptPrepared(const QList<QList<int>>& chunkTokens);
+    void onPrefillFinished(const PrefillStats& stats);
+    void onStepsArrived(const StepBatch& batch);
+    void onGenerationFinished(const GenerationSummary& summary);
+    void onGenerationFailed(const QString& message);
+    void release();  // the generation is no longer this controller's: what still comes is not heard
     void setError(const QString& message);
     void setCacheNote(const QString& note);
     // Stores row at its position (replacing anything stored there and after, such as the previous
@@ -207,7 +211,7 @@ private:
     QString systemPrompt_;
     std::optional<SamplerParams> samplerOverride_;
     std::optional<int32_t> maxTokensOverride_;
-    quint64 activeJob_ = 0;
+    QPointer<GenerationHandle> active_;
     int answerRow_ = -1;
     std::vector<StepRecord> answerPrefix_;  // a branch's kept steps (its new steps are numbered after them)
     std::vector<int> chunkRows_;  // the message row of each chunk of the active job

@@ -1,6 +1,6 @@
 // ChatController, what a job sends: the template, the prompt's chunks for the local engine (each
 // message with the tokens it put in the context) and the messages for a server, which applies
-// its own template (EngineController::isRemote).
+// its own template (a backend without a tokenizer: BackendAbilities::tokenizes).
 #include "chat/chat_controller.h"
 #include "engine/engine_controller.h"
 
@@ -39,7 +39,7 @@ std::vector<PromptChunk> ChatController::contextChunks(const PromptBuilder& prom
 }
 
 std::optional<ChatController::AnswerContext> ChatController::answerContext(int row) const {
-    if (row < 0 || row >= model_.count() || !engine_->hasModel() || engine_->isRemote()) return std::nullopt;
+    if (row < 0 || row >= model_.count() || !engine_->abilities().tokenizes) return std::nullopt;
     const ChatMessage& m = model_.at(row);
     if (m.role != Message::Assistant || m.streaming || m.steps.empty()) return std::nullopt;
     AnswerContext c;

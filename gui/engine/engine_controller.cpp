@@ -7,6 +7,8 @@
 
 #include "common/kernel_set.h"
 #include "engine/engine_worker.h"
+#include "engine/local_backend.h"
+#include "engine/remote_backend.h"
 
 namespace inferscope {
 namespace {
@@ -16,57 +18,73 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 }  // namespace
 
 EngineController::EngineController(QObject* parent)
-    : QObject(parent), cancelThrough_(std::make_shared<std::atomic<uint64_t>>(0)) {
-    worker_ = new EngineWorker(cancelThrough_);
-    worker_->moveToThread(&thread_);
-    connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+    : QObject(parent), local_(new LocalBackend(this)), remote_(new RemoteBackend(this)) {
+    EngineWorker* worker = local_->worker();
     // GUI -> worker
-    connect(this, &EngineController::requestLoad, worker_, &EngineWorker::loadModel, Qt::QueuedConnection);
-    connect(this, &EngineController::requestGenerate, worker_, &EngineWorker::generate, Qt::QueuedConnection);
-    connect(this, &EngineController::requestMachineMeasurement, worker_, &EngineWorker::measureMachine, Qt::QueuedConnection);
-    connect(this, &EngineController::requestInspectionService, worker_, &EngineWorker::serviceInspection, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::inspectionReady, this, [this](const InspectionReply& reply) {
-        lastInspectionAnswered_ = std::max(lastInspectionAnswered_, reply.id);
-        emit inspectionArrived(reply);
-    }, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::machineMeasured, this, [this](double gbps, double f32, double bf16) {
+    connect(this, &EngineController::requestLoad, worker, &EngineWorker::loadModel, Qt::QueuedConnection);
+    connect(this, &EngineController::requestMachineMeasurement, worker, &EngineWorker::measureMachine, Qt::QueuedConnection);
+    connect(worker, &EngineWorker::machineMeasured, this, [this](double gbps, double f32, double bf16) {
         QSettings s;
         s.setValue(machineKey(), QVariantList{gbps, f32, bf16});
         emit machineMeasured(gbps, f32, bf16);
     }, Qt::QueuedConnection);
     // worker -> GUI
-    connect(worker_, &EngineWorker::loadProgress, this, [this](quint64 id, float f, const QString& stage) {
+    connect(worker, &EngineWorker::loadProgress, this, [this](quint64 id, float f, const QString& stage) {
         if (id != pendingLoad_) return;
         loadProgress_ = f;
         loadStage_ = stage;
         emit loadProgressChanged();
     }, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::modelLoaded, this, &EngineController::onModelLoaded, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::loadFailed, this, &EngineController::onLoadFailed, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::promptPrepared, this, &EngineController::promptPrepared, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::prefillFinished, this, &EngineController::onPrefillFinished, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::stepsReady, this, &EngineController::onStepsReady, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::generationFinished, this, &EngineController::onGenerationFinished, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::generationFailed, this, &EngineController::onGenerationFailed, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::deviceChanged, this, [this](const QString& description) {
-        if (!model_) return;
+    connect(worker, &EngineWorker::modelLoaded, this, &EngineController::onModelLoaded, Qt::QueuedConnection);
+    connect(worker, &EngineWorker::loadFailed, this, &EngineController::onLoadFailed, Qt::QueuedConnection);
+    connect(worker, &EngineWorker::deviceChanged, this, [this](const QString& description) {
+        if (!model_ || backend_ != local_) return;
         model_->device = description.toStdString();
         emit deviceChanged();
     }, Qt::QueuedConnection);
     connectKvRequests();
+    connectBackend(local_);
+    connectBackend(remote_);
     connectRemote();
-    thread_.setObjectName("inferscope-engine");
-    thread_.start();
 }
 
-void EngineController::setStepHookForTesting(std::function<void(int, const std::function<bool()>&)> hook) { worker_->setStepHook(std::move(hook)); }
-
-EngineController::~EngineController() {
-    // Closing mid-generation: cancel, let the worker return, then stop its thread.
-    cancelThrough_->store(UINT64_MAX);
-    thread_.quit();
-    thread_.wait();
+// Each backend's events, for its current job only (a job of the other one, or an older one, is over).
+void EngineController::connectBackend(InferenceBackend* backend) {
+    connect(backend, &InferenceBackend::promptPrepared, this, [this](quint64 jobId, const QList<QList<int>>& chunkTokens) {
+        if (jobId != currentJob_) return;
+        if (current_) emit current_->promptPrepared(chunkTokens);
+        emit promptPrepared(jobId, chunkTokens);
+    });
+    connect(backend, &InferenceBackend::prefillFinished, this, &EngineController::onPrefillFinished);
+    connect(backend, &InferenceBackend::stepsReady, this, &EngineController::onStepsReady);
+    connect(backend, &InferenceBackend::generationFinished, this, &EngineController::onGenerationFinished);
+    connect(backend, &InferenceBackend::generationFailed, this, &EngineController::onGenerationFailed);
+    connect(backend, &InferenceBackend::inspectionReady, this, [this](const InspectionReply& reply) {
+        lastInspectionAnswered_ = std::max(lastInspectionAnswered_, reply.id);
+        emit inspectionArrived(reply);
+    });
+    connect(backend, &InferenceBackend::reportedStagesChanged, this, [this, backend] {
+        if (backend == backend_) emit reportedStagesChanged();
+    });
 }
+
+void EngineController::use(InferenceBackend* backend) {
+    backend_ = backend;
+    emit reportedStagesChanged();
+}
+
+BackendAbilities EngineController::abilities() const { return model_ && backend_ ? backend_->abilities() : BackendAbilities(); }
+
+QString EngineController::serverUrl() const {
+    return model_ && backend_ == remote_ ? remote_->session().server().base.toString() : QString();
+}
+
+void EngineController::setRemoteTimeouts(const RemoteTimeouts& timeouts) { remote_->session().setTimeouts(timeouts); }
+
+void EngineController::setStepHookForTesting(std::function<void(int, const std::function<bool()>&)> hook) { local_->worker()->setStepHook(std::move(hook)); }
+
+// The local backend first: it cancels what runs and stops its thread while this object is whole.
+EngineController::~EngineController() { delete local_; }
 
 QString EngineController::modelName() const { return model_ ? qs(model_->info.name) : QString(); }
 QString EngineController::modelPath() const { return model_ ? qs(model_->path) : QString(); }
@@ -132,9 +150,8 @@ void EngineController::onModelLoaded(quint64 requestId, const LoadedModel& model
     if (requestId != pendingLoad_) return;  // superseded by a later request
     pendingLoad_ = 0;
     model_ = model;
-    remote_ = false;
-    stagesReported_ = false;
-    emit reportedStagesChanged();
+    local_->setModel(model);
+    use(local_);
     modelDetails_ = ModelDetails::of(model);
     setKv(model.kv);
     prefillTps_ = decodeTps_ = ttftMs_ = 0;
@@ -179,29 +196,29 @@ void EngineController::onLoadFailed(quint64 requestId, const QString& message) {
     emit loadFailed(message);
 }
 
-quint64 EngineController::startGeneration(GenerationJob job) {
-    if (!model_ || state_ != State::Ready) return 0;
-    if (remote_) return startRemoteGeneration(std::move(job));
+GenerationHandle* EngineController::startGeneration(GenerationJob job) {
+    if (!model_ || !backend_ || state_ != State::Ready) return nullptr;
     job.id = nextId_++;
+    if (!job.measurement)
+        for (const auto& [lens, attention] : std::as_const(firstStepCapture_)) {
+            if (lens) job.inspect.lensStep = 0;
+            if (attention) job.inspect.attentionStep = 0;
+        }
+    if (!backend_->start(job)) return nullptr;
     currentJob_ = job.id;
     measuring_ = job.measurement;
-    if (measuring_) {
-        clearError();
-        setState(State::Prefilling);
-        emit requestGenerate(job);
-        return job.id;
+    if (current_) current_->deleteLater();  // a finished job's handle, not yet deleted
+    current_ = new GenerationHandle(job.id, [this](quint64 id) {
+        if (id == currentJob_) stop();
+    }, this);
+    if (!measuring_) {
+        decodeSteps_ = 0;
+        decodeStartUs_ = 0;
+        decodeTps_ = 0;
     }
-    for (const auto& [lens, attention] : std::as_const(firstStepCapture_)) {
-        if (lens) job.inspect.lensStep = 0;
-        if (attention) job.inspect.attentionStep = 0;
-    }
-    decodeSteps_ = 0;
-    decodeStartUs_ = 0;
-    decodeTps_ = 0;
     clearError();
     setState(State::Prefilling);
-    emit requestGenerate(job);
-    return job.id;
+    return current_;
 }
 
 void EngineController::setFirstStepCapture(const QObject* who, bool lens, bool attention) {
@@ -211,28 +228,16 @@ void EngineController::setFirstStepCapture(const QObject* who, bool lens, bool a
 
 quint64 EngineController::requestInspection(InspectionRequest request) {
     request.id = nextId_++;
-    const quint64 id = request.id;
-    lastInspectionAsked_ = id;
-    if (remote_) {  // nothing to look inside: said so, as a reply (the panels say it before asking)
-        InspectionReply reply;
-        reply.id = id;
-        reply.position = request.position;
-        reply.error = tr("A remote server does not expose what happens inside its model.").toStdString();
-        QMetaObject::invokeMethod(this, [this, reply] {
-            lastInspectionAnswered_ = std::max(lastInspectionAnswered_, reply.id);
-            emit inspectionArrived(reply);
-        }, Qt::QueuedConnection);
-        return id;
-    }
-    if (worker_->postInspection(std::move(request))) emit requestInspectionService();
-    return id;
+    lastInspectionAsked_ = request.id;
+    if (backend_) backend_->inspect(std::move(request));
+    else local_->inspect(std::move(request));
+    return lastInspectionAsked_;
 }
 
 void EngineController::stop() {
     if (!generating()) return;
     setState(State::Stopping);
-    if (remote_) return session_.abort();  // the connection is closed; the answer so far ends as Cancelled
-    cancelThrough_->store(currentJob_);
+    backend_->cancel(currentJob_);
 }
 
 void EngineController::setKv(const KvCacheStats& kv) {
@@ -249,12 +254,14 @@ void EngineController::onPrefillFinished(quint64 jobId, const PrefillStats& stat
     }
     if (state_ == State::Prefilling) setState(State::Decoding);
     emit statsChanged();
+    if (current_) emit current_->prefillFinished(stats);
     emit prefillFinished(jobId, stats);
 }
 
 void EngineController::onStepsReady(quint64 jobId, const StepBatch& batch) {
     if (jobId != currentJob_) return;
     if (measuring_) {
+        if (current_) emit current_->stepsArrived(batch);
         emit stepsArrived(jobId, batch);
         return;
     }
@@ -267,6 +274,7 @@ void EngineController::onStepsReady(quint64 jobId, const StepBatch& batch) {
     if (decodeStartUs_ > 0) decodeTps_ = decodeSteps_ * 1e6 / double(decodeStartUs_);
     if (batch.kv) setKv(*batch.kv);
     emit statsChanged();
+    if (current_) emit current_->stepsArrived(batch);
     emit stepsArrived(jobId, batch);
 }
 
@@ -281,6 +289,10 @@ void EngineController::onGenerationFinished(quint64 jobId, const GenerationSumma
     currentJob_ = 0;
     setState(pendingLoad_ ? State::Loading : State::Ready);
     emit statsChanged();
+    if (GenerationHandle* handle = std::exchange(current_, nullptr)) {
+        emit handle->finished(summary);
+        handle->deleteLater();
+    }
     emit generationFinished(jobId, summary);
 }
 
@@ -289,6 +301,10 @@ void EngineController::onGenerationFailed(quint64 jobId, const QString& message)
     currentJob_ = 0;
     setError(message);
     setState(pendingLoad_ ? State::Loading : State::Ready);
+    if (GenerationHandle* handle = std::exchange(current_, nullptr)) {
+        emit handle->failed(message);
+        handle->deleteLater();
+    }
     emit generationFailed(jobId, message);
 }
 

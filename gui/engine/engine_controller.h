@@ -1,19 +1,19 @@
 #pragma once
-// EngineController: the GUI thread's face of the engine. It owns the EngineWorker and its
-// QThread, keeps the state machine (NoModel → Loading → Ready ⇄ Prefilling → Decoding → …) and
-// the figures the status bar shows, and relays the worker's events to the chat and the
-// visualizer. Registered for QML as a singleton; the app creates the one instance.
+// EngineController: the GUI thread's face of the engine. It owns the two backends (this machine's
+// engine and a server's client, inference_backend.h), loads a model into one or connects the
+// other, keeps the state machine (NoModel → Loading → Ready ⇄ Prefilling → Decoding → …) and the
+// figures the status bar shows, and hands each generation to the backend in use as a
+// GenerationHandle. Registered for QML as a singleton; the app creates the one instance.
 
 #include <QHash>
 #include <QObject>
+#include <QPointer>
 #include <QQmlEngine>
-#include <QThread>
-#include <atomic>
 #include <functional>
-#include <memory>
 #include <optional>
 
 #include "engine/engine_types.h"
+#include "engine/inference_backend.h"
 #include "engine/kv_jobs.h"
 #include "engine/model_details.h"
 #include "app/qml_singleton.h"
@@ -21,7 +21,8 @@
 
 namespace inferscope {
 
-class EngineWorker;
+class LocalBackend;
+class RemoteBackend;
 
 class EngineController : public QObject, public QmlSingleton<EngineController> {
     Q_OBJECT
@@ -55,10 +56,10 @@ class EngineController : public QObject, public QmlSingleton<EngineController> {
     Q_PROPERTY(QString loadingPath READ loadingPath NOTIFY stateChanged)
     Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY errorMessageChanged)
     Q_PROPERTY(QStringList notices READ notices NOTIFY modelChanged)
-    // Connected to an OpenAI-compatible server instead of a loaded file (engine_controller_remote.cpp):
-    // modelName is the server's model id, modelPath "http://host:port#model" (the recent list's
-    // entry); no tokenizer, no KV cache figures, no inside-the-model panels.
-    Q_PROPERTY(bool isRemote READ isRemote NOTIFY modelChanged)
+    // What the backend in use can tell and do (inference_backend.h); all false without a model.
+    // Connected to a server (engine_controller_remote.cpp), modelName is the server's model id,
+    // modelPath "http://host:port#model" (the recent list's entry) and serverUrl its address.
+    Q_PROPERTY(inferscope::BackendAbilities abilities READ abilities NOTIFY modelChanged)
     Q_PROPERTY(QString serverUrl READ serverUrl NOTIFY modelChanged)
     // The sampler stages whose probabilities the steps carry: all six locally; remote "raw" only,
     // all six once a step came with Inferscope's extension (its server's sampler record).
@@ -122,8 +123,8 @@ public:
     // then Ready, or loadFailed with the reason and the previous model kept). The API key is kept
     // for this run only, per server, never in the settings.
     Q_INVOKABLE void connectToServer(const QString& url, const QString& apiKey, const QString& model);
-    bool isRemote() const { return remote_; }
-    QString serverUrl() const { return remote_ ? session_.server().base.toString() : QString(); }
+    BackendAbilities abilities() const;
+    QString serverUrl() const;
     QStringList reportedStages() const;
     QStringList serverModels() const { return serverModels_; }
     QString serverError() const { return serverError_; }
@@ -147,8 +148,11 @@ public:
     // the settings per CPU and thread count, and measured again only on request.
     Q_INVOKABLE void measureMachine();
 
-    // Starts a generation (GUI thread); returns its job id, or 0 when no model is ready.
-    quint64 startGeneration(GenerationJob job);
+    // Starts a generation (GUI thread) on the backend in use; returns its handle (deleted later
+    // once it finished or failed: keep it in a QPointer), or null when no model is ready or the
+    // backend cannot run the job. The same events also come as this object's signals below, for
+    // the panels that follow every job.
+    GenerationHandle* startGeneration(GenerationJob job);
     // Looks inside a cached position on the worker (between two decode steps while generating);
     // replaces any request not started yet. Returns its id; the answer comes as inspectionArrived.
     quint64 requestInspection(InspectionRequest request);
@@ -162,7 +166,7 @@ public:
     // engine_controller_kv.cpp. The KV cache type loads use (AppSettings.kvType).
     void setPreferredKvType(KvType type) { preferredKvType_ = type; }
     // A server's deadlines (the settings' "Timeouts"): the next request on uses them.
-    void setRemoteTimeouts(const RemoteTimeouts& timeouts) { session_.setTimeouts(timeouts); }
+    void setRemoteTimeouts(const RemoteTimeouts& timeouts);
     // Every later local load copies the weights into the process's own pages (--no-mmap; EngineOptions::privateWeights).
     void setPrivateWeights(bool on) { privateWeights_ = on; }
     QString kvType() const;
@@ -198,13 +202,11 @@ signals:
     void machineMeasured(double bandwidthGBps, double peakGflopsF32, double peakGflopsBF16);
     void inspectionArrived(const inferscope::InspectionReply& reply);
 
-    // to the worker (queued)
+    // to the local backend's worker (queued)
     void requestLoad(quint64 requestId, const inferscope::EngineOptions& options);
-    void requestGenerate(const inferscope::GenerationJob& job);
     void requestMachineMeasurement();
     void requestKvType(quint64 requestId, inferscope::KvType type);
     void requestKvCost(const inferscope::KvCostJob& job);
-    void requestInspectionService();
     void reportedStagesChanged();
     void serverModelsChanged();
 
@@ -224,21 +226,18 @@ private:
     void connectRemote();  // engine_controller_remote.cpp: the session's signals
     void onServerModels(const QStringList& ids);
     void onServerModelsFailed(const QString& message);
-    quint64 startRemoteGeneration(GenerationJob job);
+    void connectBackend(InferenceBackend* backend);
+    void use(InferenceBackend* backend);  // the backend a load or connection made current
 
-    RemoteSession session_;
-    bool remote_ = false;
+    LocalBackend* local_ = nullptr;    // children of this object
+    RemoteBackend* remote_ = nullptr;
+    InferenceBackend* backend_ = nullptr;  // the one in use: null without a model
     bool connecting_ = false;  // a connectToServer waits for the model list
     RemoteServer pendingServer_;
     QHash<QString, std::pair<QString, QString>> credentials_;  // per server base: (API key, user info), this run only
     QStringList serverModels_;
     QString serverError_;
     bool listingModels_ = false;
-    bool stagesReported_ = false;  // the remote steps carried Inferscope's stage extension
-
-    QThread thread_;
-    EngineWorker* worker_ = nullptr;  // lives on thread_
-    std::shared_ptr<std::atomic<uint64_t>> cancelThrough_;
     State state_ = State::NoModel;
     std::optional<LoadedModel> model_;
     ModelDetails modelDetails_;
@@ -246,6 +245,7 @@ private:
     quint64 nextId_ = 1;
     quint64 pendingLoad_ = 0;
     quint64 currentJob_ = 0;
+    QPointer<GenerationHandle> current_;
     bool measuring_ = false;  // the current job is a GenerationJob::measurement
     double prefillTps_ = 0, decodeTps_ = 0, ttftMs_ = 0;
     qint64 decodeStartUs_ = 0;

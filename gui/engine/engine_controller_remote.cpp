@@ -1,68 +1,42 @@
-// EngineController connected to an OpenAI-compatible server (RemoteSession) instead of a loaded
-// file: the same states and signals, the steps from the server's logprobs (remote_vocabulary.h).
+// EngineController connected to an OpenAI-compatible server (RemoteBackend) instead of a loaded
+// file: the same states and signals, the steps from the server's logprobs (remote_vocabulary.h);
+// what the backend in use says of its tokens and of an answer's origin; the model menu's labels.
 #include <QDir>
 #include <QFileInfo>
 #include <QUrl>
 
 #include "engine/engine_controller.h"
+#include "engine/remote_backend.h"
 
 namespace inferscope {
 
 void EngineController::connectRemote() {
-    connect(&session_, &RemoteSession::modelsListed, this, &EngineController::onServerModels);
-    connect(&session_, &RemoteSession::modelsFailed, this, &EngineController::onServerModelsFailed);
-    connect(&session_, &RemoteSession::prefillFinished, this, &EngineController::onPrefillFinished);
-    connect(&session_, &RemoteSession::stepsReady, this, [this](quint64 jobId, const StepBatch& batch) {
-        if (!stagesReported_ && jobId == currentJob_ && session_.stagesReported()) {
-            stagesReported_ = true;
-            emit reportedStagesChanged();
-        }
-        onStepsReady(jobId, batch);
-    });
-    connect(&session_, &RemoteSession::generationFinished, this, &EngineController::onGenerationFinished);
-    connect(&session_, &RemoteSession::generationFailed, this, &EngineController::onGenerationFailed);
+    connect(&remote_->session(), &RemoteSession::modelsListed, this, &EngineController::onServerModels);
+    connect(&remote_->session(), &RemoteSession::modelsFailed, this, &EngineController::onServerModelsFailed);
 }
 
 QStringList EngineController::reportedStages() const {
     QStringList all;
     for (int s = 0; s < kSamplerStageCount; ++s) all << QString::fromLatin1(samplerStageName(SamplerStage(s)).data());
-    if (!remote_ || stagesReported_) return all;
+    if (!backend_ || backend_->reportsStages()) return all;
     return {all.first()};
 }
 
 std::optional<std::string> EngineController::tokenBytes(int32_t id) const {
-    if (remote_) return session_.vocabulary().bytesOf(id);
-    if (!model_ || !model_->tokenizer || id < 0 || id >= model_->tokenizer->vocabSize()) return std::nullopt;
-    return model_->tokenizer->tokenBytes(id);
+    auto t = tokenText(id);
+    return t ? std::optional<std::string>(std::move(t->bytes)) : std::nullopt;
 }
 
 std::optional<TokenText> EngineController::tokenText(int32_t id) const {
-    if (remote_) {
-        auto bytes = session_.vocabulary().bytesOf(id);
-        return bytes ? std::optional<TokenText>(TokenText{std::move(*bytes), {}}) : std::nullopt;
-    }
-    if (!model_ || !model_->tokenizer || id < 0 || id >= model_->tokenizer->vocabSize()) return std::nullopt;
-    return tokenTextOf(*model_->tokenizer, id);
+    return model_ && backend_ ? backend_->tokenText(id) : std::nullopt;
 }
 
 AnswerOrigin EngineController::answerOrigin() const {
     AnswerOrigin o;
-    if (!model_) return o;
+    if (!model_ || !backend_) return o;
     o.modelName = model_->info.name;
     o.device = model_->device;
-    if (remote_) {
-        o.backend = AnswerBackend::Remote;
-        o.serverUrl = session_.server().base.toString().toStdString();
-        return o;
-    }
-    o.backend = AnswerBackend::Local;
-    o.modelFile = model_->path;
-    o.vocabularyHash = model_->vocabularyHash;
-    o.vocabularySize = model_->tokenizer ? model_->tokenizer->vocabSize() : 0;
-    o.kvType = std::string(kvTypeName(kv_.layout.type));
-    o.kvBytesPerToken = kv_.bytesPerToken;
-    o.kvBytesReserved = kv_.bytesReserved;
-    o.contextLength = model_->contextLength;
+    backend_->describe(o, *model_, kv_);
     return o;
 }
 
@@ -123,7 +97,7 @@ void EngineController::listServerModels(const QString& url, const QString& apiKe
     serverError_.clear();
     serverModels_.clear();
     emit serverModelsChanged();
-    session_.listModels({RemoteSession::normalizeBase(url), apiKey, QString(), RemoteSession::userInfoOf(url)});
+    remote_->session().listModels({RemoteSession::normalizeBase(url), apiKey, QString(), RemoteSession::userInfoOf(url)});
 }
 
 void EngineController::connectToServer(const QString& url, const QString& apiKey, const QString& model) {
@@ -145,7 +119,7 @@ void EngineController::connectToServer(const QString& url, const QString& apiKey
     loadStage_ = tr("asking the server for its models");
     emit loadProgressChanged();
     setState(State::Loading);
-    session_.listModels({base, apiKey, QString(), pendingServer_.userInfo});
+    remote_->session().listModels({base, apiKey, QString(), pendingServer_.userInfo});
 }
 
 void EngineController::onServerModels(const QStringList& ids) {
@@ -161,7 +135,7 @@ void EngineController::onServerModels(const QStringList& ids) {
         return;
     }
     if (pendingLoad_) pendingLoad_ = 0;  // this connection replaces a file still loading
-    session_.setServer(server);
+    remote_->session().setServer(server);
     credentials_.insert(server.base.toString(), {server.apiKey, server.userInfo});
     LoadedModel m;
     QUrl entry = server.base;
@@ -170,10 +144,10 @@ void EngineController::onServerModels(const QStringList& ids) {
     m.info.name = server.model.toStdString();
     m.device = tr("server %1").arg(server.base.toString()).toStdString();
     m.precision = tr("remote").toStdString();
-    model_ = std::move(m);  // no tokenizer: every user of model()->tokenizer checks isRemote or null
+    model_ = std::move(m);  // no tokenizer: BackendAbilities::tokenizes is false
     modelDetails_ = ModelDetails::of(*model_);
-    remote_ = true;
-    stagesReported_ = false;
+    remote_->resetStages();
+    use(remote_);
     kv_ = KvCacheStats();
     prefillTps_ = decodeTps_ = ttftMs_ = 0;
     loadingPath_.clear();
@@ -182,7 +156,6 @@ void EngineController::onServerModels(const QStringList& ids) {
     emit modelChanged();
     emit deviceChanged();
     emit statsChanged();
-    emit reportedStagesChanged();
 }
 
 void EngineController::onServerModelsFailed(const QString& message) {
@@ -195,26 +168,6 @@ void EngineController::onServerModelsFailed(const QString& message) {
     setError(message);
     setState(model_ ? State::Ready : State::NoModel);
     emit loadFailed(message);
-}
-
-quint64 EngineController::startRemoteGeneration(GenerationJob job) {
-    if (job.measurement || job.messages.empty()) return 0;  // no timeline experiments on a server
-    job.id = nextId_++;
-    currentJob_ = job.id;
-    measuring_ = false;
-    decodeSteps_ = 0;
-    decodeStartUs_ = 0;
-    decodeTps_ = 0;
-    clearError();
-    RemoteChatRequest request;
-    for (const auto& [role, content] : job.messages)
-        request.messages.emplace_back(QString::fromStdString(role), QString::fromStdString(content));
-    request.sampler = job.sampler;
-    request.maxTokens = job.maxTokens;
-    request.continueFinalMessage = job.continueFinalMessage;
-    setState(State::Prefilling);
-    session_.startChat(job.id, request);
-    return job.id;
 }
 
 }  // namespace inferscope

@@ -70,9 +70,9 @@ struct GenerationJob {
     // EngineController while a Layers or Attention panel is open, so that token's lens and weights
     // are exact, not a re-run that rounds differently. The later steps are re-run on demand.
     GenerateInspect inspect;
-    // A remote server (EngineController::isRemote) gets the conversation as messages, (role,
-    // content) with role "system" | "user" | "assistant", and applies its own template; chunks
-    // are then empty.
+    // A backend without a tokenizer (a server: BackendAbilities::tokenizes false) gets the
+    // conversation as messages, (role, content) with role "system" | "user" | "assistant", and
+    // applies its own template; chunks are then empty.
     std::vector<std::pair<std::string, std::string>> messages;
     bool continueFinalMessage = false;  // remote: the last message is the answer so far (a branch), to continue
 };

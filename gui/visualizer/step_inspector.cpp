@@ -285,7 +285,7 @@ QString StepInspector::tokenTextIn(int row, int32_t id) const {
         // Stored before answers kept their tokens' texts: the model its stats name, if that is
         // the one loaded (a local answer's ids are that vocabulary's).
         const EngineController* engine = chat_->engine();
-        if (o.backend == AnswerBackend::Local && o.vocabularyHash == 0 && !engine->isRemote() && engine->hasModel() &&
+        if (o.backend == AnswerBackend::Local && o.vocabularyHash == 0 && engine->abilities().tokenizes &&
             engine->modelName().toStdString() == o.modelName)
             if (const auto t = engine->tokenText(id)) return visible(t->bytes, t->label);
     }

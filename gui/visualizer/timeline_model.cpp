@@ -37,9 +37,6 @@ TimelineModel::TimelineModel(ChatController* chat, StepInspector* inspector, QOb
         emit machineChanged();
         recompute();
     });
-    connect(engine_, &EngineController::generationFinished, this, &TimelineModel::onFinished);
-    connect(engine_, &EngineController::generationFailed, this, &TimelineModel::onFailed);
-    connect(engine_, &EngineController::stepsArrived, this, &TimelineModel::onSteps);
 }
 
 // ---- the model's cost per pass, from its shape (core/model/pass_cost.h) ---------------------------
@@ -171,8 +168,7 @@ bool TimelineModel::runWithoutCache() {
     job.useKvCache = false;
     job.resetCache = true;
     job.measurement = true;
-    job_ = engine_->startGeneration(job);
-    if (job_ == 0) return false;
+    if (!startJob(std::move(job))) return false;
     experiment_ = Experiment::NoCache;
     noCacheMs_.clear();
     setStatus(tr("Running the same %1 tokens without the KV cache…").arg(a.steps.size()));
@@ -181,7 +177,7 @@ bool TimelineModel::runWithoutCache() {
 }
 
 bool TimelineModel::runPrefillSweep() {
-    if (busy() || !engine_->hasModel() || engine_->isRemote()) return false;  // a server's prefill is not ours to time
+    if (busy() || !engine_->abilities().runsExperiments) return false;  // a server's prefill is not ours to time
     const int limit = std::min(engine_->contextLength(), 2048);
     sweepLengths_.clear();
     for (int n = 8; n <= limit; n *= 2) sweepLengths_.push_back(n);
@@ -209,8 +205,7 @@ bool TimelineModel::startSweepJob() {
     job.maxTokens = 1;
     job.resetCache = true;
     job.measurement = true;
-    job_ = engine_->startGeneration(job);
-    if (job_ == 0) {
+    if (!startJob(std::move(job))) {
         experiment_ = Experiment::None;
         setStatus(tr("The engine is busy."));
         return false;
@@ -219,19 +214,28 @@ bool TimelineModel::startSweepJob() {
     return true;
 }
 
-void TimelineModel::cancelExperiment() {
-    if (busy()) engine_->stop();
+bool TimelineModel::startJob(GenerationJob job) {
+    job_ = engine_->startGeneration(std::move(job));
+    if (!job_) return false;
+    connect(job_, &GenerationHandle::stepsArrived, this, &TimelineModel::onSteps);
+    connect(job_, &GenerationHandle::finished, this, &TimelineModel::onFinished);
+    connect(job_, &GenerationHandle::failed, this, &TimelineModel::onFailed);
+    return true;
 }
 
-void TimelineModel::onSteps(quint64 jobId, const StepBatch& batch) {
-    if (jobId != job_ || experiment_ != Experiment::NoCache) return;
+void TimelineModel::cancelExperiment() {
+    if (busy() && job_) job_->cancel();
+}
+
+void TimelineModel::onSteps(const StepBatch& batch) {
+    if (experiment_ != Experiment::NoCache) return;
     for (const StepRecord& s : batch.steps)
         if (s.step > 0) noCacheMs_.append(double(s.forwardUs) / 1000.0);
     emit experimentsChanged();
 }
 
-void TimelineModel::onFinished(quint64 jobId, const GenerationSummary& summary) {
-    if (jobId != job_ || !busy()) return;
+void TimelineModel::onFinished(const GenerationSummary& summary) {
+    if (!busy()) return;
     if (summary.reason == FinishReason::Cancelled) {
         experiment_ = Experiment::None;
         setStatus(tr("Stopped."));
@@ -272,8 +276,8 @@ void TimelineModel::onFinished(quint64 jobId, const GenerationSummary& summary) 
     setStatus(tr("Prefill sweep done: %1 lengths.").arg(sweep_.size()));
 }
 
-void TimelineModel::onFailed(quint64 jobId, const QString& message) {
-    if (jobId != job_ || !busy()) return;
+void TimelineModel::onFailed(const QString& message) {
+    if (!busy()) return;
     experiment_ = Experiment::None;
     setStatus(message);
 }

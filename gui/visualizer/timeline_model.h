@@ -7,12 +7,14 @@
 // cost on long prompts. GUI thread; the experiments run on the engine's worker like any answer.
 
 #include <QObject>
+#include <QPointer>
 #include <QQmlEngine>
 #include <QVariantList>
 #include <QVariantMap>
 #include <vector>
 
 #include "engine/engine_types.h"
+#include "engine/inference_backend.h"
 #include "app/qml_singleton.h"
 
 namespace inferscope {
@@ -95,9 +97,10 @@ signals:
 private:
     enum class Experiment { None, NoCache, Sweep };
     void recompute();
-    void onFinished(quint64 jobId, const GenerationSummary& summary);
-    void onFailed(quint64 jobId, const QString& message);
-    void onSteps(quint64 jobId, const StepBatch& batch);
+    bool startJob(GenerationJob job);  // job_, with its handle's signals connected
+    void onFinished(const GenerationSummary& summary);
+    void onFailed(const QString& message);
+    void onSteps(const StepBatch& batch);
     bool startSweepJob();
     std::vector<int32_t> contextTokens(int row) const;
     void setStatus(const QString& status);
@@ -118,7 +121,7 @@ private:
     Experiment experiment_ = Experiment::None;
     bool measuring_ = false;
     void forgetExperiments();
-    quint64 job_ = 0;
+    QPointer<GenerationHandle> job_;  // the experiment's running job
     std::vector<int> sweepLengths_;
     size_t sweepIndex_ = 0;
     std::vector<int32_t> sweepTokens_;

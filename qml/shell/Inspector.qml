@@ -50,7 +50,7 @@ Rectangle {
         verticalAlignment: Text.AlignTop
         wrapMode: Text.Wrap
         color: Theme.muted
-        visible: EngineController.isRemote
+        visible: EngineController.hasModel && !EngineController.abilities.looksInside
     }
 
     ColumnLayout {
@@ -97,14 +97,14 @@ Rectangle {
             currentIndex: tabBar.currentIndex
             ProbabilitiesPanel {}
             Item {
-                LayersPanel { anchors.fill: parent; visible: !EngineController.isRemote }
+                LayersPanel { anchors.fill: parent; visible: !EngineController.hasModel || EngineController.abilities.looksInside }
                 RemoteNote {
                     objectName: "layersRemoteNote"
                     text: qsTr("%1 runs on a server, which answers with tokens and their log-probabilities only: what each layer would have predicted (the logit lens) needs the model's residual stream, which no OpenAI-compatible server exposes. Open a GGUF file to see it.").arg(EngineController.modelName)
                 }
             }
             Item {
-                AttentionPanel { anchors.fill: parent; visible: !EngineController.isRemote }
+                AttentionPanel { anchors.fill: parent; visible: !EngineController.hasModel || EngineController.abilities.looksInside }
                 RemoteNote {
                     objectName: "attentionRemoteNote"
                     text: qsTr("%1 runs on a server: its attention weights stay inside the server, which answers with tokens and their log-probabilities only. Open a GGUF file to see them.").arg(EngineController.modelName)

@@ -24,7 +24,7 @@ ScrollView {
         Label { text: EngineController.modelPath; color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.columnSpan: 2; wrapMode: Text.WrapAnywhere; Layout.fillWidth: true; Layout.preferredWidth: 100 }
 
         Repeater {
-            model: !panel.d.valid || EngineController.isRemote ? [] : [
+            model: !panel.d.valid || !EngineController.abilities.showsCache ? [] : [
                 [qsTr("Architecture"), panel.d.architecture],
                 [qsTr("Parameters"), Theme.count(panel.d.parameters)],
                 [qsTr("Layers"), panel.d.layers, qsTr("Transformer blocks each token passes through in turn; each keeps its own KV cache.")],
@@ -65,7 +65,7 @@ ScrollView {
             objectName: "remoteModelNote"
             Layout.columnSpan: 2
             Layout.rightMargin: Theme.spacing
-            visible: EngineController.isRemote
+            visible: EngineController.abilities.overNetwork
             text: qsTr("Served by %1 through its OpenAI-compatible API. A server tells its clients the model's name only: its layers, heads, weights and memory are not known here.").arg(EngineController.serverUrl)
             color: Theme.muted
             wrapMode: Text.Wrap

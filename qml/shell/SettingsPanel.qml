@@ -163,7 +163,7 @@ ScrollView {
                 Layout.preferredWidth: 100  // fills the row; its unwrapped width must not drive the layout
                 color: Theme.muted
                 font.pixelSize: Theme.fontSmall
-                text: EngineController.isRemote
+                text: EngineController.abilities.ownTemplate
                       ? qsTr("Chat mode: the server wraps the turns in its own chat template (the conversation is sent as messages).")
                       : ChatController.mode === ChatController.Chat
                       ? qsTr("Chat mode: turns are wrapped in the %1 template.").arg(ChatController.effectiveTemplate)

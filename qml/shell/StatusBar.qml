@@ -38,7 +38,7 @@ Rectangle {
         ContextBar {
             id: contextBar
             objectName: "contextBar"
-            visible: EngineController.hasModel && !EngineController.isRemote  // local figures only
+            visible: EngineController.abilities.showsCache  // this machine's cache only
             implicitWidth: 150
             used: EngineController.contextUsed
             size: Math.max(1, EngineController.contextLength)
@@ -46,7 +46,7 @@ Rectangle {
         Label {
             id: prefillRate
             objectName: "prefillRate"
-            visible: EngineController.hasModel && !EngineController.isRemote  // local figures only
+            visible: EngineController.hasModel && !EngineController.abilities.overNetwork  // the engine's own timing only
             text: qsTr("prefill %1 tok/s").arg(Theme.rate(EngineController.prefillTokensPerSecond))
             font.pixelSize: Theme.fontSmall
             color: Theme.prefill
@@ -68,7 +68,7 @@ Rectangle {
         Label {
             id: kernelSetLabel
             objectName: "kernelSetLabel"
-            visible: EngineController.hasModel && !EngineController.isRemote && row.roomForKernels  // local figures only
+            visible: EngineController.abilities.runsExperiments && row.roomForKernels  // this machine's engine only
             text: qsTr("kernels %1").arg(EngineController.kernelSet)
             font.pixelSize: Theme.fontSmall
             color: Theme.muted
@@ -84,7 +84,7 @@ Rectangle {
             font.pixelSize: Theme.fontSmall
             color: Theme.muted
             ToolTip.visible: ttftMouse.containsMouse
-            ToolTip.text: EngineController.isRemote ? qsTr("Time to first token, measured by this app: the server's prefill and the network.")
+            ToolTip.text: EngineController.abilities.overNetwork ? qsTr("Time to first token, measured by this app: the server's prefill and the network.")
                                                     : qsTr("Time to first token: the prompt's prefill plus the first sampling step, the wait before text appears.")
             MouseArea { id: ttftMouse; anchors.fill: parent; hoverEnabled: true }
         }
@@ -96,7 +96,7 @@ Rectangle {
             Layout.fillWidth: true
             Layout.minimumWidth: memoryLabel.implicitWidth
             implicitHeight: memoryLabel.implicitHeight
-            visible: EngineController.hasModel && !EngineController.isRemote  // local figures only
+            visible: EngineController.abilities.showsCache  // this machine's memory only
             readonly property string total: Theme.bytes(EngineController.weightBytes + EngineController.kvBytesReserved)
             readonly property string whole: qsTr("memory %1 (weights %2 + KV cache %3)").arg(total)
                     .arg(Theme.bytes(EngineController.weightBytes)).arg(Theme.bytes(EngineController.kvBytesReserved))

@@ -35,7 +35,7 @@ ToolBar {
             objectName: "modelButton"
             flat: true
             Layout.maximumWidth: 360
-            text: EngineController.hasModel ? (EngineController.isRemote ? EngineController.entryLabel(EngineController.modelPath) : EngineController.modelName) + "  ▾" : qsTr("Open a model…  ▾")
+            text: EngineController.hasModel ? (EngineController.abilities.overNetwork ? EngineController.entryLabel(EngineController.modelPath) : EngineController.modelName) + "  ▾" : qsTr("Open a model…  ▾")
             font.bold: true
             onClicked: modelMenu.popup(modelButton, 0, modelButton.height)
             ToolTip.visible: hovered && EngineController.hasModel
@@ -89,13 +89,13 @@ ToolBar {
             model: [qsTr("Chat"), qsTr("Completion")]
             currentIndex: ChatController.mode === ChatController.Chat ? 0 : 1
             onActivated: (i) => ChatController.mode = (i === 0 ? ChatController.Chat : ChatController.Completion)
-            enabled: !ChatController.generating && !EngineController.isRemote
+            enabled: !ChatController.generating && !EngineController.abilities.ownTemplate
             ToolTip.visible: hovered
-            ToolTip.text: EngineController.isRemote ? qsTr("A model on a server answers in chat mode: the server applies its own template.")
-                                                    : qsTr("Chat wraps each turn in the model's chat template; completion continues your text as written.")
+            ToolTip.text: EngineController.abilities.ownTemplate ? qsTr("A model on a server answers in chat mode: the server applies its own template.")
+                                                                  : qsTr("Chat wraps each turn in the model's chat template; completion continues your text as written.")
         }
         ComboBox {
-            visible: ChatController.mode === ChatController.Chat && !EngineController.isRemote  // the server's own template
+            visible: ChatController.mode === ChatController.Chat && !EngineController.abilities.ownTemplate  // the server's own template
             model: ChatController.templateNames
             currentIndex: Math.max(0, ChatController.templateNames.indexOf(ChatController.templateChoice))
             displayText: ChatController.templateChoice === "auto" ? qsTr("auto (%1)").arg(ChatController.effectiveTemplate) : currentText

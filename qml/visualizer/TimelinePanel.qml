@@ -164,9 +164,9 @@ ScrollView {
         }
 
         // ---- without the KV cache -------------------------------------------------------------
-        Rectangle { visible: !EngineController.isRemote; Layout.fillWidth: true; height: 1; color: Theme.border }
+        Rectangle { visible: !EngineController.hasModel || EngineController.abilities.runsExperiments; Layout.fillWidth: true; height: 1; color: Theme.border }
         RowLayout {
-            visible: !EngineController.isRemote  // experiments run on this machine's engine only
+            visible: !EngineController.hasModel || EngineController.abilities.runsExperiments  // experiments run on this machine's engine only
             Layout.fillWidth: true
             Layout.preferredWidth: 100
             Label { text: qsTr("What the KV cache saves"); font.bold: true; Layout.fillWidth: true }
@@ -210,9 +210,9 @@ ScrollView {
         }
 
         // ---- prefill sweep --------------------------------------------------------------------
-        Rectangle { visible: !EngineController.isRemote; Layout.fillWidth: true; height: 1; color: Theme.border }
+        Rectangle { visible: !EngineController.hasModel || EngineController.abilities.runsExperiments; Layout.fillWidth: true; height: 1; color: Theme.border }
         RowLayout {
-            visible: !EngineController.isRemote  // experiments run on this machine's engine only
+            visible: !EngineController.hasModel || EngineController.abilities.runsExperiments  // experiments run on this machine's engine only
             Layout.fillWidth: true
             Layout.preferredWidth: 100
             Label { text: qsTr("Prefill time by prompt length"); font.bold: true; Layout.fillWidth: true }
@@ -259,7 +259,7 @@ ScrollView {
                 wrapMode: Text.Wrap
             }
             Button { visible: TimelineModel.busy; text: qsTr("Stop"); onClicked: TimelineModel.cancelExperiment() }
-            Button { visible: !EngineController.isRemote; text: TimelineModel.measuring ? qsTr("Measuring…") : qsTr("Measure machine"); enabled: !TimelineModel.busy && !TimelineModel.measuring && EngineController.state === EngineController.Ready; onClicked: TimelineModel.measureMachine() }
+            Button { visible: !EngineController.hasModel || EngineController.abilities.runsExperiments; text: TimelineModel.measuring ? qsTr("Measuring…") : qsTr("Measure machine"); enabled: !TimelineModel.busy && !TimelineModel.measuring && EngineController.state === EngineController.Ready; onClicked: TimelineModel.measureMachine() }
         }
     }
 }

@@ -73,6 +73,7 @@ private slots:
     void loadsTheBundledModelWithProgress() {
         EngineController engine(nullptr);
         QCOMPARE(engine.state(), EngineController::State::NoModel);
+        QCOMPARE(engine.abilities(), BackendAbilities{});  // nothing to do without a model
         QSignalSpy progress(&engine, &EngineController::loadProgressChanged);
         QSignalSpy states(&engine, &EngineController::stateChanged);
         QVERIFY(loadAndWait(engine, bundledModel()));
@@ -85,6 +86,11 @@ private slots:
         QCOMPARE(engine.loadProgress(), 1.0);
         QVERIFY(states.count() >= 2);  // Loading, then Ready
         QCOMPARE(engine.modelDetails().kvHeads, 4);
+        // This machine's engine: a tokenizer, a cache to show, insides to look at, experiments to time.
+        const BackendAbilities can = engine.abilities();
+        QVERIFY(can.tokenizes && can.showsCache && can.looksInside && can.runsExperiments);
+        QVERIFY(!can.ownTemplate && !can.overNetwork);
+        QCOMPARE(engine.serverUrl(), QString());
     }
 
     // What the Model panel shows, from stories260K's header and tensors: 5 blocks of 64-wide
@@ -164,8 +170,13 @@ private slots:
         QSignalSpy finished(&engine, &EngineController::generationFinished);
         QList<EngineController::State> states;
         connect(&engine, &EngineController::stateChanged, this, [&] { states << engine.state(); });
-        const quint64 job = engine.startGeneration(textJob("Once upon a time", 40));
-        QVERIFY(job != 0);
+        GenerationHandle* handle = engine.startGeneration(textJob("Once upon a time", 40));
+        QVERIFY(handle);
+        const quint64 job = handle->id();
+        // The job's own handle hears the same events, nothing else's.
+        QSignalSpy handleSteps(handle, &GenerationHandle::stepsArrived);
+        QSignalSpy handleFinished(handle, &GenerationHandle::finished);
+        QSignalSpy handleGone(handle, &QObject::destroyed);
         QVERIFY(finished.wait(10000));
         QCOMPARE(prepared.count(), 1);
         const auto chunks = prepared.first().at(1).value<QList<QList<int>>>();
@@ -183,6 +194,10 @@ private slots:
         const auto summary = finished.first().at(1).value<GenerationSummary>();
         QCOMPARE(ids.size(), size_t(40));
         QCOMPARE(ids, summary.tokens);
+        QCOMPARE(handleSteps.count(), steps.count());
+        QCOMPARE(handleFinished.count(), 1);
+        QCOMPARE(handleFinished.first().at(0).value<GenerationSummary>().tokens, summary.tokens);
+        QTRY_COMPARE(handleGone.count(), 1);  // deleted once it finished
         // llama.cpp's greedy continuation of "Once upon a time" starts ", there was a little girl".
         QCOMPARE(QString::fromStdString(summary.text).left(25), QStringLiteral(", there was a little girl"));
         QCOMPARE(states, (QList<EngineController::State>{EngineController::State::Prefilling, EngineController::State::Decoding,

@@ -123,7 +123,11 @@ private slots:
     void greedyChatEqualsTheServersAnswer() {
         ChatFixture f(kMaxTokens);
         QCOMPARE(connectTo(f, urlOf(*server_), QString(), "stories260K"), QString());
-        QVERIFY(f.engine->isRemote());
+        // A server: its own template, no tokenizer, cache or insides here, nothing timed on this machine.
+        const BackendAbilities can = f.engine->abilities();
+        QVERIFY(can.overNetwork && can.ownTemplate);
+        QVERIFY(!can.tokenizes && !can.showsCache && !can.looksInside && !can.runsExperiments);
+        QCOMPARE(f.engine->serverUrl(), urlOf(*server_));
         QCOMPARE(f.engine->modelName(), QStringLiteral("stories260K"));
         QCOMPARE(f.engine->modelPath(), urlOf(*server_) + "#stories260K");
         QCOMPARE(EngineController::entryLabel(f.engine->modelPath()), QStringLiteral("stories260K @ 127.0.0.1:%1").arg(server_->port()));
@@ -300,7 +304,7 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(models->property("count").toInt(), 1, 20000);
         QTRY_VERIFY(connectButton->property("enabled").toBool());
         QMetaObject::invokeMethod(connectButton, "clicked");
-        QTRY_VERIFY_WITH_TIMEOUT(app.engine->isRemote() && app.engine->state() == EngineController::State::Ready, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(app.engine->abilities().overNetwork && app.engine->state() == EngineController::State::Ready, 20000);
         QTRY_COMPARE(saved.count(), 1);
         QCOMPARE(saved.first().first().toString(), urlOf(locked));  // the address without "/v1/"
 
@@ -384,7 +388,7 @@ private slots:
         QTRY_VERIFY(connectButton->property("enabled").toBool());
         app.window()->grabWindow().save(QDir(QCoreApplication::applicationDirPath()).filePath("remote-connect-dialog.png"));
         QMetaObject::invokeMethod(connectButton, "clicked");
-        QTRY_VERIFY_WITH_TIMEOUT(app.engine->isRemote() && app.engine->state() == EngineController::State::Ready, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(app.engine->abilities().overNetwork && app.engine->state() == EngineController::State::Ready, 20000);
         QVERIFY(!dialog->property("visible").toBool());
         // Remembered as a recent model, shown by name and server.
         QCOMPARE(EngineController::entryLabel(app.engine->modelPath()), QStringLiteral("stories260K @ 127.0.0.1:%1").arg(server_->port()));
@@ -472,7 +476,7 @@ private slots:
         app.settings->setSessionWelcomeSeen(true);
         QVERIFY(app.showWindow());
         app.engine->connectToServer(fake.url(), QString(), QStringLiteral("fake"));
-        QTRY_VERIFY_WITH_TIMEOUT(app.engine->isRemote() && app.engine->state() == EngineController::State::Ready, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(app.engine->abilities().overNetwork && app.engine->state() == EngineController::State::Ready, 20000);
         QVERIFY(app.chat->send(QStringLiteral("Tell me a story.")));
         QTRY_VERIFY_WITH_TIMEOUT(!app.chat->generating() && !app.chat->lastError().isEmpty(), 20000);
         // The chat's delegates are in the visual tree only.
@@ -536,7 +540,7 @@ private slots:
         QCOMPARE(localCandidates.size(), 20);
 
         QCOMPARE(connectTo(app, urlOf(*server_), QString(), "stories260K"), QString());
-        QVERIFY(app.engine->isRemote());
+        QVERIFY(app.engine->abilities().overNetwork);
         QCOMPARE(app.inspector->row(), localRow);
         QVERIFY(!app.inspector->answerRemote());
         QCOMPARE(candidateTexts(), localCandidates);

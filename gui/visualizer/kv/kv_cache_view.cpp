@@ -61,7 +61,7 @@ void KvCacheView::followEngine() {
     pending_.stop();
     if (!active_) return;
     sinceUpdate_.start();
-    if (!engine_ || !engine_->hasModel() || engine_->isRemote()) return clear();  // a server exposes no cache
+    if (!engine_ || !engine_->abilities().showsCache) return clear();  // a server exposes no cache
     setStats(engine_->kvStats(), engine_->model()->info.hparams.nHead);
 }
 

@@ -25,7 +25,7 @@ void KvCalculatorModel::setEngine(EngineController* engine) {
 }
 
 void KvCalculatorModel::onModelChanged() {
-    if (!engine_ || !engine_->hasModel() || engine_->isRemote()) {  // a server's shape is not known
+    if (!engine_ || !engine_->abilities().showsCache) {  // a server's shape is not known
         const bool showingLoaded = presetIndex_ >= 0 && presets_.preset(presetIndex_).loaded;
         presets_.setLoadedModel(std::nullopt);
         if (showingLoaded) {  // the inputs stay, as a custom shape

@@ -53,7 +53,7 @@ ScrollView {
             Layout.preferredWidth: 100  // fills the row; its unwrapped width must not drive the layout
             wrapMode: Text.Wrap
             color: Theme.muted
-            text: EngineController.isRemote
+            text: EngineController.hasModel && !EngineController.abilities.showsCache
                   ? qsTr("%1 runs on a server, which does not expose its KV cache: no cache figures are shown for it. The calculator below works out the cache of any published shape.").arg(EngineController.modelName)
                   : qsTr("Load a model to see its KV cache fill as it reads the prompt and generates. The calculator below works without one.")
         }
