@@ -44,6 +44,7 @@ ApplicationWindow {
         onOpenModelRequested: window.openModelDialog()
         onWelcomeRequested: welcome.open()
         onConnectRequested: connectDialog.open()
+        onLibraryRequested: library.open()
     }
     footer: StatusBar {}
 
@@ -112,11 +113,13 @@ ApplicationWindow {
         }
     }
 
-    WelcomeDialog { id: welcome }
+    WelcomeDialog { id: welcome; onLibraryRequested: library.open() }
     ConnectDialog { id: connectDialog }
+    LibraryDialog { id: library }
 
     Shortcut { sequence: StandardKey.Open; onActivated: window.openModelDialog() }
     Shortcut { sequence: StandardKey.HelpContents; onActivated: welcome.open() }
+    Shortcut { sequence: "Ctrl+L"; onActivated: library.open() }
     Shortcut { sequence: "Esc"; enabled: ChatController.generating; onActivated: ChatController.stop() }
     Shortcut { sequence: "Ctrl+N"; onActivated: ChatController.newConversation() }
     Shortcut { sequence: "Ctrl+R"; enabled: ChatController.canRegenerate; onActivated: ChatController.regenerate() }

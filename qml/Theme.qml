@@ -43,5 +43,12 @@ QtObject {
     // status bar's counts change with every batch of tokens.
     function count(n) { return n === undefined || n === null || isNaN(n) ? "–" : Units.count(Math.max(0, Math.round(n))) }
     // "1 token", "2 tokens", "1,024 tokens"
+    // "260K", "1.24B", "8.03B": three significant digits, for parameter counts.
+    function compactCount(n) {
+        if (!(n > 0)) return "–"
+        for (const [v, suffix] of [[1e12, "T"], [1e9, "B"], [1e6, "M"], [1e3, "K"]])
+            if (n >= v) return parseFloat((n / v).toPrecision(3)).toString() + suffix
+        return String(Math.round(n))
+    }
     function tokens(n) { return Number(n) === 1 ? qsTr("1 token") : qsTr("%1 tokens").arg(count(n)) }
 }

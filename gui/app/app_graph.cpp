@@ -23,6 +23,8 @@ AppGraph::AppGraph(const Options& options) {
     inspector = std::make_unique<StepInspector>(chat.get(), nullptr);
     timeline = std::make_unique<TimelineModel>(chat.get(), inspector.get(), nullptr);
     keyring = std::make_unique<ServerKeyring>(nullptr, options.systemKeyring ? systemKeyring() : memoryKeyring());
+    library = std::make_unique<ModelLibrary>(nullptr);
+    library->setPersistent(options.persistentSettings);
 
     // Qt 6.4's QML_SINGLETON without a default constructor: each type's create() hands QML these.
     AppSettings::setInstance(settings.get());
@@ -32,6 +34,7 @@ AppGraph::AppGraph(const Options& options) {
     StepInspector::setInstance(inspector.get());
     TimelineModel::setInstance(timeline.get());
     ServerKeyring::setInstance(keyring.get());
+    ModelLibrary::setInstance(library.get());
 
     chat->setStoreMessage(openReport.message);
     // The saved tint choice is the chat's; the replay box may switch the chat to "replay" for a
@@ -43,7 +46,12 @@ AppGraph::AppGraph(const Options& options) {
     // The KV cache type: every load uses the setting; a change applies to the loaded model, and a
     // refused one (a head dimension a block type cannot use, an answer streaming) puts the
     // setting back to the type in use.
-    auto preferredKv = [this] { engine->setPreferredKvType(parseKvType(settings->kvType().toStdString()).value_or(KvType::F16)); };
+    // The library's fit is for the same type.
+    auto preferredKv = [this] {
+        const KvType type = parseKvType(settings->kvType().toStdString()).value_or(KvType::F16);
+        engine->setPreferredKvType(type);
+        library->setKvType(type);
+    };
     preferredKv();
     QObject::connect(settings.get(), &AppSettings::kvTypeChanged, engine.get(), [this, preferredKv] {
         preferredKv();
@@ -101,6 +109,7 @@ void AppGraph::rememberLoadedModels() {
 
 void AppGraph::shutDown() {
     qml.reset();
+    library.reset();  // a scan under way stops between two files
     keyring.reset();
     timeline.reset();
     inspector.reset();

@@ -9,6 +9,7 @@ ToolBar {
     signal openModelRequested()
     signal connectRequested()
     signal welcomeRequested()
+    signal libraryRequested()
 
     background: Rectangle {
         color: Theme.surface
@@ -52,6 +53,7 @@ ToolBar {
                     }
                     return Math.min(widest + leftPadding + rightPadding, bar.width - 16);
                 }
+                MenuItem { objectName: "libraryItem"; text: qsTr("Models on this computer…  (Ctrl+L)"); onTriggered: bar.libraryRequested() }
                 MenuItem { text: qsTr("Open GGUF file…  (Ctrl+O)"); onTriggered: bar.openModelRequested() }
                 MenuItem { objectName: "connectItem"; text: qsTr("Connect to a server…"); onTriggered: bar.connectRequested() }
                 MenuItem { text: qsTr("Which models work, shortcuts…  (F1)"); onTriggered: bar.welcomeRequested() }

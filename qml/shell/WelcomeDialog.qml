@@ -24,13 +24,18 @@ Dialog {
         [qsTr("Ctrl+R"), qsTr("Regenerate the last answer")],
         [qsTr("Ctrl+N"), qsTr("New chat")],
         [qsTr("Ctrl+O"), qsTr("Open a GGUF model")],
+        [qsTr("Ctrl+L"), qsTr("Models on this computer")],
         [qsTr("Ctrl+B"), qsTr("Show or hide the conversations")],
         [qsTr("Ctrl+I"), qsTr("Show or hide the inspector")],
         [qsTr("F1"), qsTr("This window")]
     ]
 
+    signal libraryRequested()
+
     Component.onCompleted: if (!AppSettings.welcomeSeen) open()
     onClosed: AppSettings.welcomeSeen = true
+    // The models this computer already has (Ollama's, LM Studio's, …): looked for while this is read.
+    onOpened: if (ModelLibrary.count === 0 && !ModelLibrary.scanning) ModelLibrary.rescan()
 
     component Heading: Label {
         font.bold: true
@@ -77,6 +82,21 @@ Dialog {
             Heading { text: qsTr("Your own models") }
             Para {
                 text: qsTr("A small story model is included. Open any GGUF file with Ctrl+O, the model menu or by dropping it on the window. Inferscope runs the <b>Llama</b> (1, 2, 3.x, TinyLlama, Mistral), <b>Qwen</b> 2/2.5/3, <b>Gemma</b> 2/3 and <b>Phi-3</b> families, with weights in F32, F16, BF16 or any format llama-quantize writes without an importance matrix — <b>Q4_K_M</b>, Q5_K_M, Q6_K, Q8_0 and the rest — for example the Llama 3.2 1B Instruct, Qwen2.5 1.5B Instruct or Gemma 3 1B GGUFs on Hugging Face. Other formats (IQ2, IQ3, …) and architectures are refused with a message that names them.")
+            }
+
+            RowLayout {
+                Layout.fillWidth: true
+                spacing: Theme.spacing
+                Para {
+                    objectName: "welcomeLibrary"
+                    text: ModelLibrary.scanning ? qsTr("Looking for the models you already have (Ollama, LM Studio, GPT4All, Jan, the Hugging Face cache)…")
+                                                : ModelLibrary.summary
+                }
+                Button {
+                    text: qsTr("Show them  (Ctrl+L)")
+                    enabled: ModelLibrary.count > 0
+                    onClicked: { dialog.close(); dialog.libraryRequested() }
+                }
             }
 
             Heading { text: qsTr("Private") }

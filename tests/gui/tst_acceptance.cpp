@@ -27,6 +27,7 @@
 #include "chat/token_heatmap.h"
 #include "step_gate.h"
 #include "app_stack.h"
+#include "fake_tool_homes.h"
 #include "gui_test_helpers.h"
 
 using namespace inferscope;
@@ -275,6 +276,37 @@ private slots:
         QCOMPARE(window()->title(), QStringLiteral("stories260K"));  // the platform adds " — Inferscope"
         QVERIFY(visibleWithText(QStringLiteral("stories260K")) || item(QStringLiteral("modelButton"))->property("text").toString().contains("stories260K"));
         shot(QStringLiteral("loaded"));
+    }
+
+    // Ctrl+L: the models Ollama and LM Studio hold, named as they name them, with the fit; Open
+    // loads Ollama's blob where it lies, and the chat answers with it.
+    void theLibraryOpensWhatOllamaHas() {
+        QVERIFY(start(1400, 900));
+        FakeHome home;
+        app_->library->setEnvironment(home.env);
+        window()->requestActivate();
+        QTest::keyClick(window(), Qt::Key_L, Qt::ControlModifier);
+        QObject* dialog = window()->findChild<QObject*>(QStringLiteral("libraryDialog"));
+        QVERIFY(dialog);
+        QTRY_VERIFY(dialog->property("visible").toBool());
+        QTRY_VERIFY_WITH_TIMEOUT(visibleWithText(QStringLiteral("stories:260k")), 20000);
+        QVERIFY(visibleWithText(QStringLiteral("lmstudio-community/stories260K-GGUF/stories260K-F32.gguf")));
+        QVERIFY(visibleWithText(QStringLiteral("2 models: 1 from Ollama, 1 from LM Studio")));
+        QQuickItem* facts = visibleNamed(QStringLiteral("libraryFacts"));
+        QVERIFY(facts);
+        QCOMPARE(facts->property("text").toString(), QStringLiteral("llama · 293K parameters · F32 · 1.13 MiB · trained context 2,048"));
+        QQuickItem* fit = visibleNamed(QStringLiteral("libraryFit"));
+        QVERIFY(fit);
+        QVERIFY2(fit->property("text").toString().startsWith(QStringLiteral("fits: ")), qPrintable(fit->property("text").toString()));
+        QTRY_VERIFY(dialog->property("opened").toBool());  // its opening transition over
+        shot(QStringLiteral("library"));
+        QSignalSpy loaded(app_->engine.get(), &EngineController::modelChanged);
+        click(visibleNamed(QStringLiteral("libraryOpen0")));  // Ollama's come first
+        QVERIFY(arrived(loaded, 10000));
+        QCOMPARE(app_->engine->modelPath(), home.ollamaBlob);
+        QTRY_VERIFY(!dialog->property("visible").toBool());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        QVERIFY2(lastMessageText().contains(QStringLiteral("there was a little girl")), qPrintable(lastMessageText()));
     }
 
     // Send with Enter, stop with Esc, regenerate with Ctrl+R: the answers show, the versions

@@ -55,6 +55,7 @@ TestCase {
     function test_fits_a_small_window() {
         AppSettings.welcomeSeen = true
         host.width = 820; host.height = 520  // the main window's minimum size
+        tryCompare(host.contentItem, "height", 520)  // the window's resize reached its content
         const d = createTemporaryObject(dialogComponent, host.contentItem)
         d.open()
         tryCompare(d, "opened", true)
