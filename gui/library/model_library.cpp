@@ -182,19 +182,45 @@ void ModelLibrary::refit() {
     emit listed();
 }
 
-ModelLibrary::Fit ModelLibrary::fitOf(const catalog::LocalModel& m, const MemoryFigures& have) const {
+QVariantMap ModelLibrary::fitAt(int row, int context) const {
+    if (row < 0 || row >= int(models_.size())) return {};
+    const Fit f = fitOf(models_[size_t(row)], memoryProbe_(), std::max(0, context));
+    return {{QStringLiteral("fit"), f.verdict}, {QStringLiteral("text"), f.text}};
+}
+
+QList<int> ModelLibrary::contextChoices(int row) const {
+    if (row < 0 || row >= int(models_.size()) || !models_[size_t(row)].summary) return {};
+    const int trained = models_[size_t(row)].summary->trainedContext;
+    QList<int> choices;
+    for (int c = 512; c < trained; c *= 2) choices << c;
+    if (trained > 0) choices << trained;
+    return choices;
+}
+
+int ModelLibrary::rememberedContext(const QString& path) const {
+    if (persistent_) return QSettings().value(QStringLiteral("library/context/") + QString::fromLatin1(path.toUtf8().toBase64())).toInt();
+    return contexts_.value(path);
+}
+
+void ModelLibrary::rememberContext(const QString& path, int context) {
+    if (persistent_) QSettings().setValue(QStringLiteral("library/context/") + QString::fromLatin1(path.toUtf8().toBase64()), context);
+    else contexts_.insert(path, context);
+}
+
+ModelLibrary::Fit ModelLibrary::fitOf(const catalog::LocalModel& m, const MemoryFigures& have, int32_t context) const {
     if (!m.summary) return {QString(), tr("cannot be read: %1").arg(qs(m.error))};
     if (!m.summary->runnable) return {QString(), tr("not supported: %1").arg(qs(m.summary->refusal))};
-    const auto fit = catalog::fitOf(*m.summary, {0, kvType_, ComputePrecision::Auto, 0}, have);
+    const auto fit = catalog::fitOf(*m.summary, {context, kvType_, ComputePrecision::Auto, 0}, have);
     if (!fit) return {QString(), tr("fit unknown")};
     const QString need = binaryBytes(fit->need.residentBytes());
+    const int32_t asked = context > 0 ? std::min(context, m.summary->trainedContext) : m.summary->trainedContext;
     switch (fit->verdict) {
         case FitVerdict::Fits:
             return {QStringLiteral("fits"), tr("fits: %1 with %2 tokens of context").arg(need, groupedCount(uint64_t(fit->context)))};
         case FitVerdict::FitsSmallerContext:
-            return {QStringLiteral("smaller"), tr("fits with %1 tokens of context (%2), not the trained %3")
-                                                   .arg(groupedCount(uint64_t(fit->context)), need,
-                                                        groupedCount(uint64_t(m.summary->trainedContext)))};
+            return {QStringLiteral("smaller"), tr(asked == m.summary->trainedContext ? "fits with %1 tokens of context (%2), not the trained %3"
+                                                                                     : "fits with %1 tokens of context (%2), not %3")
+                                                   .arg(groupedCount(uint64_t(fit->context)), need, groupedCount(uint64_t(asked)))};
         case FitVerdict::DoesNotFit:
             break;
     }

@@ -12,6 +12,8 @@
 // read) when the KV type changes or on refit().
 
 #include <QAbstractListModel>
+#include <QHash>
+#include <QVariantMap>
 #include <QQmlEngine>
 #include <QStringList>
 #include <QThread>
@@ -88,6 +90,16 @@ public:
     Q_INVOKABLE void removeFolder(const QString& path);
     // The fit again, with the memory available now.
     Q_INVOKABLE void refit();
+    // Row `row` at a context of `context` tokens: {"fit": "fits" | "smaller" | "no" | "", "text": …,
+    // "context": the context a load would get}, as the rows say it.
+    Q_INVOKABLE QVariantMap fitAt(int row, int context) const;
+    // The contexts the dialog offers for row `row`: powers of two from 512 up to the trained
+    // length, and the trained length itself.
+    Q_INVOKABLE QList<int> contextChoices(int row) const;
+    // The context a model was last opened with from the library (0: none remembered, the loader's
+    // default); kept per file in the settings.
+    Q_INVOKABLE int rememberedContext(const QString& path) const;
+    Q_INVOKABLE void rememberContext(const QString& path, int context);
 
     // The KV cache type loads use (AppSettings.kvType): the fit is for it.
     void setKvType(KvType type);
@@ -112,7 +124,7 @@ private:
         QString verdict;  // FitRole
         QString text;     // FitTextRole
     };
-    Fit fitOf(const catalog::LocalModel& model, const MemoryFigures& have) const;
+    Fit fitOf(const catalog::LocalModel& model, const MemoryFigures& have, int32_t context = 0) const;
     void computeFits();  // fits_ for models_, with the memory available now
     void onScanned(const catalog::ScanReport& report);
     void stopScan();
@@ -122,6 +134,7 @@ private:
     std::vector<catalog::LocalModel> models_;
     std::vector<Fit> fits_;
     QStringList folders_, notes_;
+    QHash<QString, int> contexts_;  // path → context (tests and --screenshot: not in the settings)
     QString summary_;
     std::optional<uint64_t> available_;
     std::function<MemoryFigures()> memoryProbe_ = readMemoryFigures;

@@ -24,10 +24,12 @@ Dialog {
         list.forceActiveFocus()
     }
 
+    // Loads the row's file with the context chosen for it (remembered for the next time).
     function openRow(row) {
         const item = list.itemAtIndex(row)
         if (!item || !item.canOpen) return
-        EngineController.loadModel(item.path)
+        ModelLibrary.rememberContext(item.path, item.chosenContext)
+        EngineController.loadModel(item.path, item.chosenContext)
         dialog.close()
     }
 
@@ -91,7 +93,15 @@ Dialog {
                 required property bool runnable
                 required property string fit
                 required property string fitText
-                readonly property bool canOpen: runnable && fit !== "no"
+                // The context to open it with: the one remembered for it, else its trained length;
+                // the fit follows the choice (the current row shows the slider).
+                readonly property var choices: ModelLibrary.contextChoices(index)
+                property int chosenContext: {
+                    const remembered = ModelLibrary.rememberedContext(path)
+                    return remembered > 0 ? remembered : context
+                }
+                readonly property var chosenFit: { row.fitText; return ModelLibrary.fitAt(index, chosenContext) }  // again after a refit
+                readonly property bool canOpen: runnable && chosenFit.fit !== "no" && chosenFit.fit !== undefined
                 objectName: "libraryRow" + index
                 width: ListView.view.width
                 highlighted: ListView.isCurrentItem
@@ -138,13 +148,36 @@ Dialog {
                                      Theme.bytes(row.bytes),
                                      row.context > 0 ? qsTr("trained context %1").arg(Theme.count(row.context)) : qsTr("no trained context")].join(" · ")
                         }
+                        RowLayout {
+                            Layout.fillWidth: true
+                            visible: row.highlighted && row.runnable && row.choices.length > 1
+                            spacing: Theme.spacing
+                            Label { text: qsTr("Context"); font.pixelSize: Theme.fontSmall }
+                            Slider {
+                                id: contextSlider
+                                objectName: "libraryContext"
+                                Layout.preferredWidth: 220
+                                from: 0
+                                to: Math.max(0, row.choices.length - 1)
+                                stepSize: 1
+                                snapMode: Slider.SnapAlways
+                                value: Math.max(0, row.choices.indexOf(row.chosenContext))
+                                onMoved: row.chosenContext = row.choices[Math.round(value)]
+                                Accessible.name: qsTr("Context length")
+                            }
+                            Label {
+                                text: qsTr("%1 tokens").arg(Theme.count(row.chosenContext))
+                                font.pixelSize: Theme.fontSmall
+                            }
+                        }
                         Label {
                             objectName: "libraryFit"
                             Layout.fillWidth: true
                             wrapMode: Text.Wrap
                             font.pixelSize: Theme.fontSmall
-                            text: row.fitText
-                            color: row.fit === "fits" ? Theme.success : row.fit === "smaller" ? Theme.warning : row.fit === "no" ? Theme.danger : Theme.muted
+                            text: row.chosenFit.text ?? row.fitText
+                            readonly property string verdict: row.chosenFit.fit ?? row.fit
+                            color: verdict === "fits" ? Theme.success : verdict === "smaller" ? Theme.warning : verdict === "no" ? Theme.danger : Theme.muted
                         }
                         Label {
                             Layout.fillWidth: true

@@ -71,7 +71,7 @@ ToolBar {
                         // (The list and its labels follow the same change; until both have, the entry's own label.)
                         readonly property string label: choices.labels[index] ?? EngineController.entryLabel(modelData)
                         text: modelData === AppSettings.bundledModel ? qsTr("%1 (bundled)").arg(label) : label
-                        onTriggered: EngineController.loadModel(modelData)
+                        onTriggered: EngineController.loadModel(modelData, ModelLibrary.rememberedContext(modelData))
                     }
                 }
             }

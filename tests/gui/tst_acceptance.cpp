@@ -292,18 +292,33 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(visibleWithText(QStringLiteral("stories:260k")), 20000);
         QVERIFY(visibleWithText(QStringLiteral("lmstudio-community/stories260K-GGUF/stories260K-F32.gguf")));
         QVERIFY(visibleWithText(QStringLiteral("2 models: 1 from Ollama, 1 from LM Studio")));
-        QQuickItem* facts = visibleNamed(QStringLiteral("libraryFacts"));
+        // Ollama's row (the first): its facts and fit.
+        QQuickItem* ollamaRow = visibleNamed(QStringLiteral("libraryRow0"));
+        QVERIFY(ollamaRow);
+        auto inRow = [&](const QString& name) {
+            const auto all = visibleItems([&](QQuickItem* i) { return i->objectName() == name && ollamaRow->isAncestorOf(i); });
+            return all.isEmpty() ? nullptr : all.first();
+        };
+        QQuickItem* facts = inRow(QStringLiteral("libraryFacts"));
         QVERIFY(facts);
         QCOMPARE(facts->property("text").toString(), QStringLiteral("llama · 293K parameters · F32 · 1.13 MiB · trained context 2,048"));
-        QQuickItem* fit = visibleNamed(QStringLiteral("libraryFit"));
+        QQuickItem* fit = inRow(QStringLiteral("libraryFit"));
         QVERIFY(fit);
         QVERIFY2(fit->property("text").toString().startsWith(QStringLiteral("fits: ")), qPrintable(fit->property("text").toString()));
         QTRY_VERIFY(dialog->property("opened").toBool());  // its opening transition over
         shot(QStringLiteral("library"));
+        // The selected row offers its context: the slider's left end is 512 tokens, and the fit says so.
+        QQuickItem* slider = nullptr;
+        QTRY_VERIFY((slider = inRow(QStringLiteral("libraryContext"))));
+        QTest::mouseClick(window(), Qt::LeftButton, {}, slider->mapToScene(QPointF(2, slider->height() / 2)).toPoint());
+        QTRY_VERIFY2(fit->property("text").toString().endsWith(QStringLiteral(" with 512 tokens of context")), qPrintable(fit->property("text").toString()));
+        shot(QStringLiteral("library-context"));
         QSignalSpy loaded(app_->engine.get(), &EngineController::modelChanged);
         click(visibleNamed(QStringLiteral("libraryOpen0")));  // Ollama's come first
         QVERIFY(arrived(loaded, 10000));
         QCOMPARE(app_->engine->modelPath(), home.ollamaBlob);
+        QCOMPARE(app_->engine->contextLength(), 512);
+        QCOMPARE(app_->library->rememberedContext(home.ollamaBlob), 512);  // the next time, and from the model menu
         QTRY_VERIFY(!dialog->property("visible").toBool());
         QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
         QVERIFY2(lastMessageText().contains(QStringLiteral("there was a little girl")), qPrintable(lastMessageText()));

@@ -151,6 +151,40 @@ private slots:
         QCOMPARE(f32, QStringLiteral("fits: %1 with 2,048 tokens of context").arg(binaryBytes(fit->need.residentBytes())));
     }
 
+    // Another context: the same check at that length; the choices a slider offers; the choice kept.
+    void contextChoicesAndTheirFit() {
+        FakeHome home;
+        ModelLibrary lib(nullptr);
+        lib.setEnvironment(home.env);
+        lib.rescan();
+        QVERIFY(scanned(lib));
+        int row = -1;
+        for (int r = 0; r < lib.rowCount(); ++r)
+            if (lib.data(lib.index(r), ModelLibrary::NameRole).toString() == "stories:260k") row = r;
+        QVERIFY(row >= 0);
+        QCOMPARE(lib.contextChoices(row), (QList<int>{512, 1024, 2048}));
+        auto file = GgufFile::open(bundledModel().toStdString());
+        const auto fit = catalog::fitOf(*catalog::summarizeModel(*file), {512, KvType::F16, ComputePrecision::Auto, 0}, readMemoryFigures());
+        QVERIFY(fit && fit->verdict == FitVerdict::Fits && fit->context == 512);
+        const QVariantMap at512 = lib.fitAt(row, 512);
+        QCOMPARE(at512["fit"].toString(), QStringLiteral("fits"));
+        QCOMPARE(at512["text"].toString(), QStringLiteral("fits: %1 with 512 tokens of context").arg(binaryBytes(fit->need.residentBytes())));
+        QCOMPARE(lib.fitAt(row, 0)["text"], lib.data(lib.index(row), ModelLibrary::FitTextRole));  // 0: the trained length
+        QCOMPARE(lib.fitAt(lib.rowCount(), 512), QVariantMap());
+
+        QSettings().remove("library/context");
+        QCOMPARE(lib.rememberedContext(home.ollamaBlob), 0);
+        lib.rememberContext(home.ollamaBlob, 1024);
+        QCOMPARE(lib.rememberedContext(home.ollamaBlob), 1024);
+        ModelLibrary kept(nullptr);
+        kept.setPersistent(true);
+        kept.rememberContext(home.ollamaBlob, 512);
+        ModelLibrary later(nullptr);
+        later.setPersistent(true);
+        QCOMPARE(later.rememberedContext(home.ollamaBlob), 512);
+        QSettings().remove("library/context");
+    }
+
     // A folder that is not one is refused; the person's folders are kept in the settings.
     void foldersAreCheckedAndKept() {
         FakeHome home;
