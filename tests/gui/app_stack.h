@@ -6,6 +6,7 @@
 #include <QQuickWindow>
 #include <QSqlDatabase>
 #include <QSqlQuery>
+#include <QTemporaryDir>
 #include <QtQml/qqmlextensionplugin.h>  // the tests import the module's static plugin
 
 #include "app/app_graph.h"
@@ -13,8 +14,15 @@
 namespace inferscope::testing_app {
 
 struct AppStack : AppGraph {
-    // dbPath: a file, or ":memory:". Settings are not written back, as with --screenshot.
-    explicit AppStack(const QString& dbPath) : AppGraph(Options{.database = dbPath}) {}
+    // dbPath: a file, or ":memory:". Settings are not written back, as with --screenshot. The
+    // model library looks in an empty home (never the user's folders or caches) unless a test
+    // gives it another.
+    explicit AppStack(const QString& dbPath) : AppGraph(Options{.database = dbPath}) {
+        catalog::Environment env;
+        env.home = libraryHome_.path().toStdString();
+        env.systemOllamaModels = env.home + "/system-ollama";
+        library->setEnvironment(env);
+    }
 
     bool showWindow() { return loadWindow() != nullptr; }
     template <typename T = QQuickItem>
@@ -23,6 +31,9 @@ struct AppStack : AppGraph {
     }
     // Closing the window: main() returns and its objects go in reverse order.
     void close() { shutDown(); }
+
+private:
+    QTemporaryDir libraryHome_;
 };
 
 // The store's own SQLite connection (a test runs one store at a time): for PRAGMAs that

@@ -125,12 +125,12 @@ class TestAcceptance : public QObject {
     // (the conversation list after a save, a menu's entries) — nullptr if it never does.
     QQuickItem* waitNamed(const QString& objectName) const {
         QQuickItem* found = nullptr;
-        QTest::qWaitFor([&] { return (found = visibleNamed(objectName)) != nullptr; }, 5000);
+        (void)QTest::qWaitFor([&] { return (found = visibleNamed(objectName)) != nullptr; }, 5000);  // null when it never came: the caller says so
         return found;
     }
     QQuickItem* waitText(const QString& text) const {
         QQuickItem* found = nullptr;
-        QTest::qWaitFor([&] { return (found = visibleWithText(text)) != nullptr; }, 5000);
+        (void)QTest::qWaitFor([&] { return (found = visibleWithText(text)) != nullptr; }, 5000);
         return found;
     }
     // The popup (dialog, menu) an item is shown in: its ancestor that sits on the window's overlay.

@@ -3,6 +3,7 @@
 #include <QGuiApplication>
 #include <QQmlEngine>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QtQml/qqmlextensionplugin.h>
 #include <QtQuickTest>
 #include <memory>
@@ -20,11 +21,17 @@ public slots:
         QStandardPaths::setTestModeEnabled(true);
         QCoreApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
         graph_ = std::make_unique<AppGraph>(AppGraph::Options{});
+        // The welcome looks for models: in an empty home, never the user's folders or caches.
+        catalog::Environment env;
+        env.home = libraryHome_.path().toStdString();
+        env.systemOllamaModels = env.home + "/system-ollama";
+        graph_->library->setEnvironment(env);
     }
     void qmlEngineAvailable(QQmlEngine* engine) { AppGraph::prepareQmlEngine(*engine); }
     void cleanupTestCase() { graph_->shutDown(); }
 
 private:
+    QTemporaryDir libraryHome_;
     std::unique_ptr<AppGraph> graph_;
 };
 
