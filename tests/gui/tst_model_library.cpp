@@ -39,6 +39,21 @@ bool scanned(ModelLibrary& lib) {
     return QTest::qWaitFor([&] { return !lib.scanning() && listed.count() > 0; }, 20000);
 }
 
+// Looks through `env`'s folders and waits for the rows.
+bool scan(ModelLibrary& lib, const catalog::Environment& env) {
+    lib.setEnvironment(env);
+    lib.rescan();
+    return scanned(lib);
+}
+
+// What the loader's check says of the bundled model.
+std::optional<FitAssessment> bundledFit(int32_t context, KvType kv, const MemoryFigures& have) {
+    auto file = GgufFile::open(bundledModel().toStdString());
+    if (!file) return std::nullopt;
+    const auto summary = catalog::summarizeModel(*file);
+    return summary ? catalog::fitOf(*summary, {context, kv, ComputePrecision::Auto, 0}, have) : std::nullopt;
+}
+
 }  // namespace
 
 class TestModelLibrary : public QObject {
@@ -68,11 +83,7 @@ private slots:
         QCOMPARE(ollama["bytes"].toDouble(), double(QFileInfo(bundledModel()).size()));
         QVERIFY(ollama["runnable"].toBool());
         // The fit: the loader's own figure for this file at its trained context with an f16 cache.
-        auto file = GgufFile::open(bundledModel().toStdString());
-        QVERIFY(file);
-        auto summary = catalog::summarizeModel(*file);
-        QVERIFY(summary);
-        const auto fit = catalog::fitOf(*summary, {0, KvType::F16, ComputePrecision::Auto, 0}, readMemoryFigures());
+        const auto fit = bundledFit(0, KvType::F16, readMemoryFigures());
         QVERIFY(fit && fit->verdict == FitVerdict::Fits);
         QCOMPARE(ollama["fit"].toString(), QStringLiteral("fits"));
         QCOMPARE(ollama["fitText"].toString(), QStringLiteral("fits: %1 with 2,048 tokens of context").arg(binaryBytes(fit->need.residentBytes())));
@@ -96,25 +107,18 @@ private slots:
     }
     void aSmallerMachine() {
         QFETCH(QString, verdict);
-        auto file = GgufFile::open(bundledModel().toStdString());
-        QVERIFY(file);
-        const auto summary = catalog::summarizeModel(*file);
-        QVERIFY(summary);
-        const catalog::FitQuestion question{0, KvType::F16, ComputePrecision::Auto, 0};
         MemoryFigures machine;
         machine.available = uint64_t(1) << 40;
-        const auto whole = catalog::fitOf(*summary, question, machine);
+        const auto whole = bundledFit(0, KvType::F16, machine);
         QVERIFY(whole && whole->verdict == FitVerdict::Fits);
         const uint64_t available = verdict == "smaller" ? whole->need.residentBytes() - whole->need.kvCache / 2 : uint64_t(1) << 20;
         machine.available = available;
         FakeHome home;
         ModelLibrary lib(nullptr);
-        lib.setEnvironment(home.env);
         lib.setMemoryProbe([machine] { return machine; });
-        lib.rescan();
-        QVERIFY(scanned(lib));
+        QVERIFY(scan(lib, home.env));
         QCOMPARE(lib.memoryNow(), QStringLiteral("%1 available now").arg(binaryBytes(available)));
-        const auto fit = catalog::fitOf(*summary, question, machine);
+        const auto fit = bundledFit(0, KvType::F16, machine);
         QVERIFY(fit);
         const QVariantMap row = rows(lib).at("stories:260k");
         QCOMPARE(row["fit"].toString(), verdict);
@@ -136,18 +140,15 @@ private slots:
     void theKvTypeChangesTheFit() {
         FakeHome home;
         ModelLibrary lib(nullptr);
-        lib.setEnvironment(home.env);
-        lib.rescan();
-        QVERIFY(scanned(lib));
+        QVERIFY(scan(lib, home.env));
         const QString f16 = rows(lib).at("stories:260k")["fitText"].toString();
         QSignalSpy changed(&lib, &QAbstractItemModel::dataChanged);
         lib.setKvType(KvType::F32);
         QCOMPARE(changed.count(), 1);
         const QString f32 = rows(lib).at("stories:260k")["fitText"].toString();
         QVERIFY2(f32 != f16, qPrintable(f32));
-        auto file = GgufFile::open(bundledModel().toStdString());
-        auto summary = catalog::summarizeModel(*file);
-        const auto fit = catalog::fitOf(*summary, {0, KvType::F32, ComputePrecision::Auto, 0}, readMemoryFigures());
+        const auto fit = bundledFit(0, KvType::F32, readMemoryFigures());
+        QVERIFY(fit);
         QCOMPARE(f32, QStringLiteral("fits: %1 with 2,048 tokens of context").arg(binaryBytes(fit->need.residentBytes())));
     }
 
@@ -155,16 +156,13 @@ private slots:
     void contextChoicesAndTheirFit() {
         FakeHome home;
         ModelLibrary lib(nullptr);
-        lib.setEnvironment(home.env);
-        lib.rescan();
-        QVERIFY(scanned(lib));
+        QVERIFY(scan(lib, home.env));
         int row = -1;
         for (int r = 0; r < lib.rowCount(); ++r)
             if (lib.data(lib.index(r), ModelLibrary::NameRole).toString() == "stories:260k") row = r;
         QVERIFY(row >= 0);
         QCOMPARE(lib.contextChoices(row), (QList<int>{512, 1024, 2048}));
-        auto file = GgufFile::open(bundledModel().toStdString());
-        const auto fit = catalog::fitOf(*catalog::summarizeModel(*file), {512, KvType::F16, ComputePrecision::Auto, 0}, readMemoryFigures());
+        const auto fit = bundledFit(512, KvType::F16, readMemoryFigures());
         QVERIFY(fit && fit->verdict == FitVerdict::Fits && fit->context == 512);
         const QVariantMap at512 = lib.fitAt(row, 512);
         QCOMPARE(at512["fit"].toString(), QStringLiteral("fits"));
@@ -216,9 +214,7 @@ private slots:
         env.home = empty.path().toStdString();
         env.systemOllamaModels = empty.filePath("none").toStdString();
         ModelLibrary lib(nullptr);
-        lib.setEnvironment(env);
-        lib.rescan();
-        QVERIFY(scanned(lib));
+        QVERIFY(scan(lib, env));
         QCOMPARE(lib.count(), 0);
         QCOMPARE(lib.summary(), QStringLiteral("No GGUF models found on this computer."));
     }
