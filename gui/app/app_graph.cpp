@@ -25,6 +25,7 @@ AppGraph::AppGraph(const Options& options) {
     keyring = std::make_unique<ServerKeyring>(nullptr, options.systemKeyring ? systemKeyring() : memoryKeyring());
     library = std::make_unique<ModelLibrary>(nullptr);
     library->setPersistent(options.persistentSettings);
+    downloads = std::make_unique<ModelDownloads>(library.get(), nullptr);
 
     // Qt 6.4's QML_SINGLETON without a default constructor: each type's create() hands QML these.
     AppSettings::setInstance(settings.get());
@@ -35,6 +36,7 @@ AppGraph::AppGraph(const Options& options) {
     TimelineModel::setInstance(timeline.get());
     ServerKeyring::setInstance(keyring.get());
     ModelLibrary::setInstance(library.get());
+    ModelDownloads::setInstance(downloads.get());
 
     chat->setStoreMessage(openReport.message);
     // The saved tint choice is the chat's; the replay box may switch the chat to "replay" for a
@@ -109,7 +111,8 @@ void AppGraph::rememberLoadedModels() {
 
 void AppGraph::shutDown() {
     qml.reset();
-    library.reset();  // a scan under way stops between two files
+    downloads.reset();  // a transfer under way stops (a download keeps its partial file)
+    library.reset();    // a scan under way stops between two files
     keyring.reset();
     timeline.reset();
     inspector.reset();

@@ -15,6 +15,7 @@
 
 #include "chat/chat_controller.h"
 #include "engine/engine_controller.h"
+#include "library/model_downloads.h"
 #include "library/model_library.h"
 #include "remote/server_keyring.h"
 #include "settings/app_settings.h"
@@ -78,6 +79,7 @@ public:
     std::unique_ptr<TimelineModel> timeline;
     std::unique_ptr<ServerKeyring> keyring;
     std::unique_ptr<ModelLibrary> library;
+    std::unique_ptr<ModelDownloads> downloads;
     std::unique_ptr<QQmlApplicationEngine> qml;
 };
 

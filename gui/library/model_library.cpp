@@ -207,18 +207,27 @@ void ModelLibrary::rememberContext(const QString& path, int context) {
     else contexts_.insert(path, context);
 }
 
+std::pair<QString, QString> ModelLibrary::describeFit(const catalog::ModelSummary& summary, int32_t context) const {
+    const Fit f = fitOf(summary, memoryProbe_(), context);
+    return {f.verdict, f.text};
+}
+
 ModelLibrary::Fit ModelLibrary::fitOf(const catalog::LocalModel& m, const MemoryFigures& have, int32_t context) const {
     if (!m.summary) return {QString(), tr("cannot be read: %1").arg(qs(m.error))};
-    if (!m.summary->runnable) return {QString(), tr("not supported: %1").arg(qs(m.summary->refusal))};
-    const auto fit = catalog::fitOf(*m.summary, {context, kvType_, ComputePrecision::Auto, 0}, have);
+    return fitOf(*m.summary, have, context);
+}
+
+ModelLibrary::Fit ModelLibrary::fitOf(const catalog::ModelSummary& s, const MemoryFigures& have, int32_t context) const {
+    if (!s.runnable) return {QString(), tr("not supported: %1").arg(qs(s.refusal))};
+    const auto fit = catalog::fitOf(s, {context, kvType_, ComputePrecision::Auto, 0}, have);
     if (!fit) return {QString(), tr("fit unknown")};
     const QString need = binaryBytes(fit->need.residentBytes());
-    const int32_t asked = context > 0 ? std::min(context, m.summary->trainedContext) : m.summary->trainedContext;
+    const int32_t asked = context > 0 ? std::min(context, s.trainedContext) : s.trainedContext;
     switch (fit->verdict) {
         case FitVerdict::Fits:
             return {QStringLiteral("fits"), tr("fits: %1 with %2 tokens of context").arg(need, groupedCount(uint64_t(fit->context)))};
         case FitVerdict::FitsSmallerContext:
-            return {QStringLiteral("smaller"), tr(asked == m.summary->trainedContext ? "fits with %1 tokens of context (%2), not the trained %3"
+            return {QStringLiteral("smaller"), tr(asked == s.trainedContext ? "fits with %1 tokens of context (%2), not the trained %3"
                                                                                      : "fits with %1 tokens of context (%2), not %3")
                                                    .arg(groupedCount(uint64_t(fit->context)), need, groupedCount(uint64_t(asked)))};
         case FitVerdict::DoesNotFit:

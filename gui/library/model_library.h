@@ -112,6 +112,10 @@ public:
     // The folders are read from and written to the settings (the app; not tests or --screenshot).
     void setPersistent(bool persistent);
     const std::vector<catalog::LocalModel>& models() const { return models_; }
+    const catalog::Environment& environment() const { return env_; }
+    // What a row says of a model with this header at `context` tokens (0: its trained length), with
+    // the app's KV type and the memory available now: (FitRole, FitTextRole). The hub's files too.
+    std::pair<QString, QString> describeFit(const catalog::ModelSummary& summary, int32_t context = 0) const;
 
 signals:
     void scanningChanged();
@@ -125,6 +129,7 @@ private:
         QString text;     // FitTextRole
     };
     Fit fitOf(const catalog::LocalModel& model, const MemoryFigures& have, int32_t context = 0) const;
+    Fit fitOf(const catalog::ModelSummary& summary, const MemoryFigures& have, int32_t context) const;
     void computeFits();  // fits_ for models_, with the memory available now
     void onScanned(const catalog::ScanReport& report);
     void stopScan();

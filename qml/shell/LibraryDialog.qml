@@ -36,230 +36,413 @@ Dialog {
     contentItem: ColumnLayout {
         spacing: Theme.spacing
 
-        RowLayout {
+        TabBar {
+            id: tabs
+            objectName: "libraryTabs"
             Layout.fillWidth: true
-            spacing: Theme.spacing
-            BusyIndicator { running: ModelLibrary.scanning; visible: running; implicitWidth: 24; implicitHeight: 24 }
-            Label {
-                objectName: "librarySummary"
-                Layout.fillWidth: true
-                wrapMode: Text.Wrap
-                text: ModelLibrary.scanning
-                      ? (ModelLibrary.headersTotal > 0 ? qsTr("Reading headers: %1 of %2…").arg(ModelLibrary.headersDone).arg(ModelLibrary.headersTotal)
-                                                       : qsTr("Looking through the folders of Ollama, LM Studio, GPT4All, Jan and the model caches…"))
-                      : ModelLibrary.summary
-            }
-            Label {
-                text: ModelLibrary.memoryNow
-                color: Theme.muted
-                font.pixelSize: Theme.fontSmall
-            }
-            Button {
-                objectName: "libraryRescan"
-                text: qsTr("Look again")
-                enabled: !ModelLibrary.scanning
-                onClicked: ModelLibrary.rescan()
-            }
+            TabButton { objectName: "localTab"; text: qsTr("On this computer") }
+            TabButton { objectName: "hubTab"; text: qsTr("Get from Hugging Face") }
         }
 
-        ListView {
-            id: list
-            objectName: "libraryList"
+        StackLayout {
             Layout.fillWidth: true
             Layout.fillHeight: true
-            clip: true
-            model: ModelLibrary
-            currentIndex: 0
-            keyNavigationEnabled: true
-            boundsBehavior: Flickable.StopAtBounds
-            ScrollBar.vertical: ScrollBar {}
-            Keys.onReturnPressed: dialog.openRow(currentIndex)
-            Keys.onEnterPressed: dialog.openRow(currentIndex)
-            Accessible.role: Accessible.List
-            Accessible.name: qsTr("Models found")
+            currentIndex: tabs.currentIndex
 
-            delegate: ItemDelegate {
-                id: row
-                required property int index
-                required property string name
-                required property string source
-                required property string architecture
-                required property double parameters
-                required property string quantization
-                required property double bytes
-                required property int context
-                required property string path
-                required property string folder
-                required property bool runnable
-                required property string fit
-                required property string fitText
-                // The context to open it with: the one remembered for it, else its trained length;
-                // the fit follows the choice (the current row shows the slider).
-                readonly property var choices: ModelLibrary.contextChoices(index)
-                property int chosenContext: {
-                    const remembered = ModelLibrary.rememberedContext(path)
-                    return remembered > 0 ? remembered : context
-                }
-                readonly property var chosenFit: { row.fitText; return ModelLibrary.fitAt(index, chosenContext) }  // again after a refit
-                readonly property bool canOpen: runnable && chosenFit.fit !== "no" && chosenFit.fit !== undefined
-                objectName: "libraryRow" + index
-                width: ListView.view.width
-                highlighted: ListView.isCurrentItem
-                onClicked: list.currentIndex = index
-                onDoubleClicked: dialog.openRow(index)
-                Accessible.name: name + ", " + source + ", " + fitText
-                // A soft highlight: the row's texts keep their colours (the fit's green, amber, red).
-                background: Rectangle {
-                    color: row.highlighted ? Theme.accentSoft : row.hovered ? Theme.surfaceAlt : "transparent"
-                    radius: 4
-                }
-
-                contentItem: RowLayout {
+            ColumnLayout {
+                spacing: Theme.spacing
+                RowLayout {
+                    Layout.fillWidth: true
                     spacing: Theme.spacing
-                    ColumnLayout {
+                    BusyIndicator { running: ModelLibrary.scanning; visible: running; implicitWidth: 24; implicitHeight: 24 }
+                    Label {
+                        objectName: "librarySummary"
                         Layout.fillWidth: true
-                        spacing: 2
-                        RowLayout {
-                            Layout.fillWidth: true
-                            Label {
-                                text: row.name
-                                color: Theme.text
-                                font.bold: true
-                                elide: Text.ElideMiddle
-                                Layout.fillWidth: true
-                            }
-                            Label {
-                                text: row.source
-                                color: Theme.muted
-                                font.pixelSize: Theme.fontSmall
-                            }
-                        }
-                        Label {
-                            objectName: "libraryFacts"
-                            color: Theme.text
-                            Layout.fillWidth: true
-                            elide: Text.ElideRight
-                            font.pixelSize: Theme.fontSmall
-                            text: row.architecture === ""
-                                  ? Theme.bytes(row.bytes)
-                                  : [row.architecture,
-                                     qsTr("%1 parameters").arg(Theme.compactCount(row.parameters)),
-                                     row.quantization,
-                                     Theme.bytes(row.bytes),
-                                     row.context > 0 ? qsTr("trained context %1").arg(Theme.count(row.context)) : qsTr("no trained context")].join(" · ")
-                        }
-                        RowLayout {
-                            Layout.fillWidth: true
-                            visible: row.highlighted && row.runnable && row.choices.length > 1
-                            spacing: Theme.spacing
-                            Label { text: qsTr("Context"); font.pixelSize: Theme.fontSmall }
-                            Slider {
-                                id: contextSlider
-                                objectName: "libraryContext"
-                                Layout.preferredWidth: 220
-                                from: 0
-                                to: Math.max(0, row.choices.length - 1)
-                                stepSize: 1
-                                snapMode: Slider.SnapAlways
-                                value: Math.max(0, row.choices.indexOf(row.chosenContext))
-                                onMoved: row.chosenContext = row.choices[Math.round(value)]
-                                Accessible.name: qsTr("Context length")
-                            }
-                            Label {
-                                text: qsTr("%1 tokens").arg(Theme.count(row.chosenContext))
-                                font.pixelSize: Theme.fontSmall
-                            }
-                        }
-                        Label {
-                            objectName: "libraryFit"
-                            Layout.fillWidth: true
-                            wrapMode: Text.Wrap
-                            font.pixelSize: Theme.fontSmall
-                            text: row.chosenFit.text ?? row.fitText
-                            readonly property string verdict: row.chosenFit.fit ?? row.fit
-                            color: verdict === "fits" ? Theme.success : verdict === "smaller" ? Theme.warning : verdict === "no" ? Theme.danger : Theme.muted
-                        }
-                        Label {
-                            Layout.fillWidth: true
-                            elide: Text.ElideMiddle
-                            font.pixelSize: Theme.fontSmall
-                            color: Theme.muted
-                            text: row.folder
-                        }
+                        wrapMode: Text.Wrap
+                        text: ModelLibrary.scanning
+                              ? (ModelLibrary.headersTotal > 0 ? qsTr("Reading headers: %1 of %2…").arg(ModelLibrary.headersDone).arg(ModelLibrary.headersTotal)
+                                                               : qsTr("Looking through the folders of Ollama, LM Studio, GPT4All, Jan and the model caches…"))
+                              : ModelLibrary.summary
+                    }
+                    Label {
+                        text: ModelLibrary.memoryNow
+                        color: Theme.muted
+                        font.pixelSize: Theme.fontSmall
                     }
                     Button {
-                        objectName: "libraryOpen" + row.index
-                        text: qsTr("Open")
-                        enabled: row.canOpen && !EngineController.busy
-                        onClicked: dialog.openRow(row.index)
-                        ToolTip.visible: hovered
-                        ToolTip.text: qsTr("Load this file where it lies (nothing is copied).")
+                        objectName: "libraryRescan"
+                        text: qsTr("Look again")
+                        enabled: !ModelLibrary.scanning
+                        onClicked: ModelLibrary.rescan()
                     }
                 }
-            }
-        }
 
-        // The person's own folders: looked through with the tools' ones.
-        RowLayout {
-            Layout.fillWidth: true
-            spacing: Theme.spacing
-            Label { text: qsTr("Also look in") }
-            TextField {
-                id: folderField
-                objectName: "libraryFolderField"
-                Layout.fillWidth: true
-                placeholderText: qsTr("a folder with .gguf files, e.g. ~/models")
-                selectByMouse: true
-                Accessible.name: qsTr("Folder to add")
-                onAccepted: addButton.clicked()
+                ListView {
+                    id: list
+                    objectName: "libraryList"
+                    Layout.fillWidth: true
+                    Layout.fillHeight: true
+                    clip: true
+                    model: ModelLibrary
+                    currentIndex: 0
+                    keyNavigationEnabled: true
+                    boundsBehavior: Flickable.StopAtBounds
+                    ScrollBar.vertical: ScrollBar {}
+                    Keys.onReturnPressed: dialog.openRow(currentIndex)
+                    Keys.onEnterPressed: dialog.openRow(currentIndex)
+                    Accessible.role: Accessible.List
+                    Accessible.name: qsTr("Models found")
+
+                    delegate: ItemDelegate {
+                        id: row
+                        required property int index
+                        required property string name
+                        required property string source
+                        required property string architecture
+                        required property double parameters
+                        required property string quantization
+                        required property double bytes
+                        required property int context
+                        required property string path
+                        required property string folder
+                        required property bool runnable
+                        required property string fit
+                        required property string fitText
+                        // The context to open it with: the one remembered for it, else its trained length;
+                        // the fit follows the choice (the current row shows the slider).
+                        readonly property var choices: ModelLibrary.contextChoices(index)
+                        property int chosenContext: {
+                            const remembered = ModelLibrary.rememberedContext(path)
+                            return remembered > 0 ? remembered : context
+                        }
+                        readonly property var chosenFit: { row.fitText; return ModelLibrary.fitAt(index, chosenContext) }  // again after a refit
+                        readonly property bool canOpen: runnable && chosenFit.fit !== "no" && chosenFit.fit !== undefined
+                        objectName: "libraryRow" + index
+                        width: ListView.view.width
+                        highlighted: ListView.isCurrentItem
+                        onClicked: list.currentIndex = index
+                        onDoubleClicked: dialog.openRow(index)
+                        Accessible.name: name + ", " + source + ", " + fitText
+                        // A soft highlight: the row's texts keep their colours (the fit's green, amber, red).
+                        background: Rectangle {
+                            color: row.highlighted ? Theme.accentSoft : row.hovered ? Theme.surfaceAlt : "transparent"
+                            radius: 4
+                        }
+
+                        contentItem: RowLayout {
+                            spacing: Theme.spacing
+                            ColumnLayout {
+                                Layout.fillWidth: true
+                                spacing: 2
+                                RowLayout {
+                                    Layout.fillWidth: true
+                                    Label {
+                                        text: row.name
+                                        color: Theme.text
+                                        font.bold: true
+                                        elide: Text.ElideMiddle
+                                        Layout.fillWidth: true
+                                    }
+                                    Label {
+                                        text: row.source
+                                        color: Theme.muted
+                                        font.pixelSize: Theme.fontSmall
+                                    }
+                                }
+                                Label {
+                                    objectName: "libraryFacts"
+                                    color: Theme.text
+                                    Layout.fillWidth: true
+                                    elide: Text.ElideRight
+                                    font.pixelSize: Theme.fontSmall
+                                    text: row.architecture === ""
+                                          ? Theme.bytes(row.bytes)
+                                          : [row.architecture,
+                                             qsTr("%1 parameters").arg(Theme.compactCount(row.parameters)),
+                                             row.quantization,
+                                             Theme.bytes(row.bytes),
+                                             row.context > 0 ? qsTr("trained context %1").arg(Theme.count(row.context)) : qsTr("no trained context")].join(" · ")
+                                }
+                                RowLayout {
+                                    Layout.fillWidth: true
+                                    visible: row.highlighted && row.runnable && row.choices.length > 1
+                                    spacing: Theme.spacing
+                                    Label { text: qsTr("Context"); font.pixelSize: Theme.fontSmall }
+                                    Slider {
+                                        id: contextSlider
+                                        objectName: "libraryContext"
+                                        Layout.preferredWidth: 220
+                                        from: 0
+                                        to: Math.max(0, row.choices.length - 1)
+                                        stepSize: 1
+                                        snapMode: Slider.SnapAlways
+                                        value: Math.max(0, row.choices.indexOf(row.chosenContext))
+                                        onMoved: row.chosenContext = row.choices[Math.round(value)]
+                                        Accessible.name: qsTr("Context length")
+                                    }
+                                    Label {
+                                        text: qsTr("%1 tokens").arg(Theme.count(row.chosenContext))
+                                        font.pixelSize: Theme.fontSmall
+                                    }
+                                }
+                                Label {
+                                    objectName: "libraryFit"
+                                    Layout.fillWidth: true
+                                    wrapMode: Text.Wrap
+                                    font.pixelSize: Theme.fontSmall
+                                    text: row.chosenFit.text ?? row.fitText
+                                    readonly property string verdict: row.chosenFit.fit ?? row.fit
+                                    color: verdict === "fits" ? Theme.success : verdict === "smaller" ? Theme.warning : verdict === "no" ? Theme.danger : Theme.muted
+                                }
+                                Label {
+                                    Layout.fillWidth: true
+                                    elide: Text.ElideMiddle
+                                    font.pixelSize: Theme.fontSmall
+                                    color: Theme.muted
+                                    text: row.folder
+                                }
+                            }
+                            Button {
+                                objectName: "libraryOpen" + row.index
+                                text: qsTr("Open")
+                                enabled: row.canOpen && !EngineController.busy
+                                onClicked: dialog.openRow(row.index)
+                                ToolTip.visible: hovered
+                                ToolTip.text: qsTr("Load this file where it lies (nothing is copied).")
+                            }
+                        }
+                    }
+                }
+
+                // The person's own folders: looked through with the tools' ones.
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: Theme.spacing
+                    Label { text: qsTr("Also look in") }
+                    TextField {
+                        id: folderField
+                        objectName: "libraryFolderField"
+                        Layout.fillWidth: true
+                        placeholderText: qsTr("a folder with .gguf files, e.g. ~/models")
+                        selectByMouse: true
+                        Accessible.name: qsTr("Folder to add")
+                        onAccepted: addButton.clicked()
+                    }
+                    Button {
+                        id: addButton
+                        objectName: "libraryAddFolder"
+                        text: qsTr("Add")
+                        enabled: folderField.text.trim() !== ""
+                        onClicked: {
+                            if (ModelLibrary.addFolder(folderField.text.trim())) {
+                                folderField.text = ""
+                                folderError.text = ""
+                            } else {
+                                folderError.text = qsTr("Not added: no such folder, or it is in the list already.")
+                            }
+                        }
+                    }
+                }
+                Label {
+                    id: folderError
+                    objectName: "libraryFolderError"
+                    visible: text !== ""
+                    color: Theme.danger
+                    font.pixelSize: Theme.fontSmall
+                }
+                Flow {
+                    Layout.fillWidth: true
+                    spacing: Theme.spacing / 2
+                    visible: ModelLibrary.folders.length > 0
+                    Repeater {
+                        model: ModelLibrary.folders
+                        delegate: Button {
+                            required property string modelData
+                            flat: true
+                            font.pixelSize: Theme.fontSmall
+                            text: modelData + "  ✕"
+                            onClicked: ModelLibrary.removeFolder(modelData)
+                            ToolTip.visible: hovered
+                            ToolTip.text: qsTr("Stop looking in this folder")
+                        }
+                    }
+                }
+                Label {
+                    objectName: "libraryNotes"
+                    Layout.fillWidth: true
+                    visible: ModelLibrary.notes.length > 0 && !ModelLibrary.scanning
+                    wrapMode: Text.Wrap
+                    color: Theme.muted
+                    font.pixelSize: Theme.fontSmall
+                    text: qsTr("Skipped: %1").arg(ModelLibrary.notes.join("; "))
+                }
             }
-            Button {
-                id: addButton
-                objectName: "libraryAddFolder"
-                text: qsTr("Add")
-                enabled: folderField.text.trim() !== ""
-                onClicked: {
-                    if (ModelLibrary.addFolder(folderField.text.trim())) {
-                        folderField.text = ""
-                        folderError.text = ""
-                    } else {
-                        folderError.text = qsTr("Not added: no such folder, or it is in the list already.")
+
+            // The hub: a search, a repository's files with their fit (from each file's header),
+            // one download at a time into our folder.
+            ColumnLayout {
+                spacing: Theme.spacing
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: Theme.spacing
+                    TextField {
+                        id: searchField
+                        objectName: "hubSearch"
+                        Layout.fillWidth: true
+                        placeholderText: qsTr("Search GGUF models, e.g. qwen2.5 0.5b instruct")
+                        selectByMouse: true
+                        Accessible.name: qsTr("Search the Hugging Face hub")
+                        onAccepted: ModelDownloads.search(text)
+                    }
+                    Button {
+                        objectName: "hubSearchButton"
+                        text: qsTr("Search")
+                        enabled: searchField.text.trim() !== ""
+                        onClicked: ModelDownloads.search(searchField.text)
+                    }
+                    BusyIndicator { running: ModelDownloads.browsing; visible: running; implicitWidth: 24; implicitHeight: 24 }
+                }
+                Label {
+                    objectName: "hubError"
+                    Layout.fillWidth: true
+                    visible: text !== ""
+                    text: ModelDownloads.browseError
+                    color: Theme.danger
+                    wrapMode: Text.Wrap
+                }
+                RowLayout {
+                    Layout.fillWidth: true
+                    Layout.fillHeight: true
+                    spacing: Theme.spacing
+                    ListView {
+                        id: repoList
+                        objectName: "hubRepos"
+                        Layout.preferredWidth: 260
+                        Layout.fillHeight: true
+                        clip: true
+                        // Before a search: small instruct models of the families the engine runs,
+                        // each with its licence (the repository's model card has its terms).
+                        readonly property var suggestions: [
+                            {id: "Qwen/Qwen2.5-0.5B-Instruct-GGUF", downloads: NaN, likes: NaN, note: qsTr("Qwen 2.5, 0.5B · Apache 2.0")},
+                            {id: "bartowski/Llama-3.2-1B-Instruct-GGUF", downloads: NaN, likes: NaN, note: qsTr("Llama 3.2, 1B · Llama 3.2 Community License")},
+                            {id: "bartowski/google_gemma-3-1b-it-qat-GGUF", downloads: NaN, likes: NaN, note: qsTr("Gemma 3, 1B · Gemma Terms of Use")}
+                        ]
+                        header: Item {
+                            width: ListView.view.width
+                            height: hint.visible ? hint.implicitHeight + Theme.spacing : 0
+                            Label {
+                                id: hint
+                                objectName: "hubHint"
+                                width: parent.width
+                                visible: ModelDownloads.repos.length === 0
+                                wrapMode: Text.Wrap
+                                color: Theme.muted
+                                font.pixelSize: Theme.fontSmall
+                                text: qsTr("Search the hub by name, or start from one of these:")
+                            }
+                        }
+                        model: ModelDownloads.repos.length > 0 ? ModelDownloads.repos : suggestions
+                        ScrollBar.vertical: ScrollBar {}
+                        delegate: ItemDelegate {
+                            required property var modelData
+                            required property int index
+                            objectName: "hubRepo" + index
+                            width: ListView.view.width
+                            highlighted: modelData.id === ModelDownloads.repo
+                            text: modelData.note !== undefined ? modelData.id + "\n" + modelData.note : modelData.id
+                            font.pixelSize: Theme.fontSmall
+                            onClicked: ModelDownloads.listFiles(modelData.id)
+                            ToolTip.visible: hovered
+                            ToolTip.text: modelData.note !== undefined ? modelData.note
+                                          : qsTr("%1 downloads, %2 likes").arg(Theme.count(modelData.downloads)).arg(Theme.count(modelData.likes))
+                        }
+                    }
+                    ListView {
+                        objectName: "hubFiles"
+                        Layout.fillWidth: true
+                        Layout.fillHeight: true
+                        clip: true
+                        model: ModelDownloads.files
+                        ScrollBar.vertical: ScrollBar {}
+                        delegate: ItemDelegate {
+                            id: fileRow
+                            required property var modelData
+                            required property int index
+                            objectName: "hubFile" + index
+                            width: ListView.view.width
+                            background: Rectangle { color: fileRow.hovered ? Theme.surfaceAlt : "transparent"; radius: 4 }
+                            contentItem: RowLayout {
+                                spacing: Theme.spacing
+                                ColumnLayout {
+                                    Layout.fillWidth: true
+                                    spacing: 2
+                                    Label { text: fileRow.modelData.path; color: Theme.text; font.bold: true; elide: Text.ElideMiddle; Layout.fillWidth: true }
+                                    Label {
+                                        objectName: "hubFileFit"
+                                        Layout.fillWidth: true
+                                        wrapMode: Text.Wrap
+                                        font.pixelSize: Theme.fontSmall
+                                        text: Theme.bytes(fileRow.modelData.bytes) + " · " + fileRow.modelData.fitText
+                                        color: fileRow.modelData.fit === "fits" ? Theme.success : fileRow.modelData.fit === "smaller" ? Theme.warning
+                                             : fileRow.modelData.fit === "no" ? Theme.danger : Theme.muted
+                                    }
+                                }
+                                Button {
+                                    objectName: "hubDownload" + fileRow.index
+                                    text: qsTr("Download")
+                                    enabled: !ModelDownloads.downloading
+                                    onClicked: ModelDownloads.download(fileRow.modelData.path)
+                                }
+                            }
+                        }
+                    }
+                }
+                // The download under way, or how the last one ended.
+                ColumnLayout {
+                    Layout.fillWidth: true
+                    visible: ModelDownloads.downloading || ModelDownloads.downloadMessage !== ""
+                    spacing: Theme.spacing / 2
+                    RowLayout {
+                        Layout.fillWidth: true
+                        visible: ModelDownloads.downloading
+                        ProgressBar {
+                            objectName: "hubProgress"
+                            Layout.fillWidth: true
+                            from: 0
+                            to: Math.max(1, ModelDownloads.bytesTotal)
+                            value: ModelDownloads.bytesDone
+                        }
+                        Button {
+                            objectName: "hubCancel"
+                            text: qsTr("Stop")
+                            onClicked: ModelDownloads.cancelDownload()
+                            ToolTip.visible: hovered
+                            ToolTip.text: qsTr("The part downloaded is kept: downloading the file again resumes from it.")
+                        }
+                    }
+                    Label {
+                        objectName: "hubProgressText"
+                        Layout.fillWidth: true
+                        visible: ModelDownloads.downloading
+                        font.pixelSize: Theme.fontSmall
+                        elide: Text.ElideMiddle
+                        text: qsTr("%1: %2 of %3 · %4/s · %5").arg(ModelDownloads.downloadName)
+                                  .arg(Theme.bytes(ModelDownloads.bytesDone)).arg(Theme.bytes(ModelDownloads.bytesTotal))
+                                  .arg(Theme.bytes(ModelDownloads.bytesPerSecond))
+                                  .arg(ModelDownloads.secondsLeft < 0 ? qsTr("time left unknown")
+                                       : ModelDownloads.secondsLeft < 90 ? qsTr("%1 s left").arg(Math.ceil(ModelDownloads.secondsLeft))
+                                       : qsTr("%1 min left").arg(Math.ceil(ModelDownloads.secondsLeft / 60)))
+                    }
+                    Label {
+                        objectName: "hubMessage"
+                        Layout.fillWidth: true
+                        visible: !ModelDownloads.downloading && text !== ""
+                        wrapMode: Text.Wrap
+                        font.pixelSize: Theme.fontSmall
+                        text: ModelDownloads.downloadMessage
                     }
                 }
             }
-        }
-        Label {
-            id: folderError
-            objectName: "libraryFolderError"
-            visible: text !== ""
-            color: Theme.danger
-            font.pixelSize: Theme.fontSmall
-        }
-        Flow {
-            Layout.fillWidth: true
-            spacing: Theme.spacing / 2
-            visible: ModelLibrary.folders.length > 0
-            Repeater {
-                model: ModelLibrary.folders
-                delegate: Button {
-                    required property string modelData
-                    flat: true
-                    font.pixelSize: Theme.fontSmall
-                    text: modelData + "  ✕"
-                    onClicked: ModelLibrary.removeFolder(modelData)
-                    ToolTip.visible: hovered
-                    ToolTip.text: qsTr("Stop looking in this folder")
-                }
-            }
-        }
-        Label {
-            objectName: "libraryNotes"
-            Layout.fillWidth: true
-            visible: ModelLibrary.notes.length > 0 && !ModelLibrary.scanning
-            wrapMode: Text.Wrap
-            color: Theme.muted
-            font.pixelSize: Theme.fontSmall
-            text: qsTr("Skipped: %1").arg(ModelLibrary.notes.join("; "))
         }
     }
 }

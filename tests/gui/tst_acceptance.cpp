@@ -28,6 +28,7 @@
 #include "step_gate.h"
 #include "app_stack.h"
 #include "fake_tool_homes.h"
+#include "hub_fixture.h"
 #include "gui_test_helpers.h"
 
 using namespace inferscope;
@@ -319,6 +320,59 @@ private slots:
         QCOMPARE(app_->engine->modelPath(), home.ollamaBlob);
         QCOMPARE(app_->engine->contextLength(), 512);
         QCOMPARE(app_->library->rememberedContext(home.ollamaBlob), 512);  // the next time, and from the model menu
+        QTRY_VERIFY(!dialog->property("visible").toBool());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        QVERIFY2(lastMessageText().contains(QStringLiteral("there was a little girl")), qPrintable(lastMessageText()));
+    }
+
+    // The hub tab: search, a repository's file with its fit, a download cut at 40% that resumes
+    // and is verified; the first tab lists it among our downloads; Open, and it answers.
+    void downloadFromTheHubThenChat() {
+        QVERIFY(start(1400, 900));
+        testing_hub::HubFixture fixture;
+        QFile model(bundledModel());
+        QVERIFY(model.open(QIODevice::ReadOnly));
+        fixture.addFile("karpathy/stories-GGUF", "stories260K.gguf", model.readAll().toStdString());
+        catalog::HubOptions options;
+        options.endpoint = fixture.endpoint();
+        options.sleep = [](int) {};
+        app_->downloads->setHubOptions(options);
+        window()->requestActivate();
+        QTest::keyClick(window(), Qt::Key_L, Qt::ControlModifier);
+        QObject* dialog = window()->findChild<QObject*>(QStringLiteral("libraryDialog"));
+        QVERIFY(dialog);
+        QTRY_VERIFY(dialog->property("opened").toBool());
+        click(waitNamed(QStringLiteral("hubTab")));
+        // Before a search: a few small instruct models, each with its licence.
+        QVERIFY(waitText(QStringLiteral("Qwen/Qwen2.5-0.5B-Instruct-GGUF\nQwen 2.5, 0.5B · Apache 2.0")));
+        shot(QStringLiteral("hub-start"));
+        click(waitNamed(QStringLiteral("hubSearch")));
+        typeText(QStringLiteral("stories"));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY_WITH_TIMEOUT(visibleWithText(QStringLiteral("karpathy/stories-GGUF")), 20000);
+        click(visibleWithText(QStringLiteral("karpathy/stories-GGUF")));
+        QQuickItem* fit = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT((fit = visibleNamed(QStringLiteral("hubFileFit"))) && fit->property("text").toString().contains(QStringLiteral("fits: ")), 20000);
+        QCOMPARE(fit->property("text").toString().left(25), QStringLiteral("1.13 MiB · llama F32 · fi"));
+        shot(QStringLiteral("hub"));
+        fixture.cutAtPercent = 40;  // the download's first answer (the header was read before)
+        click(visibleNamed(QStringLiteral("hubDownload0")));
+        const QString destination =
+            QString::fromStdString(catalog::downloadDestination(catalog::inferscopeModelsFolder(app_->library->environment()), "karpathy/stories-GGUF",
+                                                                "stories260K.gguf").string());
+        QTRY_VERIFY_WITH_TIMEOUT(visibleWithText(QStringLiteral("Downloaded and verified: ") + destination), 30000);
+        shot(QStringLiteral("downloaded"));
+        bool resumed = false;
+        for (const auto& r : fixture.requests()) resumed = resumed || (r.listener == "cdn" && r.range.starts_with("bytes=") && !r.range.starts_with("bytes=0-"));
+        QVERIFY(resumed);
+
+        click(visibleNamed(QStringLiteral("localTab")));
+        QTRY_VERIFY_WITH_TIMEOUT(visibleWithText(QStringLiteral("karpathy/stories-GGUF/stories260K.gguf")), 20000);
+        QVERIFY(visibleWithText(QStringLiteral("Inferscope downloads")));
+        QSignalSpy loaded(app_->engine.get(), &EngineController::modelChanged);
+        click(visibleNamed(QStringLiteral("libraryOpen0")));
+        QVERIFY(arrived(loaded, 10000));
+        QCOMPARE(app_->engine->modelPath(), destination);
         QTRY_VERIFY(!dialog->property("visible").toBool());
         QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
         QVERIFY2(lastMessageText().contains(QStringLiteral("there was a little girl")), qPrintable(lastMessageText()));
