@@ -3,19 +3,12 @@
 #include <QFileInfo>
 
 #include "library/model_library.h"
+#include "library/worker_thread.h"
 
 namespace inferscope {
 namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
-
-// Stops a worker thread: its cancel flag set, then joined.
-void stopThread(QThread*& thread, const std::shared_ptr<std::atomic<bool>>& cancel) {
-    if (!thread) return;
-    cancel->store(true);
-    thread->wait();
-    delete std::exchange(thread, nullptr);
-}
 
 }  // namespace
 
@@ -38,12 +31,10 @@ void ModelDownloads::post(const std::shared_ptr<std::atomic<bool>>& cancel, std:
 }
 
 void ModelDownloads::stopBrowse() {
-    const bool was = browse_ != nullptr;
-    stopThread(browse_, browseCancel_);
-    if (was) emit browsingChanged();
+    if (stopWorker(browse_, browseCancel_)) emit browsingChanged();
 }
 
-void ModelDownloads::stopDownload() { stopThread(download_, downloadCancel_); }
+void ModelDownloads::stopDownload() { stopWorker(download_, downloadCancel_); }
 
 void ModelDownloads::browse(Work work) {
     stopBrowse();

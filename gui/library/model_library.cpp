@@ -8,6 +8,7 @@
 
 #include "app/units.h"
 #include "catalog/model_summary.h"
+#include "library/worker_thread.h"
 
 namespace inferscope {
 namespace {
@@ -104,11 +105,7 @@ void ModelLibrary::removeFolder(const QString& path) {
 }
 
 void ModelLibrary::stopScan() {
-    if (!scan_) return;
-    cancel_->store(true);  // between two files
-    scan_->wait();
-    delete std::exchange(scan_, nullptr);
-    emit scanningChanged();
+    if (stopWorker(scan_, cancel_)) emit scanningChanged();  // it stops between two files
 }
 
 void ModelLibrary::rescan() {
