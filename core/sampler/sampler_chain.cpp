@@ -177,7 +177,9 @@ Result<SampleRecord> SamplerChain::run(std::span<const int32_t> ids, std::span<c
         record.pBeforeGrammar = float(std::exp(double(pick.logit) - step.penaltyMax) / step.penaltyZ);
     record.entropyBits = float(entropyNats / std::numbers::ln2);
     record.logSumExp = float(logSumExp);
-    if (!step.penalised && chosen != kNotSurvived && chosen < ranked_) {  // ranked by raw logit already
+    // Ranked by raw logit already, unless a grammar removed some first: the survivors' order is then
+    // not the rank among every candidate (a forbidden favourite would make the pick "rank 1").
+    if (!step.penalised && !record.constrained && chosen != kNotSurvived && chosen < ranked_) {
         record.rank = int32_t(chosen + 1);
     } else {
         int32_t rank = 1;
