@@ -19,7 +19,9 @@ AppGraph::AppGraph(const Options& options) {
     sampling = std::make_unique<SamplingSettings>(nullptr);
     engine = std::make_unique<EngineController>(nullptr);
     engine->setAutoMeasureMachine(options.measureMachine);
+    structured = std::make_unique<StructuredOutput>(nullptr);
     chat = std::make_unique<ChatController>(engine.get(), sampling.get(), &store);
+    chat->setStructuredOutput(structured.get());
     inspector = std::make_unique<StepInspector>(chat.get(), nullptr);
     timeline = std::make_unique<TimelineModel>(chat.get(), inspector.get(), nullptr);
     keyring = std::make_unique<ServerKeyring>(nullptr, options.systemKeyring ? systemKeyring() : memoryKeyring());
@@ -30,6 +32,7 @@ AppGraph::AppGraph(const Options& options) {
     // Qt 6.4's QML_SINGLETON without a default constructor: each type's create() hands QML these.
     AppSettings::setInstance(settings.get());
     SamplingSettings::setInstance(sampling.get());
+    StructuredOutput::setInstance(structured.get());
     EngineController::setInstance(engine.get());
     ChatController::setInstance(chat.get());
     StepInspector::setInstance(inspector.get());

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "chat/chat_controller.h"
+#include "chat/structured_output.h"
 #include "engine/engine_controller.h"
 #include "library/model_downloads.h"
 #include "library/model_library.h"
@@ -74,6 +75,7 @@ public:
     std::unique_ptr<AppSettings> settings;
     std::unique_ptr<SamplingSettings> sampling;
     std::unique_ptr<EngineController> engine;
+    std::unique_ptr<StructuredOutput> structured;
     std::unique_ptr<ChatController> chat;
     std::unique_ptr<StepInspector> inspector;
     std::unique_ptr<TimelineModel> timeline;

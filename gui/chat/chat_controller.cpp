@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "chat/message_text.h"
+#include "chat/structured_output.h"
 #include "engine/engine_controller.h"
 #include "engine/prompt_builder.h"
 #include "sampler/alternative.h"
@@ -145,6 +146,7 @@ bool ChatController::send(const QString& typed) {
         setError(error);
         return false;
     }
+    if (!structuredReady()) return false;  // before the question is kept
     setError(QString());
     ensureConversation(model_.count() > 0 ? model_.at(0).text : text);  // titled by its first message
     ChatMessage user;
@@ -181,6 +183,7 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
             chunkRows_.push_back(-1);
         }
     }
+    if (structured_) job.grammar = structured_->grammar();
     answerPrefix_ = std::move(prefix);
     activeSampler_ = samplerOverride_ ? *samplerOverride_ : sampling_->params();
     job.sampler = activeSampler_;
@@ -221,6 +224,17 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
     return true;
 }
 
+bool ChatController::structuredReady() {
+    if (!structured_ || structured_->kind() == StructuredOutput::Kind::Off) return true;
+    if (!structured_->error().isEmpty())
+        setError(tr("Structured output: %1 (Settings → Structured output)").arg(structured_->error()));
+    else if (!engine_->abilities().tokenizes)
+        setError(tr("Structured output runs on this machine's engine; a server's answers are not constrained here. Turn it off to chat with the server."));
+    else
+        return true;
+    return false;
+}
+
 void ChatController::release() {
     if (active_) disconnect(active_, nullptr, this, nullptr);
     active_.clear();
@@ -231,7 +245,7 @@ void ChatController::stop() {
 }
 
 bool ChatController::regenerate() {
-    if (!canRegenerate()) return false;
+    if (!canRegenerate() || !structuredReady()) return false;
     const int last = model_.count() - 1;
     model_.addVariant(last);  // the previous answer stays reachable as another version
     setError(QString());
@@ -248,7 +262,7 @@ bool ChatController::canContinue() const {
 }
 
 bool ChatController::continueAnswer() {
-    if (!canContinue()) return false;
+    if (!canContinue() || !structuredReady()) return false;
     const int last = model_.count() - 1;
     std::vector<StepRecord> prefix = model_.at(last).steps;
     model_.addVariant(last);  // the interrupted version stays reachable
@@ -277,7 +291,7 @@ QString ChatController::originLabel(const AnswerOrigin& origin) {
 }
 
 bool ChatController::branchFrom(int row, int step, int tokenId) {
-    if (!canSend() || row < 0 || row >= model_.count()) return false;
+    if (!canSend() || row < 0 || row >= model_.count() || !structuredReady()) return false;
     const ChatMessage& answer = model_.at(row);
     if (answer.role != Message::Assistant || step < 0 || step >= int(answer.steps.size())) return false;
     // The kept steps, and the alternative in place of step `step`'s pick: same distribution,

@@ -29,6 +29,8 @@
 
 namespace inferscope {
 
+class StructuredOutput;
+
 class ChatStore;
 class EngineController;
 class SamplingSettings;
@@ -137,6 +139,9 @@ public:
 
     // Fixed sampler parameters for every answer (the --screenshot mode runs greedy); nullopt: the settings panel's.
     void setSamplerOverride(std::optional<SamplerParams> params) { samplerOverride_ = std::move(params); }
+    // The Settings' structured output: each answer on a backend that tokenizes gets its grammar
+    // (null: none; AppGraph sets it).
+    void setStructuredOutput(const StructuredOutput* structured) { structured_ = structured; }
     // A fixed answer length (the --screenshot mode's --max-tokens); nullopt: the settings panel's.
     void setMaxTokensOverride(std::optional<int32_t> maxTokens) { maxTokensOverride_ = maxTokens; }
     ChatTemplate chatTemplate() const;
@@ -204,6 +209,8 @@ private:
 
     EngineController* engine_;
     SamplingSettings* sampling_;
+    const StructuredOutput* structured_ = nullptr;
+    bool structuredReady();  // false, saying why, when the structured output setting keeps answers from starting
     ChatStore* store_;  // may be null: nothing is kept
     ChatModel model_;
     Mode mode_ = Mode::Completion;

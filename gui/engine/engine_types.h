@@ -75,6 +75,8 @@ struct GenerationJob {
     // applies its own template; chunks are then empty.
     std::vector<std::pair<std::string, std::string>> messages;
     bool continueFinalMessage = false;  // remote: the last message is the answer so far (a branch), to continue
+    // Structured output (chat/structured_output.h): every step samples only what it allows.
+    std::shared_ptr<const grammar::Grammar> grammar;
 };
 
 // Steps and the latest KV-cache state since the previous batch (EngineWorker sends at most about

@@ -178,6 +178,7 @@ void EngineWorker::generate(const GenerationJob& job) {
     req.useKvCache = job.useKvCache;
     req.replayWidth = job.replayWidth;
     req.inspect = job.inspect;
+    req.grammar = job.grammar;
 
     std::shared_ptr<const StepHook> hook;
     {

@@ -315,7 +315,12 @@ QVariantMap StepInspector::current() const {
             {"surprisalBits", bitsText(surprisalBits(double(s.pRaw)))},
             {"forwardMs", double(r->forwardUs) / 1000.0},
             {"sampleMs", double(r->sampleUs) / 1000.0}, {"endOfGeneration", r->endOfGeneration},
-            {"vocabulary", s.survivors[0]}};
+            {"vocabulary", s.survivors[0]},
+            // The grammar stage (structured output): what it removed, the "fight meter" (the
+            // token's probability just before the mask), and whether one token was all it allowed.
+            {"constrained", s.constrained}, {"grammarMassRemoved", double(s.grammarMassRemoved)},
+            {"pBeforeGrammar", double(s.pBeforeGrammar)}, {"forced", s.forced()},
+            {"grammarKept", s.survivors[size_t(SamplerStage::Grammar)]}};
 }
 
 QVariantList StepInspector::candidates() const {

@@ -119,6 +119,25 @@ ScrollView {
             Label { Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap; text: panel.cur.forwardMs !== undefined && StepInspector.answerRemote ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms after the previous token (network)").arg(panel.cur.forwardMs.toFixed(2)) : qsTr("the first token (time to first token in the Timeline)")) : panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
         }
 
+        // ---- the grammar stage (structured output) ----------------------------------------------
+        Label {
+            objectName: "grammarNote"
+            visible: StepInspector.hasStep && panel.cur.constrained === true
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
+            wrapMode: Text.Wrap
+            font.pixelSize: Theme.fontSmall
+            // A low probability before the mask: the model wanted something the grammar forbids.
+            color: panel.cur.forced ? Theme.muted : panel.cur.pBeforeGrammar < 0.1 ? Theme.warning : Theme.text
+            text: !visible ? ""
+                  : panel.cur.forced
+                  ? qsTr("Grammar: forced, the only token it allowed (%1% of the model's probability had gone to tokens it forbids).")
+                        .arg((panel.cur.grammarMassRemoved * 100).toFixed(1))
+                  : qsTr("Grammar: removed %1% of the probability (tokens it forbids), %2 candidates left; the model gave this token %3% before the mask.")
+                        .arg((panel.cur.grammarMassRemoved * 100).toFixed(1)).arg(Theme.count(panel.cur.grammarKept))
+                        .arg((panel.cur.pBeforeGrammar * 100).toFixed(2))
+        }
+
         // ---- candidates as bars -----------------------------------------------------------------
         Label {
             visible: StepInspector.hasStep

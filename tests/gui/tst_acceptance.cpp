@@ -378,6 +378,43 @@ private slots:
         QVERIFY2(lastMessageText().contains(QStringLiteral("there was a little girl")), qPrintable(lastMessageText()));
     }
 
+    // Settings → Structured output: GBNF chosen in the box, a grammar typed with a mistake (said
+    // under it, and Send refuses), then corrected; the answer is what the grammar allows.
+    void structuredOutputInTheWindow() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        app_->settings->setInspectorTab(QStringLiteral("settings"));
+        click(waitNamed(QStringLiteral("structuredKind")));
+        clickFound([&] { return visibleWithText(QStringLiteral("Text a GBNF grammar accepts")); });
+        QTRY_COMPARE(app_->structured->kind(), StructuredOutput::Kind::Gbnf);
+        QQuickItem* text = waitNamed(QStringLiteral("structuredText"));
+        QVERIFY(text);
+        click(text);
+        QTest::keyClick(window(), Qt::Key_A, Qt::ControlModifier);
+        typeText(QStringLiteral("root ::= answer"));
+        QQuickItem* error = nullptr;
+        QTRY_VERIFY((error = visibleNamed(QStringLiteral("structuredError"))));
+        QCOMPARE(error->property("text").toString(), app_->structured->error());
+        QVERIFY2(app_->structured->error().contains(QStringLiteral("answer")), qPrintable(app_->structured->error()));
+        shot(QStringLiteral("grammar-error"));
+        QTest::keyClick(window(), Qt::Key_A, Qt::ControlModifier);
+        typeText(QStringLiteral("root ::= (\"yes\" | \"no\") \".\""));
+        QTRY_VERIFY(!visibleNamed(QStringLiteral("structuredError")));
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        QVERIFY2(lastMessageText() == QLatin1String("yes.") || lastMessageText() == QLatin1String("no."), qPrintable(lastMessageText()));
+        // The first token's step: what the grammar removed, from the step's own record.
+        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
+        app_->inspector->select(1, 0);
+        QQuickItem* note = nullptr;
+        QTRY_VERIFY((note = visibleNamed(QStringLiteral("grammarNote"))));
+        const SampleRecord& first = app_->chat->messages()->at(1).steps.front().sample;
+        QVERIFY(first.constrained);
+        QVERIFY2(note->property("text").toString().startsWith(
+                     QStringLiteral("Grammar: removed %1% of the probability").arg(double(first.grammarMassRemoved) * 100, 0, 'f', 1)),
+                 qPrintable(note->property("text").toString()));
+        shot(QStringLiteral("grammar-answer"));
+    }
+
     // Send with Enter, stop with Esc, regenerate with Ctrl+R: the answers show, the versions
     // label says 2 / 2, and the database holds both versions.
     void sendStopAndRegenerate() {
