@@ -74,7 +74,10 @@ public:
     Q_INVOKABLE void cancelDownload();
 
     // The hub's address and token (HubOptions::fromEnvironment by default; tests: a fixture).
-    void setHubOptions(const catalog::HubOptions& options) { options_ = options; }
+    void setHubOptions(const catalog::HubOptions& options) {
+        options_ = options;
+        optionsError_.clear();  // what the environment's HF_ENDPOINT got wrong no longer applies
+    }
 
 signals:
     void browsingChanged();
