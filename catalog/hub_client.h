@@ -37,6 +37,10 @@ inline constexpr uint64_t kMaxRemoteHeaderBytes = uint64_t(64) << 20;
 struct HubOptions {
     std::string endpoint = "https://huggingface.co";  // HF_ENDPOINT, without a trailing '/'
     std::optional<std::string> token;                  // HF_TOKEN
+    // How a refusal's message tells the person to give a token, and what it calls the one given
+    // (the CLI's defaults; the app has a field of its own).
+    std::string tokenAdvice = "set HF_TOKEN";
+    std::string tokenName = "HF_TOKEN";
     int connectTimeoutSeconds = 15;
     int stallTimeoutSeconds = 30;  // no byte received for this long: the transfer is dropped (and retried)
     int retries = 4;               // for each of: 429, 5xx, a cut or stalled connection
@@ -75,6 +79,8 @@ struct DownloadRequest {
     std::filesystem::path modelsFolder;     // the file goes to <modelsFolder>/<org>/<name>/<file>
     std::function<void(const DownloadProgress&)> progress;  // about 10 times a second, and at the end
     const std::atomic<bool>* cancel = nullptr;               // stops it, keeping the .part for later
+    // The free bytes where the file goes (freeDiskSpace by default; tests: a full disk).
+    std::function<std::optional<uint64_t>(const std::filesystem::path& folder)> freeSpace;
 };
 
 // Downloads (or resumes) the file and returns where it now is. Errors: the hub's (one line each),
@@ -85,5 +91,20 @@ Result<std::filesystem::path> downloadModel(const HubOptions& options, const Dow
 // Where downloadModel puts a file, and the partial file beside it while it downloads.
 std::filesystem::path downloadDestination(const std::filesystem::path& modelsFolder, std::string_view repo, std::string_view file);
 std::filesystem::path partialFileOf(const std::filesystem::path& destination);
+
+// What of a hub file is here already: all of it (at `path`), or the bytes a download would resume
+// from (a .part started for this very file), or nothing.
+struct LocalCopy {
+    std::filesystem::path path;
+    bool complete = false;
+    uint64_t kept = 0;
+};
+LocalCopy localCopyOf(const std::filesystem::path& modelsFolder, std::string_view repo, const HubFile& file);
+
+// The free bytes on the file system of `folder` (or of its nearest existing parent); nullopt when
+// the system does not say. A download needs the rest of the file plus a margin.
+std::optional<uint64_t> freeDiskSpace(const std::filesystem::path& folder);
+inline constexpr uint64_t kDiskMargin = uint64_t(64) << 20;
+uint64_t diskNeeded(const HubFile& file, uint64_t kept);
 
 }  // namespace inferscope::catalog

@@ -16,6 +16,7 @@ enum class ErrorKind {
     OutOfMemory,      // an allocation that does not fit
     Device,           // the compute device (oneDNN engine) failed or is absent
     Cancelled,
+    Denied,           // a server refused us: no credentials, or not these (HTTP 401/403)
 };
 
 struct Error {

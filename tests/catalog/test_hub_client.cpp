@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "catalog/hub_client.h"
+#include "common/memory_budget.h"
+#include <fmt/format.h>
 #include "catalog_test_helpers.h"
 
 using namespace inferscope;
@@ -130,6 +132,20 @@ TEST(HubClient, APartialDownloadIsResumedAfterARestart) {
     const fs::path dest = downloadDestination(dir / "m", "karpathy/tinyllamas", "stories260K.gguf");
     EXPECT_FALSE(fs::exists(dest));
     EXPECT_EQ(fs::file_size(partialFileOf(dest)), hub.model.size() * 40 / 100);
+    // What a list of the repository's files can say of it before the download goes on.
+    auto files = listGgufFiles(hub.options, "karpathy/tinyllamas");
+    ASSERT_TRUE(files) << files.error().message;
+    const HubFile& file = (*files)[1];
+    ASSERT_EQ(file.path, "stories260K.gguf");
+    LocalCopy copy = localCopyOf(dir / "m", "karpathy/tinyllamas", file);
+    EXPECT_EQ(copy.path, dest);
+    EXPECT_FALSE(copy.complete);
+    EXPECT_EQ(copy.kept, hub.model.size() * 40 / 100);
+    EXPECT_EQ(diskNeeded(file, copy.kept), hub.model.size() - copy.kept + kDiskMargin);
+    // A part kept for another file of that name (another sha256) is not this file's.
+    HubFile other = file;
+    other.sha256 = std::string(64, '0');
+    EXPECT_EQ(localCopyOf(dir / "m", "karpathy/tinyllamas", other).kept, 0u);
     hub.fixture.clearRequests();
     DownloadProgress last;
     auto req = hub.pull(dir / "m");
@@ -138,6 +154,9 @@ TEST(HubClient, APartialDownloadIsResumedAfterARestart) {
     ASSERT_TRUE(second) << second.error().message;
     EXPECT_EQ(readAll(*second), hub.model);
     EXPECT_EQ(last.resumedFrom, hub.model.size() * 40 / 100);
+    copy = localCopyOf(dir / "m", "karpathy/tinyllamas", file);
+    EXPECT_TRUE(copy.complete);
+    EXPECT_EQ(copy.kept, 0u);
     for (const auto& r : hub.fixture.requests()) {
         if (r.listener == "cdn") {
             EXPECT_EQ(r.range, "bytes=" + std::to_string(hub.model.size() * 40 / 100) + "-");
@@ -194,12 +213,59 @@ TEST(HubClient, TooManyRequestsWaitsAsToldThenSucceeds) {
     hub.fixture.tooManyRequests = 0;
 }
 
+// A disk without room for the rest of the file: refused before anything is written, in one line.
+TEST(HubClient, NotEnoughDiskSpaceWritesNothing) {
+    Hub hub;
+    TempDir dir;
+    auto req = hub.pull(dir / "m");
+    fs::path asked;
+    req.freeSpace = [&](const fs::path& folder) -> std::optional<uint64_t> {
+        asked = folder;
+        return uint64_t(10) << 20;  // 10 MiB: less than the file and the margin
+    };
+    hub.fixture.clearRequests();
+    auto r = downloadModel(hub.options, req);
+    ASSERT_FALSE(r);
+    const fs::path dest = downloadDestination(dir / "m", "karpathy/tinyllamas", "stories260K.gguf");
+    EXPECT_EQ(asked, dest.parent_path());
+    EXPECT_EQ(r.error().kind, ErrorKind::Io);
+    EXPECT_EQ(r.error().message, fmt::format("not enough disk space for karpathy/tinyllamas/stories260K.gguf: it needs {}, {} has {} free",
+                                             formatBytes(hub.model.size() + kDiskMargin), dest.parent_path().string(), formatBytes(uint64_t(10) << 20)));
+    EXPECT_FALSE(fs::exists(partialFileOf(dest)));
+    EXPECT_FALSE(fs::exists(partialFileOf(dest).string() + ".json"));
+    for (const auto& q : hub.fixture.requests()) EXPECT_NE(q.listener, "cdn");  // no byte of the file was asked
+    // The real probe answers for a folder that does not exist yet (its parent's file system).
+    EXPECT_TRUE(freeDiskSpace(dir / "not" / "yet"));
+}
+
+// A gated repository opens to the token of an account that accepted its conditions; another
+// token is refused with what to do, in the caller's words.
+TEST(HubClient, AGatedRepositoryOpensToAnAcceptedToken) {
+    Hub hub;
+    hub.fixture.addGatedRepo("meta/open-to-me", "hf_accepted");
+    hub.fixture.addFile("meta/open-to-me", "m.gguf", hub.model);
+    hub.options.token = "hf_someone_else";
+    hub.options.tokenAdvice = "set the Hugging Face token below";
+    hub.options.tokenName = "the token you entered";
+    auto refused = listGgufFiles(hub.options, "meta/open-to-me");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().kind, ErrorKind::Denied);
+    EXPECT_EQ(refused.error().message, "meta/open-to-me is gated (HTTP 403): accept its conditions on its page on the hub, then set the "
+                                       "Hugging Face token below to a token of that account (the one set was refused)");
+    hub.options.token = "hf_accepted";
+    auto listed = listGgufFiles(hub.options, "meta/open-to-me");
+    ASSERT_TRUE(listed) << listed.error().message;
+    ASSERT_EQ(listed->size(), 1u);
+    EXPECT_EQ((*listed)[0].path, "m.gguf");
+}
+
 TEST(HubClient, GatedMissingAndBadNamesAreExplainedInOneLine) {
     Hub hub;
     auto gated = listGgufFiles(hub.options, "meta/gated");
     ASSERT_FALSE(gated);
     EXPECT_EQ(gated.error().message, "meta/gated is gated (HTTP 403): accept its conditions on its page on the hub, then set "
                                      "HF_TOKEN to a token of that account");
+    EXPECT_EQ(gated.error().kind, ErrorKind::Denied);
     auto missing = listGgufFiles(hub.options, "nobody/nothing");
     ASSERT_FALSE(missing);
     EXPECT_EQ(missing.error().message, "nobody/nothing was not found on the hub (HTTP 404)");

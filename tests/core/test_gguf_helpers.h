@@ -34,6 +34,7 @@ inline const char* kindName(ErrorKind kind) {
         case ErrorKind::OutOfMemory: return "OutOfMemory";
         case ErrorKind::Device: return "Device";
         case ErrorKind::Cancelled: return "Cancelled";
+        case ErrorKind::Denied: return "Denied";
     }
     return "?";
 }

@@ -80,9 +80,11 @@ public:
         std::lock_guard lock(m_);
         files_[repo][path] = std::move(bytes);
     }
-    void addGatedRepo(const std::string& repo) {
+    // A gated repository: 403 unless the request carries `acceptedToken` (the token of an account
+    // that accepted its conditions), as the hub answers.
+    void addGatedRepo(const std::string& repo, const std::string& acceptedToken = "") {
         std::lock_guard lock(m_);
-        gated_.push_back(repo);
+        gated_.push_back({repo, acceptedToken});
     }
     std::vector<RecordedRequest> requests() const {
         std::lock_guard lock(m_);
@@ -131,14 +133,14 @@ private:
                 std::lock_guard lock(m_);
                 log_.push_back(rec);
             }
-            if (name == "hub") answerHub(socket, rec.target);
+            if (name == "hub") answerHub(socket, rec.target, std::string(req[http::field::authorization]));
             else answerCdn(socket, rec);
             socket.shutdown(tcp::socket::shutdown_both, ec);
         }
     }
 
     // The hub: listings and the resolve redirect.
-    void answerHub(tcp::socket& s, const std::string& target) {
+    void answerHub(tcp::socket& s, const std::string& target, const std::string& authorization) {
         if (tooManyRequests > 0) {
             --tooManyRequests;
             return send(s, head(429, "Too Many Requests", {{"Retry-After", "1"}}, 0));
@@ -156,8 +158,8 @@ private:
             body += "]";
             return send(s, head(200, "OK", {{"Content-Type", "application/json"}}, body.size()) + body);
         }
-        for (const auto& repo : gated_)
-            if (target.find("/" + repo + "/") != std::string::npos)
+        for (const auto& [repo, accepted] : gated_)
+            if (target.find("/" + repo + "/") != std::string::npos && (accepted.empty() || authorization != "Bearer " + accepted))
                 return send(s, head(403, "Forbidden", {{"X-Error-Code", "GatedRepo"}}, 0));
         for (const auto& [repo, files] : files_) {
             if (target.starts_with("/api/models/" + repo + "/tree/")) {
@@ -247,7 +249,7 @@ private:
     mutable std::mutex m_;
     std::condition_variable stallCv_;
     std::map<std::string, std::map<std::string, std::string>> files_;
-    std::vector<std::string> gated_;
+    std::vector<std::pair<std::string, std::string>> gated_;  // repository, the token it accepts
     std::vector<RecordedRequest> log_;
 };
 
