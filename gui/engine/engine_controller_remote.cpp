@@ -3,8 +3,10 @@
 // what the backend in use says of its tokens and of an answer's origin; the model menu's labels.
 #include <QDir>
 #include <QFileInfo>
+#include <QHash>
 #include <QUrl>
 
+#include "catalog/ollama_names.h"
 #include "engine/engine_controller.h"
 #include "engine/remote_backend.h"
 
@@ -57,13 +59,27 @@ QString middleElided(const QString& name) {
     return name.left(kMaxName - kTail - 1) + QChar(0x2026) + name.right(kTail);
 }
 
+// A file's name, or for a blob of Ollama's store ("sha256-<hex>") the model its manifests name:
+// "llama3.2:1b (Ollama)". The manifests are read once per path (the menu asks on every change).
+QString fileLabel(const QString& entry) {
+    const QFileInfo file(entry);
+    if (!file.fileName().startsWith(QLatin1String("sha256-"))) return file.fileName();
+    static QHash<QString, QString> known;  // the GUI thread's only
+    auto it = known.find(entry);
+    if (it == known.end()) {
+        const auto name = catalog::ollamaNameOfBlob(entry.toStdString());
+        it = known.insert(entry, name ? EngineController::tr("%1 (Ollama)").arg(QString::fromStdString(*name)) : file.fileName());
+    }
+    return *it;
+}
+
 // An entry's label at a level of detail: 0 the name (cut in its middle when long) and a server's
 // host; 1 the whole name; 2 with a file's folder or a server's whole address (scheme, path); 3
 // with the folder's whole path.
 QString labelAt(const QString& entry, int level) {
     const bool server = isServerEntry(entry);
     const QUrl url(entry);
-    const QString full = server ? url.fragment(QUrl::FullyDecoded) : QFileInfo(entry).fileName();
+    const QString full = server ? url.fragment(QUrl::FullyDecoded) : fileLabel(entry);
     const QString name = level == 0 ? middleElided(full) : full;
     if (server)
         return EngineController::tr("%1 @ %2").arg(name, level < 2 ? hostAndPort(url) : url.toString(QUrl::RemoveFragment | QUrl::RemoveUserInfo));

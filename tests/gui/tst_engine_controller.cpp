@@ -16,6 +16,7 @@
 #include <QTimer>
 
 #include "engine/engine_controller.h"
+#include "fake_tool_homes.h"
 #include "gui_test_helpers.h"
 
 Q_IMPORT_QML_PLUGIN(InferscopePlugin)
@@ -68,6 +69,16 @@ private slots:
         QCOMPARE(EngineController::entryLabels(twins),
                  (QStringList{QStringLiteral("Meta-Llama-3.1-8B-Instruct-variant-one-of-two-Q4_K_M.gguf"),
                               QStringLiteral("Meta-Llama-3.1-8B-Instruct-variant-two-of-two-Q4_K_M.gguf")}));
+    }
+
+    // A file opened from Ollama's store is a blob named by its hash: the menu says the model's name.
+    void anOllamaBlobIsLabelledByItsModelName() {
+        FakeHome home;
+        QCOMPARE(EngineController::entryLabels({home.ollamaBlob}), QStringList{QStringLiteral("stories:260k (Ollama)")});
+        QCOMPARE(EngineController::entryLabel(home.ollamaBlob), QStringLiteral("stories:260k (Ollama)"));
+        // A blob no manifest names keeps its file name (cut in its middle).
+        const QString orphan = QFileInfo(home.ollamaBlob).absolutePath() + QStringLiteral("/sha256-") + QString(64, QLatin1Char('0'));
+        QCOMPARE(EngineController::entryLabel(orphan), QFileInfo(orphan).fileName());
     }
 
     void loadsTheBundledModelWithProgress() {
