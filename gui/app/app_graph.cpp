@@ -27,7 +27,7 @@ AppGraph::AppGraph(const Options& options) {
     keyring = std::make_unique<ServerKeyring>(nullptr, options.systemKeyring ? systemKeyring() : memoryKeyring());
     library = std::make_unique<ModelLibrary>(nullptr);
     library->setPersistent(options.persistentSettings);
-    downloads = std::make_unique<ModelDownloads>(library.get(), nullptr);
+    downloads = std::make_unique<ModelDownloads>(library.get(), nullptr, options.systemKeyring ? systemKeyring() : memoryKeyring());
 
     // Qt 6.4's QML_SINGLETON without a default constructor: each type's create() hands QML these.
     AppSettings::setInstance(settings.get());

@@ -1,6 +1,10 @@
 #include "library/model_downloads.h"
 
 #include <QFileInfo>
+#include <QPointer>
+#include <algorithm>
+
+#include "common/memory_budget.h"
 
 #include "library/model_library.h"
 #include "library/worker_thread.h"
@@ -12,10 +16,101 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 }  // namespace
 
-ModelDownloads::ModelDownloads(ModelLibrary* library, QObject* parent) : QObject(parent), library_(library) {
+ModelDownloads::ModelDownloads(ModelLibrary* library, QObject* parent, std::unique_ptr<SecretStore> secrets)
+    : QObject(parent), library_(library), secrets_(secrets ? std::move(secrets) : memoryKeyring()) {
     auto options = catalog::HubOptions::fromEnvironment();
     if (options) options_ = *options;
     else optionsError_ = qs(options.error().message);  // a malformed HF_ENDPOINT: said at the first request
+    if (options_.token) tokenSource_ = QStringLiteral("environment");
+    else readRememberedToken();
+}
+
+void ModelDownloads::setHubOptions(const catalog::HubOptions& options) {
+    options_ = options;
+    optionsError_.clear();  // what the environment's HF_ENDPOINT got wrong no longer applies
+    typedToken_.reset();
+    setTokenState(options_.token ? QStringLiteral("environment") : QString(), QString());
+    if (!options_.token) readRememberedToken();
+}
+
+QString ModelDownloads::keyringAccount() const { return QStringLiteral("Hugging Face token for %1").arg(qs(options_.endpoint)); }
+
+void ModelDownloads::readRememberedToken() {
+    const QString account = keyringAccount();
+    secrets_->read(account, [this, account, alive = QPointer<ModelDownloads>(this)](std::optional<QString> found, QString error) {
+        if (!alive || account != keyringAccount() || options_.token || typedToken_) return;  // replaced meanwhile
+        if (found && !found->isEmpty()) {
+            typedToken_ = found->toStdString();
+            setTokenState(QStringLiteral("keyring"), QString());
+        } else if (!error.isEmpty()) {
+            setTokenState(QString(), error);
+        }
+    });
+}
+
+void ModelDownloads::setTokenState(const QString& source, const QString& problem) {
+    const QString p = problem.isEmpty() ? QString()
+                                        : tr("The system keyring could not be used (%1): the token is kept for this run only.").arg(problem.left(200));
+    if (source == tokenSource_ && p == tokenProblem_) return;
+    tokenSource_ = source;
+    tokenProblem_ = p;
+    emit tokenChanged();
+}
+
+void ModelDownloads::setToken(const QString& token, bool remember) {
+    if (options_.token) return;  // HF_TOKEN comes first, as the hub's own tools have it
+    const QString t = token.trimmed();
+    if (std::any_of(t.begin(), t.end(), [](QChar c) { return c.unicode() <= 0x20 || c.unicode() >= 0x7f; })) {
+        setTokenState(tokenSource_, QString());
+        return;  // a token is printable ASCII: the field says so before it gets here
+    }
+    typedToken_ = t.isEmpty() ? std::nullopt : std::optional<std::string>(t.toStdString());
+    setTokenState(t.isEmpty() ? QString() : remember ? QStringLiteral("keyring") : QStringLiteral("session"), QString());
+    auto done = [this, alive = QPointer<ModelDownloads>(this)](QString error) {
+        if (alive && !error.isEmpty()) setTokenState(typedToken_ ? QStringLiteral("session") : QString(), error);
+    };
+    if (remember && !t.isEmpty()) secrets_->write(keyringAccount(), t, done);
+    else secrets_->remove(keyringAccount(), done);
+}
+
+catalog::HubOptions ModelDownloads::requestOptions() const {
+    catalog::HubOptions o = options_;
+    if (!o.token && typedToken_) {
+        o.token = typedToken_;
+        o.tokenName = "the token you entered";
+    }
+    o.tokenAdvice = "set the Hugging Face token below";
+    return o;
+}
+
+void ModelDownloads::setDenied(const Error& error, const QString& repo) {
+    const QString page = error.kind == ErrorKind::Denied ? qs(options_.endpoint) + QLatin1Char('/') + repo : QString();
+    if (page == deniedPage_) return;
+    deniedPage_ = page;
+    emit deniedChanged();
+}
+
+void ModelDownloads::describeLocalCopy(QVariantMap& row, const catalog::LocalCopy& copy, const catalog::HubFile& file,
+                                       std::optional<uint64_t> freeBytes) {
+    row["downloaded"] = copy.complete;
+    row["localPath"] = copy.complete ? qs(copy.path.string()) : QString();
+    row["kept"] = double(copy.kept);
+    const uint64_t needed = catalog::diskNeeded(file, copy.kept);
+    row["room"] = !copy.complete && freeBytes && *freeBytes < needed
+                      ? tr("Not enough disk space: it needs %1, %2 free").arg(qs(formatBytes(needed)), qs(formatBytes(*freeBytes)))
+                      : QString();
+}
+
+void ModelDownloads::refreshLocalCopies() {
+    const auto folder = catalog::inferscopeModelsFolder(library_->environment());
+    const auto dir = catalog::downloadDestination(folder, repo_.toStdString(), "x").parent_path();
+    const auto freeBytes = freeSpace_ ? freeSpace_(dir) : catalog::freeDiskSpace(dir);
+    for (size_t i = 0; i < hubFiles_.size() && i < size_t(files_.size()); ++i) {
+        QVariantMap row = files_[qsizetype(i)].toMap();
+        describeLocalCopy(row, catalog::localCopyOf(folder, repo_.toStdString(), hubFiles_[i]), hubFiles_[i], freeBytes);
+        files_[qsizetype(i)] = row;
+    }
+    emit filesChanged();
 }
 
 ModelDownloads::~ModelDownloads() {
@@ -59,11 +154,12 @@ void ModelDownloads::browse(Work work) {
 void ModelDownloads::search(const QString& text) {
     const std::string query = text.trimmed().toStdString();
     if (query.empty()) return;
-    const catalog::HubOptions options = options_;
+    const catalog::HubOptions options = requestOptions();
     browse([this, options, query](const std::shared_ptr<std::atomic<bool>>& cancel) {
         auto found = catalog::searchGgufRepos(options, query);
         post(cancel, [this, found = std::move(found)] {
             repos_.clear();
+            setDenied(found ? Error{} : found.error(), QString());
             if (!found) browseError_ = qs(found.error().message);
             else
                 for (const catalog::HubRepo& r : *found)
@@ -80,15 +176,31 @@ void ModelDownloads::listFiles(const QString& repo) {
     files_.clear();
     hubFiles_.clear();
     emit filesChanged();
-    const catalog::HubOptions options = options_;
-    browse([this, options, id](const std::shared_ptr<std::atomic<bool>>& flag) {
+    const catalog::HubOptions options = requestOptions();
+    const auto folder = catalog::inferscopeModelsFolder(library_->environment());
+    auto freeSpace = freeSpace_;
+    browse([this, options, id, folder, freeSpace](const std::shared_ptr<std::atomic<bool>>& flag) {
         const std::atomic<bool>& cancel = *flag;
         auto listed = catalog::listGgufFiles(options, id);
-        if (!listed) return post(flag, [this, message = qs(listed.error().message)] { browseError_ = message; emit browsingChanged(); });
-        post(flag, [this, files = *listed] {
+        if (!listed)
+            return post(flag, [this, error = listed.error(), repo = qs(id)] {
+                browseError_ = qs(error.message);
+                setDenied(error, repo);
+                emit browsingChanged();
+            });
+        // What of each file is here already, and whether the disk has room for the rest.
+        const auto dir = catalog::downloadDestination(folder, id, "x").parent_path();
+        const auto freeBytes = freeSpace ? freeSpace(dir) : catalog::freeDiskSpace(dir);
+        QVariantList rows;
+        for (const catalog::HubFile& f : *listed) {
+            QVariantMap row{{"path", qs(f.path)}, {"bytes", double(f.size)}, {"fit", QString()}, {"fitText", tr("reading its header…")}};
+            describeLocalCopy(row, catalog::localCopyOf(folder, id, f), f, freeBytes);
+            rows << row;
+        }
+        post(flag, [this, files = *listed, rows] {
             hubFiles_ = files;
-            for (const catalog::HubFile& f : files)
-                files_ << QVariantMap{{"path", qs(f.path)}, {"bytes", double(f.size)}, {"fit", QString()}, {"fitText", tr("reading its header…")}};
+            files_ = rows;
+            setDenied(Error{}, QString());
             emit filesChanged();
         });
         // Each file's header (a few MB by range request), for its shape and fit.
@@ -122,13 +234,14 @@ bool ModelDownloads::download(const QString& file) {
     request.file = it->path;
     request.modelsFolder = catalog::inferscopeModelsFolder(library_->environment());
     request.cancel = cancel.get();
+    request.freeSpace = freeSpace_;
     request.progress = [this, cancel](const catalog::DownloadProgress& p) {
         post(cancel, [this, p] {
             progress_ = p;
             emit progressChanged();
         });
     };
-    const catalog::HubOptions options = options_;
+    const catalog::HubOptions options = requestOptions();
     downloadName_ = repo_ + QLatin1Char('/') + file;
     downloadMessage_.clear();
     progress_ = {};
@@ -136,9 +249,10 @@ bool ModelDownloads::download(const QString& file) {
     download_ = QThread::create([this, cancel, options, request] {
         auto done = catalog::downloadModel(options, request);
         // Posted even when cancelled: the message says the partial file was kept.
-        QMetaObject::invokeMethod(this, [this, done = std::move(done)] {
+        QMetaObject::invokeMethod(this, [this, done = std::move(done), repo = qs(request.repo)] {
             download_->wait();
             delete std::exchange(download_, nullptr);
+            setDenied(done ? Error{} : done.error(), repo);
             if (done) {
                 downloadMessage_ = tr("Downloaded and verified: %1").arg(qs(done->string()));
                 emit downloaded(qs(done->string()));
@@ -148,6 +262,7 @@ bool ModelDownloads::download(const QString& file) {
             } else {
                 downloadMessage_ = tr("Not downloaded: %1").arg(qs(done.error().message));
             }
+            if (repo == repo_) refreshLocalCopies();  // "Downloaded", or the part a next try resumes
             emit downloadChanged();
         }, Qt::QueuedConnection);
     });

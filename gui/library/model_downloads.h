@@ -7,6 +7,11 @@
 // stopped; the file is used only once its sha256 is the hub's (catalog/hub_client.h does the
 // transfers, HF_ENDPOINT and HF_TOKEN as the hub's own tools read them).
 //
+// A file already here says so (downloaded, or the part a download would resume from, after a
+// restart too), and one without room on the disk says how much it needs. A gated or private
+// repository says what to do: the token comes from HF_TOKEN, or from the field the tab shows
+// (kept for this run, or in the system keyring when the person asks).
+//
 // Every transfer blocks on a thread of its own (one for browsing, one for the download) and posts
 // its result back; the GUI thread never waits on the network. A newer search or listing replaces
 // the one under way; closing the app stops both and waits for them.
@@ -21,6 +26,7 @@
 
 #include "app/qml_singleton.h"
 #include "catalog/hub_client.h"
+#include "settings/secret_store.h"
 
 namespace inferscope {
 
@@ -31,7 +37,9 @@ class ModelDownloads : public QObject, public QmlSingleton<ModelDownloads> {
     QML_ELEMENT
     QML_SINGLETON
     // Browsing: a search or listing under way, and what it found. repos: {id, downloads, likes};
-    // files: {path, bytes, fit, fitText} (fit "" until the file's header was read).
+    // files: {path, bytes, fit, fitText, downloaded, kept, room} (fit "" until the file's header
+    // was read; downloaded: it is in our folder; kept: bytes a download resumes from; room: "" or
+    // why the disk cannot take it).
     Q_PROPERTY(bool browsing READ browsing NOTIFY browsingChanged)
     Q_PROPERTY(QString browseError READ browseError NOTIFY browsingChanged)
     Q_PROPERTY(QVariantList repos READ repos NOTIFY reposChanged)
@@ -45,11 +53,18 @@ class ModelDownloads : public QObject, public QmlSingleton<ModelDownloads> {
     Q_PROPERTY(double bytesPerSecond READ bytesPerSecond NOTIFY progressChanged)
     Q_PROPERTY(double secondsLeft READ secondsLeft NOTIFY progressChanged)
     Q_PROPERTY(QString downloadMessage READ downloadMessage NOTIFY downloadChanged)
+    // The hub page of a repository that refused us (401/403: gated, private, a bad token), "" else.
+    Q_PROPERTY(QString deniedPage READ deniedPage NOTIFY deniedChanged)
+    // Where the token sent to the hub comes from: "environment" (HF_TOKEN), "keyring", "session"
+    // (typed in this run), "" (none); and why the keyring failed, "" when it did not.
+    Q_PROPERTY(QString tokenSource READ tokenSource NOTIFY tokenChanged)
+    Q_PROPERTY(QString tokenProblem READ tokenProblem NOTIFY tokenChanged)
 
 public:
     // No default constructor (QML_SINGLETON would make its own). The library says where our
-    // folder is, what the fit is measured against, and lists a finished download.
-    ModelDownloads(ModelLibrary* library, QObject* parent);
+    // folder is, what the fit is measured against, and lists a finished download; `secrets` keeps
+    // a token the person asks to remember (the system keyring in the app).
+    ModelDownloads(ModelLibrary* library, QObject* parent, std::unique_ptr<SecretStore> secrets = nullptr);
     ~ModelDownloads() override;  // stops both threads and waits for them
 
     bool browsing() const { return browse_ != nullptr; }
@@ -64,6 +79,9 @@ public:
     double bytesPerSecond() const { return progress_.bytesPerSecond; }
     double secondsLeft() const { return progress_.secondsLeft; }
     QString downloadMessage() const { return downloadMessage_; }
+    QString deniedPage() const { return deniedPage_; }
+    QString tokenSource() const { return tokenSource_; }
+    QString tokenProblem() const { return tokenProblem_; }
 
     Q_INVOKABLE void search(const QString& text);
     // The repository's GGUF files, then each one's header, one after the other.
@@ -72,12 +90,14 @@ public:
     Q_INVOKABLE bool download(const QString& file);
     // Stops the download; its partial file stays and the next download of it resumes.
     Q_INVOKABLE void cancelDownload();
+    // The token for the hub from now on ("" forgets it); kept in the keyring when `remember`,
+    // else for this run (and any remembered one is removed). HF_TOKEN, when set, comes first.
+    Q_INVOKABLE void setToken(const QString& token, bool remember);
 
     // The hub's address and token (HubOptions::fromEnvironment by default; tests: a fixture).
-    void setHubOptions(const catalog::HubOptions& options) {
-        options_ = options;
-        optionsError_.clear();  // what the environment's HF_ENDPOINT got wrong no longer applies
-    }
+    void setHubOptions(const catalog::HubOptions& options);
+    // Where a download checks its room (catalog::freeDiskSpace by default; tests: a full disk).
+    void setFreeSpaceProbe(std::function<std::optional<uint64_t>(const std::filesystem::path&)> probe) { freeSpace_ = std::move(probe); }
 
 signals:
     void browsingChanged();
@@ -86,6 +106,8 @@ signals:
     void downloadChanged();
     void progressChanged();
     void downloaded(const QString& path);
+    void deniedChanged();
+    void tokenChanged();
 
 private:
     // Runs on the browse thread with its cancel flag (set when a newer one replaces it).
@@ -95,10 +117,25 @@ private:
     void stopDownload();
     // Runs `post` on the GUI thread unless `cancel` was set meanwhile.
     void post(const std::shared_ptr<std::atomic<bool>>& cancel, std::function<void()> post);
+    // The options a request goes with: ours, with the token and the app's words for it.
+    catalog::HubOptions requestOptions() const;
+    // A row's local facts: downloaded, kept, room (on whichever thread lists the files).
+    static void describeLocalCopy(QVariantMap& row, const catalog::LocalCopy& copy, const catalog::HubFile& file,
+                                  std::optional<uint64_t> freeBytes);
+    void refreshLocalCopies();
+    // A failure's words, and the page of a repository that refused us.
+    void setDenied(const Error& error, const QString& repo);
+    void setTokenState(const QString& source, const QString& problem);
+    void readRememberedToken();
+    QString keyringAccount() const;
 
     ModelLibrary* library_;
     catalog::HubOptions options_;
     QString optionsError_;
+    std::unique_ptr<SecretStore> secrets_;
+    std::optional<std::string> typedToken_;  // from the field (or the keyring) when HF_TOKEN is not set
+    QString tokenSource_, tokenProblem_, deniedPage_;
+    std::function<std::optional<uint64_t>(const std::filesystem::path&)> freeSpace_;
     QThread* browse_ = nullptr;
     QThread* download_ = nullptr;
     std::shared_ptr<std::atomic<bool>> browseCancel_, downloadCancel_;

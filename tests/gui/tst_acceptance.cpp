@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "app/units.h"
 #include "chat/token_heatmap.h"
 #include "step_gate.h"
 #include "app_stack.h"
@@ -327,22 +328,39 @@ private slots:
 
     // The hub tab: search, a repository's file with its fit, a download cut at 40% that resumes
     // and is verified; the first tab lists it among our downloads; Open, and it answers.
-    void downloadFromTheHubThenChat() {
-        QVERIFY(start(1400, 900));
+    // The hub tab: a search, a file with its fit, a download stopped by the person; the app closed
+    // and started again: the row says what is kept, Resume goes on from it through a cut
+    // connection, the file is verified, and the same row opens it for a chat.
+    void downloadStopRestartResumeThenChat() {
         testing_hub::HubFixture fixture;
         QFile model(bundledModel());
         QVERIFY(model.open(QIODevice::ReadOnly));
-        fixture.addFile("karpathy/stories-GGUF", "stories260K.gguf", model.readAll().toStdString());
+        const QByteArray bytes = model.readAll();
+        fixture.addFile("karpathy/stories-GGUF", "stories260K.gguf", bytes.toStdString());
+        QTemporaryDir home;  // one home for both runs: the models folder survives the restart
+        catalog::Environment env;
+        env.home = home.path().toStdString();
+        env.systemOllamaModels = env.home + "/system-ollama";
         catalog::HubOptions options;
         options.endpoint = fixture.endpoint();
+        options.stallTimeoutSeconds = 60;  // a stall lasts until Stop
         options.sleep = [](int) {};
-        app_->downloads->setHubOptions(options);
-        window()->requestActivate();
-        QTest::keyClick(window(), Qt::Key_L, Qt::ControlModifier);
-        QObject* dialog = window()->findChild<QObject*>(QStringLiteral("libraryDialog"));
-        QVERIFY(dialog);
-        QTRY_VERIFY(dialog->property("opened").toBool());
-        click(waitNamed(QStringLiteral("hubTab")));
+        const QString destination = QString::fromStdString(
+            catalog::downloadDestination(catalog::inferscopeModelsFolder(env), "karpathy/stories-GGUF", "stories260K.gguf").string());
+        const QString part = QString::fromStdString(catalog::partialFileOf(destination.toStdString()).string());
+        auto openHubTab = [&] {
+            app_->library->setEnvironment(env);
+            app_->downloads->setHubOptions(options);
+            window()->requestActivate();
+            QTest::keyClick(window(), Qt::Key_L, Qt::ControlModifier);
+            QObject* dialog = window()->findChild<QObject*>(QStringLiteral("libraryDialog"));
+            if (!dialog || !QTest::qWaitFor([&] { return dialog->property("opened").toBool(); }, 5000)) return (QObject*)nullptr;
+            click(waitNamed(QStringLiteral("hubTab")));
+            return dialog;
+        };
+
+        QVERIFY(start(1400, 900));
+        QVERIFY(openHubTab());
         // Before a search: a few small instruct models, each with its licence.
         QVERIFY(waitText(QStringLiteral("Qwen/Qwen2.5-0.5B-Instruct-GGUF\nQwen 2.5, 0.5B · Apache 2.0")));
         shot(QStringLiteral("hub-start"));
@@ -354,28 +372,56 @@ private slots:
         QQuickItem* fit = nullptr;
         QTRY_VERIFY_WITH_TIMEOUT((fit = visibleNamed(QStringLiteral("hubFileFit"))) && fit->property("text").toString().contains(QStringLiteral("fits: ")), 20000);
         QCOMPARE(fit->property("text").toString().left(25), QStringLiteral("1.13 MiB · llama F32 · fi"));
+        QCOMPARE(visibleNamed(QStringLiteral("hubDownload0"))->property("text").toString(), QStringLiteral("Download"));
         shot(QStringLiteral("hub"));
-        fixture.cutAtPercent = 40;  // the download's first answer (the header was read before)
+        fixture.stallNext = true;  // a tenth arrives, then nothing
         click(visibleNamed(QStringLiteral("hubDownload0")));
-        const QString destination =
-            QString::fromStdString(catalog::downloadDestination(catalog::inferscopeModelsFolder(app_->library->environment()), "karpathy/stories-GGUF",
-                                                                "stories260K.gguf").string());
-        QTRY_VERIFY_WITH_TIMEOUT(visibleWithText(QStringLiteral("Downloaded and verified: ") + destination), 30000);
-        shot(QStringLiteral("downloaded"));
-        bool resumed = false;
-        for (const auto& r : fixture.requests()) resumed = resumed || (r.listener == "cdn" && r.range.starts_with("bytes=") && !r.range.starts_with("bytes=0-"));
-        QVERIFY(resumed);
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(part).size() > 0, 20000);
+        click(waitNamed(QStringLiteral("hubCancel")));
+        QVERIFY(waitText(QStringLiteral("Stopped; the part downloaded is kept and the next download of this file resumes from it.")));
+        const qint64 kept = QFileInfo(part).size();
 
-        click(visibleNamed(QStringLiteral("localTab")));
-        QTRY_VERIFY_WITH_TIMEOUT(visibleWithText(QStringLiteral("karpathy/stories-GGUF/stories260K.gguf")), 20000);
-        QVERIFY(visibleWithText(QStringLiteral("Inferscope downloads")));
+        // Closed and started again.
+        app_->close();
+        app_.reset();
+        QVERIFY(start(1400, 900));
+        QVERIFY(openHubTab());
+        click(waitNamed(QStringLiteral("hubSearch")));
+        typeText(QStringLiteral("stories"));
+        QTest::keyClick(window(), Qt::Key_Return);
+        QTRY_VERIFY_WITH_TIMEOUT(visibleWithText(QStringLiteral("karpathy/stories-GGUF")), 20000);
+        click(visibleWithText(QStringLiteral("karpathy/stories-GGUF")));
+        const QString keptText = QStringLiteral("%1 of 1.13 MiB downloaded before: the download goes on from there").arg(binaryBytes(uint64_t(kept)));
+        QTRY_VERIFY_WITH_TIMEOUT(visibleNamed(QStringLiteral("hubFileLocal")), 20000);
+        QCOMPARE(visibleNamed(QStringLiteral("hubFileLocal"))->property("text").toString(), keptText);
+        QQuickItem* resume = visibleNamed(QStringLiteral("hubDownload0"));
+        QCOMPARE(resume->property("text").toString(), QStringLiteral("Resume"));
+        shot(QStringLiteral("resume"));
+        fixture.clearRequests();
+        fixture.cutAtPercent = 40;  // and the connection is cut once on the way
+        click(resume);
+        QTRY_VERIFY_WITH_TIMEOUT(visibleWithText(QStringLiteral("Downloaded and verified: ") + destination), 30000);
+        QString firstRange;
+        for (const auto& r : fixture.requests())
+            if (r.listener == "cdn" && firstRange.isEmpty()) firstRange = QString::fromStdString(r.range);
+        QCOMPARE(firstRange, QStringLiteral("bytes=%1-").arg(kept));
+        QFile got(destination);
+        QVERIFY(got.open(QIODevice::ReadOnly));
+        QVERIFY(got.readAll() == bytes);
+        QTRY_COMPARE(visibleNamed(QStringLiteral("hubFileLocal"))->property("text").toString(), QStringLiteral("Downloaded: in your models folder"));
+        QQuickItem* open = visibleNamed(QStringLiteral("hubDownload0"));
+        QCOMPARE(open->property("text").toString(), QStringLiteral("Open"));
+        shot(QStringLiteral("downloaded"));
+
         QSignalSpy loaded(app_->engine.get(), &EngineController::modelChanged);
-        click(visibleNamed(QStringLiteral("libraryOpen0")));
+        click(open);
         QVERIFY(arrived(loaded, 10000));
         QCOMPARE(app_->engine->modelPath(), destination);
-        QTRY_VERIFY(!dialog->property("visible").toBool());
         QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
         QVERIFY2(lastMessageText().contains(QStringLiteral("there was a little girl")), qPrintable(lastMessageText()));
+        // The library lists it among our downloads.
+        QTRY_VERIFY_WITH_TIMEOUT(app_->library->count() == 1 && !app_->library->scanning(), 20000);
+        QCOMPARE(app_->library->data(app_->library->index(0), ModelLibrary::SourceRole).toString(), QStringLiteral("Inferscope downloads"));
     }
 
     // Settings → Structured output: GBNF chosen in the box, a grammar typed with a mistake (said

@@ -1,6 +1,7 @@
 // ModelDownloads against the hub fixture on 127.0.0.1 (tests/support/hub_fixture.h): a search, a
 // repository's files with the fit read from each header, a download cut at 40% that resumes and
-// is verified, one stopped by the person and resumed later, and one whose hash is not the hub's.
+// is verified, one stopped by the person and resumed later (in this run or the next), one whose
+// hash is not the hub's, a disk without room, and a gated repository opened by a typed token.
 #include <QFile>
 #include <QFileInfo>
 #include <QSignalSpy>
@@ -8,6 +9,7 @@
 #include <QTest>
 
 #include "catalog/model_summary.h"
+#include "common/memory_budget.h"
 #include "gui_test_helpers.h"
 #include "hub_fixture.h"
 #include "library/model_downloads.h"
@@ -35,6 +37,7 @@ struct Hub {
     ModelLibrary library{nullptr};
     ModelDownloads downloads{&library, nullptr};
     std::string model = bundledBytes();
+    catalog::HubOptions options;
 
     Hub() {
         fixture.addFile(kRepo, kFile, model);
@@ -42,7 +45,6 @@ struct Hub {
         env.home = home.path().toStdString();
         env.systemOllamaModels = env.home + "/system-ollama";
         library.setEnvironment(env);
-        catalog::HubOptions options;
         options.endpoint = fixture.endpoint();
         options.stallTimeoutSeconds = 60;  // a stall lasts until the test stops the download
         options.sleep = [](int) {};  // retries do not wait
@@ -51,11 +53,14 @@ struct Hub {
     QString destination() const {
         return QString::fromStdString(catalog::downloadDestination(catalog::inferscopeModelsFolder(library.environment()), kRepo, kFile).string());
     }
-    bool listed() {
-        downloads.listFiles(kRepo);
-        return QTest::qWaitFor([&] { return !downloads.browsing() && !fileAt(downloads, 0, "fit").isEmpty(); }, 20000);
+    QString part() const { return QString::fromStdString(catalog::partialFileOf(destination().toStdString()).string()); }
+    bool listed() { return listedBy(downloads); }
+    static bool listedBy(ModelDownloads& d, const char* repo = kRepo) {
+        d.listFiles(repo);
+        return QTest::qWaitFor([&] { return !d.browsing() && (!fileAt(d, 0, "fit").isEmpty() || !d.browseError().isEmpty()); }, 20000);
     }
-    bool ended() { return QTest::qWaitFor([&] { return !downloads.downloading(); }, 30000); }
+    bool ended() { return endedFor(downloads); }
+    static bool endedFor(ModelDownloads& d) { return QTest::qWaitFor([&] { return !d.downloading(); }, 30000); }
     bool rangeAsked() const {
         for (const auto& r : fixture.requests())
             if (r.listener == "cdn" && r.range.starts_with("bytes=") && !r.range.starts_with("bytes=0-")) return true;
@@ -121,7 +126,7 @@ private slots:
         hub.fixture.stallNext = true;  // 10% arrives, then nothing
         QVERIFY(hub.downloads.download(kFile));
         // The stalled part is on disk (no progress is reported while nothing arrives).
-        const QString part = QString::fromStdString(catalog::partialFileOf(hub.destination().toStdString()).string());
+        const QString part = hub.part();
         QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(part).size() > 0, 20000);
         QVERIFY(hub.downloads.downloading());
         hub.downloads.cancelDownload();
@@ -135,6 +140,105 @@ private slots:
         QVERIFY(hub.ended());
         QCOMPARE(hub.downloads.downloadMessage(), QStringLiteral("Downloaded and verified: %1").arg(hub.destination()));
         QVERIFY(hub.rangeAsked());
+    }
+
+    // Stopped, then the app closed: the next run's list says how much is here, and the download
+    // goes on from there (a Range from the kept byte), verified.
+    void aPartKeptAcrossARestartIsResumed() {
+        Hub hub;
+        QVERIFY(hub.listed());
+        QCOMPARE(hub.downloads.files().first().toMap()["kept"].toDouble(), 0.0);
+        hub.fixture.stallNext = true;  // 10% arrives, then nothing
+        QVERIFY(hub.downloads.download(kFile));
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(hub.part()).size() > 0, 20000);
+        hub.downloads.cancelDownload();
+        QVERIFY(hub.ended());
+        const qint64 kept = QFileInfo(hub.part()).size();
+        QCOMPARE(kept, qint64(hub.model.size() / 10));
+        QCOMPARE(hub.downloads.files().first().toMap()["kept"].toDouble(), double(kept));  // said at once
+
+        // The next run: new objects over the same home and models folder.
+        ModelLibrary library{nullptr};
+        library.setEnvironment(hub.library.environment());
+        ModelDownloads again{&library, nullptr};
+        again.setHubOptions(hub.options);
+        QVERIFY(Hub::listedBy(again));
+        QVariantMap row = again.files().first().toMap();
+        QCOMPARE(row["kept"].toDouble(), double(kept));
+        QCOMPARE(row["downloaded"].toBool(), false);
+        QCOMPARE(row["room"].toString(), QString());
+        hub.fixture.clearRequests();
+        QSignalSpy done(&again, &ModelDownloads::downloaded);
+        QVERIFY(again.download(kFile));
+        QVERIFY(Hub::endedFor(again));
+        QCOMPARE(again.downloadMessage(), QStringLiteral("Downloaded and verified: %1").arg(hub.destination()));
+        QCOMPARE(done.count(), 1);
+        int fromKept = 0;
+        for (const auto& r : hub.fixture.requests())
+            if (r.listener == "cdn") fromKept += r.range == "bytes=" + std::to_string(kept) + "-";
+        QCOMPARE(fromKept, 1);
+        QFile f(hub.destination());
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll().toStdString(), hub.model);
+        // The row now opens the file.
+        row = again.files().first().toMap();
+        QCOMPARE(row["downloaded"].toBool(), true);
+        QCOMPARE(row["localPath"].toString(), hub.destination());
+        QCOMPARE(row["kept"].toDouble(), 0.0);
+    }
+
+    // A disk without room for the file: the row says so before anything is asked, and a download
+    // tried anyway writes nothing.
+    void noRoomOnTheDisk() {
+        Hub hub;
+        hub.downloads.setFreeSpaceProbe([](const std::filesystem::path&) { return std::optional<uint64_t>(uint64_t(1) << 20); });
+        QVERIFY(hub.listed());
+        const QString needs = QString::fromStdString(formatBytes(hub.model.size() + catalog::kDiskMargin));
+        const QString oneMiB = QString::fromStdString(formatBytes(uint64_t(1) << 20));
+        QCOMPARE(fileAt(hub.downloads, 0, "room"), QStringLiteral("Not enough disk space: it needs %1, %2 free").arg(needs, oneMiB));
+        QVERIFY(hub.downloads.download(kFile));
+        QVERIFY(hub.ended());
+        QCOMPARE(hub.downloads.downloadMessage(),
+                 QStringLiteral("Not downloaded: not enough disk space for %1/%2: it needs %3, %4 has %5 free")
+                     .arg(kRepo, kFile, needs, QFileInfo(hub.destination()).absolutePath(), oneMiB));
+        QVERIFY(!QFileInfo::exists(hub.part()));
+        QVERIFY(!QFileInfo::exists(hub.destination()));
+    }
+
+    // A gated repository: what to do, its page, and the token typed in the tab opens it; a token
+    // it does not accept is said to be refused; forgetting the token closes it again.
+    void aGatedRepositoryOpensToTheTokenTyped() {
+        Hub hub;
+        hub.fixture.addGatedRepo("meta/gated-GGUF", "hf_accepted");
+        hub.fixture.addFile("meta/gated-GGUF", kFile, hub.model);
+        QCOMPARE(hub.downloads.tokenSource(), QString());
+        QVERIFY(Hub::listedBy(hub.downloads, "meta/gated-GGUF"));
+        const QString gated = QStringLiteral("meta/gated-GGUF is gated (HTTP 403): accept its conditions on its page on the hub, then set the "
+                                             "Hugging Face token below to a token of that account");
+        QCOMPARE(hub.downloads.browseError(), gated);
+        QCOMPARE(hub.downloads.deniedPage(), QString::fromStdString(hub.fixture.endpoint()) + QStringLiteral("/meta/gated-GGUF"));
+        QCOMPARE(hub.downloads.files().size(), 0);
+
+        hub.downloads.setToken(QStringLiteral("hf_someone_else"), false);
+        QCOMPARE(hub.downloads.tokenSource(), QStringLiteral("session"));
+        QVERIFY(Hub::listedBy(hub.downloads, "meta/gated-GGUF"));
+        QCOMPARE(hub.downloads.browseError(), gated + QStringLiteral(" (the one set was refused)"));
+
+        hub.downloads.setToken(QStringLiteral("  hf_accepted "), true);
+        QCOMPARE(hub.downloads.tokenSource(), QStringLiteral("keyring"));
+        QCOMPARE(hub.downloads.tokenProblem(), QString());
+        QVERIFY(Hub::listedBy(hub.downloads, "meta/gated-GGUF"));
+        QCOMPARE(hub.downloads.browseError(), QString());
+        QCOMPARE(hub.downloads.deniedPage(), QString());
+        QCOMPARE(fileAt(hub.downloads, 0, "path"), QString(kFile));
+        // Sent to the hub only: the file's bytes come from the CDN without it.
+        for (const auto& r : hub.fixture.requests())
+            if (r.listener == "cdn") QVERIFY2(!r.token, r.target.c_str());
+
+        hub.downloads.setToken(QString(), false);
+        QCOMPARE(hub.downloads.tokenSource(), QString());
+        QVERIFY(Hub::listedBy(hub.downloads, "meta/gated-GGUF"));
+        QCOMPARE(hub.downloads.browseError(), gated);
     }
 
     // A file whose bytes are not what the hub's listing says: refused, nothing left to pick up.
