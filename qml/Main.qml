@@ -14,7 +14,7 @@ ApplicationWindow {
     minimumHeight: 520
     visible: true
     // The platform appends " — Inferscope" (the application's display name) on its own.
-    title: EngineController.hasModel ? EngineController.modelName : "Inferscope"
+    title: EngineController.hasModel ? EngineController.loaded.name : "Inferscope"
     color: Theme.background
 
     palette {

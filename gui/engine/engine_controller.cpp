@@ -40,12 +40,35 @@ EngineController::EngineController(QObject* parent)
     connect(worker, &EngineWorker::deviceChanged, this, [this](const QString& description) {
         if (!model_ || backend_ != local_) return;
         model_->device = description.toStdString();
+        refreshLoaded();
         emit deviceChanged();
     }, Qt::QueuedConnection);
     connectKvRequests();
     connectBackend(local_);
     connectBackend(remote_);
     connectRemote();
+}
+
+// Called before each signal that says what is loaded changed: QML's handlers of those signals run
+// before any C++ connection, and read `loaded`.
+void EngineController::refreshLoaded() {
+    LoadedFacts now;
+    now.name = modelName();
+    now.path = modelPath();
+    now.serverUrl = serverUrl();
+    now.device = deviceDescription();
+    now.kernelSet = kernelSet();
+    now.precision = precision();
+    now.details = modelDetails_;
+    now.detectedTemplate = detectedTemplate();
+    now.contextLength = contextLength();
+    now.weightBytes = weightBytes();
+    now.kvBytesReserved = kvBytesReserved();
+    now.kvType = kvType();
+    now.reportedStages = reportedStages();
+    if (now == loaded_) return;
+    loaded_ = std::move(now);
+    emit loadedChanged();
 }
 
 // Each backend's events, for its current job only (a job of the other one, or an older one, is over).
@@ -64,12 +87,15 @@ void EngineController::connectBackend(InferenceBackend* backend) {
         emit inspectionArrived(reply);
     });
     connect(backend, &InferenceBackend::reportedStagesChanged, this, [this, backend] {
-        if (backend == backend_) emit reportedStagesChanged();
+        if (backend != backend_) return;
+        refreshLoaded();
+        emit reportedStagesChanged();
     });
 }
 
 void EngineController::use(InferenceBackend* backend) {
     backend_ = backend;
+    refreshLoaded();
     emit reportedStagesChanged();
 }
 
@@ -166,6 +192,7 @@ void EngineController::onModelLoaded(quint64 requestId, const LoadedModel& model
     else if (autoMeasureMachine_)
         emit requestMachineMeasurement();
     setState(State::Ready);
+    refreshLoaded();
     emit modelChanged();
     emit deviceChanged();
     emit statsChanged();
@@ -243,7 +270,9 @@ void EngineController::stop() {
 void EngineController::setKv(const KvCacheStats& kv) {
     const bool reservedChanged = kv.bytesReserved != kv_.bytesReserved;
     kv_ = kv;
-    if (reservedChanged) emit kvBytesReservedChanged();
+    if (!reservedChanged) return;
+    refreshLoaded();
+    emit kvBytesReservedChanged();
 }
 
 void EngineController::onPrefillFinished(quint64 jobId, const PrefillStats& stats) {

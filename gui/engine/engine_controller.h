@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 
+#include "engine/engine_facts.h"
 #include "engine/engine_types.h"
 #include "engine/inference_backend.h"
 #include "engine/kv_jobs.h"
@@ -31,44 +32,17 @@ class EngineController : public QObject, public QmlSingleton<EngineController> {
     Q_PROPERTY(State state READ state NOTIFY stateChanged)
     Q_PROPERTY(bool busy READ busy NOTIFY stateChanged)
     Q_PROPERTY(bool hasModel READ hasModel NOTIFY modelChanged)
-    Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
-    Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelChanged)
-    Q_PROPERTY(QString deviceDescription READ deviceDescription NOTIFY deviceChanged)
-    Q_PROPERTY(QString kernelSet READ kernelSet CONSTANT)  // "avx2": the hand-written kernels in use (core/common/kernel_set.h)
-    Q_PROPERTY(QString precision READ precision NOTIFY modelChanged)
-    Q_PROPERTY(inferscope::ModelDetails modelDetails READ modelDetails NOTIFY modelChanged)
-    Q_PROPERTY(QString detectedTemplate READ detectedTemplate NOTIFY modelChanged)
-    Q_PROPERTY(int contextLength READ contextLength NOTIFY modelChanged)
-    Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
-    Q_PROPERTY(double weightBytes READ weightBytes NOTIFY modelChanged)
-    // Its own signal, sent when it changes (a load, another cache type): statsChanged comes with
-    // every step batch, and the Model panel's table and the status bar's memory figure were built
-    // again ten times a second for a number that had not changed.
-    Q_PROPERTY(double kvBytesReserved READ kvBytesReserved NOTIFY kvBytesReservedChanged)
-    // The loaded cache's element type ("f32", "f16", "q8_0", "q4_0"; "" without a model).
-    Q_PROPERTY(QString kvType READ kvType NOTIFY statsChanged)
-    Q_PROPERTY(double kvBytesUsed READ kvBytesUsed NOTIFY statsChanged)
-    Q_PROPERTY(double prefillTokensPerSecond READ prefillTokensPerSecond NOTIFY statsChanged)
-    Q_PROPERTY(double decodeTokensPerSecond READ decodeTokensPerSecond NOTIFY statsChanged)
-    Q_PROPERTY(double timeToFirstTokenMs READ timeToFirstTokenMs NOTIFY statsChanged)
-    Q_PROPERTY(double loadProgress READ loadProgress NOTIFY loadProgressChanged)
-    Q_PROPERTY(QString loadStage READ loadStage NOTIFY loadProgressChanged)
-    Q_PROPERTY(QString loadingPath READ loadingPath NOTIFY stateChanged)
     Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY errorMessageChanged)
     Q_PROPERTY(QStringList notices READ notices NOTIFY modelChanged)
     // What the backend in use can tell and do (inference_backend.h); all false without a model.
-    // Connected to a server (engine_controller_remote.cpp), modelName is the server's model id,
-    // modelPath "http://host:port#model" (the recent list's entry) and serverUrl its address.
     Q_PROPERTY(inferscope::BackendAbilities abilities READ abilities NOTIFY modelChanged)
-    Q_PROPERTY(QString serverUrl READ serverUrl NOTIFY modelChanged)
-    // The sampler stages whose probabilities the steps carry: all six locally; remote "raw" only,
-    // all six once a step came with Inferscope's extension (its server's sampler record).
-    Q_PROPERTY(QStringList reportedStages READ reportedStages NOTIFY reportedStagesChanged)
-    // The "Connect to a server" dialog: the models GET /v1/models listed, why listing failed,
-    // whether a listing is under way.
-    Q_PROPERTY(QStringList serverModels READ serverModels NOTIFY serverModelsChanged)
-    Q_PROPERTY(QString serverError READ serverError NOTIFY serverModelsChanged)
-    Q_PROPERTY(bool listingModels READ listingModels NOTIFY serverModelsChanged)
+    // engine_facts.h: what is loaded, the running figures, a load under way, a server's model list.
+    // Connected to a server (engine_controller_remote.cpp), loaded.name is the server's model id,
+    // loaded.path "http://host:port#model" (the recent list's entry) and loaded.serverUrl its address.
+    Q_PROPERTY(inferscope::LoadedFacts loaded READ loaded NOTIFY loadedChanged)
+    Q_PROPERTY(inferscope::LiveFigures figures READ figures NOTIFY statsChanged)
+    Q_PROPERTY(inferscope::LoadingProgress loading READ loading NOTIFY loadProgressChanged)
+    Q_PROPERTY(inferscope::ServerListing serverListing READ serverListing NOTIFY serverModelsChanged)
 
 public:
     enum class State { NoModel, Loading, Ready, Prefilling, Decoding, Stopping };
@@ -108,6 +82,12 @@ public:
     QString loadingPath() const { return loadingPath_; }
     QString errorMessage() const { return errorMessage_; }
     QStringList notices() const;
+    const LoadedFacts& loaded() const { return loaded_; }
+    LiveFigures figures() const {
+        return {kv_.nUsed, double(kv_.bytesUsed), prefillTps_, decodeTps_, ttftMs_};
+    }
+    LoadingProgress loading() const { return {loadProgress_, loadStage_, loadingPath_}; }
+    ServerListing serverListing() const { return {serverModels_, serverError_, listingModels_}; }
 
     // Loads a model (a path or a file:// URL) on the worker. While generating, the generation is
     // cancelled first. The current model stays in use until the new one has loaded.
@@ -188,6 +168,7 @@ signals:
     void kvBytesReservedChanged();
     void loadProgressChanged();
     void errorMessageChanged();
+    void loadedChanged();
     void loadFailed(const QString& message);
     void kvTypeApplied(const QString& type);
     void kvTypeRefused(const QString& message);
@@ -212,6 +193,7 @@ signals:
 
 private:
     void setState(State s);
+    void refreshLoaded();  // loaded_ from what is loaded now; loadedChanged when it changed
     void setError(const QString& message);
     void setKv(const KvCacheStats& kv);  // kv_, and kvBytesReservedChanged when the reservation changed
     void onModelLoaded(quint64 requestId, const LoadedModel& model);
@@ -241,6 +223,7 @@ private:
     State state_ = State::NoModel;
     std::optional<LoadedModel> model_;
     ModelDetails modelDetails_;
+    LoadedFacts loaded_;
     KvCacheStats kv_;
     quint64 nextId_ = 1;
     quint64 pendingLoad_ = 0;

@@ -42,10 +42,11 @@ void EngineController::onKvTypeSet(quint64 requestId, const KvCacheStats& stats,
     if (requestId != pendingKvType_ || !model_) return;
     pendingKvType_ = 0;
     if (!error.isEmpty()) return emit kvTypeRefused(error);
-    kv_ = stats;
+    setKv(stats);  // kvBytesReservedChanged: the new type's reservation
     model_->kv = stats;
     model_->cost = PassCost(model_->info.hparams, model_->weightBytesPerToken, model_->matmulMacsPerToken, stats.bytesPerToken);
     modelDetails_ = ModelDetails::of(*model_);
+    refreshLoaded();
     emit statsChanged();
     emit kvTypeApplied(kvType());
 }

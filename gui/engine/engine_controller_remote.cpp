@@ -169,6 +169,7 @@ void EngineController::onServerModels(const QStringList& ids) {
     loadingPath_.clear();
     clearError();
     setState(State::Ready);
+    refreshLoaded();
     emit modelChanged();
     emit deviceChanged();
     emit statsChanged();

@@ -95,13 +95,13 @@ Rectangle {
                 horizontalAlignment: Text.AlignHCenter
                 wrapMode: Text.Wrap
                 color: Theme.muted
-                text: EngineController.loadingPath !== ""
-                      ? qsTr("Loading %1…").arg(EngineController.loadingPath.split("/").pop())
+                text: EngineController.loading.path !== ""
+                      ? qsTr("Loading %1…").arg(EngineController.loading.path.split("/").pop())
                       : !EngineController.hasModel
                       ? qsTr("Open a GGUF model to begin (Ctrl+O, or drop a .gguf file here).")
                       : ChatController.mode === ChatController.Completion
-                        ? qsTr("Completion mode: write the beginning of a text and %1 continues it. Each token's probabilities, the KV cache and the timings show in the inspector.").arg(EngineController.modelName)
-                        : qsTr("Chat with %1. Each token's probabilities, the KV cache and the timings show in the inspector.").arg(EngineController.modelName)
+                        ? qsTr("Completion mode: write the beginning of a text and %1 continues it. Each token's probabilities, the KV cache and the timings show in the inspector.").arg(EngineController.loaded.name)
+                        : qsTr("Chat with %1. Each token's probabilities, the KV cache and the timings show in the inspector.").arg(EngineController.loaded.name)
             }
         }
 

@@ -36,7 +36,7 @@ Item {
         Label {
             objectName: "authorLabel"
             // A stored answer names the model that wrote it, not the one loaded now.
-            text: root.isUser ? qsTr("You") : ((root.stats && root.stats.model) || EngineController.modelName || qsTr("Model"))
+            text: root.isUser ? qsTr("You") : ((root.stats && root.stats.model) || EngineController.loaded.name || qsTr("Model"))
             color: Theme.muted
             font.pixelSize: Theme.fontSmall
             font.bold: true

@@ -90,11 +90,11 @@ Dialog {
             ComboBox {
                 id: modelBox
                 objectName: "serverModel"
-                model: EngineController.serverModels
+                model: EngineController.serverListing.models
                 enabled: count > 0
                 Layout.fillWidth: true
                 Accessible.name: qsTr("Model")
-                displayText: count > 0 ? currentText : (EngineController.listingModels ? qsTr("asking the server…") : qsTr("no models listed"))
+                displayText: count > 0 ? currentText : (EngineController.serverListing.listing ? qsTr("asking the server…") : qsTr("no models listed"))
             }
         }
         // A server's deadlines (AppSettings, remote/reply_guard.h): kept between runs.
@@ -147,7 +147,7 @@ Dialog {
         Label {
             objectName: "serverError"
             visible: text !== ""
-            text: EngineController.serverError
+            text: EngineController.serverListing.error
             color: Theme.danger
             wrapMode: Text.WordWrap
             Layout.fillWidth: true
@@ -158,7 +158,7 @@ Dialog {
             objectName: "connectButton"
             text: qsTr("Connect")
             highlighted: true
-            enabled: modelBox.count > 0 && !EngineController.listingModels
+            enabled: modelBox.count > 0 && !EngineController.serverListing.listing
             DialogButtonBox.buttonRole: DialogButtonBox.AcceptRole
         }
         Button {

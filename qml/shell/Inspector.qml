@@ -100,14 +100,14 @@ Rectangle {
                 LayersPanel { anchors.fill: parent; visible: !EngineController.hasModel || EngineController.abilities.looksInside }
                 RemoteNote {
                     objectName: "layersRemoteNote"
-                    text: qsTr("%1 runs on a server, which answers with tokens and their log-probabilities only: what each layer would have predicted (the logit lens) needs the model's residual stream, which no OpenAI-compatible server exposes. Open a GGUF file to see it.").arg(EngineController.modelName)
+                    text: qsTr("%1 runs on a server, which answers with tokens and their log-probabilities only: what each layer would have predicted (the logit lens) needs the model's residual stream, which no OpenAI-compatible server exposes. Open a GGUF file to see it.").arg(EngineController.loaded.name)
                 }
             }
             Item {
                 AttentionPanel { anchors.fill: parent; visible: !EngineController.hasModel || EngineController.abilities.looksInside }
                 RemoteNote {
                     objectName: "attentionRemoteNote"
-                    text: qsTr("%1 runs on a server: its attention weights stay inside the server, which answers with tokens and their log-probabilities only. Open a GGUF file to see them.").arg(EngineController.modelName)
+                    text: qsTr("%1 runs on a server: its attention weights stay inside the server, which answers with tokens and their log-probabilities only. Open a GGUF file to see them.").arg(EngineController.loaded.name)
                 }
             }
             TimelinePanel {}

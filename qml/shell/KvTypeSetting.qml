@@ -18,7 +18,7 @@ ColumnLayout {
         function onKvTypeApplied(type) {
             setting.refused = false
             setting.note = qsTr("The cache is now %1: %2 per token. The conversation's keys and values are computed again, in %1, when the next message is sent.")
-                .arg(Units.dtypeLabel(type)).arg(Units.binary(EngineController.modelDetails.kvBytesPerToken))
+                .arg(Units.dtypeLabel(type)).arg(Units.binary(EngineController.loaded.details.kvBytesPerToken))
         }
         function onKvTypeRefused(message) {
             setting.refused = true
@@ -66,8 +66,8 @@ ColumnLayout {
             color: Theme.muted
             visible: text !== ""
             // A model loaded while the setting names a type it cannot use: it runs with FP32.
-            text: EngineController.hasModel && EngineController.kvType !== "" && EngineController.kvType !== AppSettings.kvType
-                  ? qsTr("In use: %1 — %2").arg(Units.dtypeLabel(EngineController.kvType)).arg(EngineController.kvTypeProblem(AppSettings.kvType))
+            text: EngineController.hasModel && EngineController.loaded.kvType !== "" && EngineController.loaded.kvType !== AppSettings.kvType
+                  ? qsTr("In use: %1 — %2").arg(Units.dtypeLabel(EngineController.loaded.kvType)).arg(EngineController.kvTypeProblem(AppSettings.kvType))
                   : ""
         }
         Label {

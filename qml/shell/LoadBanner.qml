@@ -15,7 +15,7 @@ Rectangle {
         anchors.margins: Theme.spacing
         spacing: Theme.spacing * 2
         Label {
-            text: qsTr("Loading %1").arg(EngineController.loadingPath)
+            text: qsTr("Loading %1").arg(EngineController.loading.path)
             color: Theme.text
             font.bold: true
         }
@@ -24,10 +24,10 @@ Rectangle {
             Layout.fillWidth: true
             from: 0
             to: 1
-            value: EngineController.loadProgress
+            value: EngineController.loading.progress
         }
         Label {
-            text: Math.round(EngineController.loadProgress * 100) + "% · " + EngineController.loadStage
+            text: Math.round(EngineController.loading.progress * 100) + "% · " + EngineController.loading.stage
             color: Theme.muted
             font.pixelSize: Theme.fontSmall
             Layout.preferredWidth: 260

@@ -11,7 +11,7 @@ ScrollView {
     // A scroll bar that comes and goes would change the width, the wrapping and the height in a loop.
     ScrollBar.vertical.policy: ScrollBar.AlwaysOn
     ScrollBar.horizontal.policy: ScrollBar.AlwaysOff
-    readonly property var d: EngineController.modelDetails  // a ModelDetails (gui/engine/model_details.h)
+    readonly property var d: EngineController.loaded.details  // a ModelDetails (gui/engine/model_details.h)
 
     GridLayout {
         width: panel.availableWidth - 2 * Theme.spacing
@@ -20,8 +20,8 @@ ScrollView {
         rowSpacing: 4
         columnSpacing: Theme.spacing * 2
 
-        Label { text: EngineController.modelName; font.bold: true; font.pixelSize: Theme.fontLarge; Layout.columnSpan: 2; Layout.topMargin: Theme.spacing }
-        Label { text: EngineController.modelPath; color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.columnSpan: 2; wrapMode: Text.WrapAnywhere; Layout.fillWidth: true; Layout.preferredWidth: 100 }
+        Label { text: EngineController.loaded.name; font.bold: true; font.pixelSize: Theme.fontLarge; Layout.columnSpan: 2; Layout.topMargin: Theme.spacing }
+        Label { text: EngineController.loaded.path; color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.columnSpan: 2; wrapMode: Text.WrapAnywhere; Layout.fillWidth: true; Layout.preferredWidth: 100 }
 
         Repeater {
             model: !panel.d.valid || !EngineController.abilities.showsCache ? [] : [
@@ -40,17 +40,17 @@ ScrollView {
                                     : qsTr("SentencePiece"),
                  qsTr("How text becomes tokens: SentencePiece (Llama 2, Mistral, Phi-3, Gemma) or byte-level BPE (Llama 3, Qwen, GPT-2), whose pre-tokenizer first splits the text into words, numbers and punctuation.")],
                 [qsTr("Trained context"), Theme.count(panel.d.trainedContext)],
-                [qsTr("Context here"), Theme.count(EngineController.contextLength)],
+                [qsTr("Context here"), Theme.count(EngineController.loaded.contextLength)],
                 [qsTr("RoPE base"), panel.d.ropeFreqBase],
-                [qsTr("Precision"), EngineController.precision],
+                [qsTr("Precision"), EngineController.loaded.precision],
                 [qsTr("Bits per weight"), Number(panel.d.bitsPerWeight).toFixed(2), qsTr("Bytes of all weights as stored × 8 ÷ number of weights.")],
                 [qsTr("File"), Theme.bytes(panel.d.fileBytes)],
-                [qsTr("Weights in memory"), Theme.bytes(EngineController.weightBytes)],
+                [qsTr("Weights in memory"), Theme.bytes(EngineController.loaded.weightBytes)],
                 [qsTr("Weights read per token"), Theme.bytes(panel.d.weightBytesPerToken), qsTr("Every decode step reads all of these bytes, so memory bandwidth divided by this bounds decode speed.")],
                 [qsTr("KV cache per token"), Theme.bytes(panel.d.kvBytesPerToken), qsTr("2 (K and V) × layers × KV heads × head dim × bytes per element.")],
-                [qsTr("KV cache reserved"), Theme.bytes(EngineController.kvBytesReserved), qsTr("Allocated when the model loads, for every position of the context.")],
+                [qsTr("KV cache reserved"), Theme.bytes(EngineController.loaded.kvBytesReserved), qsTr("Allocated when the model loads, for every position of the context.")],
                 [qsTr("Loaded in"), Theme.ms(panel.d.loadMs)],
-                [qsTr("Engine"), EngineController.deviceDescription],
+                [qsTr("Engine"), EngineController.loaded.device],
             ]
             delegate: RowLayout {
                 required property var modelData
@@ -66,7 +66,7 @@ ScrollView {
             Layout.columnSpan: 2
             Layout.rightMargin: Theme.spacing
             visible: EngineController.abilities.overNetwork
-            text: qsTr("Served by %1 through its OpenAI-compatible API. A server tells its clients the model's name only: its layers, heads, weights and memory are not known here.").arg(EngineController.serverUrl)
+            text: qsTr("Served by %1 through its OpenAI-compatible API. A server tells its clients the model's name only: its layers, heads, weights and memory are not known here.").arg(EngineController.loaded.serverUrl)
             color: Theme.muted
             wrapMode: Text.Wrap
             Layout.preferredWidth: 100

@@ -40,14 +40,14 @@ Rectangle {
             objectName: "contextBar"
             visible: EngineController.abilities.showsCache  // this machine's cache only
             implicitWidth: 150
-            used: EngineController.contextUsed
-            size: Math.max(1, EngineController.contextLength)
+            used: EngineController.figures.contextUsed
+            size: Math.max(1, EngineController.loaded.contextLength)
         }
         Label {
             id: prefillRate
             objectName: "prefillRate"
             visible: EngineController.hasModel && !EngineController.abilities.overNetwork  // the engine's own timing only
-            text: qsTr("prefill %1 tok/s").arg(Theme.rate(EngineController.prefillTokensPerSecond))
+            text: qsTr("prefill %1 tok/s").arg(Theme.rate(EngineController.figures.prefillTokensPerSecond))
             font.pixelSize: Theme.fontSmall
             color: Theme.prefill
             ToolTip.visible: prefillMouse.containsMouse
@@ -58,7 +58,7 @@ Rectangle {
             id: decodeRate
             objectName: "decodeRate"
             visible: EngineController.hasModel
-            text: qsTr("decode %1 tok/s").arg(Theme.rate(EngineController.decodeTokensPerSecond))
+            text: qsTr("decode %1 tok/s").arg(Theme.rate(EngineController.figures.decodeTokensPerSecond))
             font.pixelSize: Theme.fontSmall
             color: Theme.decode
             ToolTip.visible: decodeMouse.containsMouse
@@ -69,7 +69,7 @@ Rectangle {
             id: kernelSetLabel
             objectName: "kernelSetLabel"
             visible: EngineController.abilities.runsExperiments && row.roomForKernels  // this machine's engine only
-            text: qsTr("kernels %1").arg(EngineController.kernelSet)
+            text: qsTr("kernels %1").arg(EngineController.loaded.kernelSet)
             font.pixelSize: Theme.fontSmall
             color: Theme.muted
             ToolTip.visible: kernelMouse.containsMouse
@@ -80,7 +80,7 @@ Rectangle {
             id: firstTokenLabel
             objectName: "firstTokenLabel"
             visible: EngineController.hasModel && row.roomForFirstToken
-            text: qsTr("first token %1").arg(Theme.ms(EngineController.timeToFirstTokenMs))
+            text: qsTr("first token %1").arg(Theme.ms(EngineController.figures.timeToFirstTokenMs))
             font.pixelSize: Theme.fontSmall
             color: Theme.muted
             ToolTip.visible: ttftMouse.containsMouse
@@ -97,9 +97,9 @@ Rectangle {
             Layout.minimumWidth: memoryLabel.implicitWidth
             implicitHeight: memoryLabel.implicitHeight
             visible: EngineController.abilities.showsCache  // this machine's memory only
-            readonly property string total: Theme.bytes(EngineController.weightBytes + EngineController.kvBytesReserved)
+            readonly property string total: Theme.bytes(EngineController.loaded.weightBytes + EngineController.loaded.kvBytesReserved)
             readonly property string whole: qsTr("memory %1 (weights %2 + KV cache %3)").arg(total)
-                    .arg(Theme.bytes(EngineController.weightBytes)).arg(Theme.bytes(EngineController.kvBytesReserved))
+                    .arg(Theme.bytes(EngineController.loaded.weightBytes)).arg(Theme.bytes(EngineController.loaded.kvBytesReserved))
             TextMetrics { id: wholeMetrics; font: memoryLabel.font; text: memory.whole }
             Label {
                 id: memoryLabel

@@ -36,11 +36,11 @@ ToolBar {
             objectName: "modelButton"
             flat: true
             Layout.maximumWidth: 360
-            text: EngineController.hasModel ? (EngineController.abilities.overNetwork ? EngineController.entryLabel(EngineController.modelPath) : EngineController.modelName) + "  ▾" : qsTr("Open a model…  ▾")
+            text: EngineController.hasModel ? (EngineController.abilities.overNetwork ? EngineController.entryLabel(EngineController.loaded.path) : EngineController.loaded.name) + "  ▾" : qsTr("Open a model…  ▾")
             font.bold: true
             onClicked: modelMenu.popup(modelButton, 0, modelButton.height)
             ToolTip.visible: hovered && EngineController.hasModel
-            ToolTip.text: EngineController.modelPath
+            ToolTip.text: EngineController.loaded.path
             Menu {
                 id: modelMenu
                 // As wide as its longest entry (the style's 200 px cut two servers' labels alike),
@@ -78,7 +78,7 @@ ToolBar {
         }
 
         Label {
-            text: EngineController.hasModel ? EngineController.deviceDescription + " · " + EngineController.precision : ""
+            text: EngineController.hasModel ? EngineController.loaded.device + " · " + EngineController.loaded.precision : ""
             color: Theme.muted
             font.pixelSize: Theme.fontSmall
             elide: Text.ElideRight

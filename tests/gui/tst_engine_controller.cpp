@@ -146,7 +146,7 @@ private slots:
         qml.rootContext()->setContextProperty(QStringLiteral("engine"), &engine);
         QQmlComponent component(&qml);
         component.setData("import QtQml\nimport Inferscope\nQtObject {\n"
-                          "  readonly property var d: engine.modelDetails\n"
+                          "  readonly property var d: engine.loaded.details\n"
                           "  property string shown: d.valid + ': ' + d.heads + ' query, ' + d.kvHeads + ' KV, ' + d.tensorTypes.F32\n"
                           "                         + ' F32 tensors, ' + d.tokenizer + ', ' + d.weightBytesPerToken + ' B per token'\n}\n",
                           QUrl());

@@ -54,7 +54,7 @@ ScrollView {
             wrapMode: Text.Wrap
             color: Theme.muted
             text: EngineController.hasModel && !EngineController.abilities.showsCache
-                  ? qsTr("%1 runs on a server, which does not expose its KV cache: no cache figures are shown for it. The calculator below works out the cache of any published shape.").arg(EngineController.modelName)
+                  ? qsTr("%1 runs on a server, which does not expose its KV cache: no cache figures are shown for it. The calculator below works out the cache of any published shape.").arg(EngineController.loaded.name)
                   : qsTr("Load a model to see its KV cache fill as it reads the prompt and generates. The calculator below works without one.")
         }
 
