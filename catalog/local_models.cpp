@@ -1,3 +1,6 @@
+// The scan of the GGUF models a user already has (see local_models.h): the folders each tool keeps
+// them in, one entry per file whichever source found it first, and their headers from the cache or
+// read. How each tool lays out its folder is read in local_model_layouts.cpp.
 #include "catalog/local_models.h"
 
 #include <sys/stat.h>
@@ -5,216 +8,29 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
-#include <fstream>
 #include <map>
 #include <set>
 #include <unordered_set>
 
 #include "catalog/header_cache.h"
+#include "catalog/local_models_detail.h"
 #include "catalog/source_files.h"
 
 namespace inferscope::catalog {
 namespace fs = std::filesystem;
 namespace {
 
+using local_detail::Candidate;
+using local_detail::findHuggingFace;
+using local_detail::findJan;
+using local_detail::findOllama;
+using local_detail::isDirectory;
+using local_detail::readSmallFile;
+using local_detail::Walker;
+
 std::string envOr(const char* name) {
     const char* v = std::getenv(name);
     return v ? std::string(v) : std::string();
-}
-
-bool endsWithGguf(const std::string& name) {
-    if (name.size() < 5) return false;
-    std::string tail = name.substr(name.size() - 5);
-    std::transform(tail.begin(), tail.end(), tail.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    return tail == ".gguf";
-}
-
-// A small file of another tool, read whole up to the bound (longer ones: nothing).
-std::optional<std::string> readSmallFile(const fs::path& path, uint64_t maxBytes = kMaxMetadataFileBytes) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::string bytes(size_t(maxBytes) + 1, '\0');
-    in.read(bytes.data(), std::streamsize(bytes.size()));
-    if (in.bad()) return std::nullopt;
-    bytes.resize(size_t(in.gcount()));
-    if (bytes.size() > maxBytes) return std::nullopt;
-    return bytes;
-}
-
-bool isDirectory(const fs::path& p) {
-    std::error_code ec;
-    return fs::is_directory(p, ec);
-}
-
-// A candidate model file before its header is read.
-struct Candidate {
-    fs::path path;
-    Source source;
-    std::string name;
-};
-
-// Walks `root` depth-first without following symbolic links to folders (no loops), calling
-// onFile(path, relative) for every file or link to one whose name ends in .gguf (any case),
-// within the limits; notes what was cut or unreadable.
-class Walker {
-public:
-    Walker(const ScanLimits& limits, std::vector<std::string>& notes) : limits_(limits), notes_(notes) {}
-
-    template <class OnFile>
-    void walk(const fs::path& root, OnFile&& onFile, int maxDepth = -1) {
-        if (maxDepth < 0) maxDepth = limits_.maxDepth;
-        size_t seen = 0;
-        std::vector<std::pair<fs::path, int>> stack{{root, 0}};
-        while (!stack.empty()) {
-            auto [dir, depth] = std::move(stack.back());
-            stack.pop_back();
-            std::error_code ec;
-            fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
-            if (ec) {
-                if (depth == 0 || ec != std::errc::permission_denied) continue;
-                notes_.push_back(fmt::format("{}: not readable ({})", dir.string(), ec.message()));
-                continue;
-            }
-            for (; it != fs::directory_iterator(); it.increment(ec)) {
-                if (ec) break;
-                if (++seen > limits_.maxEntries) {
-                    notes_.push_back(fmt::format("{}: looked at the first {} entries only", root.string(), limits_.maxEntries));
-                    return;
-                }
-                const fs::path& p = it->path();
-                std::error_code sec;
-                const fs::file_status own = it->symlink_status(sec);
-                if (sec) continue;
-                if (fs::is_directory(own)) {
-                    if (depth + 1 <= maxDepth) stack.emplace_back(p, depth + 1);
-                    continue;
-                }
-                const std::string name = p.filename().string();
-                if (!endsWithGguf(name)) continue;
-                onFile(p, p.lexically_relative(root));
-            }
-        }
-    }
-
-private:
-    const ScanLimits& limits_;
-    std::vector<std::string>& notes_;
-};
-
-void findOllama(const fs::path& root, std::vector<Candidate>& out, std::vector<std::string>& notes) {
-    const fs::path manifests = root / "manifests";
-    if (!isDirectory(manifests)) return;
-    // manifests/<host>/<namespace>/<model>/<tag>: exactly four levels (manifest.go Manifests globs */*/*/*).
-    std::error_code ec;
-    size_t seen = 0;
-    auto children = [&](const fs::path& dir, auto&& each) {
-        std::error_code e;
-        for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, e); !e && it != fs::directory_iterator();
-             it.increment(e)) {
-            if (++seen > 20000) return;
-            each(*it);
-        }
-    };
-    std::map<fs::path, std::vector<std::string>> namesOfBlob;
-    children(manifests, [&](const fs::directory_entry& host) {
-        if (!host.is_directory(ec)) return;
-        children(host.path(), [&](const fs::directory_entry& ns) {
-            if (!ns.is_directory(ec)) return;
-            children(ns.path(), [&](const fs::directory_entry& model) {
-                if (!model.is_directory(ec)) return;
-                children(model.path(), [&](const fs::directory_entry& tag) {
-                    if (!tag.is_regular_file(ec)) return;
-                    auto text = readSmallFile(tag.path());
-                    auto layers = text ? parseOllamaManifest(*text) : std::nullopt;
-                    if (!layers) {
-                        notes.push_back(fmt::format("{}: not a readable Ollama manifest", tag.path().string()));
-                        return;
-                    }
-                    for (const auto& layer : *layers) {
-                        if (layer.mediaType != kOllamaModelMediaType) continue;
-                        const fs::path blob = root / "blobs" / ollamaBlobName(layer.digest);
-                        const std::string name = ollamaDisplayName(host.path().filename().string(), ns.path().filename().string(),
-                                                                   model.path().filename().string(), tag.path().filename().string());
-                        if (!fs::exists(blob, ec)) {
-                            notes.push_back(fmt::format("{}: its model blob {} is missing (a pull not finished?)", name,
-                                                        layer.digest.substr(0, 19)));
-                            continue;
-                        }
-                        namesOfBlob[blob].push_back(name);
-                    }
-                });
-            });
-        });
-    });
-    for (auto& [blob, names] : namesOfBlob) {
-        std::sort(names.begin(), names.end());
-        std::string joined;
-        for (const auto& n : names) joined += (joined.empty() ? "" : ", ") + n;
-        out.push_back({blob, Source::Ollama, joined});
-    }
-}
-
-void findHuggingFace(const fs::path& hub, Walker& walker, std::vector<Candidate>& out) {
-    std::error_code ec;
-    for (fs::directory_iterator it(hub, fs::directory_options::skip_permission_denied, ec); !ec && it != fs::directory_iterator();
-         it.increment(ec)) {
-        const std::string folder = it->path().filename().string();
-        if (!folder.starts_with("models--") || !it->is_directory(ec)) continue;
-        // models--<org>--<repo> (file_download.py repo_folder_name: "/" replaced by "--")
-        std::string repo = folder.substr(8);
-        for (size_t at = repo.find("--"); at != std::string::npos; at = repo.find("--", at + 1)) repo.replace(at, 2, "/");
-        const fs::path snapshots = it->path() / "snapshots";
-        if (!isDirectory(snapshots)) continue;
-        for (fs::directory_iterator rev(snapshots, fs::directory_options::skip_permission_denied, ec);
-             !ec && rev != fs::directory_iterator(); rev.increment(ec)) {
-            walker.walk(rev->path(), [&](const fs::path& p, const fs::path& rel) {
-                out.push_back({p, Source::HuggingFace, repo + "/" + rel.generic_string()});
-            });
-        }
-    }
-}
-
-void findJan(const fs::path& data, Walker& walker, std::vector<Candidate>& out) {
-    // Tauri releases: llamacpp/models/<id>/model.yml naming the file (relative to the data folder or absolute).
-    const fs::path models = data / "llamacpp" / "models";
-    if (isDirectory(models)) {
-        std::error_code ec;
-        std::vector<std::pair<fs::path, int>> stack{{models, 0}};
-        size_t seen = 0;
-        while (!stack.empty() && seen < 20000) {
-            auto [dir, depth] = stack.back();
-            stack.pop_back();
-            const fs::path yml = dir / "model.yml";
-            if (fs::is_regular_file(yml, ec)) {
-                auto text = readSmallFile(yml);
-                if (auto config = text ? parseJanModelYml(*text) : std::nullopt) {
-                    fs::path file(config->modelPath);
-                    if (file.is_relative()) file = data / file;
-                    const std::string id = dir.lexically_relative(models).generic_string();
-                    if (endsWithGguf(file.filename().string())) out.push_back({file, Source::Jan, config->name.empty() ? id : config->name});
-                }
-                continue;
-            }
-            if (depth >= 4) continue;
-            for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec); !ec && it != fs::directory_iterator();
-                 it.increment(ec)) {
-                ++seen;
-                if (it->is_directory(ec) && !it->is_symlink(ec)) stack.emplace_back(it->path(), depth + 1);
-            }
-        }
-    }
-    // The 0.4 layout: models/<id>/ with model.json and the GGUF beside it.
-    const fs::path legacy = data / "models";
-    if (!isDirectory(legacy)) return;
-    std::error_code ec;
-    for (fs::directory_iterator it(legacy, fs::directory_options::skip_permission_denied, ec); !ec && it != fs::directory_iterator();
-         it.increment(ec)) {
-        if (!it->is_directory(ec)) continue;
-        const std::string id = it->path().filename().string();
-        auto text = readSmallFile(it->path() / "model.json");
-        const std::string name = text ? parseJanModelJsonName(*text).value_or(id) : id;
-        walker.walk(it->path(), [&](const fs::path& p, const fs::path&) { out.push_back({p, Source::Jan, name}); }, 0);
-    }
 }
 
 }  // namespace

@@ -1,19 +1,34 @@
+// OpenAI request bodies turned into checked values (see openai_request.h): the body's shape, the
+// messages or prompt, sampling, stop strings, log-probabilities and the fields refused by name;
+// structured output (response_format, grammar, json_schema) is read in openai_structured_output.cpp.
 #include "server/openai_request.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
 
-#include "grammar/gbnf.h"
-#include "grammar/json_schema.h"
 #include "server/json_shape.h"
+#include "server/openai_request_detail.h"
 
 namespace inferscope::server {
+
+namespace request_detail {
+
+// The field, or null when absent (null given counts as absent).
+const nlohmann::json& field(const nlohmann::json& body, const char* key) {
+    static const nlohmann::json kNull;
+    const auto it = body.find(key);
+    return it == body.end() ? kNull : *it;
+}
+
+}  // namespace request_detail
+
 namespace {
 
 using nlohmann::json;
+using request_detail::field;
+using request_detail::readStructuredOutput;
 using Parsed = std::expected<ServeRequest, ApiError>;
 
 // What a value is, for messages that say what was wrong without repeating it.
@@ -27,13 +42,6 @@ const char* typeName(const json& v) {
         case json::value_t::number_float: return "a fraction";
         default: return "a number";
     }
-}
-
-// The field, or null when absent (null given counts as absent).
-const json& field(const json& body, const char* key) {
-    static const json kNull;
-    const auto it = body.find(key);
-    return it == body.end() ? kNull : *it;
 }
 
 std::optional<ApiError> readNumber(const json& body, const char* key, float& out, double lo, double hi, bool loOpen) {
@@ -188,158 +196,6 @@ std::optional<ApiError> refuseUnimplemented(const json& body) {
             return badParameter(key, fmt::format("{} is not supported by this server (it would change the answer); leave it out", key));
     }
     return std::nullopt;
-}
-
-// ---- structured output ------------------------------------------------------------------------
-
-std::optional<ApiError> compileGbnf(std::string_view text, const char* param, ServeRequest& r) {
-    grammar::GbnfLimits limits;
-    limits.maxTextBytes = std::max(kMaxGrammarBytes, grammar::JsonSchemaLimits{}.maxGrammarBytes);
-    limits.quoteInput = false;  // the parser's words, the line and the column; nothing of the text
-    auto g = grammar::parseGbnf(text, limits);
-    if (!g) return badParameter(param, g.error().message);
-    r.grammar = std::make_shared<const grammar::Grammar>(std::move(*g));
-    return std::nullopt;
-}
-
-// ---- a member's text, as sent ----------------------------------------------------------------
-// The schema is handed to the converter as the client wrote it, members in their order (the
-// answer's members follow a schema's `properties` in order; nlohmann::json sorts them, and parsing
-// the whole body again as ordered_json would cost the square of a large object's members). The
-// body is already known to be valid, bounded JSON.
-size_t skipSpace(std::string_view s, size_t i) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
-    return i;
-}
-size_t stringEnd(std::string_view s, size_t i) {  // s[i] == '"'; past the closing quote
-    for (++i; i < s.size(); ++i) {
-        if (s[i] == '\\') ++i;
-        else if (s[i] == '"') return i + 1;
-    }
-    return s.size();
-}
-size_t valueEnd(std::string_view s, size_t i) {
-    if (i >= s.size()) return s.size();
-    if (s[i] == '"') return stringEnd(s, i);
-    if (s[i] == '{' || s[i] == '[') {
-        int depth = 0;
-        for (; i < s.size(); ++i) {
-            const char c = s[i];
-            if (c == '"') {
-                i = stringEnd(s, i) - 1;
-            } else if (c == '{' || c == '[') {
-                ++depth;
-            } else if ((c == '}' || c == ']') && --depth == 0) {
-                return i + 1;
-            }
-        }
-        return s.size();
-    }
-    while (i < s.size() && std::string_view(",}] \t\n\r").find(s[i]) == std::string_view::npos) ++i;
-    return i;
-}
-// The text of member `key` of the object `s` (the last one of that name, as the parser keeps).
-std::optional<std::string_view> memberText(std::string_view s, std::string_view key) {
-    size_t i = skipSpace(s, 0);
-    if (i >= s.size() || s[i] != '{') return std::nullopt;
-    i = skipSpace(s, i + 1);
-    std::optional<std::string_view> found;
-    while (i < s.size() && s[i] == '"') {
-        const size_t keyEnd = stringEnd(s, i);
-        const std::string_view quoted = s.substr(i, keyEnd - i);
-        bool match = quoted.size() == key.size() + 2 && quoted.substr(1, key.size()) == key;
-        if (!match && quoted.find('\\') != std::string_view::npos) {  // an escaped name: as the parser reads it
-            const json name = json::parse(quoted, nullptr, false);
-            match = name.is_string() && name.get_ref<const std::string&>() == key;
-        }
-        i = skipSpace(s, skipSpace(s, keyEnd) + 1);  // past ':'
-        const size_t end = valueEnd(s, i);
-        if (match) found = s.substr(i, end - i);
-        i = skipSpace(s, end);
-        if (i >= s.size() || s[i] != ',') break;
-        i = skipSpace(s, i + 1);
-    }
-    return found;
-}
-
-// A schema as the body holds it: `path` leads from the body to it.
-std::optional<ApiError> compileSchema(std::string_view body, std::initializer_list<const char*> path, bool strict,
-                                      const char* param, ServeRequest& r) {
-    std::optional<std::string_view> node = body;
-    for (const char* key : path)
-        if (node) node = memberText(*node, key);
-    if (!node) return badParameter(param, "the schema could not be read");
-    const std::string_view text = *node;
-    if (text.size() > kMaxGrammarBytes)
-        return badParameter(param, fmt::format("{} is larger than {} bytes", param, kMaxGrammarBytes));
-    grammar::JsonSchemaLimits limits;
-    limits.maxTextBytes = kMaxGrammarBytes;
-    limits.strict = strict;
-    limits.quoteInput = false;  // locations by position ("/properties/#2"), nothing of the schema repeated
-    auto gbnf = grammar::jsonSchemaToGbnf(text, limits);
-    if (!gbnf) return badParameter(param, gbnf.error().message);
-    return compileGbnf(*gbnf, param, r);
-}
-
-bool isSchemaName(const std::string& s) {
-    if (s.empty() || s.size() > kMaxSchemaNameBytes) return false;
-    for (char c : s)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
-    return true;
-}
-
-// response_format (OpenAI), grammar and json_schema (llama.cpp's server): at most one asks for
-// something.
-std::optional<ApiError> readStructuredOutput(const json& body, std::string_view raw, ServeRequest& r) {
-    const json& format = field(body, "response_format");
-    const json& gbnf = field(body, "grammar");
-    const json& schema = field(body, "json_schema");
-    bool formatAsks = false;
-    if (!format.is_null()) {
-        if (!format.is_object() || !field(format, "type").is_string())
-            return badParameter("response_format", "response_format must be an object with a type: text, json_object or json_schema");
-        const std::string type = format["type"].get<std::string>();
-        if (type == "json_object" || type == "json_schema") formatAsks = true;
-        else if (type != "text") return badParameter("response_format", "response_format's type must be text, json_object or json_schema");
-    }
-    const bool gbnfAsks = !gbnf.is_null() && !(gbnf.is_string() && gbnf.get<std::string>().empty());
-    if (int(formatAsks) + int(gbnfAsks) + int(!schema.is_null()) > 1)
-        return badParameter(formatAsks ? "response_format" : "grammar", "give at most one of response_format, grammar and json_schema");
-    if (gbnfAsks) {
-        if (!gbnf.is_string()) return badParameter("grammar", "grammar must be a string of GBNF rules");
-        if (gbnf.get_ref<const std::string&>().size() > kMaxGrammarBytes)
-            return badParameter("grammar", fmt::format("grammar is larger than {} bytes", kMaxGrammarBytes));
-        r.format = OutputFormat::Grammar;
-        return compileGbnf(gbnf.get_ref<const std::string&>(), "grammar", r);
-    }
-    if (!schema.is_null()) {
-        if (!schema.is_object() && !schema.is_boolean()) return badParameter("json_schema", "json_schema must be a JSON schema (an object)");
-        r.format = OutputFormat::JsonSchema;
-        return compileSchema(raw, {"json_schema"}, false, "json_schema", r);
-    }
-    if (!formatAsks) return std::nullopt;
-    if (format["type"] == "json_object") {
-        r.format = OutputFormat::JsonObject;
-        return compileGbnf(grammar::jsonObjectGbnf(), "response_format", r);
-    }
-    const json& spec = field(format, "json_schema");
-    if (!spec.is_object())
-        return badParameter("response_format", "response_format.json_schema must be an object with name, schema and strict");
-    const json& name = field(spec, "name");
-    if (!name.is_null() && (!name.is_string() || !isSchemaName(name.get<std::string>())))
-        return badParameter("response_format", fmt::format("response_format.json_schema.name must be 1 to {} letters, digits, '_' or '-'",
-                                                           kMaxSchemaNameBytes));
-    bool strict = false;
-    if (const json& st = field(spec, "strict"); !st.is_null()) {
-        if (!st.is_boolean()) return badParameter("response_format", "response_format.json_schema.strict must be true or false");
-        strict = st.get<bool>();
-    }
-    r.format = OutputFormat::JsonSchema;
-    const json& s = field(spec, "schema");
-    if (s.is_null()) return compileGbnf(grammar::jsonObjectGbnf(), "response_format", r);  // no schema: any object
-    if (!s.is_object() && !s.is_boolean())
-        return badParameter("response_format", "response_format.json_schema.schema must be a JSON schema (an object)");
-    return compileSchema(raw, {"response_format", "json_schema", "schema"}, strict, "response_format", r);
 }
 
 std::optional<ApiError> readSampling(const json& body, ServeRequest& r) {

@@ -16,7 +16,7 @@
 //
 // On a CPU with AVX512-VNNI the avx512 kernel set computes the same integer sums with half the
 // vector work: q split into two bytes, q = 256·hi + lo, each pair of blocks two vpdpbusd on one
-// 512-bit register (gemv_q8blocks_avx2.cpp; TinyLlama Q4_0 decode +10%).
+// 512-bit register (gemv_q8blocks_vnni.cpp; TinyLlama Q4_0 decode +10%).
 //
 // The rounding of x (the only approximation; the weights are used exactly as stored), per row i and
 // block b of 32 elements:

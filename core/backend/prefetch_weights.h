@@ -1,5 +1,5 @@
 #pragma once
-// Software prefetch for the decode GEMVs on quantized blocks (gemv_q8blocks_avx2.cpp,
+// Software prefetch for the decode GEMVs on quantized blocks (gemv_q8blocks_avx2.cpp and _vnni.cpp,
 // gemv_kquants_avx2.cpp), which stream every weight byte from memory once per token. The hardware
 // prefetchers alone left them far below the machine's read bandwidth: decode of a TinyLlama-shape
 // Q4_K_M file ran at 24 tok/s with a 768-byte L1 prefetch, 30 with the lines requested 8 KiB

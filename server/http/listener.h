@@ -80,7 +80,7 @@ public:
     void shutdown(std::chrono::milliseconds grace);
     size_t openConnections() const;  // for /health and the tests
 
-    struct Impl;  // the network thread's state (listener.cpp)
+    struct Impl;  // the network thread's state (connection.h)
 
 private:
     std::unique_ptr<Impl> impl_;

@@ -1,0 +1,21 @@
+#pragma once
+// What openai_request.cpp (the body's fields, sampling, messages) and openai_structured_output.cpp
+// (response_format, grammar and json_schema compiled to the request's grammar) share. Private to
+// server/.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
+
+#include "server/openai_request.h"
+
+namespace inferscope::server::request_detail {
+
+// The field, or null when absent (null given counts as absent).
+const nlohmann::json& field(const nlohmann::json& body, const char* key);
+
+// response_format (OpenAI), grammar and json_schema (llama.cpp's server): at most one asks for
+// something; `raw` is the body as sent, whose schemas are compiled in their members' order.
+std::optional<ApiError> readStructuredOutput(const nlohmann::json& body, std::string_view raw, ServeRequest& r);
+
+}  // namespace inferscope::server::request_detail
