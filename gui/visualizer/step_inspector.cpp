@@ -61,19 +61,10 @@ StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(pa
         following_ = true;
         onModelChanged();
     });
-    // Streaming text changes arrive with every step batch (about ten a second, more when a model's
-    // steps are slow enough to be sent one by one); the panel follows at most once per 100 ms —
-    // with the batch when it can, so that the window draws the text and the panel in one frame
-    // (a timer of its own drew a second frame a few ms after each batch's).
-    followTimer_.setSingleShot(true);
-    connect(&followTimer_, &QTimer::timeout, this, &StepInspector::follow);
-    connect(m, &QAbstractItemModel::dataChanged, this, [this] {
-        if (followTimer_.isActive()) return;
-        const qint64 since = lastFollow_.isValid() ? lastFollow_.elapsed() : kFollowMs;
-        // Batches come about every 100 ms, a few ms early or late: one a little early is taken.
-        if (since >= kFollowMs * 8 / 10) follow();
-        else followTimer_.start(int(kFollowMs - since));
-    });
+    // The stream moving on, at kFollowMs's pace. Batches come about every 100 ms, a few ms early
+    // or late: one a little early is taken.
+    followPace_.setEarlyMargin(kFollowMs * 2 / 10);
+    connect(m, &QAbstractItemModel::dataChanged, this, [this] { followPace_.request(); });
     // A new answer is what the user waits for: the panel follows it again, even after a click on
     // an older token turned following off (Probabilities said "No token yet" while tokens streamed).
     connect(chat_, &ChatController::generatingChanged, this, [this] {
@@ -84,13 +75,12 @@ StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(pa
             resetReplayToAnswer();
         }
     });
-    detailsTimer_.setSingleShot(true);
-    connect(&detailsTimer_, &QTimer::timeout, this, [this] {
-        if (detailsBehind_) refreshDetails();
-    });
-    replayTimer_.setSingleShot(true);
-    replayTimer_.setInterval(40);
-    connect(&replayTimer_, &QTimer::timeout, this, &StepInspector::runReplay);
+}
+
+void StepInspector::setPacerClock(PacerClock& clock) {
+    followPace_.setClock(clock);
+    detailsPace_.setClock(clock);
+    replayPace_.setClock(clock);
 }
 
 const std::vector<StepRecord>* StepInspector::answerSteps() const {
@@ -112,7 +102,6 @@ int StepInspector::stepCount() const {
 }
 
 void StepInspector::follow() {
-    lastFollow_.start();
     if (following_ && !shown_) {
         behind_ = true;
         return;
@@ -163,15 +152,14 @@ void StepInspector::refreshDetails(bool streaming) {
         detailsBehind_ = true;
         return;
     }
-    if (streaming && lastDetails_.isValid() && lastDetails_.elapsed() < kDetailsMs) {
+    if (streaming && !detailsPace_.due()) {
         detailsBehind_ = true;
-        // The next batch past kDetailsMs brings them, drawn in its frame; the timer is for a
-        // stream that stops (or a slow model's steps) before one comes.
-        if (!detailsTimer_.isActive()) detailsTimer_.start(int(kDetailsMs - lastDetails_.elapsed() + kFollowMs));
+        // The next batch past kDetailsMs brings them, drawn in its frame; the run a follow interval
+        // after that is for a stream that stops (or a slow model's steps) before one comes.
+        if (!detailsPace_.pending()) detailsPace_.runAfter(detailsPace_.intervalLeft() + kFollowMs);
         return;
     }
-    detailsTimer_.stop();
-    lastDetails_.start();
+    detailsPace_.ran();
     detailsBehind_ = false;
     shownStep_ = step_;
     refreshCandidateModel();
