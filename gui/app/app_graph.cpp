@@ -24,6 +24,10 @@ AppGraph::AppGraph(const Options& options) {
     chat->setStructuredOutput(structured.get());
     inspector = std::make_unique<StepInspector>(chat.get(), nullptr);
     timeline = std::make_unique<TimelineModel>(chat.get(), inspector.get(), nullptr);
+    if (options.pacerClock) {
+        chat->messages()->setPacerClock(*options.pacerClock);
+        inspector->setPacerClock(*options.pacerClock);
+    }
     keyring = std::make_unique<ServerKeyring>(nullptr, options.systemKeyring ? systemKeyring() : memoryKeyring());
     library = std::make_unique<ModelLibrary>(nullptr);
     library->setPersistent(options.persistentSettings);

@@ -13,6 +13,7 @@
 #include <QString>
 #include <memory>
 
+#include "app/pacer.h"
 #include "chat/chat_controller.h"
 #include "chat/structured_output.h"
 #include "engine/engine_controller.h"
@@ -38,6 +39,9 @@ public:
         bool persistentSettings = false;  // AppSettings written back (the app; not --screenshot or tests)
         bool measureMachine = false;      // the engine measures memory bandwidth after a load (the app)
         bool systemKeyring = false;       // remembered API keys in the system keyring (the app), else in memory
+        // The clock of the chat's and the inspector's paces (a test's, advanced by hand), else the
+        // app's (PacerClock::app(): Qt's timers). The KV cache panel's view, made by QML, keeps the app's.
+        PacerClock* pacerClock = nullptr;
     };
 
     // Opens the store first (the chat controller reads it when built), then builds the rest in

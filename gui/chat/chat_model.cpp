@@ -116,12 +116,12 @@ void ChatModel::appendSteps(int row, const std::vector<StepRecord>& steps) {
     if (m.trimLeadingSpace && m.text.isEmpty() && added.starts_with(' ')) added.erase(0, 1);
     m.text += QString::fromUtf8(added);
     const QModelIndex i = index(row);
-    const bool rebuildHeat = !m.streaming || !streamingHeatBuilt_.isValid() || streamingHeatBuilt_.elapsed() >= kStreamingHeatMs;
+    const bool rebuildHeat = !m.streaming || heatPace_.due();
     if (!rebuildHeat) {
         emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, GeneratedCountRole});
         return;
     }
-    streamingHeatBuilt_.start();
+    heatPace_.ran();
     staleHeat(m);
     emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, GeneratedCountRole, HeatRevisionRole});
 }

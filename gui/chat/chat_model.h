@@ -4,11 +4,11 @@
 // answers) the engine's per-token records, which the visualizer and the store use.
 
 #include <QAbstractListModel>
-#include <QElapsedTimer>
 #include <QtQml/qqmlregistration.h>
 #include <string>
 #include <vector>
 
+#include "app/pacer.h"
 #include "chat/chat_message.h"
 #include "chat/thinking.h"
 #include "chat/token_heatmap.h"
@@ -55,6 +55,8 @@ public:
     // in batches of about 100 ms (one by one from a slow model) and laying out the rich text
     // again with each would slow the decoding.
     static constexpr qint64 kStreamingHeatMs = 100;
+    // The clock of that pace (the app's unless a test gives its own).
+    void setPacerClock(PacerClock& clock) { heatPace_.setClock(clock); }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
@@ -110,7 +112,9 @@ private:
     HeatMode heatMode_ = HeatMode::Probability;
     bool dark_ = false;
     std::vector<Utf8Stream> utf8_;  // one per row (only answers being streamed use theirs)
-    QElapsedTimer streamingHeatBuilt_;
+    // Asked with each batch, never ringing on its own: a heat map rebuilt between two batches
+    // would be laid out and drawn in a frame of its own, and the next batch brings it anyway.
+    Pacer heatPace_{kStreamingHeatMs, {}};
 };
 
 }  // namespace inferscope

@@ -1,12 +1,10 @@
 #include "visualizer/step_inspector.h"
 
-#include <QSaveFile>
 #include <cmath>
 
 #include "chat/chat_controller.h"
 #include "engine/engine_controller.h"
 #include "chat/token_heatmap.h"
-#include "record/step_record_json.h"
 #include "tokenizer/utf8_stream.h"
 
 namespace inferscope {
@@ -63,19 +61,10 @@ StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(pa
         following_ = true;
         onModelChanged();
     });
-    // Streaming text changes arrive with every step batch (about ten a second, more when a model's
-    // steps are slow enough to be sent one by one); the panel follows at most once per 100 ms —
-    // with the batch when it can, so that the window draws the text and the panel in one frame
-    // (a timer of its own drew a second frame a few ms after each batch's).
-    followTimer_.setSingleShot(true);
-    connect(&followTimer_, &QTimer::timeout, this, &StepInspector::follow);
-    connect(m, &QAbstractItemModel::dataChanged, this, [this] {
-        if (followTimer_.isActive()) return;
-        const qint64 since = lastFollow_.isValid() ? lastFollow_.elapsed() : kFollowMs;
-        // Batches come about every 100 ms, a few ms early or late: one a little early is taken.
-        if (since >= kFollowMs * 8 / 10) follow();
-        else followTimer_.start(int(kFollowMs - since));
-    });
+    // The stream moving on, at kFollowMs's pace. Batches come about every 100 ms, a few ms early
+    // or late: one a little early is taken.
+    followPace_.setEarlyMargin(kFollowMs * 2 / 10);
+    connect(m, &QAbstractItemModel::dataChanged, this, [this] { followPace_.request(); });
     // A new answer is what the user waits for: the panel follows it again, even after a click on
     // an older token turned following off (Probabilities said "No token yet" while tokens streamed).
     connect(chat_, &ChatController::generatingChanged, this, [this] {
@@ -86,13 +75,12 @@ StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(pa
             resetReplayToAnswer();
         }
     });
-    detailsTimer_.setSingleShot(true);
-    connect(&detailsTimer_, &QTimer::timeout, this, [this] {
-        if (detailsBehind_) refreshDetails();
-    });
-    replayTimer_.setSingleShot(true);
-    replayTimer_.setInterval(40);
-    connect(&replayTimer_, &QTimer::timeout, this, &StepInspector::runReplay);
+}
+
+void StepInspector::setPacerClock(PacerClock& clock) {
+    followPace_.setClock(clock);
+    detailsPace_.setClock(clock);
+    replayPace_.setClock(clock);
 }
 
 const std::vector<StepRecord>* StepInspector::answerSteps() const {
@@ -114,7 +102,6 @@ int StepInspector::stepCount() const {
 }
 
 void StepInspector::follow() {
-    lastFollow_.start();
     if (following_ && !shown_) {
         behind_ = true;
         return;
@@ -165,15 +152,14 @@ void StepInspector::refreshDetails(bool streaming) {
         detailsBehind_ = true;
         return;
     }
-    if (streaming && lastDetails_.isValid() && lastDetails_.elapsed() < kDetailsMs) {
+    if (streaming && !detailsPace_.due()) {
         detailsBehind_ = true;
-        // The next batch past kDetailsMs brings them, drawn in its frame; the timer is for a
-        // stream that stops (or a slow model's steps) before one comes.
-        if (!detailsTimer_.isActive()) detailsTimer_.start(int(kDetailsMs - lastDetails_.elapsed() + kFollowMs));
+        // The next batch past kDetailsMs brings them, drawn in its frame; the run a follow interval
+        // after that is for a stream that stops (or a slow model's steps) before one comes.
+        if (!detailsPace_.pending()) detailsPace_.runAfter(detailsPace_.intervalLeft() + kFollowMs);
         return;
     }
-    detailsTimer_.stop();
-    lastDetails_.start();
+    detailsPace_.ran();
     detailsBehind_ = false;
     shownStep_ = step_;
     refreshCandidateModel();
@@ -387,68 +373,6 @@ QString StepInspector::describeAt(int row, int position) const {
 bool StepInspector::branch(int tokenId) {
     if (!stepRecord()) return false;
     return chat_->branchFrom(row_, step_, tokenId);
-}
-
-// ---- replay -------------------------------------------------------------------------------------
-
-// ---- export -------------------------------------------------------------------------------------
-
-bool StepInspector::exportRecords(const QUrl& file, const QString& format) {
-    exportError_.clear();
-    const auto* steps = answerSteps();
-    if (!steps || steps->empty()) {
-        exportError_ = tr("no answer is selected");
-        return false;
-    }
-    const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
-    QSaveFile out(path);
-    if (!out.open(QIODevice::WriteOnly)) {
-        exportError_ = out.errorString();
-        return false;
-    }
-    if (format == QLatin1String("csv")) {
-        auto csv = [](QString s) { return QLatin1Char('"') + s.replace(QLatin1Char('"'), QStringLiteral("\"\"")) + QLatin1Char('"'); };
-        QString text = QStringLiteral("step,position,id,token,p,p_final,logit,rank,entropy_bits,forward_ms,sample_ms");
-        for (int c = 1; c <= 5; ++c) text += QStringLiteral(",top%1_id,top%1_token,top%1_p").arg(c);
-        text += QLatin1Char('\n');
-        for (const StepRecord& r : *steps) {
-            const SampleRecord& s = r.sample;
-            text += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9").arg(r.step).arg(r.position).arg(s.id).arg(csv(tokenText(s.id)))
-                        .arg(double(s.pRaw), 0, 'g', 7).arg(double(s.pFinal), 0, 'g', 7).arg(double(s.logit), 0, 'g', 7)
-                        .arg(s.rank).arg(double(s.entropyBits), 0, 'g', 6);
-            text += QStringLiteral(",%1,%2").arg(double(r.forwardUs) / 1000.0, 0, 'f', 3).arg(double(r.sampleUs) / 1000.0, 0, 'f', 3);
-            for (size_t c = 0; c < 5; ++c) {
-                if (c < s.top.size())
-                    text += QStringLiteral(",%1,%2,%3").arg(s.top[c].id).arg(csv(tokenText(s.top[c].id))).arg(double(s.top[c].p[0]), 0, 'g', 7);
-                else
-                    text += QStringLiteral(",,,");
-            }
-            text += QLatin1Char('\n');
-        }
-        out.write(text.toUtf8());
-    } else {
-        // The one schema of step records (core/record/step_record_json.h, the CLI's --json and the
-        // conversation export's "token_records");
-        // the answer's origin names the model and every candidate's piece.
-        const AnswerOrigin& origin = answerOrigin();
-        const StepPieceLookup pieceOf = [&origin](int32_t id) -> std::optional<std::string> {
-            const TokenText* t = origin.text(id);
-            return t ? std::optional(t->bytes) : std::nullopt;
-        };
-        auto array = nlohmann::ordered_json::array();
-        for (const StepRecord& r : *steps) array.push_back(stepRecordJson(r, pieceOf));
-        const nlohmann::ordered_json document{{"model", origin.modelName},
-                                              {"backend", std::string(answerBackendName(origin.backend))},
-                                              {"timed_by", std::string(origin.timedBy())},
-                                              {"steps", std::move(array)}};
-        out.write(QByteArray::fromStdString(document.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)));
-        out.write("\n");
-    }
-    if (!out.commit()) {
-        exportError_ = out.errorString();
-        return false;
-    }
-    return true;
 }
 
 }  // namespace inferscope

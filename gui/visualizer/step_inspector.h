@@ -7,14 +7,13 @@
 
 #include <QObject>
 #include <QQmlEngine>
-#include <QElapsedTimer>
-#include <QTimer>
 #include <QUrl>
 #include <QVariantList>
 #include <optional>
 
 #include "visualizer/candidate_list_model.h"
 #include "sampler/replay.h"
+#include "app/pacer.h"
 #include "app/qml_singleton.h"
 #include "record/answer_origin.h"
 
@@ -79,6 +78,9 @@ class StepInspector : public QObject, public QmlSingleton<StepInspector> {
 
 public:
     StepInspector(ChatController* chat, QObject* parent);
+    // The clock of its paces (following the stream, the details, the replay's rest): the app's
+    // unless a test gives its own.
+    void setPacerClock(PacerClock& clock);
 
     int row() const { return row_; }
     int step() const { return step_; }
@@ -192,10 +194,16 @@ private:
     std::optional<SampleRecord> replayedStep_;
     QString replayError_;
     QString exportError_;
-    QTimer replayTimer_;
-    QTimer followTimer_;
-    QElapsedTimer lastFollow_;
+    // The replay runs once the settings rest this long: a dragged slider replays when it stops,
+    // not at every value it passes.
+    static constexpr qint64 kReplayMs = 40;
+    Pacer replayPace_{kReplayMs, [this] { runReplay(); }};
+    // Streaming text changes arrive with every step batch (about ten a second, more when a model's
+    // steps are slow enough to be sent one by one); the panel follows at most once per kFollowMs —
+    // with the batch when it can, so that the window draws the text and the panel in one frame
+    // (a timer of its own drew a second frame a few ms after each batch's).
     static constexpr qint64 kFollowMs = 100;
+    Pacer followPace_{kFollowMs, [this] { follow(); }};
     CandidateListModel candidateModel_;
     QList<qreal> surprisal_, entropy_;
     // The candidate model, the profile and detailsChanged, or detailsBehind_ while unseen. While an
@@ -203,9 +211,10 @@ private:
     // better than one 25 tokens on every 250 ms, and each refresh lays the panel out and draws it
     // again (2-5 ms of the GUI thread, taken from the decode on two cores).
     void refreshDetails(bool streaming = false);
-    QTimer detailsTimer_;
-    QElapsedTimer lastDetails_;
     static constexpr qint64 kDetailsMs = 250;
+    Pacer detailsPace_{kDetailsMs, [this] {
+        if (detailsBehind_) refreshDetails();
+    }};
     void refreshProfile();
     void refreshCandidateModel();  // while an answer streams, the panel follows at most 10 times a second
 };

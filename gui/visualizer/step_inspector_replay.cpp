@@ -55,7 +55,7 @@ REPLAY_SETTER(setReplayMinP, replay_.minP, double, float)
 REPLAY_SETTER(setReplayRepeatPenalty, replay_.repeatPenalty, double, float)
 #undef REPLAY_SETTER
 
-void StepInspector::scheduleReplay() { replayTimer_.start(); }
+void StepInspector::scheduleReplay() { replayPace_.runAfter(kReplayMs); }
 
 void StepInspector::runReplay() {
     result_.reset();

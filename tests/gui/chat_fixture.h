@@ -19,8 +19,9 @@ struct ChatFixture : AppGraph {
     std::unique_ptr<QAbstractItemModelTester> tester =
         std::make_unique<QAbstractItemModelTester>(chat->messages(), QAbstractItemModelTester::FailureReportingMode::QtTest);
 
-    // Answers of at most maxTokens tokens, sampled at `temperature` (0: greedy) with seed 42.
-    explicit ChatFixture(int maxTokens, float temperature = 0.0f) : AppGraph(Options{}) {
+    // Answers of at most maxTokens tokens, sampled at `temperature` (0: greedy) with seed 42; the
+    // chat's and the inspector's paces on `clock` when given (a ManualPacerClock), else on Qt's timers.
+    explicit ChatFixture(int maxTokens, float temperature = 0.0f, PacerClock* clock = nullptr) : AppGraph(Options{.pacerClock = clock}) {
         SamplerParams p;
         p.temperature = temperature;
         p.seed = 42;

@@ -17,10 +17,12 @@
 #include "chat/chat_model.h"
 #include "chat/heat_document.h"
 #include "gui_test_helpers.h"
+#include "manual_pacer_clock.h"
 
 Q_IMPORT_QML_PLUGIN(InferscopePlugin)
 
 using namespace inferscope;
+using testing_gui::ManualPacerClock;
 
 namespace {
 
@@ -84,7 +86,9 @@ private slots:
     void initTestCase() { testing_gui::useTestLocations(); }
 
     void streamsByWritingOnlyTheNewTokensAndEndsAsAWholeWrite() {
+        ManualPacerClock clock;
         ChatModel model;
+        model.setPacerClock(clock);
         ChatMessage question;
         question.role = Message::User;
         question.text = QStringLiteral("Hi");
@@ -114,7 +118,7 @@ private slots:
         QSignalSpy changes(bubble.doc, &QTextDocument::contentsChange);
         int before = 0;  // the characters the document held before the batch, the cursor excluded
         for (const auto& batch : batches) {
-            QTest::qWait(int(ChatModel::kStreamingHeatMs) + 5);  // the model rebuilds its heat map at most this often
+            clock.advance(ChatModel::kStreamingHeatMs);  // the model rebuilds its heat map at most this often
             changes.clear();
             model.appendSteps(row, batch);
             follow();
@@ -154,6 +158,41 @@ private slots:
         // after, not appended to what is no longer there.
         bubble.doc->setPlainText(QStringLiteral("something else"));
         QCOMPARE(contents(*bubble.doc), written(model.heatText(row)->spans));
+    }
+
+    // While an answer streams its heat map is rebuilt with a batch at most every kStreamingHeatMs
+    // (the text itself with every batch), never between two batches; its end, at once.
+    void whileStreamingTheHeatMapIsRebuiltAtMostEveryInterval() {
+        ManualPacerClock clock;
+        ChatModel model;
+        model.setPacerClock(clock);
+        ChatMessage answer;
+        answer.role = Message::Assistant;
+        answer.streaming = true;
+        const int row = model.append(answer);
+        auto revision = [&] { return model.data(model.index(row), ChatModel::HeatRevisionRole).toInt(); };
+        model.appendSteps(row, {step(0, "Once", 0.9f)});
+        const int first = revision();
+        QVERIFY(first > 0);
+        clock.advance(ChatModel::kStreamingHeatMs - 1);
+        model.appendSteps(row, {step(1, " upon", 0.3f)});
+        QCOMPARE(model.at(row).text, QStringLiteral("Once upon"));
+        QCOMPARE(revision(), first);  // the same heat map: one token behind the text
+        clock.advance(1000);
+        QCOMPARE(revision(), first);  // nothing rebuilds it between batches
+        model.appendSteps(row, {step(2, " a", 0.05f)});
+        const int second = revision();
+        QVERIFY(second > first);
+        QCOMPARE(model.heatText(row)->plain, QStringLiteral("Once upon a"));
+        clock.advance(ChatModel::kStreamingHeatMs);  // exactly the interval since that rebuild
+        model.appendSteps(row, {step(3, " time", 0.6f)});
+        QVERIFY(revision() > second);
+        const int third = revision();
+        model.appendSteps(row, {step(4, ".", 0.6f)});
+        QCOMPARE(revision(), third);
+        model.finish(row, QStringLiteral("Once upon a time."), Message::EndOfGeneration, {});
+        QVERIFY(revision() > third);
+        QCOMPARE(model.heatText(row)->plain, QStringLiteral("Once upon a time."));
     }
 
     // A bubble made for an answer already finished (a fast model's, a conversation opened): the

@@ -8,6 +8,7 @@
 #include <QTest>
 
 #include "gui_test_helpers.h"
+#include "manual_pacer_clock.h"
 #include "visualizer/kv/kv_cache_grid.h"
 #include "visualizer/kv/kv_cache_view.h"
 
@@ -235,22 +236,33 @@ private slots:
     // Batches arriving back to back: the first is shown at once, the rest wait for the interval's
     // end and are shown then as one update (the latest stats), not one update each.
     void whileStreamingUpdatesAreAQuarterSecondApart() {
+        ManualPacerClock clock;
         Fixture f;
+        f.view.setPacerClock(clock);
         QVERIFY(f.load());
         QVERIFY(f.run(textJob("Once upon a time", 10)));
-        QTRY_VERIFY(f.view.intervalOver());  // past the interval that ended with that answer
+        QVERIFY(!f.view.intervalOver());  // the answer's end was shown at once: its interval starts
+        clock.advance(KvCacheView::kStreamingIntervalMs);
+        QVERIFY(f.view.intervalOver());
         QVERIFY(!f.view.updatePending());
         StepBatch batch;
         batch.kv = f.engine.kvStats();
         const int before = f.view.updates();
         emit f.engine.stepsArrived(1, batch);
         QCOMPARE(f.view.updates(), before + 1);
-        for (int i = 0; i < 9; ++i) emit f.engine.stepsArrived(1, batch);
+        for (int i = 0; i < 9; ++i) {
+            clock.advance(10);
+            emit f.engine.stepsArrived(1, batch);
+        }
         QCOMPARE(f.view.updates(), before + 1);
         QVERIFY(f.view.updatePending());  // the nine wait for the interval's end, as one update
-        QTRY_COMPARE_WITH_TIMEOUT(f.view.updates(), before + 2, 2000);
+        clock.advance(KvCacheView::kStreamingIntervalMs - 90 - 1);
+        QCOMPARE(f.view.updates(), before + 1);
+        clock.advance(1);
+        QCOMPARE(f.view.updates(), before + 2);
         // Nothing else is waiting: no further update comes without a new batch.
         QVERIFY(!f.view.updatePending());
+        clock.advance(10 * KvCacheView::kStreamingIntervalMs);
         QCOMPARE(f.view.updates(), before + 2);
         // The end of an answer is shown at once.
         emit f.engine.stepsArrived(1, batch);

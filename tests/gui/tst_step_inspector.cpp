@@ -22,6 +22,7 @@
 #include "store/chat_store.h"
 #include "chat_fixture.h"
 #include "gui_test_helpers.h"
+#include "manual_pacer_clock.h"
 #include "settings/sampling_settings.h"
 #include "visualizer/step_inspector.h"
 #include "visualizer/timeline_model.h"
@@ -71,7 +72,7 @@ class TestStepInspector : public QObject {
     Q_OBJECT
 
     struct Fixture : ChatFixture {
-        explicit Fixture(float temperature = 0.0f) : ChatFixture(20, temperature) {}
+        explicit Fixture(float temperature = 0.0f, PacerClock* clock = nullptr) : ChatFixture(20, temperature, clock) {}
     };
 
 private slots:
@@ -382,7 +383,8 @@ private slots:
     // charts cost a fast model's decode 4% on two cores); shown again, each shows the newest token
     // at once, without waiting for the next batch.
     void panelsOffScreenCatchUpTheMomentTheyAreShown() {
-        Fixture f;
+        ManualPacerClock clock;
+        Fixture f(0.0f, &clock);
         QVERIFY(loadAndWait(*f.engine, bundledModel()));
         f.inspector->setShown(false);
         f.inspector->setDetailsShown(false);
@@ -391,7 +393,7 @@ private slots:
         QSignalSpy profile(f.inspector.get(), &StepInspector::profileChanged);
         QSignalSpy timeline(f.timeline.get(), &TimelineModel::changed);
         QVERIFY(f.answer("Once upon a time"));
-        QTest::qWait(300);  // three times the follow timer's interval
+        clock.advance(60'000);  // a minute later: every paced run long due
         QVERIFY(f.inspector->step() < 19);
         QCOMPARE(f.inspector->candidateModel()->rowCount(), 0);
         QCOMPARE(details.size(), 0);

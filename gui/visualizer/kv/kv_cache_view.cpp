@@ -13,11 +13,7 @@ QString cellOriginName(CellOrigin origin) {
     return QStringLiteral("empty");
 }
 
-KvCacheView::KvCacheView(QObject* parent) : QObject(parent) {
-    pending_.setSingleShot(true);
-    pending_.setTimerType(Qt::PreciseTimer);  // never early: a coarse timer may fire 5% before its time
-    connect(&pending_, &QTimer::timeout, this, &KvCacheView::followEngine);
-}
+KvCacheView::KvCacheView(QObject* parent) : QObject(parent) {}
 
 void KvCacheView::setEngine(EngineController* engine) {
     if (engine_ == engine) return;
@@ -48,19 +44,16 @@ void KvCacheView::setActive(bool active) {
 // The grid and a dozen figures repainted with every step batch cost the engine 10% of its decode
 // speed on 2 cores (bench/gui_vs_cli.sh); four updates a second still show the cache growing.
 void KvCacheView::followStreaming() {
-    if (!active_ || pending_.isActive()) return;
-    const qint64 since = sinceUpdate_.isValid() ? sinceUpdate_.elapsed() : kStreamingIntervalMs;
-    if (since < kStreamingIntervalMs) {
-        pending_.start(int(kStreamingIntervalMs - since));
-        return;
-    }
-    followEngine();
+    if (active_) pace_.request();
 }
 
 void KvCacheView::followEngine() {
-    pending_.stop();
+    pace_.ran();
+    takeEngineStats();
+}
+
+void KvCacheView::takeEngineStats() {
     if (!active_) return;
-    sinceUpdate_.start();
     if (!engine_ || !engine_->abilities().showsCache) return clear();  // a server exposes no cache
     setStats(engine_->kvStats(), engine_->model()->info.hparams.nHead);
 }

@@ -6,13 +6,12 @@
 // bytes straight from the stats, the cells' origins as runs — plus the MHA / GQA / MQA and
 // FP32 / FP16 / Q8_0 / Q4_0 counterfactuals. GUI thread only.
 
-#include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
 #include <QQmlEngine>
-#include <QTimer>
 #include <QVariantList>
 
+#include "app/pacer.h"
 #include "engine/engine_controller.h"
 #include "kv_cache/kv_cache.h"
 #include "visualizer/kv/kv_variant_model.h"
@@ -122,9 +121,12 @@ public:
     double bytesPerLayerPerToken() const { return layers() > 0 ? double(stats_.bytesPerToken / uint64_t(layers())) : 0.0; }
     int updates() const { return updates_; }  // how many times the figures were taken (for tests)
     // While streaming: a batch that arrived within the interval waits for its end (for tests).
-    bool updatePending() const { return pending_.isActive(); }
+    bool updatePending() const { return pace_.pending(); }
     // While streaming: the next batch is shown at once, the interval since the last update is over.
-    bool intervalOver() const { return !sinceUpdate_.isValid() || sinceUpdate_.elapsed() >= kStreamingIntervalMs; }
+    bool intervalOver() const { return pace_.due(); }
+    static constexpr int kStreamingIntervalMs = 250;
+    // The clock of that pace (the app's unless a test gives its own).
+    void setPacerClock(PacerClock& clock) { pace_.setClock(clock); }
     KvVariantModel* attentionVariants() { return &attentionVariants_; }
     KvVariantModel* elementVariants() { return &elementVariants_; }
 
@@ -134,11 +136,11 @@ signals:
     void changed();
 
 private:
-    void followEngine();
+    void followEngine();  // at once: the answer's end, another model or cache type, the panel shown
     // While an answer streams, at most one update per kStreamingIntervalMs; the last batch's stats
     // are shown when that interval ends, and the final stats at once when the answer ends.
     void followStreaming();
-    static constexpr int kStreamingIntervalMs = 250;
+    void takeEngineStats();  // the engine's stats now
 
     QPointer<EngineController> engine_;
     QList<QMetaObject::Connection> connections_;
@@ -146,8 +148,7 @@ private:
     int queryHeads_ = 0;
     int updates_ = 0;
     bool active_ = true;
-    QElapsedTimer sinceUpdate_;
-    QTimer pending_;
+    Pacer pace_{kStreamingIntervalMs, [this] { takeEngineStats(); }};
     KvVariantModel attentionVariants_{KvVariantModel::Axis::Attention};
     KvVariantModel elementVariants_{KvVariantModel::Axis::ElementType};
 };
