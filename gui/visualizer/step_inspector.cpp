@@ -52,7 +52,8 @@ QString printable(const QString& text) {
 QString bitsText(double bits) { return std::isinf(bits) ? QStringLiteral("∞") : QString::number(bits, 'f', 2); }
 }  // namespace
 
-StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(parent), chat_(chat) {
+StepInspector::StepInspector(ChatController* chat, QObject* parent)
+    : QObject(parent), chat_(chat), replay_(new StepReplay(*this)) {
     ChatModel* m = chat_->messages();
     connect(m, &QAbstractItemModel::rowsInserted, this, [this] { onModelChanged(); });
     connect(m, &QAbstractItemModel::rowsRemoved, this, [this] { onModelChanged(); });
@@ -72,7 +73,7 @@ StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(pa
     });
     connect(chat_, &ChatController::answerFinished, this, [this](int row) {
         if (row == row_) {
-            resetReplayToAnswer();
+            replay_->resetToAnswer();
         }
     });
 }
@@ -80,7 +81,7 @@ StepInspector::StepInspector(ChatController* chat, QObject* parent) : QObject(pa
 void StepInspector::setPacerClock(PacerClock& clock) {
     followPace_.setClock(clock);
     detailsPace_.setClock(clock);
-    replayPace_.setClock(clock);
+    replay_->setPacerClock(clock);
 }
 
 const std::vector<StepRecord>* StepInspector::answerSteps() const {
@@ -135,7 +136,7 @@ void StepInspector::onModelChanged(bool streaming) {
     } else if (row_ >= 0) {
         step_ = std::min(step_, int(m->at(row_).steps.size()) - 1);
     }
-    if (row_ != oldRow) resetReplayToAnswer();
+    if (row_ != oldRow) replay_->resetToAnswer();
     refreshDetails(streaming);
     emit selectionChanged();
 }
@@ -162,6 +163,7 @@ void StepInspector::refreshDetails(bool streaming) {
     detailsPace_.ran();
     detailsBehind_ = false;
     shownStep_ = step_;
+    details_ = {shownStep_, current(), candidates(), survivors(), stageNames()};
     refreshCandidateModel();
     refreshProfile();
     emit detailsChanged();
@@ -216,10 +218,10 @@ void StepInspector::select(int row, int step) {
     const int oldRow = row_;
     row_ = row;
     step_ = step;
-    if (row_ != oldRow) resetReplayToAnswer();
+    if (row_ != oldRow) replay_->resetToAnswer();
     refreshDetails();
     emit selectionChanged();
-    if (replayedStep_ || result_) scheduleReplay();
+    replay_->followStep();
 }
 
 void StepInspector::selectAtPosition(int row, int textPosition) {
@@ -373,6 +375,13 @@ QString StepInspector::describeAt(int row, int position) const {
 bool StepInspector::branch(int tokenId) {
     if (!stepRecord()) return false;
     return chat_->branchFrom(row_, step_, tokenId);
+}
+
+std::vector<int32_t> StepInspector::contextBefore(int row) const {
+    std::vector<int32_t> context;
+    const ChatModel* m = chat_->messages();
+    for (int r = 0; r < row && r < m->count(); ++r) context.insert(context.end(), m->at(r).tokens.begin(), m->at(r).tokens.end());
+    return context;
 }
 
 }  // namespace inferscope

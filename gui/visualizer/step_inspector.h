@@ -2,7 +2,7 @@
 // StepInspector: what the Probabilities panel shows — one generation step of one answer (the
 // newest while an answer streams, or one the user picked in the text): its top candidates with
 // their probability after every sampler stage, the pick, its rank, the step's entropy — and a
-// replay of the whole answer with other sampler settings, from the logits stored per step.
+// replay of the whole answer with other sampler settings (StepReplay, step_replay.h).
 // GUI thread; reads ChatController's ChatModel.
 
 #include <QObject>
@@ -12,6 +12,8 @@
 #include <optional>
 
 #include "visualizer/candidate_list_model.h"
+#include "visualizer/step_replay.h"
+#include "visualizer/step_values.h"
 #include "sampler/replay.h"
 #include "app/pacer.h"
 #include "app/qml_singleton.h"
@@ -27,54 +29,23 @@ class StepInspector : public QObject, public QmlSingleton<StepInspector> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
-    Q_PROPERTY(int row READ row NOTIFY selectionChanged)            // the answer's row in ChatModel, -1: none
-    Q_PROPERTY(int step READ step NOTIFY selectionChanged)          // the step within it
-    Q_PROPERTY(int stepCount READ stepCount NOTIFY selectionChanged)
+    Q_PROPERTY(inferscope::StepSelection selection READ selection NOTIFY selectionChanged)
     Q_PROPERTY(bool following READ following WRITE setFollowing NOTIFY selectionChanged)  // track the newest step
-    Q_PROPERTY(bool hasStep READ hasStep NOTIFY selectionChanged)
-    Q_PROPERTY(QVariantMap current READ current NOTIFY detailsChanged)      // the step: token, p, rank, entropy, timings
-    Q_PROPERTY(QVariantList candidates READ candidates NOTIFY detailsChanged)  // top-N with per-stage p
-    Q_PROPERTY(inferscope::CandidateListModel* candidateModel READ candidateModel CONSTANT)  // the same, updated in place
-    Q_PROPERTY(QVariantList survivors READ survivors NOTIFY detailsChanged)    // per stage
-    Q_PROPERTY(QStringList stageNames READ stageNames CONSTANT)
-    // The selected answer's origin, not the model loaded now: whether a server made it (its times
-    // are this client's, network included; its candidates are what the server reported), the
-    // sampler stages its steps carry, and which model made it ("stories260K", "qwen @ http://…").
-    Q_PROPERTY(bool answerRemote READ answerRemote NOTIFY selectionChanged)
-    Q_PROPERTY(QStringList answerStages READ answerStages NOTIFY selectionChanged)
-    Q_PROPERTY(QString answerModel READ answerModel NOTIFY selectionChanged)
+    Q_PROPERTY(inferscope::StepDetails details READ details NOTIFY detailsChanged)
+    Q_PROPERTY(inferscope::CandidateListModel* candidateModel READ candidateModel CONSTANT)  // details' candidates, updated in place
+    Q_PROPERTY(inferscope::AnswerShown answer READ answer NOTIFY selectionChanged)
+    Q_PROPERTY(inferscope::AnswerProfile profile READ profile NOTIFY profileChanged)
     // Whether a panel on screen shows the selection (Probabilities, Layers, Attention, Timeline;
     // Inspector.qml says). While none does, following the stream waits: a hidden panel's bars,
     // funnel and strip were rebuilt ten times a second and cost the decode 4% on two cores. The
     // newest step is taken the moment one is shown again. True when nothing says otherwise.
     Q_PROPERTY(bool shown READ shown WRITE setShown NOTIFY shownChanged)
     // Whether the Probabilities panel is on screen: the step's candidates, funnel and the answer's
-    // surprisal strip (current, candidates, candidateModel, survivors, answerSurprisal/Entropy)
-    // are brought up to date only then — at once when it is shown again. True unless told.
+    // surprisal strip (details, candidateModel, profile) are brought up to date only then — at
+    // once when it is shown again. True unless told.
     Q_PROPERTY(bool detailsShown READ detailsShown WRITE setDetailsShown NOTIFY detailsShownChanged)
-    // The step the details are of: the selected one, or while an answer streams one up to
-    // kDetailsMs older (the Probabilities panel names and marks this one, not the newest).
-    Q_PROPERTY(int shownStep READ shownStep NOTIFY detailsChanged)
-
-    // Replay settings and results (recomputed after each change, debounced).
-    // The selected answer's per-token surprisal (-log2 pRaw, capped at kStripMaxBits for drawing) and
-    // entropy in bits, one value per step: the Probabilities panel's strip. Announced only when
-    // they change (at most ten times a second while an answer streams).
-    Q_PROPERTY(QList<qreal> answerSurprisal READ answerSurprisal NOTIFY profileChanged)
-    Q_PROPERTY(QList<qreal> answerEntropy READ answerEntropy NOTIFY profileChanged)
-    Q_PROPERTY(bool replayAvailable READ replayAvailable NOTIFY selectionChanged)
-    Q_PROPERTY(QString replayNote READ replayNote NOTIFY selectionChanged)  // why no replay ("" when available)
-    Q_PROPERTY(double replayTemperature READ replayTemperature WRITE setReplayTemperature NOTIFY replayChanged)
-    Q_PROPERTY(int replayTopK READ replayTopK WRITE setReplayTopK NOTIFY replayChanged)
-    Q_PROPERTY(double replayTopP READ replayTopP WRITE setReplayTopP NOTIFY replayChanged)
-    Q_PROPERTY(double replayMinP READ replayMinP WRITE setReplayMinP NOTIFY replayChanged)
-    Q_PROPERTY(double replayRepeatPenalty READ replayRepeatPenalty WRITE setReplayRepeatPenalty NOTIFY replayChanged)
-    Q_PROPERTY(int replayChangedCount READ replayChangedCount NOTIFY replayResultChanged)
-    Q_PROPERTY(int replayInexactCount READ replayInexactCount NOTIFY replayResultChanged)
-    Q_PROPERTY(double replayMinStoredMass READ replayMinStoredMass NOTIFY replayResultChanged)
-    Q_PROPERTY(QString replayError READ replayError NOTIFY replayResultChanged)
-    Q_PROPERTY(QVariantMap replayCurrent READ replayCurrent NOTIFY replayResultChanged)        // the selected step replayed
-    Q_PROPERTY(QVariantList replayCandidates READ replayCandidates NOTIFY replayResultChanged)
+    // The replay of the selected answer with other sampler settings (step_replay.h).
+    Q_PROPERTY(inferscope::StepReplay* replay READ replay CONSTANT)
 
 public:
     StepInspector(ChatController* chat, QObject* parent);
@@ -107,32 +78,17 @@ public:
     static constexpr double kStripMaxBits = 64.0;  // a pick of p 0 is infinitely surprising; the bar stops here
     QList<qreal> answerSurprisal() const { return surprisal_; }
     QList<qreal> answerEntropy() const { return entropy_; }
+    StepSelection selection() const { return {row_, step_, stepCount(), hasStep()}; }
+    const StepDetails& details() const { return details_; }
+    AnswerShown answer() const { return {answerRemote(), answerStages(), answerModel()}; }
+    AnswerProfile profile() const { return {surprisal_, entropy_}; }
 
-    bool replayAvailable() const;
-    QString replayNote() const;
-    double replayTemperature() const { return replay_.temperature; }
-    int replayTopK() const { return replay_.topK; }
-    double replayTopP() const { return replay_.topP; }
-    double replayMinP() const { return replay_.minP; }
-    double replayRepeatPenalty() const { return replay_.repeatPenalty; }
-    void setReplayTemperature(double v);
-    void setReplayTopK(int v);
-    void setReplayTopP(double v);
-    void setReplayMinP(double v);
-    void setReplayRepeatPenalty(double v);
-    int replayChangedCount() const { return result_ ? result_->changed : 0; }
-    int replayInexactCount() const { return result_ ? result_->inexact : 0; }
-    double replayMinStoredMass() const { return result_ ? result_->minStoredMass : 1.0; }
-    QString replayError() const { return replayError_; }
-    QVariantMap replayCurrent() const;
-    QVariantList replayCandidates() const;
+    StepReplay* replay() const { return replay_; }
 
     // Selects a step (row -1: none); stops following the stream.
     Q_INVOKABLE void select(int row, int step);
     Q_INVOKABLE void selectAtPosition(int row, int textPosition);  // the step under a character of the heat text
     Q_INVOKABLE void stepBy(int delta);
-    // The replay's settings start as the answer's own.
-    Q_INVOKABLE void resetReplayToAnswer();
     // A one-line description of a step for the hover tooltip: the token, its probability, rank, alternatives.
     Q_INVOKABLE QString describe(int row, int step) const;
     // The hover tooltip for the character at a heat-text position: describe() of its step, or for a
@@ -163,20 +119,17 @@ public:
 signals:
     void selectionChanged();
     void profileChanged();
-    void replayChanged();
-    void replayResultChanged();
     void shownChanged();
     void detailsShownChanged();
     void detailsChanged();  // the selected step's details, when detailsShown
 
 private:
+    friend class StepReplay;  // reads the selected answer's steps and shows candidates as the panel does
     const StepRecord* stepRecord() const;
     const std::vector<StepRecord>* answerSteps() const;
     // The selection follows the model; `streaming`: the stream moved on (the details may wait).
     void onModelChanged(bool streaming = false);
     void follow();  // the stream moved on: onModelChanged, or behind_ while no panel shows the step
-    void scheduleReplay();
-    void runReplay();
     QVariantMap candidateMap(const CandidateRecord& c, int32_t chosen) const;
     const ChatMessage* answerAt(int row) const;
 
@@ -189,15 +142,8 @@ private:
     bool detailsShown_ = true;
     int shownStep_ = -1;
     bool detailsBehind_ = false;  // the details were not refreshed since the selection or its answer changed
-    SamplerParams replay_;
-    std::optional<ReplayResult> result_;
-    std::optional<SampleRecord> replayedStep_;
-    QString replayError_;
+    StepReplay* replay_;  // a child
     QString exportError_;
-    // The replay runs once the settings rest this long: a dragged slider replays when it stops,
-    // not at every value it passes.
-    static constexpr qint64 kReplayMs = 40;
-    Pacer replayPace_{kReplayMs, [this] { runReplay(); }};
     // Streaming text changes arrive with every step batch (about ten a second, more when a model's
     // steps are slow enough to be sent one by one); the panel follows at most once per kFollowMs —
     // with the batch when it can, so that the window draws the text and the panel in one frame
@@ -205,6 +151,7 @@ private:
     static constexpr qint64 kFollowMs = 100;
     Pacer followPace_{kFollowMs, [this] { follow(); }};
     CandidateListModel candidateModel_;
+    StepDetails details_;  // built by refreshDetails
     QList<qreal> surprisal_, entropy_;
     // The candidate model, the profile and detailsChanged, or detailsBehind_ while unseen. While an
     // answer streams, at most every kDetailsMs: a step 10 tokens on every 100 ms can be read no

@@ -217,9 +217,9 @@ Item {
                 // The step the Probabilities panel shows, outlined in the text.
                 Rectangle {
                     objectName: "selectedTokenMark"
-                    readonly property bool selected: StepInspector.row === root.index && StepInspector.step >= 0 && !StepInspector.following
+                    readonly property bool selected: StepInspector.selection.row === root.index && StepInspector.selection.step >= 0 && !StepInspector.following
                     // Laid out again when the text or the width changes.
-                    readonly property rect box: selected && heatBody.contentHeight > 0 && heatBody.width > 0 ? heatBody.tokenBox(StepInspector.step) : Qt.rect(0, 0, 0, 0)
+                    readonly property rect box: selected && heatBody.contentHeight > 0 && heatBody.width > 0 ? heatBody.tokenBox(StepInspector.selection.step) : Qt.rect(0, 0, 0, 0)
                     visible: selected && box.width > 0
                     x: box.x - 1
                     y: box.y

@@ -15,13 +15,13 @@ ColumnLayout {
         Layout.fillWidth: true
         ToolButton {
             text: "◀"
-            enabled: StepInspector.hasStep && StepInspector.step > 0
+            enabled: StepInspector.selection.hasStep && StepInspector.selection.step > 0
             onClicked: StepInspector.stepBy(-1)
             ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: qsTr("The previous token of this answer.")
         }
         Label {
             objectName: "inspectedStepLabel"
-            text: StepInspector.hasStep ? qsTr("Token %1 of %2").arg(StepInspector.step + 1).arg(StepInspector.stepCount) : qsTr("No token yet")
+            text: StepInspector.selection.hasStep ? qsTr("Token %1 of %2").arg(StepInspector.selection.step + 1).arg(StepInspector.selection.stepCount) : qsTr("No token yet")
             font.bold: true
             ToolTip.visible: stepMouse.containsMouse
             ToolTip.text: qsTr("The token selected in the answer (the same one as in the Probabilities tab). Click any token of an answer to look inside it.")
@@ -29,7 +29,7 @@ ColumnLayout {
         }
         ToolButton {
             text: "▶"
-            enabled: StepInspector.hasStep && StepInspector.step + 1 < StepInspector.stepCount
+            enabled: StepInspector.selection.hasStep && StepInspector.selection.step + 1 < StepInspector.selection.stepCount
             onClicked: StepInspector.stepBy(1)
             ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: qsTr("The next token of this answer.")
         }
@@ -57,13 +57,13 @@ ColumnLayout {
     }
     Label {
         objectName: "inspectedShownStep"
-        visible: head.inspector.hasResult && head.inspector.step !== StepInspector.step
+        visible: head.inspector.hasResult && head.inspector.step !== StepInspector.selection.step
         Layout.fillWidth: true
         Layout.preferredWidth: 100
         wrapMode: Text.Wrap
         color: Theme.muted
         font.pixelSize: Theme.fontSmall
-        text: qsTr("Showing token %1 until token %2 is looked inside.").arg(head.inspector.step + 1).arg(StepInspector.step + 1)
+        text: qsTr("Showing token %1 until token %2 is looked inside.").arg(head.inspector.step + 1).arg(StepInspector.selection.step + 1)
     }
     Label {
         objectName: "inspectedStatus"

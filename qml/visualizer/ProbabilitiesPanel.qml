@@ -14,10 +14,10 @@ ScrollView {
     ScrollBar.horizontal.policy: ScrollBar.AlwaysOff
     Binding { target: StepInspector; property: "detailsShown"; value: panel.visible }
 
-    readonly property var cur: StepInspector.current
+    readonly property var cur: StepInspector.details.current
     // Read once per refresh for the bars and the funnel (each read builds the list anew).
-    readonly property var candidates: StepInspector.candidates
-    readonly property var stages: StepInspector.stageNames
+    readonly property var candidates: StepInspector.details.candidates
+    readonly property var stages: StepInspector.details.stages
 
     ColumnLayout {
         id: content
@@ -35,10 +35,10 @@ ScrollView {
             Layout.preferredWidth: 100
             Layout.topMargin: Theme.spacing
             // The step the panel shows (while an answer streams, refreshed four times a second).
-            ToolButton { text: "◀"; enabled: StepInspector.hasStep && StepInspector.shownStep > 0; onClicked: StepInspector.stepBy(-1) }
+            ToolButton { text: "◀"; enabled: StepInspector.selection.hasStep && StepInspector.details.step > 0; onClicked: StepInspector.stepBy(-1) }
             Label {
                 objectName: "stepLabel"
-                text: StepInspector.hasStep ? qsTr("Token %1 of %2").arg(StepInspector.shownStep + 1).arg(StepInspector.stepCount)
+                text: StepInspector.selection.hasStep ? qsTr("Token %1 of %2").arg(StepInspector.details.step + 1).arg(StepInspector.selection.stepCount)
                                             : qsTr("No token yet")
                 font.bold: true
             }
@@ -46,7 +46,7 @@ ScrollView {
             // yet (it flickered on and off with every batch, restyling the button each time).
             ToolButton {
                 text: "▶"
-                enabled: StepInspector.hasStep && StepInspector.shownStep + 1 < StepInspector.stepCount && !(StepInspector.following && ChatController.generating)
+                enabled: StepInspector.selection.hasStep && StepInspector.details.step + 1 < StepInspector.selection.stepCount && !(StepInspector.following && ChatController.generating)
                 onClicked: StepInspector.stepBy(1)
             }
             Item { Layout.fillWidth: true }
@@ -60,7 +60,7 @@ ScrollView {
         }
 
         Label {
-            visible: !StepInspector.hasStep
+            visible: !StepInspector.selection.hasStep
             Layout.fillWidth: true
             Layout.preferredWidth: 100
             wrapMode: Text.Wrap
@@ -71,19 +71,19 @@ ScrollView {
         // ---- the whole answer: surprisal and entropy per token ----------------------------------
         SurprisalStrip {
             objectName: "surprisalStrip"
-            visible: StepInspector.hasStep
+            visible: StepInspector.selection.hasStep
             Layout.fillWidth: true
             Layout.preferredWidth: 100
-            surprisal: StepInspector.answerSurprisal
-            entropy: StepInspector.answerEntropy
-            selected: StepInspector.shownStep
-            describe: (step) => StepInspector.describe(StepInspector.row, step)
-            onStepClicked: (step) => StepInspector.select(StepInspector.row, step)
+            surprisal: StepInspector.profile.surprisal
+            entropy: StepInspector.profile.entropy
+            selected: StepInspector.details.step
+            describe: (step) => StepInspector.describe(StepInspector.selection.row, step)
+            onStepClicked: (step) => StepInspector.select(StepInspector.selection.row, step)
         }
 
         // ---- the pick ---------------------------------------------------------------------------
         GridLayout {
-            visible: StepInspector.hasStep
+            visible: StepInspector.selection.hasStep
             Layout.fillWidth: true
             Layout.preferredWidth: 100
             columns: 4
@@ -116,13 +116,13 @@ ScrollView {
             }
             Label { objectName: "surprisalValue"; text: panel.cur.surprisalBits !== undefined ? panel.cur.surprisalBits + " bits" : "" }
             Label { text: qsTr("time"); color: Theme.muted; ToolTip.visible: timeMouse.containsMouse; ToolTip.text: qsTr("The forward pass that produced these logits (one decode step, or the prefill for the first token), then the sampling."); MouseArea { id: timeMouse; anchors.fill: parent; hoverEnabled: true } }
-            Label { Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap; text: panel.cur.forwardMs !== undefined && StepInspector.answerRemote ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms after the previous token (network)").arg(panel.cur.forwardMs.toFixed(2)) : qsTr("the first token (time to first token in the Timeline)")) : panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
+            Label { Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap; text: panel.cur.forwardMs !== undefined && StepInspector.answer.remote ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms after the previous token (network)").arg(panel.cur.forwardMs.toFixed(2)) : qsTr("the first token (time to first token in the Timeline)")) : panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
         }
 
         // ---- the grammar stage (structured output) ----------------------------------------------
         Label {
             objectName: "grammarNote"
-            visible: StepInspector.hasStep && panel.cur.constrained === true
+            visible: StepInspector.selection.hasStep && panel.cur.constrained === true
             Layout.fillWidth: true
             Layout.preferredWidth: 100
             wrapMode: Text.Wrap
@@ -140,8 +140,8 @@ ScrollView {
 
         // ---- candidates as bars -----------------------------------------------------------------
         Label {
-            visible: StepInspector.hasStep
-            text: StepInspector.answerRemote
+            visible: StepInspector.selection.hasStep
+            text: StepInspector.answer.remote
                   ? qsTr("The %1 most likely tokens the server reported (exp of its log-probabilities)").arg(StepInspector.candidateModel.count)
                   : qsTr("Top candidates (softmax at temperature 1) — click one to continue the answer with it")
             color: Theme.muted
@@ -180,7 +180,7 @@ ScrollView {
                         onClicked: StepInspector.branch(bar.tokenId)
                         ToolTip.visible: hovered && enabled
                         ToolTip.text: !hovered ? ""
-                                      : StepInspector.answerRemote
+                                      : StepInspector.answer.remote
                                       ? qsTr("Branch: the server continues this answer with “%1” here (the answer so far is sent back as the assistant's message).").arg(bar.token)
                                       : qsTr("Branch: continue this answer with “%1” here (the KV cache is truncated to this position; nothing before it is recomputed).").arg(bar.token)
                     }
@@ -208,16 +208,16 @@ ScrollView {
         }
 
         // ---- the funnel: each stage's distribution ----------------------------------------------
-        Rectangle { visible: StepInspector.hasStep; Layout.fillWidth: true; height: 1; color: Theme.border }
+        Rectangle { visible: StepInspector.selection.hasStep; Layout.fillWidth: true; height: 1; color: Theme.border }
         Label {
-            visible: StepInspector.hasStep
+            visible: StepInspector.selection.hasStep
             text: qsTr("What each sampler stage kept")
             font.bold: true
         }
         Label {
             objectName: "stagesNote"
-            visible: StepInspector.hasStep && StepInspector.answerRemote
-            text: StepInspector.answerStages.length > 1
+            visible: StepInspector.selection.hasStep && StepInspector.answer.remote
+            text: StepInspector.answer.stages.length > 1
                   ? qsTr("As the server's own sampler recorded them (Inferscope's extension to the OpenAI answer).")
                   : qsTr("This server reports its raw log-probabilities only: what its sampler stages kept is not known.")
             color: Theme.muted
@@ -227,12 +227,12 @@ ScrollView {
             Layout.preferredWidth: 100
         }
         FunnelGrid {
-            visible: StepInspector.hasStep
+            visible: StepInspector.selection.hasStep
             Layout.fillWidth: true
             Layout.preferredWidth: 100
             candidates: panel.candidates
-            survivors: StepInspector.survivors
-            stages: StepInspector.answerStages
+            survivors: StepInspector.details.survivors
+            stages: StepInspector.answer.stages
         }
 
         // ---- replay -----------------------------------------------------------------------------
@@ -244,7 +244,7 @@ ScrollView {
             Layout.fillWidth: true
             Layout.preferredWidth: 100
             Layout.bottomMargin: Theme.spacing
-            visible: StepInspector.hasStep
+            visible: StepInspector.selection.hasStep
             // Wraps in the room the three buttons leave (unwrapped it pushed PNG past the panel's edge).
             Label {
                 text: qsTr("Export this answer's tokens:")

@@ -149,7 +149,7 @@ ScrollView {
             overlayColor: Theme.danger
             axisColor: Theme.muted
             unit: "ms"
-            highlightIndex: StepInspector.row === TimelineModel.row ? StepInspector.step - 1 : -1
+            highlightIndex: StepInspector.selection.row === TimelineModel.row ? StepInspector.selection.step - 1 : -1
             HoverHandler { id: chartHover }
             ToolTip.visible: chartHover.hovered && decodeChart.indexAt(chartHover.point.position.x) >= 0
             ToolTip.text: {

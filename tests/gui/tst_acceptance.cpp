@@ -510,8 +510,9 @@ private slots:
         QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
         QVERIFY(sendByKeyboard(QStringLiteral(" The end.")));
         const qint64 original = app_->chat->conversationId();
-        const auto edits = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("editButton"); });
-        QVERIFY(edits.size() >= 2);
+        // Both questions' bubbles laid out (the list may place the new rows a frame later).
+        QList<QQuickItem*> edits;
+        QTRY_VERIFY((edits = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("editButton"); })).size() >= 2);
         click(edits[1]);  // the second question's
         QQuickItem* editor = visibleNamed(QStringLiteral("editor"));
         QVERIFY(editor);

@@ -402,7 +402,7 @@ private slots:
         QVERIFY(app.chat->send(QStringLiteral("Tell me a story about a little cat.")));
         QVERIFY(done.wait(20000));
         QTRY_COMPARE(app.inspector->candidateModel()->rowCount(), 20);
-        QCOMPARE(app.inspector->replayNote(),
+        QCOMPARE(app.inspector->replay()->note(),
                  QStringLiteral("This answer came from a server, which sends each token's most likely alternatives, not the logits a replay needs."));
         QObject* note = app.window()->findChild<QObject*>(QStringLiteral("layersRemoteNote"));
         QVERIFY(note && note->property("text").toString().startsWith("stories260K runs on a server"));

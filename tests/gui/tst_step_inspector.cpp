@@ -494,22 +494,22 @@ private slots:
         QVERIFY(loadAndWait(*f.engine, bundledModel()));
         QVERIFY(f.answer([&] { return f.chat->send("Once upon a time"); }));
         f.inspector->select(1, 0);
-        QVERIFY(f.inspector->replayAvailable());
+        QVERIFY(f.inspector->replay()->available());
         // The answer's own settings and seed: nothing changes.
-        f.inspector->resetReplayToAnswer();
-        QSignalSpy result(f.inspector.get(), &StepInspector::replayResultChanged);
+        f.inspector->replay()->resetToAnswer();
+        QSignalSpy result(f.inspector->replay(), &StepReplay::resultChanged);
         QVERIFY(result.wait(2000));
-        QCOMPARE(f.inspector->replayError(), QString());
-        QCOMPARE(f.inspector->replayChangedCount(), 0);
-        QCOMPARE(f.inspector->replayInexactCount(), 0);  // stories260K: all 512 logits are stored
+        QCOMPARE(f.inspector->replay()->error(), QString());
+        QCOMPARE(f.inspector->replay()->changedCount(), 0);
+        QCOMPARE(f.inspector->replay()->inexactCount(), 0);  // stories260K: all 512 logits are stored
         // Greedy: exactly the steps whose pick was not the most probable change.
         int notTop = 0;
         for (const auto& s : f.last().steps) notTop += s.sample.rank != 1;
-        f.inspector->setReplayTemperature(0.0);
+        f.inspector->replay()->setTemperature(0.0);
         QVERIFY(result.wait(2000));
-        QCOMPARE(f.inspector->replayChangedCount(), notTop);
+        QCOMPARE(f.inspector->replay()->changedCount(), notTop);
         QCOMPARE(int(f.last().replayChanged.size()), 20);
-        QCOMPARE(f.inspector->replayCurrent().value("id").toInt(), f.last().steps[0].sample.top[0].id);
+        QCOMPARE(f.inspector->replay()->current().value("id").toInt(), f.last().steps[0].sample.top[0].id);
     }
 
     // The replay box beside a finished answer offers the replay: after a click on a token of a
@@ -529,11 +529,11 @@ private slots:
         QCOMPARE(f.chat->messages()->count(), 2);
         QVERIFY(f.inspector->following());
         QCOMPARE(f.inspector->row(), 1);
-        QVERIFY(f.inspector->replayAvailable());
-        QCOMPARE(f.inspector->replayNote(), QString());
+        QVERIFY(f.inspector->replay()->available());
+        QCOMPARE(f.inspector->replay()->note(), QString());
         // Why not, when not: no answer yet.
         f.chat->newConversation();
-        QCOMPARE(f.inspector->replayNote(), QStringLiteral("No answer yet: every step's logits are kept, so the sampler can run again on them once one has finished."));
+        QCOMPARE(f.inspector->replay()->note(), QStringLiteral("No answer yet: every step's logits are kept, so the sampler can run again on them once one has finished."));
     }
 
     // Issue 27: a stored answer shows what the model that made it produced. Chat with stories260K,
