@@ -64,6 +64,12 @@ public:
     int count() const { return int(messages_.size()); }
 
     const ChatMessage& at(int row) const { return messages_[size_t(row)]; }
+    // The row of the message the store keeps as `storeId` (a search hit's), -1 when none is here.
+    Q_INVOKABLE int rowOfStored(qint64 storeId) const {
+        for (int r = 0; r < count(); ++r)
+            if (storeId != 0 && messages_[size_t(r)].storeId == storeId) return r;
+        return -1;
+    }
     // An answer's heat map (built on first use), nullptr for questions, empty answers or mode "off".
     const HeatText* heatText(int row) const;
     const std::vector<ChatMessage>& messages() const { return messages_; }

@@ -263,14 +263,23 @@ QList<SearchHit> ChatStore::search(const QString& text, int limit) const {
     const QString match = toFtsQuery(text);
     if (match.isEmpty() || limit <= 0) return {};
     QSqlError error;
+    // The versions shown and the others, best first together (bm25: lower is better).
     auto hits = selectRows(d->db(),
-                           QStringLiteral("SELECT m.conversation_id, m.id, c.title, snippet(messages_fts, 0, '[', ']', '…', 12) "
-                                          "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-                                          "JOIN conversations c ON c.id = m.conversation_id "
-                                          "WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts), m.id LIMIT ?"),
-                           {match, limit}, [](const QSqlQuery& query) {
+                           QStringLiteral("SELECT conversation_id, message_id, title, snip, version FROM ("
+                                          " SELECT m.conversation_id, m.id AS message_id, c.title, snippet(messages_fts, 0, '[', ']', '…', 12) AS snip,"
+                                          "  -1 AS version, bm25(messages_fts) AS rank"
+                                          " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+                                          " JOIN conversations c ON c.id = m.conversation_id WHERE messages_fts MATCH ?"
+                                          " UNION ALL"
+                                          " SELECT m.conversation_id, m.id, c.title, snippet(message_versions_fts, 0, '[', ']', '…', 12),"
+                                          "  v.idx, bm25(message_versions_fts)"
+                                          " FROM message_versions_fts JOIN message_versions v ON v.id = message_versions_fts.rowid"
+                                          " JOIN messages m ON m.id = v.message_id JOIN conversations c ON c.id = m.conversation_id"
+                                          " WHERE message_versions_fts MATCH ?)"
+                                          " ORDER BY rank, message_id, version LIMIT ?"),
+                           {match, match, limit}, [](const QSqlQuery& query) {
                                return SearchHit{query.value(0).toLongLong(), query.value(1).toLongLong(), query.value(2).toString(),
-                                                query.value(3).toString()};
+                                                query.value(3).toString(), query.value(4).toInt()};
                            }, &error);
     if (error.isValid()) d->fail(tr("Search failed: %1").arg(errorText(error)));
     return hits;

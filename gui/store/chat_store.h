@@ -72,6 +72,9 @@ struct SearchHit {
     qint64 messageId = 0;
     QString conversationTitle;
     QString snippet;  // the matching text with the match marked by [ and ]
+    // -1: the answer as shown matched; else the index (among all its versions) of the other
+    // version that did, which opening the hit shows.
+    int versionIndex = -1;
 };
 
 class ChatStore : public QObject {

@@ -68,8 +68,7 @@ bool createVersion1(const QSqlDatabase& db, QSqlError* error) {
 // Version 2: the other versions of an answer (regenerated, branched). The version shown stays
 // the row in messages, so search, exports and recovery of messages work as before; the others
 // live here, numbered by idx among all of the answer's versions (0-based), and the shown one's
-// number is the one they leave out. They are deliberately not in the FTS index: a search hit
-// opens the conversation as it is shown, where a hidden version's words would not be found.
+// number is the one they leave out. Not in messages' FTS index: version 4 gives them their own.
 // The unique index finds a message's versions for the cascade (no scan per deleted message)
 // and gives recovery a second way to list them; blobs last as in messages.
 bool createVersion2(const QSqlDatabase& db, QSqlError* error) {
@@ -99,8 +98,31 @@ bool createVersion3(const QSqlDatabase& db, QSqlError* error) {
     }, error);
 }
 
+// Version 4: the other versions of answers in a full-text index of their own, kept in step by
+// triggers as messages_fts is, and filled from the versions already stored. A search finds words
+// that only a regenerated or branched-away version holds; its hit names the version, and opening
+// it shows that version (ChatStore::search, SearchHit::versionIndex).
+bool createVersion4(const QSqlDatabase& db, QSqlError* error) {
+    return runAll(db, {
+        R"(CREATE VIRTUAL TABLE message_versions_fts USING fts5 (
+             content, content = 'message_versions', content_rowid = 'id',
+             tokenize = 'unicode61 remove_diacritics 2'))",
+        R"(CREATE TRIGGER message_versions_fts_insert AFTER INSERT ON message_versions BEGIN
+             INSERT INTO message_versions_fts (rowid, content) VALUES (new.id, new.content);
+           END)",
+        R"(CREATE TRIGGER message_versions_fts_delete AFTER DELETE ON message_versions BEGIN
+             INSERT INTO message_versions_fts (message_versions_fts, rowid, content) VALUES ('delete', old.id, old.content);
+           END)",
+        R"(CREATE TRIGGER message_versions_fts_update AFTER UPDATE OF content ON message_versions BEGIN
+             INSERT INTO message_versions_fts (message_versions_fts, rowid, content) VALUES ('delete', old.id, old.content);
+             INSERT INTO message_versions_fts (rowid, content) VALUES (new.id, new.content);
+           END)",
+        "INSERT INTO message_versions_fts (message_versions_fts) VALUES ('rebuild')",
+    }, error);
+}
+
 using Migration = bool (*)(const QSqlDatabase&, QSqlError*);
-constexpr std::array<Migration, 3> kMigrations{&createVersion1, &createVersion2, &createVersion3};  // [i] makes version i + 1
+constexpr std::array<Migration, 4> kMigrations{&createVersion1, &createVersion2, &createVersion3, &createVersion4};  // [i] makes version i + 1
 
 }  // namespace
 

@@ -46,6 +46,7 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
     case ModelNameRole: return row.modelName;
     case SnippetRole: return row.snippet;
     case MatchMessageIdRole: return row.matchMessageId;
+    case MatchVersionRole: return row.matchVersion;
     default: return {};
     }
 }
@@ -54,7 +55,8 @@ QHash<int, QByteArray> ConversationListModel::roleNames() const {
     return {{ConversationIdRole, "conversationId"}, {TitleRole, "title"},
             {CreatedAtRole, "createdAt"},           {UpdatedAtRole, "updatedAt"},
             {MessageCountRole, "messageCount"},     {ModelNameRole, "modelName"},
-            {SnippetRole, "snippet"},               {MatchMessageIdRole, "matchMessageId"}};
+            {SnippetRole, "snippet"},               {MatchMessageIdRole, "matchMessageId"},
+            {MatchVersionRole, "matchVersion"}};
 }
 
 int ConversationListModel::indexOfConversation(qint64 conversationId) const {
@@ -101,6 +103,7 @@ QList<ConversationListModel::Row> ConversationListModel::readRows() const {
         Row row = toRow(all[*it]);
         row.snippet = hit.snippet;
         row.matchMessageId = hit.messageId;
+        row.matchVersion = hit.versionIndex;
         rows.append(row);
         listed.insert(hit.conversationId);
     }

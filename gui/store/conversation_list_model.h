@@ -34,6 +34,7 @@ public:
         ModelNameRole,       // QString
         SnippetRole,         // QString: the best matching text with matches in [ ]; "" without a filter or for a title match
         MatchMessageIdRole,  // qint64: the message the snippet comes from, 0 if none
+        MatchVersionRole,    // int: -1 the message as shown, else the index of its other version that matched
     };
     Q_ENUM(Role)
 
@@ -66,6 +67,7 @@ private:
         QString modelName;
         QString snippet;
         qint64 matchMessageId = 0;
+        int matchVersion = -1;
         bool operator==(const Row&) const = default;
     };
     QList<Row> readRows() const;

@@ -77,7 +77,14 @@ Rectangle {
                 }
             }
             function openCurrent() {
-                if (currentItem && !currentItem.renaming) ChatController.openConversation(currentItem.conversationId)
+                if (currentItem && !currentItem.renaming) openRow(currentItem)
+            }
+            // A conversation, and when a search found the words only in another version of one
+            // of its answers (regenerated or branched away), that version shown.
+            function openRow(item) {
+                if (!ChatController.openConversation(item.conversationId) || item.matchVersion < 0) return
+                const at = ChatController.messages.rowOfStored(item.matchMessageId)
+                if (at >= 0) ChatController.showVariant(at, item.matchVersion)
             }
 
             delegate: ItemDelegate {
@@ -87,13 +94,15 @@ Rectangle {
                 required property var updatedAt
                 required property int messageCount
                 required property string snippet
+                required property var matchMessageId
+                required property int matchVersion
                 property bool renaming: false
                 width: ListView.view.width
                 highlighted: conversationId === ChatController.conversationId
                 focusPolicy: Qt.NoFocus  // the list takes the focus, not each row
                 onClicked: {
                     list.currentIndex = index
-                    if (!renaming) ChatController.openConversation(conversationId)
+                    if (!renaming) list.openRow(row)
                 }
                 required property int index
                 function showActions() { menu.popup(actions, 0, actions.height) }
@@ -121,8 +130,10 @@ Rectangle {
                         Keys.onEscapePressed: row.renaming = false
                     }
                     Label {
+                        objectName: "searchSnippet"
                         visible: row.snippet !== ""
-                        text: row.snippet
+                        // Found in another version of an answer: which one (opening shows it).
+                        text: row.matchVersion >= 0 ? qsTr("In version %1: %2").arg(row.matchVersion + 1).arg(row.snippet) : row.snippet
                         color: row.highlighted ? palette.highlightedText : Theme.muted
                         font.pixelSize: Theme.fontSmall
                         wrapMode: Text.Wrap

@@ -17,6 +17,7 @@
 #include <QQuickStyle>
 #include <QQuickWindow>
 #include <QtQuickTest/quicktest.h>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 #include <algorithm>
@@ -500,6 +501,64 @@ private slots:
         QCOMPARE(stored.size(), 4);
         QCOMPARE(stored[3].versionCount, 2);
         shot(QStringLiteral("regenerated"));
+    }
+
+    // An answer regenerated: a word only its first version had is found by the sidebar's search
+    // (the hit says which version), and the hit opens the conversation with that version shown.
+    void searchFindsAnEarlierVersionAndShowsIt() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        const QString first = lastMessageText();
+        SamplerParams sampled;  // the second version drawn at temperature 1 with a fixed seed
+        sampled.temperature = 1.0f;
+        sampled.topK = 0;
+        sampled.topP = 1.0f;
+        sampled.minP = 0.0f;
+        sampled.seed = 7;
+        app_->chat->setSamplerOverride(sampled);
+        QSignalSpy again(app_->chat.get(), &ChatController::answerFinished);
+        QTest::keyClick(window(), Qt::Key_R, Qt::ControlModifier);
+        QVERIFY(arrived(again, 20000));
+        QTRY_COMPARE(visibleNamed(QStringLiteral("variantLabel"))->property("text").toString(), QStringLiteral("2 / 2"));
+        const QString second = lastMessageText();
+        // A word of the first version that the second does not have (the search matches word prefixes).
+        QString word;
+        const QStringList secondWords = second.toLower().split(QRegularExpression(QStringLiteral("\\W+")), Qt::SkipEmptyParts);
+        for (const QString& w : first.toLower().split(QRegularExpression(QStringLiteral("\\W+")), Qt::SkipEmptyParts))
+            if (w.size() >= 4 && std::none_of(secondWords.begin(), secondWords.end(), [&](const QString& s) { return s.startsWith(w); })) {
+                word = w;
+                break;
+            }
+        QVERIFY2(!word.isEmpty(), qPrintable(first + QStringLiteral(" | ") + second));
+        const qint64 conversation = app_->chat->conversationId();
+
+        QTest::keyClick(window(), Qt::Key_N, Qt::ControlModifier);  // elsewhere first
+        QTRY_VERIFY(app_->chat->conversationId() != conversation);
+        click(waitNamed(QStringLiteral("searchField")));
+        typeText(word);
+        QQuickItem* snippet = nullptr;
+        QTRY_VERIFY((snippet = visibleNamed(QStringLiteral("searchSnippet"))));
+        QVERIFY2(snippet->property("text").toString().startsWith(QStringLiteral("In version 1: ")), qPrintable(snippet->property("text").toString()));
+        QVERIFY(snippet->property("text").toString().contains(QLatin1Char('[') + word, Qt::CaseInsensitive));
+        shot(QStringLiteral("found"));
+        click(snippet);
+        QTRY_COMPARE(app_->chat->conversationId(), conversation);
+        QTRY_COMPARE(visibleNamed(QStringLiteral("variantLabel"))->property("text").toString(), QStringLiteral("1 / 2"));
+        // The bubbles' texts (the list re-creates the answer's delegate: its place among the
+        // items is not the row order).
+        auto shownTexts = [&] {
+            QStringList texts;
+            for (QQuickItem* t : visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); })) {
+                QString plain;
+                QMetaObject::invokeMethod(t, "getText", Q_RETURN_ARG(QString, plain), Q_ARG(int, 0), Q_ARG(int, t->property("length").toInt()));
+                texts << plain;
+            }
+            return texts;
+        };
+        QTRY_VERIFY(shownTexts().contains(first));
+        QVERIFY(!shownTexts().contains(second));
+        shot(QStringLiteral("shown"));
     }
 
     // Edit an earlier question and resend: the later turns stay in the database, the edit

@@ -242,7 +242,10 @@ void TestChatStoreRecovery::damagedPagesAreRecovered_data() {
     QTest::addColumn<int>("minMessages");
     QTest::addColumn<int>("minExact");   // messages with their token records
     QTest::addColumn<int>("minTitles");
-    QTest::newRow("three scattered pages") << "scattered" << 12 << 96 << 93 << 12;
+    // Schema 4 added the other versions' full-text index (258 pages now): the three scattered
+    // pages moved with it and two of them now fall on messages' pages (2 lost, as the same
+    // recovery code loses them from the same damaged file).
+    QTest::newRow("three scattered pages") << "scattered" << 12 << 94 << 92 << 12;
     QTest::newRow("conversations table page") << "conversations" << 12 << 96 << 96 << 0;
     QTest::newRow("messages table root page") << "messages" << 12 << 0 << 0 << 12;
     QTest::newRow("schema page") << "schema" << 12 << 96 << 96 << 12;

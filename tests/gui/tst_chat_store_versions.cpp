@@ -6,6 +6,7 @@
 #include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QSet>
 #include <QTest>
 
 #include "chat/answer_origin_json.h"
@@ -62,7 +63,8 @@ private slots:
     void writesAreOneTransaction();
     void truncateAndDeleteTakeVersionsAlong();
     void replaceMessagesFromIsOneTransaction();
-    void searchSeesOnlyTheShownVersion();
+    void searchFindsEveryVersion();
+    void versionsStoredBeforeTheirIndexAreFound();
     void closedStore();
     void migratesARealVersion1File();
     void failedVersion2MigrationRollsBack();
@@ -263,15 +265,77 @@ void TestChatStoreVersions::replaceMessagesFromIsOneTransaction() {
     QCOMPARE(msgs[1].content, QStringLiteral("second answer"));
 }
 
-void TestChatStoreVersions::searchSeesOnlyTheShownVersion() {
+// Words that only another version of an answer holds are found, and the hit names that version
+// (opening it shows it); the version shown is -1. Versions that go leave the index.
+void TestChatStoreVersions::searchFindsEveryVersion() {
     ChatStore store;
     QVERIFY(store.open(QStringLiteral(":memory:")).ok);
     const qint64 cid = *store.createConversation({});
     const qint64 id = *store.appendMessage(assistantMessage(cid, QStringLiteral("llamas graze quietly")),
                                            {version(1, QStringLiteral("alpacas hum loudly"))});
-    QCOMPARE(store.search(QStringLiteral("llamas")).size(), 1);
-    QCOMPARE(store.search(QStringLiteral("llamas")).first().messageId, id);
-    QVERIFY(store.search(QStringLiteral("alpacas")).isEmpty());  // opening the hit would not show it
+    QList<SearchHit> hits = store.search(QStringLiteral("llamas"));
+    QCOMPARE(hits.size(), 1);
+    QCOMPARE(hits.first().messageId, id);
+    QCOMPARE(hits.first().versionIndex, -1);
+    hits = store.search(QStringLiteral("alpacas"));
+    QCOMPARE(hits.size(), 1);
+    QCOMPARE(hits.first().messageId, id);
+    QCOMPARE(hits.first().conversationId, cid);
+    QCOMPARE(hits.first().versionIndex, 1);
+    QCOMPARE(hits.first().snippet, QStringLiteral("[alpacas] hum loudly"));
+    // A word in both: the shown one and the other, each once.
+    QVERIFY(store.setVersions(id, 0, {version(1, QStringLiteral("llamas hum loudly")), version(2, QStringLiteral("vicunas sing"))}));
+    hits = store.search(QStringLiteral("llamas"));
+    QCOMPARE(hits.size(), 2);
+    QCOMPARE(QSet<int>({hits[0].versionIndex, hits[1].versionIndex}), QSet<int>({-1, 1}));
+    QVERIFY(store.search(QStringLiteral("alpacas")).isEmpty());  // replaced: gone from the index
+    QCOMPARE(store.search(QStringLiteral("vicunas")).first().versionIndex, 2);
+    QVERIFY(store.deleteConversation(cid));
+    QVERIFY(store.search(QStringLiteral("vicunas")).isEmpty());
+    QVERIFY(store.search(QStringLiteral("llamas")).isEmpty());
+}
+
+// A file of schema 3 already holds other versions: the upgrade indexes them. (Made by taking a
+// file this build writes back to schema 3 — its versions' index and triggers dropped — which is
+// exactly the schema 3 layout: the migrated file is then compared with a fresh one.)
+void TestChatStoreVersions::versionsStoredBeforeTheirIndexAreFound() {
+    const QString path = file(QStringLiteral("v3-with-versions.db"));
+    qint64 id = 0;
+    {
+        ChatStore store;
+        QVERIFY(store.open(path).persistent);
+        const qint64 cid = *store.createConversation({});
+        id = *store.appendMessage(assistantMessage(cid, QStringLiteral("llamas graze quietly")),
+                                  {version(1, QStringLiteral("alpacas hum loudly"))});
+    }
+    {
+        RawConnection raw(path, QStringLiteral("back-to-3"));
+        QString error;
+        for (const char* sql : {"DROP TRIGGER message_versions_fts_insert", "DROP TRIGGER message_versions_fts_delete",
+                                "DROP TRIGGER message_versions_fts_update", "DROP TABLE message_versions_fts", "PRAGMA user_version = 3"}) {
+            raw.exec(QString::fromLatin1(sql), &error);
+            QVERIFY2(error.isEmpty(), qPrintable(error));
+        }
+    }
+    {
+        ChatStore store;
+        const ChatStore::OpenReport report = store.open(path);
+        QVERIFY2(report.ok && report.persistent && report.message.isEmpty(), qPrintable(report.message));
+        const QList<SearchHit> hits = store.search(QStringLiteral("alpacas"));
+        QCOMPARE(hits.size(), 1);
+        QCOMPARE(hits.first().messageId, id);
+        QCOMPARE(hits.first().versionIndex, 1);
+    }
+    {
+        RawConnection raw(path, QStringLiteral("after-4"));
+        QCOMPARE(raw.exec(QStringLiteral("PRAGMA user_version")).toInt(), 4);
+    }
+    const QString fresh = file(QStringLiteral("fresh-4.db"));
+    {
+        ChatStore store;
+        QVERIFY(store.open(fresh).persistent);
+    }
+    QCOMPARE(schemaOf(path, QStringLiteral("schema-4-migrated")), schemaOf(fresh, QStringLiteral("schema-4-fresh")));
 }
 
 void TestChatStoreVersions::closedStore() {
@@ -332,9 +396,13 @@ void TestChatStoreVersions::migratesARealVersion1File() {
         QCOMPARE(regenerated, qint64(9));  // the regenerated answer kept its id (8 was deleted)
         QCOMPARE(store.search(QStringLiteral("question")).size(), 4);
         QVERIFY(store.setVersions(regenerated, 1, {version(0, QStringLiteral("the answer before"))}));
+        const QList<SearchHit> before = store.search(QStringLiteral("before"));
+        QCOMPARE(before.size(), 1);
+        QCOMPARE(before.first().messageId, regenerated);
+        QCOMPARE(before.first().versionIndex, 0);
     }
     RawConnection raw(path, QStringLiteral("after"));
-    QCOMPARE(raw.exec(QStringLiteral("PRAGMA user_version")).toInt(), 3);  // through 2 to 3 (answers' origin)
+    QCOMPARE(raw.exec(QStringLiteral("PRAGMA user_version")).toInt(), 4);  // through 2, 3 (answers' origin) to 4 (versions searched)
     QCOMPARE(raw.exec(QStringLiteral("SELECT content FROM message_versions WHERE message_id = 9")).toString(),
              QStringLiteral("the answer before"));
     // The migrated file has exactly the schema of a file this version creates.
