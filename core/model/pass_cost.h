@@ -17,6 +17,8 @@
 
 #include <cstdint>
 
+#include "record/pass_cost_figures.h"
+
 namespace inferscope {
 
 struct LlamaHParams;
@@ -26,6 +28,12 @@ public:
     PassCost() = default;  // a pass of nothing: every figure 0
     // kvBytesPerToken: KvCacheStats::bytesPerToken, K and V of one position in every layer.
     PassCost(const LlamaHParams& hp, uint64_t weightBytesPerToken, uint64_t matmulMacsPerToken, uint64_t kvBytesPerToken);
+    explicit PassCost(const PassCostFigures& f)
+        : weightBytesPerToken_(f.weightBytesPerToken), kvBytesPerToken_(f.kvBytesPerToken), macsPerToken_(f.macsPerToken),
+          lmHeadMacs_(f.lmHeadMacs), attentionFlopsPerKey_(f.attentionFlopsPerKey) {}
+    PassCostFigures figures() const {
+        return {weightBytesPerToken_, kvBytesPerToken_, macsPerToken_, lmHeadMacs_, attentionFlopsPerKey_};
+    }
 
     // ---- decode: one token at `position` (0-based) ---------------------------------------------
     double decodeWeightBytes() const { return weightBytesPerToken_; }

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "record/pass_cost_figures.h"
+
 namespace inferscope {
 
 // A token's text: its bytes, or for a token that stands for no text (a control token such as
@@ -48,6 +50,9 @@ struct AnswerOrigin {
     uint64_t kvBytesPerToken = 0;   // local: the cache's bytes per position, at that type
     uint64_t kvBytesReserved = 0;   // local: what the cache held for the whole context
     int32_t contextLength = 0;      // local
+    // local: what one pass of it read and computed (model/pass_cost.h's figures), for the Timeline's GB/s
+    // and GFLOP/s of this answer whatever model is loaded later; 0s: not known.
+    PassCostFigures cost;
     std::map<int32_t, TokenText> tokens;  // every id the answer's records name, picked or candidate
 
     bool known() const { return backend != AnswerBackend::Unknown; }

@@ -1,5 +1,7 @@
 #include "chat/answer_origin_json.h"
 
+#include <cmath>
+
 #include <QByteArray>
 #include <algorithm>
 
@@ -30,6 +32,12 @@ QJsonObject originToJson(const AnswerOrigin& o) {
         json["kv_bytes_reserved"] = double(o.kvBytesReserved);
     }
     if (o.contextLength > 0) json["context_length"] = o.contextLength;
+    if (o.cost.known())
+        json["pass_cost"] = QJsonObject{{"weight_bytes_per_token", o.cost.weightBytesPerToken},
+                                        {"kv_bytes_per_token", o.cost.kvBytesPerToken},
+                                        {"macs_per_token", o.cost.macsPerToken},
+                                        {"lm_head_macs", o.cost.lmHeadMacs},
+                                        {"attention_flops_per_key", o.cost.attentionFlopsPerKey}};
     QJsonObject tokens, labels;
     for (const auto& [id, t] : o.tokens) {
         const QString key = QString::number(id);
@@ -60,6 +68,21 @@ AnswerOrigin originFromJson(const QJsonObject& json) {
     o.kvBytesPerToken = uint64_t(std::max(0.0, json.value("kv_bytes_per_token").toDouble()));
     o.kvBytesReserved = uint64_t(std::max(0.0, json.value("kv_bytes_reserved").toDouble()));
     o.contextLength = std::max(0, json.value("context_length").toInt());
+    // A figure that is not a finite number >= 0 leaves the whole cost unknown (a file edited by hand).
+    const QJsonObject cost = json.value("pass_cost").toObject();
+    PassCostFigures f;
+    bool costOk = !cost.isEmpty();
+    auto figure = [&](const char* key, double& out) {
+        const double v = cost.value(QLatin1String(key)).toDouble(-1);
+        costOk = costOk && std::isfinite(v) && v >= 0;
+        out = v;
+    };
+    figure("weight_bytes_per_token", f.weightBytesPerToken);
+    figure("kv_bytes_per_token", f.kvBytesPerToken);
+    figure("macs_per_token", f.macsPerToken);
+    figure("lm_head_macs", f.lmHeadMacs);
+    figure("attention_flops_per_key", f.attentionFlopsPerKey);
+    if (costOk) o.cost = f;
     const QJsonObject tokens = json.value("tokens").toObject();
     for (auto it = tokens.begin(); it != tokens.end(); ++it) {
         const int id = it.key().toInt(&ok);

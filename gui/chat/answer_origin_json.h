@@ -14,7 +14,8 @@ struct AnswerStats;
 
 // {"backend": "local", "model_file", "model_name", "vocabulary_hash" (16 hex digits),
 //  "vocabulary_size", "server_url", "stages_reported", "device", "kv_type", "kv_bytes_per_token", "kv_bytes_reserved",
-//  "context_length", "timed_by": "engine" | "client", "tokens": {"<id>": "<base64 bytes>"},
+//  "context_length", "pass_cost": {"weight_bytes_per_token", "kv_bytes_per_token", "macs_per_token",
+//  "lm_head_macs", "attention_flops_per_key"}, "timed_by": "engine" | "client", "tokens": {"<id>": "<base64 bytes>"},
 //  "labels": {"<id>": "</s>"}}; only what is known. Unknown origin: {}.
 QJsonObject originToJson(const AnswerOrigin& origin);
 // Reads any subset; `{}` (or not an object's fields) gives an Unknown origin.

@@ -47,6 +47,7 @@ void LocalBackend::describe(AnswerOrigin& o, const LoadedModel& model, const KvC
     o.kvBytesPerToken = kv.bytesPerToken;
     o.kvBytesReserved = kv.bytesReserved;
     o.contextLength = model.contextLength;
+    o.cost = model.cost.figures();
 }
 
 void LocalBackend::inspect(InspectionRequest request) {

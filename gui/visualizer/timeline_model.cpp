@@ -82,14 +82,16 @@ void TimelineModel::recompute() {
         const AnswerStats& st = a.stats;
         remote_ = a.origin.remote();
         answerModel_ = a.origin.known() ? ChatController::originLabel(a.origin) : QString();
-        // The loaded model's shape is this answer's only when it made it (an answer stored before
-        // origins were kept: when its stats name it).
+        // What a pass of the answer's model read and computed: as the answer keeps it, else the
+        // loaded model's shape when that model made it (an answer stored before its cost was
+        // kept; before origins were: when its stats name it).
         const AnswerOrigin now = engine_->answerOrigin();
-        costKnown_ = !remote_ && now.backend == AnswerBackend::Local &&
-                     (a.origin.known() ? a.origin.sameModel(now) : st.model.toStdString() == now.modelName);
+        const bool storedCost = !remote_ && a.origin.cost.known();
+        costKnown_ = storedCost || (!remote_ && now.backend == AnswerBackend::Local &&
+                                    (a.origin.known() ? a.origin.sameModel(now) : st.model.toStdString() == now.modelName));
         const int computed = st.prefilledTokens, reused = st.reusedTokens;
         const double ms = st.prefillMs;
-        const PassCost cost = costKnown_ ? passCost(engine_) : PassCost();
+        const PassCost cost = storedCost ? PassCost(a.origin.cost) : costKnown_ ? passCost(engine_) : PassCost();
         const double flops = cost.prefillFlops(computed, reused);
         prefill_ = {{"tokens", computed}, {"reused", reused}, {"ms", ms}, {"tokensPerSecond", st.prefillTokensPerSecond},
                     {"gflops", ms > 0 ? flops / (ms * 1e6) : 0.0}};

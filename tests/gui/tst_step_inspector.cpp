@@ -583,13 +583,24 @@ private slots:
                  f.inspector->liveTokenText(f.last().steps[0].sample.id));
         QVERIFY(!before.join(QString()).contains(QLatin1Char('#')));  // every id had its text
 
+        // Its Timeline: GB/s of each decode pass, from what a pass of stories260K reads.
+        f.inspector->select(row, 1);
+        QTRY_COMPARE(f.timeline->row(), row);
+        QVERIFY(f.timeline->costKnown());
+        const QList<qreal> gbps = f.timeline->decodeGBps();
+        const QVariantMap decode = f.timeline->decode();
+        QCOMPARE(gbps.size(), nSteps - 1);
+
         QVERIFY(loadAndWait(*f.engine, qwen));
         QVERIFY(f.engine->modelName() != QStringLiteral("stories260K"));
         QCOMPARE(shown(), before);
         f.inspector->select(row, 1);
         QCOMPARE(f.inspector->answerModel(), QStringLiteral("stories260K (%1)").arg(bundledModel()));
-        QVERIFY(!f.timeline->costKnown());
-        QVERIFY(f.timeline->decodeGBps().isEmpty());
+        // The same figures with Qwen loaded: the answer keeps what a pass of its model costs.
+        QVERIFY(f.timeline->costKnown());
+        QCOMPARE(f.timeline->decodeGBps(), gbps);
+        QCOMPARE(f.timeline->decode().value("medianGBps"), decode.value("medianGBps"));
+        QCOMPARE(f.timeline->decode().value("gflops"), decode.value("gflops"));
         QVERIFY(!f.timeline->remote());
         // Another model would continue it with its own tokens: refused, naming the one it needs.
         const StepRecord& second = f.last().steps[1];
@@ -604,6 +615,9 @@ private slots:
         QVERIFY(f.chat->openConversation(id));
         QCOMPARE(f.chat->messages()->count(), row + 1);
         QCOMPARE(shown(), before);
+        f.inspector->select(row, 1);
+        QTRY_COMPARE(f.timeline->row(), row);
+        QCOMPARE(f.timeline->decodeGBps(), gbps);  // and the cost came back from the store
         QFile::remove(csv);
     }
 
