@@ -156,6 +156,38 @@ private slots:
         QCOMPARE(view.layerTypeSummary(), QString());
     }
 
+    // QML reads the figures as four values built once per new stats: they carry what the accessors
+    // compute, the shape notifies only when it changes and the rest with every update.
+    void theValuesQmlReadsMatchTheAccessors() {
+        KvCacheView view;
+        QSignalSpy shape(&view, &KvCacheView::shapeChanged);
+        QSignalSpy changed(&view, &KvCacheView::changed);
+        QCOMPARE(view.simulate(4, 8, 2, 8, 64, {QVariantMap{{"origin", "prompt"}, {"count", 5}}}), QString());
+        QCOMPARE(shape.count(), 1);
+        QVERIFY(view.shape().hasCache);
+        QCOMPARE(view.shape().layers, 4);
+        QCOMPARE(view.shape().groupSize, 4);
+        QCOMPARE(view.shape().attention, QStringLiteral("GQA"));
+        QCOMPARE(view.shape().elementType, view.elementType());
+        QCOMPARE(view.fill().usedCells, 5);
+        QCOMPARE(view.fill().originRuns, view.originRuns());
+        QCOMPARE(view.bytes().used, view.bytesUsed());
+        QCOMPARE(view.bytes().reservedPerHead, view.bytesReservedPerHead());
+        QCOMPARE(view.bytes().perLayerPerToken, view.bytesPerLayerPerToken());
+        QCOMPARE(view.sliding().layers, 0);
+        // The same shape filled further: new figures, the shape left alone.
+        QCOMPARE(view.simulate(4, 8, 2, 8, 64, {QVariantMap{{"origin", "prompt"}, {"count", 9}}}), QString());
+        QCOMPARE(shape.count(), 1);
+        QCOMPARE(changed.count(), 2);
+        QCOMPARE(view.fill().usedCells, 9);
+        view.clear();
+        QCOMPARE(shape.count(), 2);
+        QVERIFY(!view.shape().hasCache);
+        QCOMPARE(view.bytes().used, 0.0);
+        // The property QML reads is the same value.
+        QCOMPARE(view.property("fill").value<KvCacheFill>(), view.fill());
+    }
+
     void theLoadedCacheAsAllocated() {
         Fixture f;
         QVERIFY(f.load());

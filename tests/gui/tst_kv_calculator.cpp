@@ -186,6 +186,26 @@ private slots:
         QCOMPARE(calc.users(), 1);
     }
 
+    // QML reads the figures as one value: what the accessors give, notified only when a figure or
+    // the message changed.
+    void theResultsValueMatchesTheAccessors() {
+        KvCalculatorModel calc;
+        const KvCalculatorResults& r = calc.results();
+        QVERIFY(r.valid);
+        QCOMPARE(r.bytesPerToken, calc.bytesPerToken());
+        QCOMPARE(r.totalBytes, calc.totalBytes());
+        QCOMPARE(r.mqaTotalBytes, calc.mqaTotalBytes());
+        QCOMPARE(r.attention, calc.attention());
+        QCOMPARE(calc.property("results").value<KvCalculatorResults>(), r);
+        QSignalSpy results(&calc, &KvCalculatorModel::resultsChanged);
+        calc.setLayers(-3);
+        QCOMPARE(results.count(), 1);
+        QVERIFY(!calc.results().valid);
+        QCOMPARE(calc.results().error, calc.error());
+        calc.setLayers(0);  // another input, the same message: nothing for QML to redo
+        QCOMPARE(results.count(), 1);
+    }
+
     void unitsKeepThreeDigits() {
         QCOMPARE(binaryBytes(0), QStringLiteral("0 B"));
         QCOMPARE(binaryBytes(1023), QStringLiteral("1023 B"));

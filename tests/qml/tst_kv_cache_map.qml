@@ -21,7 +21,7 @@ TestCase {
     // The window's pixel over a position of a layer (the row's top, inside its first KV head).
     function pixelAt(image, grid, position, layer) {
         const x = (position - grid.viewStart + 0.5) * grid.width / grid.viewLength
-        const y = grid.layerTicks[layer].y - grid.height / simulated.layers / 2 + 2
+        const y = grid.layerTicks[layer].y - grid.height / simulated.shape.layers / 2 + 2
         const p = grid.mapToItem(host.contentItem, x, y)
         return image.pixel(Math.floor(p.x), Math.floor(p.y))
     }

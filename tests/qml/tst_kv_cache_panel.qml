@@ -24,7 +24,7 @@ TestCase {
     function test_without_a_model_the_panel_says_so() {
         const panel = createTemporaryObject(panelComponent, host.contentItem)
         verify(panel)
-        verify(!panel.view.hasCache)
+        verify(!panel.view.shape.hasCache)
         verify(findChild(panel, "noModelLabel").visible)
         verify(!findChild(panel, "shapeLabel").visible)
         compare(findChild(panel, "result_perToken").text, "131,072 B")  // the calculator works anyway
@@ -92,7 +92,7 @@ TestCase {
         const panel = createTemporaryObject(panelComponent, host.contentItem)
         compare(panel.view.simulate(1, 2, 1, 4, 64, [{origin: "prompt", count: 3}]), "")
         compare(findChild(panel, "shapeLabel").text, "1 layer · 1 KV head · head dim 4 · FP32")
-        compare(panel.view.attention, "MQA")
+        compare(panel.view.shape.attention, "MQA")
         verify(findChild(panel, "attention_MQA").loaded)
         verify(!findChild(panel, "attention_GQA"))  // 2 query heads cannot be grouped short of MQA
     }
@@ -101,6 +101,6 @@ TestCase {
         const panel = createTemporaryObject(panelComponent, host.contentItem)
         compare(panel.view.simulate(5, 8, 3, 8, 2048, []), "query heads (8) must be a positive multiple of KV heads (3)")
         compare(panel.view.simulate(5, 8, 4, 8, 16, [{origin: "prompt", count: 20}]), "the runs must be positive and fit in 16 positions")
-        verify(!panel.view.hasCache)
+        verify(!panel.view.shape.hasCache)
     }
 }

@@ -64,6 +64,7 @@ void KvCacheView::setStats(const KvCacheStats& stats, int queryHeads) {
     ++updates_;
     attentionVariants_.update(stats_, queryHeads_);
     elementVariants_.update(stats_, queryHeads_);
+    rebuildValues();
     emit changed();
 }
 
@@ -72,6 +73,7 @@ void KvCacheView::clear() {
     queryHeads_ = 0;
     attentionVariants_.clear();
     elementVariants_.clear();
+    rebuildValues();
     emit changed();
 }
 
@@ -94,6 +96,43 @@ QString KvCacheView::simulate(int layers, int queryHeads, int kvHeads, int headD
     }
     setStats(cache->stats(), queryHeads);
     return {};
+}
+
+void KvCacheView::rebuildValues() {
+    const KvCacheShape shape{.hasCache = hasCache(),
+                             .layers = layers(),
+                             .queryHeads = queryHeads(),
+                             .kvHeads = kvHeads(),
+                             .headDim = headDim(),
+                             .capacity = capacity(),
+                             .bytesPerElement = bytesPerElement(),
+                             .groupSize = groupSize(),
+                             .elementType = elementType(),
+                             .elementSize = elementSize(),
+                             .attention = attention()};
+    fill_ = {.usedCells = usedCells(), .promptCells = promptCells(), .generatedCells = generatedCells(), .originRuns = originRuns()};
+    bytes_ = {.perToken = bytesPerToken(),
+              .used = bytesUsed(),
+              .reserved = bytesReserved(),
+              .usedPerLayer = bytesUsedPerLayer(),
+              .reservedPerLayer = bytesReservedPerLayer(),
+              .usedPerHead = bytesUsedPerHead(),
+              .reservedPerHead = bytesReservedPerHead(),
+              .perLayerPerToken = bytesPerLayerPerToken()};
+    sliding_ = {.layers = slidingLayers(),
+                .window = slidingWindow(),
+                .firstWindowPosition = firstWindowPosition(),
+                .cellsOutsideWindow = cellsOutsideWindow(),
+                .bytesUsedGlobalLayers = bytesUsedGlobalLayers(),
+                .bytesUsedSlidingLayers = bytesUsedSlidingLayers(),
+                .bytesNeededSlidingLayers = bytesNeededSlidingLayers(),
+                .layerTypeSummary = layerTypeSummary(),
+                .layerList = slidingLayerList()};
+    // The shape changes with the model or the cache type, not with a batch: its bindings are
+    // left alone while an answer streams.
+    if (shape == shape_) return;
+    shape_ = shape;
+    emit shapeChanged();
 }
 
 QString KvCacheView::elementType() const { return hasCache() ? dtypeLabel(QString::fromLatin1(kvTypeName(stats_.layout.type))) : QString(); }

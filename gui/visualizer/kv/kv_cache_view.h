@@ -2,7 +2,7 @@
 // KvCacheView: the KV cache as the panel shows it. It follows an EngineController and takes the
 // engine's KvCacheStats after each batch of steps, at the end of a generation and on a model
 // change (while an answer streams at most once per kStreamingIntervalMs, 250 ms, on top of the
-// worker's batches of about 100 ms), and exposes them as properties —
+// worker's batches of about 100 ms), and exposes them as typed values (kv_cache_values.h) —
 // bytes straight from the stats, the cells' origins as runs — plus the MHA / GQA / MQA and
 // FP32 / FP16 / Q8_0 / Q4_0 counterfactuals. GUI thread only.
 
@@ -14,6 +14,7 @@
 #include "app/pacer.h"
 #include "engine/engine_controller.h"
 #include "kv_cache/kv_cache.h"
+#include "visualizer/kv/kv_cache_values.h"
 #include "visualizer/kv/kv_variant_model.h"
 
 namespace inferscope {
@@ -25,47 +26,12 @@ class KvCacheView : public QObject {
     // While false (the panel is hidden) the engine's batches are ignored; on becoming true the
     // view catches up with the engine's current stats.
     Q_PROPERTY(bool active READ active WRITE setActive NOTIFY activeChanged)
-    Q_PROPERTY(bool hasCache READ hasCache NOTIFY changed)
-    // shape
-    Q_PROPERTY(int layers READ layers NOTIFY changed)
-    Q_PROPERTY(int queryHeads READ queryHeads NOTIFY changed)
-    Q_PROPERTY(int kvHeads READ kvHeads NOTIFY changed)
-    Q_PROPERTY(int headDim READ headDim NOTIFY changed)
-    Q_PROPERTY(int capacity READ capacity NOTIFY changed)            // positions reserved (the context)
-    Q_PROPERTY(int bytesPerElement READ bytesPerElement NOTIFY changed)
-    Q_PROPERTY(QString elementType READ elementType NOTIFY changed)  // the real type: "FP32", "FP16", "Q8_0", "Q4_0"
-    Q_PROPERTY(QString elementSize READ elementSize NOTIFY changed)  // "4 B", "2 B", "34/32 B", "18/32 B"
-    Q_PROPERTY(QString attention READ attention NOTIFY changed)      // "MHA", "GQA", "MQA"
-    Q_PROPERTY(int groupSize READ groupSize NOTIFY changed)          // query heads per KV head
-    // fill
-    Q_PROPERTY(int usedCells READ usedCells NOTIFY changed)
-    Q_PROPERTY(int promptCells READ promptCells NOTIFY changed)
-    Q_PROPERTY(int generatedCells READ generatedCells NOTIFY changed)
-    Q_PROPERTY(QVariantList originRuns READ originRuns NOTIFY changed)  // [{origin: "prompt"|"generated", count}]
-    // bytes, from KvCacheStats
-    Q_PROPERTY(double bytesPerToken READ bytesPerToken NOTIFY changed)
-    Q_PROPERTY(double bytesUsed READ bytesUsed NOTIFY changed)
-    Q_PROPERTY(double bytesReserved READ bytesReserved NOTIFY changed)
-    Q_PROPERTY(double bytesUsedPerLayer READ bytesUsedPerLayer NOTIFY changed)
-    Q_PROPERTY(double bytesReservedPerLayer READ bytesReservedPerLayer NOTIFY changed)
-    Q_PROPERTY(double bytesUsedPerHead READ bytesUsedPerHead NOTIFY changed)
-    Q_PROPERTY(double bytesReservedPerHead READ bytesReservedPerHead NOTIFY changed)
-    // Sliding-window layers (Gemma 2/3, Phi-3): how many, their window, and per layer type what the
-    // cells hold and what a cache keeping only the window would need (KvCacheStats).
-    Q_PROPERTY(int slidingLayers READ slidingLayers NOTIFY changed)
-    Q_PROPERTY(int slidingWindow READ slidingWindow NOTIFY changed)
-    Q_PROPERTY(double bytesUsedGlobalLayers READ bytesUsedGlobalLayers NOTIFY changed)
-    Q_PROPERTY(double bytesUsedSlidingLayers READ bytesUsedSlidingLayers NOTIFY changed)
-    Q_PROPERTY(double bytesNeededSlidingLayers READ bytesNeededSlidingLayers NOTIFY changed)
-    Q_PROPERTY(QString layerTypeSummary READ layerTypeSummary NOTIFY changed)  // "" without sliding layers
-    // On a sliding layer the next token reads keys from this position on (its own included);
-    // the cells before it stay allocated and written but are not read. 0 without sliding layers.
-    Q_PROPERTY(int firstWindowPosition READ firstWindowPosition NOTIFY changed)
-    Q_PROPERTY(int cellsOutsideWindow READ cellsOutsideWindow NOTIFY changed)  // per sliding layer
-    Q_PROPERTY(QString slidingLayerList READ slidingLayerList NOTIFY changed)  // "0, 2, 4" or ""
-    // Bytes of one layer of each type: every layer allocates the same, a sliding one reads its window.
-    Q_PROPERTY(double bytesPerLayerPerToken READ bytesPerLayerPerToken NOTIFY changed)
-    Q_PROPERTY(int updates READ updates NOTIFY changed)  // how many times new stats arrived
+    // kv_cache_values.h: the shape (notified only when it changes), the fill, the bytes and the
+    // sliding-window layers (notified with each new stats).
+    Q_PROPERTY(inferscope::KvCacheShape shape READ shape NOTIFY shapeChanged)
+    Q_PROPERTY(inferscope::KvCacheFill fill READ fill NOTIFY changed)
+    Q_PROPERTY(inferscope::KvCacheByteFigures bytes READ bytes NOTIFY changed)
+    Q_PROPERTY(inferscope::KvSlidingFigures sliding READ sliding NOTIFY changed)
     Q_PROPERTY(inferscope::KvVariantModel* attentionVariants READ attentionVariants CONSTANT)
     Q_PROPERTY(inferscope::KvVariantModel* elementVariants READ elementVariants CONSTANT)
 
@@ -86,6 +52,11 @@ public:
     Q_INVOKABLE void clear();
 
     const KvCacheStats& stats() const { return stats_; }
+    const KvCacheShape& shape() const { return shape_; }
+    const KvCacheFill& fill() const { return fill_; }
+    const KvCacheByteFigures& bytes() const { return bytes_; }
+    const KvSlidingFigures& sliding() const { return sliding_; }
+    // The accessors below compute from the stats; the values above are built from them.
     bool hasCache() const { return stats_.layout.nLayer > 0; }
     int layers() const { return stats_.layout.nLayer; }
     int queryHeads() const { return queryHeads_; }
@@ -133,6 +104,7 @@ public:
 signals:
     void engineChanged();
     void activeChanged();
+    void shapeChanged();
     void changed();
 
 private:
@@ -141,10 +113,17 @@ private:
     // are shown when that interval ends, and the final stats at once when the answer ends.
     void followStreaming();
     void takeEngineStats();  // the engine's stats now
+    // Rebuilds the values QML reads from the stats, once per new stats rather than at each read
+    // (the summary and the runs are strings and lists); emits shapeChanged if the shape changed.
+    void rebuildValues();
 
     QPointer<EngineController> engine_;
     QList<QMetaObject::Connection> connections_;
     KvCacheStats stats_;
+    KvCacheShape shape_;
+    KvCacheFill fill_;
+    KvCacheByteFigures bytes_;
+    KvSlidingFigures sliding_;
     int queryHeads_ = 0;
     int updates_ = 0;
     bool active_ = true;

@@ -111,6 +111,22 @@ void KvCalculatorModel::recompute() {
             windowedPerUser_ = perUser->windowedTotalBytes;
         }
     }
+    // Built here rather than at each read (QML reads a dozen figures after every input), and
+    // notified only when a figure or the message changed.
+    const KvCalculatorResults results{.valid = valid(),
+                                      .error = error_,
+                                      .attention = attention(),
+                                      .bytesPerElement = bytesPerElement(),
+                                      .bytesPerToken = bytesPerToken(),
+                                      .bytesPerUser = bytesPerUser(),
+                                      .totalBytes = totalBytes(),
+                                      .mhaBytesPerToken = mhaBytesPerToken(),
+                                      .mhaTotalBytes = mhaTotalBytes(),
+                                      .mqaBytesPerToken = mqaBytesPerToken(),
+                                      .mqaTotalBytes = mqaTotalBytes(),
+                                      .windowedBytesPerUser = windowedBytesPerUser()};
+    if (results == results_) return;
+    results_ = results;
     emit resultsChanged();
 }
 

@@ -17,6 +17,33 @@
 
 namespace inferscope {
 
+// What the calculator works out from its inputs, 0 when they are invalid. One value because
+// every figure is recomputed together (KvCalculatorModel::recompute); the inputs stay plain
+// properties of the model, since the panel writes them.
+struct KvCalculatorResults {
+    Q_GADGET
+    QML_ANONYMOUS
+    Q_PROPERTY(bool valid MEMBER valid)
+    Q_PROPERTY(QString error MEMBER error)                      // the engine's message, or ""
+    Q_PROPERTY(double bytesPerElement MEMBER bytesPerElement)  // 0 for the block types
+    Q_PROPERTY(double bytesPerToken MEMBER bytesPerToken)
+    Q_PROPERTY(double bytesPerUser MEMBER bytesPerUser)  // × tokens
+    Q_PROPERTY(double totalBytes MEMBER totalBytes)      // × tokens × users
+    Q_PROPERTY(double mhaBytesPerToken MEMBER mhaBytesPerToken)
+    Q_PROPERTY(double mhaTotalBytes MEMBER mhaTotalBytes)
+    Q_PROPERTY(double mqaBytesPerToken MEMBER mqaBytesPerToken)
+    Q_PROPERTY(double mqaTotalBytes MEMBER mqaTotalBytes)
+    Q_PROPERTY(QString attention MEMBER attention)  // "MHA", "GQA", "MQA"
+    // × tokens, the sliding layers keeping only their window (= bytesPerUser without them)
+    Q_PROPERTY(double windowedBytesPerUser MEMBER windowedBytesPerUser)
+public:
+    bool valid = true;
+    QString error, attention;
+    double bytesPerElement = 0, bytesPerToken = 0, bytesPerUser = 0, totalBytes = 0, mhaBytesPerToken = 0,
+           mhaTotalBytes = 0, mqaBytesPerToken = 0, mqaTotalBytes = 0, windowedBytesPerUser = 0;
+    bool operator==(const KvCalculatorResults&) const = default;
+};
+
 class KvCalculatorModel : public QObject {
     Q_OBJECT
     QML_ELEMENT
@@ -36,20 +63,8 @@ class KvCalculatorModel : public QObject {
     Q_PROPERTY(int users READ users WRITE setUsers NOTIFY inputsChanged)
     Q_PROPERTY(int slidingLayers READ slidingLayers WRITE setSlidingLayers NOTIFY inputsChanged)  // of layers; 0: none
     Q_PROPERTY(int window READ window WRITE setWindow NOTIFY inputsChanged)                       // their window, positions
-    // results (0 when invalid)
-    Q_PROPERTY(bool valid READ valid NOTIFY resultsChanged)
-    Q_PROPERTY(QString error READ error NOTIFY resultsChanged)  // the engine's message, or ""
-    Q_PROPERTY(double bytesPerElement READ bytesPerElement NOTIFY resultsChanged)  // 0 for the block types
-    Q_PROPERTY(double bytesPerToken READ bytesPerToken NOTIFY resultsChanged)
-    Q_PROPERTY(double bytesPerUser READ bytesPerUser NOTIFY resultsChanged)    // × tokens
-    Q_PROPERTY(double totalBytes READ totalBytes NOTIFY resultsChanged)        // × tokens × users
-    Q_PROPERTY(double mhaBytesPerToken READ mhaBytesPerToken NOTIFY resultsChanged)
-    Q_PROPERTY(double mhaTotalBytes READ mhaTotalBytes NOTIFY resultsChanged)
-    Q_PROPERTY(double mqaBytesPerToken READ mqaBytesPerToken NOTIFY resultsChanged)
-    Q_PROPERTY(double mqaTotalBytes READ mqaTotalBytes NOTIFY resultsChanged)
-    Q_PROPERTY(QString attention READ attention NOTIFY resultsChanged)  // "MHA", "GQA", "MQA"
-    // × tokens, the sliding layers keeping only their window (= bytesPerUser without them)
-    Q_PROPERTY(double windowedBytesPerUser READ windowedBytesPerUser NOTIFY resultsChanged)
+    // The results, one value recomputed with each input (kv_calculator_model.h's KvCalculatorResults).
+    Q_PROPERTY(inferscope::KvCalculatorResults results READ results NOTIFY resultsChanged)
 
 public:
     explicit KvCalculatorModel(QObject* parent = nullptr);
@@ -100,6 +115,7 @@ public:
     double mqaTotalBytes() const { return double(figures_.mqaTotalBytes); }
     QString attention() const;
     const KvFigures& figures() const { return figures_; }
+    const KvCalculatorResults& results() const { return results_; }
 
 signals:
     void engineChanged();
@@ -120,6 +136,9 @@ private:
     QString error_;
     uint64_t bytesPerElement_ = 0, perUser_ = 0, windowedPerUser_ = 0;
     KvFigures figures_;
+    KvCalculatorResults results_;
 };
 
 }  // namespace inferscope
+
+Q_DECLARE_METATYPE(inferscope::KvCalculatorResults)

@@ -23,8 +23,8 @@ ColumnLayout {
         columnSpacing: Theme.spacing * 2
         rowSpacing: 4
         Label { text: "" }
-        Label { text: qsTr("used: %1 tokens").arg(Units.count(bytes.view.usedCells)); color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.alignment: Qt.AlignRight }
-        Label { text: qsTr("reserved: %1").arg(Units.count(bytes.view.capacity)); color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.alignment: Qt.AlignRight }
+        Label { text: qsTr("used: %1 tokens").arg(Units.count(bytes.view.fill.usedCells)); color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.alignment: Qt.AlignRight }
+        Label { text: qsTr("reserved: %1").arg(Units.count(bytes.view.shape.capacity)); color: Theme.muted; font.pixelSize: Theme.fontSmall; Layout.alignment: Qt.AlignRight }
         Repeater {
             model: [
                 {key: "total", label: qsTr("Total"),
@@ -38,10 +38,10 @@ ColumnLayout {
                 id: cells
                 required property var modelData
                 // Live figures read here: a model holding them would be rebuilt at every update.
-                readonly property double used: modelData.key === "total" ? bytes.view.bytesUsed
-                                             : modelData.key === "layer" ? bytes.view.bytesUsedPerLayer : bytes.view.bytesUsedPerHead
-                readonly property double reserved: modelData.key === "total" ? bytes.view.bytesReserved
-                                                 : modelData.key === "layer" ? bytes.view.bytesReservedPerLayer : bytes.view.bytesReservedPerHead
+                readonly property double used: modelData.key === "total" ? bytes.view.bytes.used
+                                             : modelData.key === "layer" ? bytes.view.bytes.usedPerLayer : bytes.view.bytes.usedPerHead
+                readonly property double reserved: modelData.key === "total" ? bytes.view.bytes.reserved
+                                                 : modelData.key === "layer" ? bytes.view.bytes.reservedPerLayer : bytes.view.bytes.reservedPerHead
                 model: 3
                 delegate: Column {
                     id: cell
@@ -78,8 +78,8 @@ ColumnLayout {
         objectName: "usageLabel"
         font.pixelSize: Theme.fontSmall
         color: Theme.muted
-        text: qsTr("%1 of %2 in use (%3%)").arg(Units.binary(bytes.view.bytesUsed)).arg(Units.binary(bytes.view.bytesReserved))
-              .arg(bytes.view.bytesReserved > 0 ? (100 * bytes.view.bytesUsed / bytes.view.bytesReserved).toFixed(1) : "0")
+        text: qsTr("%1 of %2 in use (%3%)").arg(Units.binary(bytes.view.bytes.used)).arg(Units.binary(bytes.view.bytes.reserved))
+              .arg(bytes.view.bytes.reserved > 0 ? (100 * bytes.view.bytes.used / bytes.view.bytes.reserved).toFixed(1) : "0")
     }
     // Gemma 2/3 and Phi-3: bytes per layer type, and what the sliding-window layers really read.
     Label {
@@ -90,7 +90,7 @@ ColumnLayout {
         wrapMode: Text.Wrap
         font.pixelSize: Theme.fontSmall
         color: Theme.muted
-        text: bytes.view.layerTypeSummary
+        text: bytes.view.sliding.layerTypeSummary
     }
 
     // 2 × layers × KV heads × head dim × bytes per element = bytes per token
@@ -116,11 +116,11 @@ ColumnLayout {
                 readonly property string value: {
                     switch (modelData) {
                     case "kv": return "2"
-                    case "layers": return String(bytes.view.layers)
-                    case "kvHeads": return String(bytes.view.kvHeads)
-                    case "headDim": return String(bytes.view.headDim)
-                    case "element": return bytes.view.elementSize
-                    case "perToken": return Units.exact(bytes.view.bytesPerToken)
+                    case "layers": return String(bytes.view.shape.layers)
+                    case "kvHeads": return String(bytes.view.shape.kvHeads)
+                    case "headDim": return String(bytes.view.shape.headDim)
+                    case "element": return bytes.view.shape.elementSize
+                    case "perToken": return Units.exact(bytes.view.bytes.perToken)
                     default: return modelData
                     }
                 }
@@ -130,7 +130,7 @@ ColumnLayout {
                     case "layers": return qsTr("layers")
                     case "kvHeads": return qsTr("KV heads")
                     case "headDim": return qsTr("head dim")
-                    case "element": return bytes.view.elementType
+                    case "element": return bytes.view.shape.elementType
                     case "perToken": return qsTr("per token")
                     default: return ""
                     }
@@ -159,9 +159,9 @@ ColumnLayout {
         delegate: Label {
             required property string modelData
             readonly property bool used: modelData === "formulaUsed"
-            readonly property double total: used ? bytes.view.bytesUsed : bytes.view.bytesReserved
+            readonly property double total: used ? bytes.view.bytes.used : bytes.view.bytes.reserved
             objectName: modelData
-            text: (used ? qsTr("× %1 used").arg(Units.count(bytes.view.usedCells)) : qsTr("× %1 reserved").arg(Units.count(bytes.view.capacity)))
+            text: (used ? qsTr("× %1 used").arg(Units.count(bytes.view.fill.usedCells)) : qsTr("× %1 reserved").arg(Units.count(bytes.view.shape.capacity)))
                   + " = " + Units.exact(total) + " (" + Units.binary(total) + ")"
             font.family: "monospace"
             font.pixelSize: Theme.fontSmall + 1

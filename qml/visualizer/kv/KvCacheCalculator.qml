@@ -102,8 +102,8 @@ ColumnLayout {
 
     Label {
         objectName: "calculatorError"
-        visible: !calc.calculator.valid
-        text: calc.calculator.error
+        visible: !calc.calculator.results.valid
+        text: calc.calculator.results.error
         color: Theme.danger
         wrapMode: Text.Wrap
         Layout.fillWidth: true
@@ -111,15 +111,15 @@ ColumnLayout {
     }
     Repeater {
         model: [
-            {name: "perToken", label: qsTr("Per token"), bytes: calc.calculator.bytesPerToken},
-            {name: "perUser", label: qsTr("× %1 tokens").arg(Units.count(calc.calculator.tokens)), bytes: calc.calculator.bytesPerUser},
+            {name: "perToken", label: qsTr("Per token"), bytes: calc.calculator.results.bytesPerToken},
+            {name: "perUser", label: qsTr("× %1 tokens").arg(Units.count(calc.calculator.tokens)), bytes: calc.calculator.results.bytesPerUser},
             {name: "total", label: calc.calculator.users === 1 ? qsTr("× 1 user") : qsTr("× %1 users").arg(Units.count(calc.calculator.users)),
-             bytes: calc.calculator.totalBytes}
+             bytes: calc.calculator.results.totalBytes}
         ]
         delegate: RowLayout {
             id: result
             required property var modelData
-            visible: calc.calculator.valid
+            visible: calc.calculator.results.valid
             Layout.fillWidth: true
             Label { text: result.modelData.label; color: Theme.muted; font.pixelSize: Theme.fontSmall + 1; Layout.alignment: Qt.AlignTop }
             Item { Layout.fillWidth: true }
@@ -145,7 +145,7 @@ ColumnLayout {
     // Gemma 3, Phi-3: the sliding-window layers need only their window.
     Label {
         objectName: "calculatorWindowed"
-        visible: calc.calculator.valid && calc.calculator.slidingLayers > 0
+        visible: calc.calculator.results.valid && calc.calculator.slidingLayers > 0
         Layout.fillWidth: true
         Layout.preferredWidth: 100
         wrapMode: Text.Wrap
@@ -153,19 +153,19 @@ ColumnLayout {
         font.pixelSize: Theme.fontSmall
         text: qsTr("%1 of %2 layers attend to the last %3 positions only: keeping only that window, %4 tokens need %5.")
               .arg(calc.calculator.slidingLayers).arg(calc.calculator.layers).arg(Units.count(calc.calculator.window))
-              .arg(Units.count(calc.calculator.tokens)).arg(Units.binary(calc.calculator.windowedBytesPerUser))
+              .arg(Units.count(calc.calculator.tokens)).arg(Units.binary(calc.calculator.results.windowedBytesPerUser))
     }
     Label {
         objectName: "calculatorComparison"
-        visible: calc.calculator.valid
+        visible: calc.calculator.results.valid
         Layout.fillWidth: true
         Layout.preferredWidth: 100
         wrapMode: Text.Wrap
         font.pixelSize: Theme.fontSmall
         color: Theme.muted
         text: qsTr("%1. As MHA (%2 KV heads): %3 per token, %4 in all; as MQA (1 KV head): %5 per token, %6 in all.")
-              .arg(calc.calculator.attention).arg(calc.calculator.heads)
-              .arg(Units.binary(calc.calculator.mhaBytesPerToken)).arg(Units.binary(calc.calculator.mhaTotalBytes))
-              .arg(Units.binary(calc.calculator.mqaBytesPerToken)).arg(Units.binary(calc.calculator.mqaTotalBytes))
+              .arg(calc.calculator.results.attention).arg(calc.calculator.heads)
+              .arg(Units.binary(calc.calculator.results.mhaBytesPerToken)).arg(Units.binary(calc.calculator.results.mhaTotalBytes))
+              .arg(Units.binary(calc.calculator.results.mqaBytesPerToken)).arg(Units.binary(calc.calculator.results.mqaTotalBytes))
     }
 }

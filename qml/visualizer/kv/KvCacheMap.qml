@@ -30,9 +30,9 @@ ColumnLayout {
                 id: entry
                 required property var modelData
                 // Read here, not in the model: a model holding live counts is rebuilt at every update.
-                readonly property int count: modelData.name === "prompt" ? map.view.promptCells
-                                           : modelData.name === "generated" ? map.view.generatedCells
-                                           : map.view.capacity - map.view.usedCells
+                readonly property int count: modelData.name === "prompt" ? map.view.fill.promptCells
+                                           : modelData.name === "generated" ? map.view.fill.generatedCells
+                                           : map.view.shape.capacity - map.view.fill.usedCells
                 spacing: 4
                 Rectangle { width: 10; height: 10; radius: 2; color: entry.modelData.color; border.color: Theme.border }
                 KvCacheTerm {
@@ -44,7 +44,7 @@ ColumnLayout {
             }
         }
         RowLayout {  // sliding-window layers (Gemma 2/3, Phi-3): what they no longer read
-            visible: map.view.slidingLayers > 0
+            visible: map.view.sliding.layers > 0
             spacing: 4
             Rectangle {
                 width: 10; height: 10; radius: 2; color: Theme.prefill; border.color: Theme.border
@@ -52,10 +52,10 @@ ColumnLayout {
             }
             KvCacheTerm {
                 objectName: "legend_outsideWindow"
-                text: qsTr("%1 outside the window").arg(Units.count(map.view.cellsOutsideWindow))
+                text: qsTr("%1 outside the window").arg(Units.count(map.view.sliding.cellsOutsideWindow))
                 font.pixelSize: Theme.fontSmall
                 explanation: qsTr("Layers marked w (%1) attend only to the last %2 positions. The engine still allocates and keeps every position on them, like on the other layers; the hatched cells are the ones the next token no longer reads. A cache that dropped them would save memory (see Memory below).")
-                    .arg(map.view.slidingLayerList).arg(Units.count(map.view.slidingWindow))
+                    .arg(map.view.sliding.layerList).arg(Units.count(map.view.sliding.window))
             }
         }
     }
@@ -77,9 +77,9 @@ ColumnLayout {
             TapHandler { onTapped: (point) => grid.centreOn(overview.positionAt(point.position.x)) }
         }
         Rectangle {
-            visible: map.view.capacity > 0 && grid.viewLength < map.view.capacity
-            x: grid.viewStart / Math.max(1, map.view.capacity) * parent.width - 1
-            width: Math.max(3, grid.viewLength / Math.max(1, map.view.capacity) * parent.width) + 2
+            visible: map.view.shape.capacity > 0 && grid.viewLength < map.view.shape.capacity
+            x: grid.viewStart / Math.max(1, map.view.shape.capacity) * parent.width - 1
+            width: Math.max(3, grid.viewLength / Math.max(1, map.view.shape.capacity) * parent.width) + 2
             y: -2
             height: parent.height + 4
             color: "transparent"
@@ -111,7 +111,7 @@ ColumnLayout {
             id: grid
             objectName: "grid"
             Layout.fillWidth: true
-            Layout.preferredHeight: Math.max(80, Math.min(220, map.view.layers * 22))
+            Layout.preferredHeight: Math.max(80, Math.min(220, map.view.shape.layers * 22))
             source: map.view
             promptColor: Theme.prefill; generatedColor: Theme.decode; emptyColor: Theme.surfaceAlt
             lineColor: Theme.surface; cursorColor: Theme.text; outsideWindowColor: Theme.surface

@@ -40,15 +40,15 @@ ScrollView {
                 horizontalAlignment: Text.AlignRight
                 elide: Text.ElideLeft
                 color: Theme.muted
-                visible: panel.view.hasCache
-                text: (panel.view.layers === 1 ? qsTr("1 layer") : qsTr("%1 layers").arg(panel.view.layers)) + " · "
-                      + (panel.view.kvHeads === 1 ? qsTr("1 KV head") : qsTr("%1 KV heads").arg(panel.view.kvHeads))
-                      + qsTr(" · head dim %1 · %2").arg(panel.view.headDim).arg(panel.view.elementType)
+                visible: panel.view.shape.hasCache
+                text: (panel.view.shape.layers === 1 ? qsTr("1 layer") : qsTr("%1 layers").arg(panel.view.shape.layers)) + " · "
+                      + (panel.view.shape.kvHeads === 1 ? qsTr("1 KV head") : qsTr("%1 KV heads").arg(panel.view.shape.kvHeads))
+                      + qsTr(" · head dim %1 · %2").arg(panel.view.shape.headDim).arg(panel.view.shape.elementType)
             }
         }
         Label {
             objectName: "noModelLabel"
-            visible: !panel.view.hasCache
+            visible: !panel.view.shape.hasCache
             Layout.fillWidth: true
             Layout.preferredWidth: 100  // fills the row; its unwrapped width must not drive the layout
             wrapMode: Text.Wrap
@@ -58,12 +58,12 @@ ScrollView {
                   : qsTr("Load a model to see its KV cache fill as it reads the prompt and generates. The calculator below works without one.")
         }
 
-        KvCacheMap { view: panel.view; visible: panel.view.hasCache; Layout.fillWidth: true }
-        KvCacheBytes { view: panel.view; visible: panel.view.hasCache; Layout.fillWidth: true }
-        KvCacheVariants { view: panel.view; visible: panel.view.hasCache; Layout.fillWidth: true }
+        KvCacheMap { view: panel.view; visible: panel.view.shape.hasCache; Layout.fillWidth: true }
+        KvCacheBytes { view: panel.view; visible: panel.view.shape.hasCache; Layout.fillWidth: true }
+        KvCacheVariants { view: panel.view; visible: panel.view.shape.hasCache; Layout.fillWidth: true }
         KvCacheCost {
             model: KvCostModel { chat: ChatController }
-            visible: panel.view.hasCache
+            visible: panel.view.shape.hasCache
             Layout.fillWidth: true
         }
         KvCacheCalculator { calculator: panel.calculator; Layout.fillWidth: true; Layout.bottomMargin: Theme.spacing * 2 }

@@ -33,8 +33,8 @@ ColumnLayout {
             id: table
             required property var modelData
             readonly property bool attention: modelData.name === "attention"
-            readonly property string title: attention ? qsTr("Attention layout, at %1").arg(variants.view.elementType)
-                                                      : qsTr("Element type, at %1 KV heads").arg(variants.view.kvHeads)
+            readonly property string title: attention ? qsTr("Attention layout, at %1").arg(variants.view.shape.elementType)
+                                                      : qsTr("Element type, at %1 KV heads").arg(variants.view.shape.kvHeads)
             Layout.fillWidth: true
             spacing: 2
 
@@ -52,8 +52,8 @@ ColumnLayout {
                     delegate: Label {
                         required property string modelData
                         text: modelData === "perToken" ? qsTr("per token")
-                            : modelData === "now" ? qsTr("%1 now").arg(Units.count(variants.view.usedCells))
-                            : qsTr("at %1").arg(Units.count(variants.view.capacity))
+                            : modelData === "now" ? qsTr("%1 now").arg(Units.count(variants.view.fill.usedCells))
+                            : qsTr("at %1").arg(Units.count(variants.view.shape.capacity))
                         color: Theme.muted
                         font.pixelSize: Theme.fontSmall - 1
                         Layout.preferredWidth: variants.figureWidth
@@ -119,13 +119,13 @@ ColumnLayout {
             }
             Label {
                 objectName: table.attention ? "" : "blockTypesNote"
-                visible: !table.attention && variants.view.headDim % 32 !== 0
+                visible: !table.attention && variants.view.shape.headDim % 32 !== 0
                 Layout.fillWidth: true
                 Layout.preferredWidth: 100
                 wrapMode: Text.Wrap
                 color: Theme.muted
                 font.pixelSize: Theme.fontSmall
-                text: qsTr("Q8_0 and Q4_0 store each head's row in blocks of 32 values: not for this model's head dim of %1.").arg(variants.view.headDim)
+                text: qsTr("Q8_0 and Q4_0 store each head's row in blocks of 32 values: not for this model's head dim of %1.").arg(variants.view.shape.headDim)
             }
         }
     }
