@@ -15,6 +15,7 @@
 #include "app/scene_graph_backend.h"
 #include "app/screenshot_driver.h"
 #include "common/kernel_set.h"
+#include "kv_cache/kv_cache.h"
 
 Q_IMPORT_QML_PLUGIN(InferscopePlugin)
 
@@ -57,8 +58,11 @@ int main(int argc, char** argv) {
     QCommandLineOption tintOpt(QStringLiteral("tint"),
                                QStringLiteral("Tint answers by: probability, surprisal, entropy or off (with --screenshot: this run only)."),
                                QStringLiteral("mode"));
+    QStringList kvNames;  // core's, as Settings lists them
+    for (KvType type : allKvTypes()) kvNames << QString::fromLatin1(kvTypeName(type));
     QCommandLineOption kvOpt(QStringLiteral("kv"),
-                             QStringLiteral("KV cache type: f32, f16, q8_0 or q4_0, as Settings → KV cache (with --screenshot: this run only)."),
+                             QStringLiteral("KV cache type: %1 or %2, as Settings → KV cache (with --screenshot: this run only).")
+                                 .arg(kvNames.mid(0, kvNames.size() - 1).join(QStringLiteral(", ")), kvNames.last()),
                              QStringLiteral("type"));
     QCommandLineOption noMmapOpt(QStringLiteral("no-mmap"),
                                  QStringLiteral("Copy the weights into this process's memory at load instead of reading them through the shared page cache."));

@@ -3,19 +3,32 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <iterator>
+#include <string>
 #include <fmt/format.h>
 
 #include "gguf/ggml_types.h"
 #include "gguf/quant_encode.h"
 
 namespace inferscope {
+namespace {
 
+// A new KvType goes here too (kvTypeName's switch warns when it lacks a name; this list cannot).
+constexpr KvType kAllKvTypes[] = {KvType::F32, KvType::F16, KvType::Q8_0, KvType::Q4_0};
+
+}  // namespace
+
+std::span<const KvType> allKvTypes() { return kAllKvTypes; }
+
+// Read by name, so the names parsed are the names written: "f32, f16, q8_0 or q4_0" in the error too.
 Result<KvType> parseKvType(std::string_view text) {
-    if (text == "f32") return KvType::F32;
-    if (text == "f16") return KvType::F16;
-    if (text == "q8_0") return KvType::Q8_0;
-    if (text == "q4_0") return KvType::Q4_0;
-    return fail(ErrorKind::InvalidArgument, fmt::format("KV cache type must be f32, f16, q8_0 or q4_0, got '{}'", text));
+    std::string names;
+    for (size_t i = 0; i < std::size(kAllKvTypes); ++i) {
+        if (text == kvTypeName(kAllKvTypes[i])) return kAllKvTypes[i];
+        names += i == 0 ? "" : i + 1 == std::size(kAllKvTypes) ? " or " : ", ";
+        names += kvTypeName(kAllKvTypes[i]);
+    }
+    return fail(ErrorKind::InvalidArgument, fmt::format("KV cache type must be {}, got '{}'", names, text));
 }
 
 const char* kvTypeName(KvType type) {

@@ -25,6 +25,10 @@ namespace inferscope {
 
 Result<KvType> parseKvType(std::string_view text);  // "f32" | "f16" | "q8_0" | "q4_0"
 const char* kvTypeName(KvType type);                 // the same names
+// Every type, in the order a list of them shows: F32, F16, Q8_0, Q4_0. The names are
+// kvTypeName's, so a list built from these (Settings → KV cache, the command line's help) names
+// what parseKvType reads back.
+std::span<const KvType> allKvTypes();
 // A block type's rows are whole blocks of 32: refused (naming the head dimension) otherwise.
 Result<void> checkKvHeadDim(KvType type, int32_t headDim);
 

@@ -57,7 +57,7 @@ AppGraph::AppGraph(const Options& options) {
     // setting back to the type in use.
     // The library's fit is for the same type.
     auto preferredKv = [this] {
-        const KvType type = parseKvType(settings->kvType().toStdString()).value_or(KvType::F16);
+        const KvType type = settings->kvTypeValue();
         engine->setPreferredKvType(type);
         library->setKvType(type);
     };

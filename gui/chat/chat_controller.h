@@ -9,9 +9,11 @@
 //
 // The parts: the prompt's chunks and an answer's context tokens are PromptBuilder's
 // (core/engine/prompt_builder.h), messages to and from the store's rows ConversationMapper's, an
-// answer's figures AnswerStats. chat_controller.cpp sends and streams, chat_controller_prompt.cpp
-// renders what a job sends (chunks for the local engine, messages for a server); chat_controller_conversations.cpp
-// keeps the conversation in the ChatStore and continues edits in new conversations.
+// answer's figures AnswerStats. chat_controller.cpp starts answers (send, regenerate, continue,
+// branch), chat_controller_generation.cpp streams them in from the job's events,
+// chat_controller_prompt.cpp renders what a job sends (chunks for the local engine, messages for a
+// server); chat_controller_conversations.cpp keeps the conversation in the ChatStore and continues
+// edits in new conversations.
 
 #include <QObject>
 #include <QPointer>

@@ -1,11 +1,13 @@
 #include "settings/app_settings.h"
 
 #include "app/file_dialogs.h"
+#include "app/units.h"
 #include "chat/token_heatmap.h"
 #include "kv_cache/kv_cache.h"
 
 #include <QSettings>
 #include <QUrl>
+#include <QVariantMap>
 
 namespace inferscope {
 namespace {
@@ -165,6 +167,17 @@ void AppSettings::setKvType(const QString& type) {
     kvType_ = type;
     save();
     emit kvTypeChanged();
+}
+
+KvType AppSettings::kvTypeValue() const { return parseKvType(kvType_.toStdString()).value_or(KvType::F16); }
+
+QVariantList AppSettings::kvTypeChoices() const {
+    QVariantList choices;
+    for (KvType type : allKvTypes()) {
+        const QString name = QString::fromLatin1(kvTypeName(type));
+        choices << QVariantMap{{QStringLiteral("name"), name}, {QStringLiteral("label"), dtypeLabel(name)}};
+    }
+    return choices;
 }
 
 }  // namespace inferscope

@@ -6,8 +6,10 @@
 #include <QQmlEngine>
 #include <QRect>
 #include <QStringList>
+#include <QVariantList>
 
 #include "app/qml_singleton.h"
+#include "record/kv_type.h"
 
 namespace inferscope {
 
@@ -32,6 +34,10 @@ class AppSettings : public QObject, public QmlSingleton<AppSettings> {
     // The KV cache's element type: "f32" | "f16" | "q8_0" | "q4_0" (kv_type.h), "f16" unless chosen. Every load uses it;
     // a change applies to the loaded model at once (AppGraph: EngineController::applyKvType).
     Q_PROPERTY(QString kvType READ kvType WRITE setKvType NOTIFY kvTypeChanged)
+    // What Settings → KV cache offers, one {name, label} per core type in core's order (allKvTypes):
+    // name as kvType takes it and the settings file keeps it (kvTypeName: "f16"), label as the window
+    // shows a type everywhere (dtypeLabel: "FP16"). QML keeps no list of its own.
+    Q_PROPERTY(QVariantList kvTypeChoices READ kvTypeChoices CONSTANT)
     // The first-run welcome (qml/controls/WelcomeDialog.qml) has been closed once.
     Q_PROPERTY(bool welcomeSeen READ welcomeSeen WRITE setWelcomeSeen NOTIFY changed)
     // A server's deadlines in seconds (remote/reply_guard.h): to connect, to the answer's first
@@ -80,7 +86,9 @@ public:
     QString heatMode() const { return heatMode_; }
     void setHeatMode(const QString& mode);
     QString kvType() const { return kvType_; }
+    KvType kvTypeValue() const;  // the same, read by core (the setting only ever holds a name it reads)
     void setKvType(const QString& type);
+    QVariantList kvTypeChoices() const;
     bool welcomeSeen() const { return welcomeSeen_; }
     void setWelcomeSeen(bool seen);
     // This run only (not saved): --screenshot shows no welcome.

@@ -9,7 +9,9 @@ import Inferscope
 ColumnLayout {
     id: setting
     spacing: 6
-    readonly property var types: ["f32", "f16", "q8_0", "q4_0"]
+    // [{name: "f16", label: "FP16"}, …] from C++ (core's list of types): the box offers exactly the
+    // names AppSettings.kvType takes, labelled as the rest of the window labels them.
+    readonly property var choices: AppSettings.kvTypeChoices
     property string note: ""      // what the last change did
     property bool refused: false  // ... and whether it was refused
 
@@ -44,9 +46,10 @@ ColumnLayout {
             readonly property string hint: qsTr("How the cache stores each key and value: FP32 4 bytes, FP16 2 bytes, Q8_0 34 bytes per block of 32 (8-bit integers and a scale), Q4_0 18 bytes per block of 32 (4-bit). Smaller caches hold longer contexts and are read faster, at some cost in precision.")
             Layout.fillWidth: true
             enabled: !ChatController.generating
-            model: setting.types.map((t) => Units.dtypeLabel(t))
-            currentIndex: setting.types.indexOf(AppSettings.kvType)
-            onActivated: (i) => AppSettings.kvType = setting.types[i]
+            model: setting.choices
+            textRole: "label"
+            currentIndex: setting.choices.findIndex((c) => c.name === AppSettings.kvType)
+            onActivated: (i) => AppSettings.kvType = setting.choices[i].name
             ToolTip.visible: hovered
             ToolTip.delay: 500
             ToolTip.text: hint

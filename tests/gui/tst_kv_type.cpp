@@ -3,6 +3,8 @@
 // re-created, a type the head dim refuses refused with the reason and the old cache kept), the
 // panel's figures the new allocation (expected bytes worked out from the block format here), the
 // sliding-window layers of gemma3-tiny, and the KL figures equal to core's two-engine scoring.
+#include <QQmlComponent>
+#include <QQmlEngine>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTest>
@@ -10,6 +12,7 @@
 #include "chat/token_heatmap.h"
 #include "chat_fixture.h"
 #include "engine/perplexity.h"
+#include "kv_cache/kv_cache.h"
 #include "visualizer/kv/kv_cache_grid.h"
 #include "visualizer/kv/kv_cache_view.h"
 #include "visualizer/kv/kv_cost_model.h"
@@ -57,6 +60,32 @@ private slots:
         QCOMPARE(AppSettings(nullptr).kvType(), QStringLiteral("q8_0"));
         QSettings().setValue(QStringLiteral("engine/kvType"), QStringLiteral("int8"));
         QCOMPARE(AppSettings(nullptr).kvType(), QStringLiteral("f16"));
+    }
+
+    // Settings → KV cache lists what QML reads from AppSettings.kvTypeChoices: core's types in
+    // core's order, by the names the settings file keeps and with the labels the window shows.
+    void theBoxListsCoresTypesWithTheWindowsLabels() {
+        AppSettings settings(nullptr);
+        AppSettings::setInstance(&settings);
+        QQmlEngine qml;
+        QQmlComponent component(&qml);
+        component.setData("import QtQml\nimport Inferscope\nQtObject {\n"
+                          "  readonly property var names: AppSettings.kvTypeChoices.map((c) => c.name)\n"
+                          "  readonly property var labels: AppSettings.kvTypeChoices.map((c) => c.label)\n}\n",
+                          QUrl());
+        std::unique_ptr<QObject> o(component.create());
+        AppSettings::setInstance(nullptr);
+        QVERIFY2(o, qPrintable(component.errorString()));
+        const QStringList names = o->property("names").toStringList();
+        QCOMPARE(names, (QStringList{"f32", "f16", "q8_0", "q4_0"}));
+        QCOMPARE(o->property("labels").toStringList(), (QStringList{"FP32", "FP16", "Q8_0", "Q4_0"}));
+        QCOMPARE(size_t(names.size()), allKvTypes().size());
+        for (qsizetype i = 0; i < names.size(); ++i) {
+            QCOMPARE(names[i], QString::fromLatin1(kvTypeName(allKvTypes()[size_t(i)])));
+            settings.setKvType(names[i]);  // every name listed is one the setting takes
+            QCOMPARE(settings.kvType(), names[i]);
+            QCOMPARE(settings.kvTypeValue(), allKvTypes()[size_t(i)]);
+        }
     }
 
     // stories260K (5 layers, 4 KV heads, head dim 8): the default F16 cache is 2 × 5 × 4 × 8 × 2 =
