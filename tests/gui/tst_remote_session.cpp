@@ -544,12 +544,10 @@ private slots:
         QCOMPARE(app.inspector->row(), localRow);
         QVERIFY(!app.inspector->answerRemote());
         QCOMPARE(candidateTexts(), localCandidates);
-        // Still the engine's figures of that answer; its memory traffic needs its model's shape,
-        // which is no longer loaded (said so, not computed from nothing).
-        const QString localRateText = QStringLiteral(" · %1 tok/s · ").arg(localRate >= 100 ? QString::number(localRate, 'f', 0) : QString::number(localRate, 'f', 1));
-        QTRY_COMPARE(decode->property("text").toString(),
-                     localDecode.left(localDecode.indexOf(localRateText) + localRateText.size()) +
-                         QStringLiteral("memory traffic: load stories260K (%1) to compute it").arg(QString::fromStdString(kModel)));
+        // Still the engine's figures of that answer, its memory traffic included: the answer keeps
+        // what a pass of its model reads, though that model is no longer loaded.
+        QVERIFY(localDecode.contains(QStringLiteral(" GB/s read")));
+        QTRY_COMPARE(decode->property("text").toString(), localDecode);
         const QString connectedPrefill = prefill->property("text").toString();
         const QString connectedDecode = decode->property("text").toString();
         QVERIFY2(connectedPrefill.startsWith(localPrefill.left(localPrefill.indexOf(QStringLiteral(" tok/s")))) &&
