@@ -39,4 +39,6 @@ QString binaryBytes(uint64_t bytes) { return scaled(bytes, 1024.0, {"B", "KiB", 
 
 QString decimalBytes(uint64_t bytes) { return scaled(bytes, 1000.0, {"B", "kB", "MB", "GB", "TB", "PB"}); }
 
+QString isolated(const QString& text) { return QChar(0x2068) + text + QChar(0x2069); }
+
 }  // namespace inferscope

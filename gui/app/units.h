@@ -16,6 +16,10 @@ QString binaryBytes(uint64_t bytes);        // "15.6 GiB", "128 KiB", "3.62 MiB"
 QString decimalBytes(uint64_t bytes);       // "16.8 GB"
 QString groupedCount(uint64_t n);           // "4,096"
 QString dtypeLabel(const QString& dtype);   // "f16" → "FP16", "bf16" → "BF16", "int8" → "INT8"
+// A piece of model or user text set inside one of our sentences (a token, a search), wrapped in
+// Unicode's first-strong isolate (U+2068 … U+2069): a right-to-left token stays one run where it is
+// written, and the sentence keeps its own direction instead of taking the token's.
+QString isolated(const QString& text);
 
 // For QML (numbers arrive as doubles, exact up to 2^53 bytes = 8 PiB).
 class Units : public QObject {
@@ -29,6 +33,7 @@ public:
     Q_INVOKABLE QString decimal(double bytes) const { return decimalBytes(uint64_t(bytes)); }
     Q_INVOKABLE QString count(double n) const { return groupedCount(uint64_t(n)); }
     Q_INVOKABLE QString dtypeLabel(const QString& dtype) const { return inferscope::dtypeLabel(dtype); }
+    Q_INVOKABLE QString isolate(const QString& text) const { return isolated(text); }
 };
 
 }  // namespace inferscope

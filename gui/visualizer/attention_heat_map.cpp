@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/units.h"
+
 namespace inferscope {
 namespace {
 
@@ -138,7 +140,7 @@ void AttentionHeatMap::hoverMoveEvent(QHoverEvent* event) {
     const double weight = valueAt(row, position);
     const QString who = layer_ >= 0 ? tr("head %1 (reads KV head %2), layer %3").arg(row).arg(inspector_->kvHeadOf(row)).arg(layer_)
                                     : tr("layer %1, mean of its heads").arg(row);
-    QString text = tr("position %1 “%2”: weight %3 — %4").arg(position).arg(inspector_->tokenAt(position))
+    QString text = tr("position %1 “%2”: weight %3 — %4").arg(position).arg(isolated(inspector_->tokenAt(position)))
                        .arg(weight < 0.001 && weight > 0 ? QString::number(weight, 'e', 2) : QString::number(weight, 'f', 4)).arg(who);
     const int window = inspector_->windowOf(layer_ < 0 ? row : layer_);
     if (window > 0 && inspector_->position() - position >= window)

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "app/units.h"
 #include "chat/chat_controller.h"
 #include "engine/engine_controller.h"
 #include "chat/token_heatmap.h"
@@ -333,7 +334,7 @@ QString StepInspector::describe(int row, int step) const {
     const SampleRecord& s = r.sample;
     const double bits = surprisalBits(double(s.pRaw));
     QString text = tr("“%1”  %2% · rank %3 · surprisal %4 bits · entropy %5 bits")
-                       .arg(tokenTextIn(row, s.id))
+                       .arg(isolated(tokenTextIn(row, s.id)))
                        .arg(s.pRaw * 100, 0, 'f', 1)
                        .arg(s.rank)
                        .arg(bitsText(bits))
@@ -341,7 +342,7 @@ QString StepInspector::describe(int row, int step) const {
     QStringList alternatives;
     for (const CandidateRecord& c : s.top) {
         if (c.id == s.id) continue;
-        alternatives << tr("“%1” %2%").arg(tokenTextIn(row, c.id)).arg(c.p[0] * 100, 0, 'f', 1);
+        alternatives << tr("“%1” %2%").arg(isolated(tokenTextIn(row, c.id))).arg(c.p[0] * 100, 0, 'f', 1);
         if (alternatives.size() == 4) break;
     }
     if (!alternatives.isEmpty()) text += QLatin1Char('\n') + tr("else: ") + alternatives.join(QStringLiteral(" · "));
@@ -360,12 +361,12 @@ QString StepInspector::describeAt(int row, int position) const {
     double together = 1.0;
     for (int k = joined->firstStep; k <= joined->lastStep; ++k) {
         const SampleRecord& s = steps[size_t(k)].sample;
-        parts << tr("“%1” %2%").arg(tokenTextIn(row, s.id)).arg(s.pRaw * 100, 0, 'f', 1);
+        parts << tr("“%1” %2%").arg(isolated(tokenTextIn(row, s.id))).arg(s.pRaw * 100, 0, 'f', 1);
         together *= double(s.pRaw);
     }
     const int count = joined->lastStep - joined->firstStep + 1;
     return tr("“%1” is one character from %2 tokens: %3 · together %4%")
-               .arg(heat->plain.mid(joined->offset, joined->length))
+               .arg(isolated(heat->plain.mid(joined->offset, joined->length)))
                .arg(count)
                .arg(parts.join(QStringLiteral(" + ")))
                .arg(together * 100, 0, 'f', 1) +

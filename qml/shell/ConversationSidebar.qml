@@ -48,7 +48,7 @@ Rectangle {
             wrapMode: Text.Wrap
             color: Theme.muted
             font.pixelSize: Theme.fontSmall
-            text: search.text !== "" ? qsTr("Nothing matches “%1”.").arg(search.text)
+            text: search.text !== "" ? qsTr("Nothing matches “%1”.").arg(Units.isolate(search.text))
                   : ChatController.store && !ChatController.store.persistent ? qsTr("Conversations are not being saved this session.")
                   : qsTr("Your conversations are kept here.")
         }

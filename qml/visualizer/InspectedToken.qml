@@ -50,7 +50,7 @@ ColumnLayout {
         wrapMode: Text.Wrap
         textFormat: Text.PlainText
         text: qsTr("“%1” was chosen by the pass that ran “%2” at position %3, looking back at %4 cached tokens.")
-                  .arg(head.inspector.chosenToken).arg(head.inspector.inputToken).arg(head.inspector.position).arg(head.inspector.position + 1)
+                  .arg(Units.isolate(head.inspector.chosenToken)).arg(Units.isolate(head.inspector.inputToken)).arg(head.inspector.position).arg(head.inspector.position + 1)
         ToolTip.visible: passMouse.containsMouse
         ToolTip.text: qsTr("Each token is chosen from the logits of the forward pass over the token before it. That pass is run again here over the KV cache, with every layer's state recorded; the cache is left unchanged. It took %1 ms.").arg(head.inspector.computeMs.toFixed(1))
         MouseArea { id: passMouse; anchors.fill: parent; hoverEnabled: true }

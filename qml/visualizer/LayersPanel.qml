@@ -177,7 +177,7 @@ ScrollView {
                                 }
                                 MouseArea { id: chipMouse; anchors.fill: parent; hoverEnabled: true }
                                 ToolTip.visible: chipMouse.containsMouse
-                                ToolTip.text: !chipMouse.containsMouse ? "" : qsTr("“%1”: %2% at layer %3 (logit %4)%5").arg(chip.modelData.token)
+                                ToolTip.text: !chipMouse.containsMouse ? "" : qsTr("“%1”: %2% at layer %3 (logit %4)%5").arg(Units.isolate(chip.modelData.token))
                                     .arg((chip.modelData.p * 100).toFixed(3)).arg(row.layerIndex).arg(chip.modelData.logit.toFixed(3))
                                     .arg(chip.modelData.final ? qsTr(" — the model's final top token") : "")
                             }

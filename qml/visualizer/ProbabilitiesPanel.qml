@@ -181,8 +181,8 @@ ScrollView {
                         ToolTip.visible: hovered && enabled
                         ToolTip.text: !hovered ? ""
                                       : StepInspector.answer.remote
-                                      ? qsTr("Branch: the server continues this answer with “%1” here (the answer so far is sent back as the assistant's message).").arg(bar.token)
-                                      : qsTr("Branch: continue this answer with “%1” here (the KV cache is truncated to this position; nothing before it is recomputed).").arg(bar.token)
+                                      ? qsTr("Branch: the server continues this answer with “%1” here (the answer so far is sent back as the assistant's message).").arg(Units.isolate(bar.token))
+                                      : qsTr("Branch: continue this answer with “%1” here (the KV cache is truncated to this position; nothing before it is recomputed).").arg(Units.isolate(bar.token))
                     }
                 }
             }

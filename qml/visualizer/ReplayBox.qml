@@ -81,7 +81,7 @@ ColumnLayout {
         font.pixelSize: Theme.fontSmall
         text: box.rc.token === undefined ? "" :
               (box.rc.changed ? qsTr("Here it would pick “%1” (%2%) instead.") : qsTr("Here it would pick the same “%1” (%2%)."))
-                .arg(box.rc.token).arg((box.rc.pFinal * 100).toFixed(1))
+                .arg(Units.isolate(box.rc.token)).arg((box.rc.pFinal * 100).toFixed(1))
     }
     Label {
         visible: StepInspector.replay.available

@@ -19,6 +19,7 @@
 #include <QtQuickTest/quicktest.h>
 #include <QRegularExpression>
 #include <QTemporaryDir>
+#include <QTextLayout>
 #include <QTest>
 #include <algorithm>
 #include <cmath>
@@ -907,6 +908,49 @@ private slots:
         // The heat-map now shows the pass that chose that token: its keys end before it.
         QTRY_COMPARE(heads->property("columns").toInt(), position);
         shot(QStringLiteral("attention-selected"));
+    }
+
+    // Issue 27: a right-to-left token set in one of our sentences keeps the sentence in order. The
+    // Layers panel's "“X” was chosen by the pass that ran “Y” at position N…" took the direction of
+    // its first strong character, a Hebrew X's, and drew its parts right to left: "was chosen…"
+    // came out left of the token and "at position" left of "ran". Each token is now isolated.
+    void rightToLeftTokenKeepsTheSentence() {
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadAndWait(*app_->engine, QStringLiteral(INFERSCOPE_TEST_DATA_DIR "/llama-2-tiny-random.gguf")));
+        app_->chat->setMode(ChatController::Mode::Completion);
+        app_->sampling->setMaxTokens(3);
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        QVERIFY(app_->chat->send(QStringLiteral("Shalom")));
+        QVERIFY(arrived(done, 20000));
+        const int row = app_->chat->messages()->count() - 1;
+        // The Llama 2 vocabulary's token for the Hebrew letter shin; the answer branches to it at
+        // its first token, as a click on a candidate's Branch does.
+        int shin = -1;
+        for (int id = 0; id < 32000 && shin < 0; ++id)
+            if (app_->inspector->liveTokenText(id) == QStringLiteral("\u05E9")) shin = id;
+        QVERIFY2(shin >= 0, "no token for ש");
+        done.clear();
+        QVERIFY(app_->chat->branchFrom(row, 0, shin));
+        QVERIFY(arrived(done, 20000));
+        app_->inspector->select(row, 0);
+        click(waitText(QStringLiteral("Layers")));
+        QTRY_COMPARE(app_->settings->inspectorTab(), QStringLiteral("layers"));
+        QQuickItem* pass = nullptr;
+        QTRY_VERIFY((pass = visibleNamed(QStringLiteral("inspectedPass"))) && pass->property("text").toString().contains(QStringLiteral("\u05E9")));
+        shot(QStringLiteral("layers"));
+        // Laid out as the label lays it out (its text and font, the direction found from the text).
+        const QString sentence = pass->property("text").toString();
+        QTextLayout layout(sentence, pass->property("font").value<QFont>());
+        layout.beginLayout();
+        QTextLine line = layout.createLine();
+        line.setLineWidth(1e6);
+        layout.endLayout();
+        const int chosen = sentence.indexOf(QStringLiteral("\u05E9")), was = sentence.indexOf(QStringLiteral("was chosen")),
+                  at = sentence.indexOf(QStringLiteral("at position"));
+        QVERIFY(chosen >= 0 && was > chosen && at > was);
+        const qreal xChosen = line.cursorToX(chosen), xWas = line.cursorToX(was), xAt = line.cursorToX(at);
+        QVERIFY2(xChosen < xWas && xWas < xAt,
+                 qPrintable(QStringLiteral("drawn out of order: ש at %1 px, \"was chosen\" at %2 px, \"at position\" at %3 px").arg(xChosen).arg(xWas).arg(xAt)));
     }
 
     // Tint by surprisal: chosen in the box above the conversation, the legend says what the colour

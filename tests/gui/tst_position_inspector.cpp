@@ -209,7 +209,7 @@ private slots:
                              QPointF());
             QCoreApplication::sendEvent(&map, &move);
             const QString hover = map.hoverText();
-            QVERIFY2(hover.startsWith(QStringLiteral("position %1 “%2”: weight %3 — head 1 (reads KV head %4), layer 0")
+            QVERIFY2(hover.startsWith(QStringLiteral("position %1 “\u2068%2\u2069”: weight %3 — head 1 (reads KV head %4), layer 0")
                                           .arg(position).arg(f.inspector->liveTokenText(answer.steps[3].sample.id))
                                           .arg(map.valueAt(head, position), 0, 'f', 4).arg(f.view.kvHeadOf(head))),
                      qPrintable(hover));

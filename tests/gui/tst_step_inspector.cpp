@@ -172,7 +172,9 @@ private slots:
         QCOMPARE(f.inspector->tokenText(11410), QStringLiteral("\u2423<0xF0><0x9F>"));
         QCOMPARE(f.inspector->tokenText(99), QStringLiteral("<0xA6>"));
         // Hovering either half of the emoji: the split, then the token that completed it.
-        const QString split = QString::fromUtf8("“\xF0\x9F\xA6\x99” is one character from 3 tokens: “\u2423<0xF0><0x9F>” 50.0% + “<0xA6>” 90.0% + “<0x99>” 100.0% · together 45.0%\n");
+        // Each token text is set in the sentence as a first-strong isolate (U+2068 … U+2069).
+        const QString split = QStringLiteral("“\u2068\U0001F999\u2069” is one character from 3 tokens: “\u2068\u2423<0xF0><0x9F>\u2069” 50.0% + "
+                                             "“\u2068<0xA6>\u2069” 90.0% + “\u2068<0x99>\u2069” 100.0% · together 45.0%\n");
         QCOMPARE(f.inspector->describeAt(1, 6), split + f.inspector->describe(1, 4));
         QCOMPARE(f.inspector->describeAt(1, 7), split + f.inspector->describe(1, 4));
         // A character of one token: that token alone.
@@ -368,7 +370,7 @@ private slots:
         QVERIFY(cands[0].toMap().value("chosen").toBool());
         QCOMPARE(cands[0].toMap().value("p").toList().size(), kSamplerStageCount);
         QCOMPARE(f.inspector->survivors().size(), kSamplerStageCount);
-        QVERIFY(f.inspector->describe(1, 1).startsWith(QString::fromUtf8("“\u2423there”")));
+        QVERIFY(f.inspector->describe(1, 1).startsWith(QStringLiteral("“\u2068\u2423there\u2069”")));
         // The heat text has the same characters as the answer, some of them tinted.
         QVERIFY(sameCharacters(*documentOf(*m->heatText(1)), m->heatText(1)->plain));
         QVERIFY(std::any_of(m->heatText(1)->spans.begin(), m->heatText(1)->spans.end(), [](const HeatSpan& s) { return s.tint.isValid(); }));
