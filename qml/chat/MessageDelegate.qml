@@ -156,8 +156,11 @@ Item {
                         --pos
                         box = positionToRectangle(pos)
                     }
+                    // Right of the last character is the end of the text: no character there (and
+                    // asking for the box after it printed "QTextCursor::setPosition: … out of range").
+                    if (pos >= length) return -1
                     const next = positionToRectangle(pos + 1)
-                    const right = next.y === box.y && pos + 1 <= length ? next.x : width
+                    const right = next.y === box.y ? next.x : width
                     if (point.x < box.x || point.x >= right || point.y < box.y || point.y >= box.y + box.height) return -1
                     return pos
                 }

@@ -807,6 +807,18 @@ private slots:
             }
         }
         QVERIFY(checked > 0);
+
+        // Right of the answer's last character, on its line: no token there, so no tooltip — and
+        // no position past the text asked for (each such move printed "QTextCursor::setPosition:
+        // Position N out of range", which fails this test).
+        const int length = body->property("length").toInt();
+        QRectF end;
+        QMetaObject::invokeMethod(body, "positionToRectangle", Q_RETURN_ARG(QRectF, end), Q_ARG(int, length));
+        QVERIFY2(end.x() + 10 < body->width(), "the last line fills the bubble: no room right of it");
+        QVERIFY(body->property("hoveredStep").toInt() >= 0);
+        QTest::mouseMove(window(), body->mapToScene(QPointF(end.x() + 6, end.y() + end.height() / 2)).toPoint());
+        QTRY_COMPARE(body->property("hoveredStep").toInt(), -1);
+        QVERIFY(!body->findChild<QObject*>(QStringLiteral("tokenTip"))->property("visible").toBool());
     }
 
     // Issue 27: clicking a token (the app's main gesture) leaves the window's shortcuts working
@@ -826,6 +838,9 @@ private slots:
             QVERIFY(settled(body));
             const QList<int> starts = app_->chat->messages()->heatText(1)->tokenStarts;
             QVERIFY(starts.size() > step + 1);
+            // The text is written a paced moment after the steps arrive: a token past its end yet
+            // has no rectangle (Qt warns, and the click would land nowhere).
+            QTRY_VERIFY(body->property("length").toInt() >= starts[step + 1]);
             QRectF r;
             QMetaObject::invokeMethod(body, "positionToRectangle", Q_RETURN_ARG(QRectF, r), Q_ARG(int, starts[step]));
             const QPoint scene = body->mapToScene(QPointF(r.x() + 2, r.y() + r.height() / 2)).toPoint();
