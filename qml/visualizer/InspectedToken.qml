@@ -13,25 +13,31 @@ ColumnLayout {
 
     RowLayout {
         Layout.fillWidth: true
-        ToolButton {
-            text: "◀"
-            enabled: StepInspector.selection.hasStep && StepInspector.selection.step > 0
-            onClicked: StepInspector.stepBy(-1)
-            ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: qsTr("The previous token of this answer.")
-        }
-        Label {
-            objectName: "inspectedStepLabel"
-            text: StepInspector.selection.hasStep ? qsTr("Token %1 of %2").arg(StepInspector.selection.step + 1).arg(StepInspector.selection.stepCount) : qsTr("No token yet")
-            font.bold: true
-            ToolTip.visible: stepMouse.containsMouse
-            ToolTip.text: qsTr("The token selected in the answer (the same one as in the Probabilities tab). Click any token of an answer to look inside it.")
-            MouseArea { id: stepMouse; anchors.fill: parent; hoverEnabled: true }
-        }
-        ToolButton {
-            text: "▶"
-            enabled: StepInspector.selection.hasStep && StepInspector.selection.step + 1 < StepInspector.selection.stepCount
-            onClicked: StepInspector.stepBy(1)
-            ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: qsTr("The next token of this answer.")
+        // ◀, the label and ▶ placed by their own widths (as in the Probabilities panel).
+        Row {
+            Layout.alignment: Qt.AlignVCenter
+            ToolButton {
+                text: "◀"
+                enabled: StepInspector.selection.hasStep && StepInspector.selection.step > 0
+                onClicked: StepInspector.stepBy(-1)
+                ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: qsTr("The previous token of this answer.")
+            }
+            Label {
+                objectName: "inspectedStepLabel"
+                anchors.verticalCenter: parent.verticalCenter
+                text: StepInspector.selection.hasStep ? qsTr("Token %1 of %2").arg(StepInspector.selection.step + 1).arg(StepInspector.selection.stepCount) : qsTr("No token yet")
+                font.bold: true
+                ToolTip.visible: stepMouse.containsMouse
+                ToolTip.text: qsTr("The token selected in the answer (the same one as in the Probabilities tab). Click any token of an answer to look inside it.")
+                MouseArea { id: stepMouse; anchors.fill: parent; hoverEnabled: true }
+            }
+            ToolButton {
+                objectName: "inspectedNextButton"
+                text: "▶"
+                enabled: StepInspector.selection.hasStep && StepInspector.selection.step + 1 < StepInspector.selection.stepCount
+                onClicked: StepInspector.stepBy(1)
+                ToolTip.visible: hovered; ToolTip.delay: 500; ToolTip.text: qsTr("The next token of this answer.")
+            }
         }
         Item { Layout.fillWidth: true }
         CheckBox {

@@ -35,19 +35,26 @@ ScrollView {
             Layout.preferredWidth: 100
             Layout.topMargin: Theme.spacing
             // The step the panel shows (while an answer streams, refreshed four times a second).
-            ToolButton { text: "◀"; enabled: StepInspector.selection.hasStep && StepInspector.details.step > 0; onClicked: StepInspector.stepBy(-1) }
-            Label {
-                objectName: "stepLabel"
-                text: StepInspector.selection.hasStep ? qsTr("Token %1 of %2").arg(StepInspector.details.step + 1).arg(StepInspector.selection.stepCount)
-                                            : qsTr("No token yet")
-                font.bold: true
-            }
-            // Off while the panel follows a streaming answer: there is no next token to step to
-            // yet (it flickered on and off with every batch, restyling the button each time).
-            ToolButton {
-                text: "▶"
-                enabled: StepInspector.selection.hasStep && StepInspector.details.step + 1 < StepInspector.selection.stepCount && !(StepInspector.following && ChatController.generating)
-                onClicked: StepInspector.stepBy(1)
+            // A Row places ◀, the label and ▶ by their own widths: in the layout, the label kept the
+            // width of its first text and "Token 16 of 16" ran under the ▶.
+            Row {
+                Layout.alignment: Qt.AlignVCenter
+                ToolButton { text: "◀"; enabled: StepInspector.selection.hasStep && StepInspector.details.step > 0; onClicked: StepInspector.stepBy(-1) }
+                Label {
+                    objectName: "stepLabel"
+                    anchors.verticalCenter: parent.verticalCenter
+                    text: StepInspector.selection.hasStep ? qsTr("Token %1 of %2").arg(StepInspector.details.step + 1).arg(StepInspector.selection.stepCount)
+                                                : qsTr("No token yet")
+                    font.bold: true
+                }
+                // Off while the panel follows a streaming answer: there is no next token to step to
+                // yet (it flickered on and off with every batch, restyling the button each time).
+                ToolButton {
+                    objectName: "nextStepButton"
+                    text: "▶"
+                    enabled: StepInspector.selection.hasStep && StepInspector.details.step + 1 < StepInspector.selection.stepCount && !(StepInspector.following && ChatController.generating)
+                    onClicked: StepInspector.stepBy(1)
+                }
             }
             Item { Layout.fillWidth: true }
             CheckBox {

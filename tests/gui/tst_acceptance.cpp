@@ -1094,6 +1094,15 @@ private slots:
         shot(QStringLiteral("kv-hover"));
         QVERIFY2(!readout->property("truncated").toBool(), qPrintable(readout->property("text").toString()));
         insidePanel(readout, QStringLiteral("readout"));
+
+        // The KV header's shape is read whole, from its layer count on (elided from the left, it
+        // read "…yers · 4 KV heads · …" beside the title).
+        QQuickItem* shape = visibleNamed(QStringLiteral("shapeLabel"));
+        QVERIFY(shape);
+        const QString shapeText = shape->property("text").toString();
+        QVERIFY2(shapeText.startsWith(QStringLiteral("%1 layers · ").arg(app_->engine->modelDetails().layers)), qPrintable(shapeText));
+        QVERIFY2(!shape->property("truncated").toBool(), qPrintable(shapeText));
+        insidePanel(shape, QStringLiteral("KV shape"));
     }
 
     // Without a model the status bar says so and nothing else: it said "0 / 1 tokens" and
@@ -1459,6 +1468,31 @@ private slots:
             QCOMPARE(app_->inspector->shown(), t <= 3);
             QCOMPARE(app_->inspector->detailsShown(), t == 0);
             QCOMPARE(app_->timeline->active(), t == 3);
+            // "Token N of M" is read whole, clear of the ▶ after it (the two overlapped).
+            if (t <= 2) {
+                QQuickItem* label = nullptr;
+                QQuickItem* next = nullptr;
+                const QString labelName = t == 0 ? QStringLiteral("stepLabel") : QStringLiteral("inspectedStepLabel");
+                const QString nextName = t == 0 ? QStringLiteral("nextStepButton") : QStringLiteral("inspectedNextButton");
+                QTRY_VERIFY((label = visibleNamed(labelName)) && (next = visibleNamed(nextName)) && settled(label));
+                const QString text = label->property("text").toString();
+                QVERIFY2(text.startsWith(QStringLiteral("Token ")), qPrintable(text));
+                const qreal textRight = label->mapToScene(QPointF(std::max(label->width(), label->property("contentWidth").toReal()), 0)).x();
+                const QRectF glyph = next->mapRectToScene(QRectF(0, 0, next->width(), next->height()));
+                QVERIFY2(textRight <= glyph.left() + 0.5 && !label->property("truncated").toBool(),
+                         qPrintable(QStringLiteral("'%1' ends at %2, its ▶ begins at %3 (label x %4 w %5 implicit %6 content %7)").arg(text).arg(textRight).arg(glyph.left()).arg(label->mapToScene(QPointF(0,0)).x()).arg(label->width()).arg(label->implicitWidth()).arg(label->property("contentWidth").toReal())));
+            }
+            // The KV header's shape is read whole, from its layer count on (elided from the left
+            // beside the title, it read "…yers · 4 KV heads · …").
+            if (keys[t] == QLatin1String("kv")) {
+                QQuickItem* shape = nullptr;
+                QTRY_VERIFY((shape = visibleNamed(QStringLiteral("shapeLabel"))) && settled(shape));
+                const QString shapeText = shape->property("text").toString();
+                QVERIFY2(shapeText.startsWith(QStringLiteral("%1 layers · ").arg(app_->engine->modelDetails().layers)), qPrintable(shapeText));
+                QVERIFY2(!shape->property("truncated").toBool() && shape->property("contentWidth").toReal() <= shape->width() + 0.5, qPrintable(shapeText));
+                const qreal inspectorRight = item(QStringLiteral("inspector"))->mapToScene(QPointF(item(QStringLiteral("inspector"))->width(), 0)).x();
+                QVERIFY2(shape->mapToScene(QPointF(shape->width(), 0)).x() <= inspectorRight + 0.5, qPrintable(shapeText));
+            }
             // The chat's contents stay in the chat's column, left of the inspector (the column
             // grew past it and the tint box, Edit, Regenerate and Send went under the inspector).
             const qreal inspectorLeft = item(QStringLiteral("inspector"))->mapToScene(QPointF(0, 0)).x();

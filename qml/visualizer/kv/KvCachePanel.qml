@@ -25,9 +25,14 @@ ScrollView {
         x: Theme.spacing * 1.5
         spacing: Theme.spacing * 2
 
-        RowLayout {
+        // The title, then the cache's shape beside it when both fit, else on the next line: the
+        // shape is never cut (elided, it lost its layer count in the inspector's default width).
+        Flow {
+            id: header
             Layout.topMargin: Theme.spacing
             Layout.fillWidth: true
+            Layout.preferredWidth: 100  // fills the column; its children's widths must not drive it
+            spacing: Theme.spacing
             KvCacheTerm {
                 text: qsTr("KV cache")
                 font.bold: true
@@ -36,9 +41,9 @@ ScrollView {
             }
             Label {
                 objectName: "shapeLabel"
-                Layout.fillWidth: true
-                horizontalAlignment: Text.AlignRight
-                elide: Text.ElideLeft
+                width: Math.min(implicitWidth, header.width)
+                height: implicitHeight
+                wrapMode: Text.Wrap
                 color: Theme.muted
                 visible: panel.view.shape.hasCache
                 text: (panel.view.shape.layers === 1 ? qsTr("1 layer") : qsTr("%1 layers").arg(panel.view.shape.layers)) + " · "
