@@ -80,7 +80,7 @@ void KvCostModel::setTestType(const QString& type) {
 
 QStringList KvCostModel::testChoices() const {
     QStringList out;
-    for (KvType t : {KvType::F32, KvType::F16, KvType::Q8_0, KvType::Q4_0})
+    for (KvType t : allKvTypes())
         if (t != reference_ && allowed(t)) out << QString::fromLatin1(kvTypeName(t));
     return out;
 }

@@ -50,7 +50,7 @@ std::vector<KvVariantModel::Row> KvVariantModel::computeRows(const KvCacheStats&
         candidates.push_back({QStringLiteral("MQA"), tr("1 KV head shared by all %1 query heads").arg(heads), 1, loadedSize});
     } else {
         // The types the engine's cache can be (kv_type.h); a block type the head dim refuses is left out.
-        for (KvType type : {KvType::F32, KvType::F16, KvType::Q8_0, KvType::Q4_0}) {
+        for (KvType type : allKvTypes()) {
             const KvElementSize size = kvElementSize(kvTypeName(type)).value_or(KvElementSize{});
             const QString detail = size.elements == 1 ? tr("%1 bytes per value").arg(size.bytes)
                                                       : tr("%1 bytes per block of %2 values").arg(size.bytes).arg(size.elements);
