@@ -73,6 +73,11 @@ ApplicationWindow {
             ChatView {
                 SplitView.fillWidth: true
                 SplitView.minimumWidth: 300
+                // The step the Probabilities tab shows, outlined in its answer; a click on a token selects it.
+                selectedRow: StepInspector.following ? -1 : StepInspector.selection.row
+                selectedStep: StepInspector.following ? -1 : StepInspector.selection.step
+                describeToken: (row, position) => StepInspector.describeAt(row, position)
+                onTokenPicked: (row, step) => StepInspector.select(row, step)
             }
             Inspector {
                 objectName: "inspector"
