@@ -2,9 +2,11 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import QtQuick.Dialogs
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Chat
+import Inferscope.Visualizer
 import Inferscope
-import "chat"
-import "controls"
 
 ApplicationWindow {
     id: window

@@ -1,7 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Chat
 
 // The conversation: messages streaming in, what the KV cache reused, and the composer.
 Rectangle {

@@ -1,7 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Chat
 
 // One message. Questions can be edited and sent again (the cache is truncated at the edit and
 // only the new part is prefilled); the last answer can be regenerated; answers show their figures.
