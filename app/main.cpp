@@ -17,7 +17,7 @@
 #include "common/kernel_set.h"
 #include "kv_cache/kv_cache.h"
 
-Q_IMPORT_QML_PLUGIN(InferscopePlugin)
+#include "app/qml_modules.h"  // Q_IMPORT_QML_PLUGIN of each module
 
 using namespace inferscope;
 

@@ -2,9 +2,11 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import QtQuick.Dialogs
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Chat
+import Inferscope.Visualizer
 import Inferscope
-import "chat"
-import "controls"
 
 ApplicationWindow {
     id: window
@@ -73,6 +75,11 @@ ApplicationWindow {
             ChatView {
                 SplitView.fillWidth: true
                 SplitView.minimumWidth: 300
+                // The step the Probabilities tab shows, outlined in its answer; a click on a token selects it.
+                selectedRow: StepInspector.following ? -1 : StepInspector.selection.row
+                selectedStep: StepInspector.following ? -1 : StepInspector.selection.step
+                describeToken: (row, position) => StepInspector.describeAt(row, position)
+                onTokenPicked: (row, step) => StepInspector.select(row, step)
             }
             Inspector {
                 objectName: "inspector"

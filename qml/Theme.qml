@@ -1,6 +1,6 @@
 pragma Singleton
 import QtQuick
-import Inferscope
+import Inferscope.Base
 
 // Colours, sizes and number formats shared by every view. Light and dark follow AppSettings.theme.
 QtObject {

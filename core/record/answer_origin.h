@@ -5,7 +5,7 @@
 // it ran with, whether its timings were measured by the engine or by a client over the network,
 // and the text of every token its step records name — the picked tokens and every candidate — so
 // no view has to look a stored id up in whatever vocabulary is loaded now. Plain values; the app
-// stores them as JSON beside the answer (gui/chat/answer_origin_json.h).
+// stores them as JSON beside the answer (gui/store/answer_origin_json.h).
 
 #include <cstdint>
 #include <map>

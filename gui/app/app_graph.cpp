@@ -84,7 +84,7 @@ AppGraph::AppGraph(const Options& options) {
 AppGraph::~AppGraph() { shutDown(); }
 
 void AppGraph::prepareQmlEngine(QQmlEngine& engine) {
-    engine.addImportPath(QStringLiteral("qrc:/"));  // the Inferscope module's qmldir is at qrc:/Inferscope/
+    engine.addImportPath(QStringLiteral("qrc:/"));  // each module's qmldir is at qrc:/<URI as a path>/ (qrc:/Inferscope/Chat/)
 }
 
 QQuickWindow* AppGraph::loadWindow() {

@@ -120,4 +120,19 @@ bool AnswerStats::operator==(const AnswerStats& o) const {
            model == o.model && device == o.device && samplerEq(sampler, o.sampler);
 }
 
+AnswerOrigin originOfLegacy(const AnswerStats& stats) {
+    AnswerOrigin o;
+    if (stats.device.isEmpty() && stats.model.isEmpty()) return o;
+    static const QString server = QStringLiteral("server ");
+    if (stats.device.startsWith(server)) {
+        o.backend = AnswerBackend::Remote;
+        o.serverUrl = stats.device.mid(server.size()).toStdString();
+    } else {
+        o.backend = AnswerBackend::Local;
+    }
+    o.modelName = stats.model.toStdString();
+    o.device = stats.device.toStdString();
+    return o;
+}
+
 }  // namespace inferscope

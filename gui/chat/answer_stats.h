@@ -13,6 +13,7 @@
 #include <QtQml/qqmlregistration.h>
 #include <optional>
 
+#include "record/answer_origin.h"
 #include "record/step_record.h"
 #include "record/sampler_params.h"
 
@@ -71,6 +72,11 @@ public:
 
     bool operator==(const AnswerStats&) const;
 };
+
+// An answer stored before origins were kept: what its stats name. "device": "server <url>" was a
+// server's answer (its model the stats' "model"); any other device a local one whose file and
+// vocabulary are not known. No stats: Unknown. Tokens: the picks' bytes only (the steps' pieces).
+AnswerOrigin originOfLegacy(const AnswerStats& stats);
 
 }  // namespace inferscope
 

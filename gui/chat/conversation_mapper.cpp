@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "chat/answer_origin_json.h"
+#include "store/answer_origin_json.h"
 #include "record/step_record_codec.h"
 
 namespace inferscope::ConversationMapper {

@@ -9,13 +9,9 @@
 #include <vector>
 
 #include "record/step_record.h"
+#include "settings/heat_mode.h"  // HeatMode
 
 namespace inferscope {
-
-enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay, KvCost };
-// "off", "probability", "surprisal", "entropy", "replay", "kvcost" (KL per token of another KV cache type)
-HeatMode heatModeFromName(const QString& name);
-QString heatModeName(HeatMode mode);
 
 // Surprisal of a token the model gave probability p: -log2 p bits (1 bit: a coin flip's worth of
 // surprise; p 0.25 -> 2 bits). p <= 0 (a pick the raw distribution ruled out) -> +infinity.

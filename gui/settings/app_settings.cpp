@@ -2,7 +2,7 @@
 
 #include "app/file_dialogs.h"
 #include "app/units.h"
-#include "chat/token_heatmap.h"
+#include "settings/heat_mode.h"
 #include "kv_cache/kv_cache.h"
 
 #include <QSettings>

@@ -46,7 +46,7 @@ struct StoredMessage {
     QJsonObject stats;             // per-message statistics (prefill/decode tokens and rates, TTFT, model, sampler)
     QVector<qint32> tokens;        // the token ids this message contributed to the context (template included)
     QByteArray tokenRecords;       // assistant: encodeStepRecords() of its steps (core/record/step_record_codec.h)
-    QJsonObject origin;            // assistant (schema 3): what made it, gui/chat/answer_origin_json.h; {}: not kept
+    QJsonObject origin;            // assistant (schema 3): what made it, gui/store/answer_origin_json.h; {}: not kept
     // An answer regenerated or branched has several versions: this row is the one shown, number
     // versionIndex (0-based) of versionCount; the others are ChatStore::versions(id). Filled by
     // messages(); appendMessage() takes versionIndex only together with the other versions.

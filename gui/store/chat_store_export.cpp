@@ -26,7 +26,7 @@
 // A piece that is not whole UTF-8 (part of a character) also has "piece_bytes" in hex. A top
 // candidate's "piece" comes from the answer's origin (schema 3: every candidate's text is kept);
 // for an answer stored before, where the conversation itself produced that id.
-// An answer with a known origin has "origin" (gui/chat/answer_origin_json.h: model file, name and
+// An answer with a known origin has "origin" (gui/store/answer_origin_json.h: model file, name and
 // vocabulary hash, backend, KV cache, "timed_by", token texts).
 // Records that do not decode give "token_records_error" with the decoder's message instead.
 // An answer with several versions also has "version_index" (0-based, the one shown, whose
@@ -40,7 +40,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "chat/answer_origin_json.h"
+#include "store/answer_origin_json.h"
 #include "store/chat_store_sql.h"
 #include "record/step_record_codec.h"
 #include "record/step_record_json.h"

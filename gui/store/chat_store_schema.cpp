@@ -86,7 +86,7 @@ bool createVersion2(const QSqlDatabase& db, QSqlError* error) {
     }, error);
 }
 
-// Version 3: each answer's origin (gui/chat/answer_origin_json.h: the model's file, name and
+// Version 3: each answer's origin (gui/store/answer_origin_json.h: the model's file, name and
 // vocabulary hash, the backend, the KV cache, where its timings were measured, the text of every
 // token its records name), for the row shown and for the other versions. Answers stored before
 // keep '{}': the app then infers what their stats say. A column added last (SQLite does not

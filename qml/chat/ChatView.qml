@@ -1,12 +1,22 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Chat
 
 // The conversation: messages streaming in, what the KV cache reused, and the composer.
 Rectangle {
     id: view
     color: Theme.background
+
+    // The inspector's selection (the answer's row and step; -1: none, or it follows the stream),
+    // what it says of a token under the mouse, and a click on a token: the window wires them to
+    // Inferscope.Visualizer's StepInspector, which sits above this module.
+    property int selectedRow: -1
+    property int selectedStep: -1
+    property var describeToken: (row, position) => ""
+    signal tokenPicked(int row, int step)
 
     ColumnLayout {
         anchors.fill: parent
@@ -86,6 +96,9 @@ Rectangle {
             delegate: MessageDelegate {
                 width: ListView.view.width
                 isLast: index === ListView.view.count - 1
+                selectedStep: index === view.selectedRow ? view.selectedStep : -1
+                describeToken: view.describeToken
+                onTokenPicked: (step) => view.tokenPicked(index, step)
             }
 
             Label {

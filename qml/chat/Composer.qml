@@ -1,7 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Chat
 
 // Where the user writes. Enter sends, Shift+Enter breaks the line; while the model answers the
 // button stops it (Esc too).

@@ -1,7 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Chat
 
 // One message. Questions can be edited and sent again (the cache is truncated at the edit and
 // only the new part is prefilled); the last answer can be regenerated; answers show their figures.
@@ -22,6 +24,12 @@ Item {
     required property int variantIndex
     required property int variantCount
     property bool isLast: false
+    // The inspector's selected step in this answer (-1: none), what it says of the token under the
+    // mouse, and a click on a token: ChatView passes them on from the window, which wires them to
+    // Inferscope.Visualizer's StepInspector (a module above this one).
+    property int selectedStep: -1
+    property var describeToken: (row, position) => ""
+    signal tokenPicked(int step)
     property bool editing: false
 
     readonly property bool isUser: role === Message.User
@@ -197,7 +205,7 @@ Item {
                     onTapped: (eventPoint) => {
                         const step = heatBody.stepAt(eventPoint.position)
                         if (step >= 0) {
-                            StepInspector.select(root.index, step)
+                            root.tokenPicked(step)
                             AppSettings.inspectorVisible = true
                             AppSettings.inspectorTab = "probabilities"
                             // A click picks a token, it selects no text: the focus the press gave
@@ -215,14 +223,14 @@ Item {
                     visible: heatBody.hoveredStep >= 0 && text !== ""
                     delay: 250
                     // For a character made of several tokens' bytes (an emoji, CJK), the split first.
-                    text: heatBody.hoveredStep >= 0 ? StepInspector.describeAt(root.index, heatBody.hoveredPosition) : ""
+                    text: heatBody.hoveredStep >= 0 ? root.describeToken(root.index, heatBody.hoveredPosition) : ""
                 }
                 // The step the Probabilities panel shows, outlined in the text.
                 Rectangle {
                     objectName: "selectedTokenMark"
-                    readonly property bool selected: StepInspector.selection.row === root.index && StepInspector.selection.step >= 0 && !StepInspector.following
+                    readonly property bool selected: root.selectedStep >= 0
                     // Laid out again when the text or the width changes.
-                    readonly property rect box: selected && heatBody.contentHeight > 0 && heatBody.width > 0 ? heatBody.tokenBox(StepInspector.selection.step) : Qt.rect(0, 0, 0, 0)
+                    readonly property rect box: selected && heatBody.contentHeight > 0 && heatBody.width > 0 ? heatBody.tokenBox(root.selectedStep) : Qt.rect(0, 0, 0, 0)
                     visible: selected && box.width > 0
                     x: box.x - 1
                     y: box.y

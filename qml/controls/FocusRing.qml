@@ -1,5 +1,5 @@
 import QtQuick
-import Inferscope
+import Inferscope.Base
 
 // The keyboard focus, outlined: Fusion draws no focus on tabs and list rows, and a faint one on
 // buttons. Put inside the focusable item; shown while it has focus from the keyboard.

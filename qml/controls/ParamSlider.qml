@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
 
 // A labelled slider with its value, for one sampler parameter; the hint explains it.
 RowLayout {

@@ -1,6 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Engine
 import Inferscope
 
 // "Connect to a server…": an OpenAI-compatible server (vLLM, SGLang, llama.cpp's server, Ollama,

@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import Inferscope.Base
 import Inferscope
 
 // Context used / context size as a bar: how much of the KV cache the conversation fills.

@@ -1,6 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Store
+import Inferscope.Chat
 import Inferscope
 
 // Saved conversations: full-text search over every message, open, rename, export, delete.

@@ -1,6 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Chat
 import Inferscope
 
 // The latest problem, in the engine's own words: a model that failed to load (the previous one

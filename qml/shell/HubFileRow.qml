@@ -1,6 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Library
 import Inferscope
 
 // One GGUF file of a hub repository (a row of ModelDownloads.files): its size, shape and fit, what

@@ -1,6 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Library
 import Inferscope
 
 // The library's "Get from Hugging Face" tab (ModelDownloads): a search, a repository's GGUF files

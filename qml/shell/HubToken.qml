@@ -1,6 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Library
 import Inferscope
 
 // The Hugging Face token a gated or private repository needs (ModelDownloads.setToken): HF_TOKEN

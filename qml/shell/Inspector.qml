@@ -1,8 +1,10 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Visualizer
 import Inferscope
-import "../visualizer"
 
 // The right-hand panel: token probabilities, the prefill/decode timeline, the KV cache, settings, the model.
 Rectangle {

@@ -1,6 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Chat
 import Inferscope
 
 // Settings → KV cache: the element type of the cache (AppSettings.kvType, saved). A change

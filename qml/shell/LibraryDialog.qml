@@ -1,6 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Library
 import Inferscope
 
 // "Models on this computer" (Ctrl+L): every GGUF file Ollama, LM Studio, GPT4All, Jan, the Hugging

@@ -1,6 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Engine
 import Inferscope
 
 // Shown while a model loads on the worker thread: which file, how far, what is being prepared.

@@ -1,6 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Engine
 import Inferscope
 
 // The loaded model: shapes from its GGUF header, tensor types, what it costs in memory.

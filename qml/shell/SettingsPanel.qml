@@ -1,6 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Chat
 import Inferscope
 
 // Sampling parameters (validated by the engine's rules), named presets, and the chat settings.

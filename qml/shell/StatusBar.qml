@@ -1,6 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Engine
 import Inferscope
 
 // Model, engine, context used, prefill and decode speed, kernel set, time to first token, memory.

@@ -1,6 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Chat
 import Inferscope
 
 // Settings → Structured output (StructuredOutput): what the next answers must be. The schema or

@@ -1,6 +1,10 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Library
+import Inferscope.Chat
 import Inferscope
 
 // The window's toolbar: panels, the model (open, recent), chat or completion mode and template.

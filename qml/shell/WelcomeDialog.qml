@@ -1,6 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Inferscope.Base
+import Inferscope.Library
 import Inferscope
 
 // The first-run welcome: what the panels show, which models work and where to find them, that

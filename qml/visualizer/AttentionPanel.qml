@@ -1,7 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Visualizer
 
 // Attention: for the selected token, the softmax weights every query head of a chosen layer put
 // on each cached position (heads × positions), and an overview of every layer (the mean over its

@@ -1,7 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Visualizer
 
 // The same candidates after each sampler stage, left to right: raw softmax, penalty, grammar, top-k,
 // top-p, min-p, temperature (the distribution actually sampled). A cell's bar is the token's

@@ -1,7 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Visualizer
 
 // The head of the Layers and Attention panels: which token is looked inside (the Probabilities
 // panel's selection, moved with ◀ ▶ or by following the stream), the pass that chose it, and why

@@ -1,7 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Visualizer
 
 // The logit lens: for the selected token, what the model would have said had it stopped after
 // each layer (the final norm and LM head applied to that layer's residual stream), with the norm

@@ -1,7 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Chat
+import Inferscope.Visualizer
 
 // One generation step of an answer: the top candidates and what each sampler stage did to them,
 // the pick, its rank and the step's entropy; a replay of the whole answer with other settings;

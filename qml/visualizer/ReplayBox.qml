@@ -1,7 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Chat
+import Inferscope.Visualizer
 
 // Replay: the same answer's stored logits sampled again with other settings, without running the
 // model: how many tokens would have changed, and what this step would have picked.

@@ -1,7 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Visualizer
 
 // The selected answer token by token: a bar per token for its surprisal (−log₂ p of the pick) and a
 // line for the step's entropy, both in bits; the selected step darker. One painted item (BarChart),

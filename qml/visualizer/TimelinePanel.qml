@@ -1,7 +1,9 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Visualizer
 
 // Prefill and decode on a time line: prefill as one block, each decode step as a bar, and what
 // they achieved against this machine's limits — prefill is compute-bound, decode memory-bound.

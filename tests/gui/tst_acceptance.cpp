@@ -34,6 +34,8 @@
 #include "hub_fixture.h"
 #include "gui_test_helpers.h"
 
+#include "app/qml_modules.h"  // Q_IMPORT_QML_PLUGIN of each module
+
 using namespace inferscope;
 using namespace inferscope::testing_app;
 using namespace inferscope::testing_gui;

@@ -20,7 +20,7 @@
 #include "record/step_record_codec.h"
 #include "gui_test_helpers.h"
 
-Q_IMPORT_QML_PLUGIN(InferscopePlugin)
+#include "app/qml_modules.h"  // Q_IMPORT_QML_PLUGIN of each module
 
 using namespace inferscope;
 using namespace inferscope::testing_app;

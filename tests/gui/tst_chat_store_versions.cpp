@@ -9,7 +9,7 @@
 #include <QSet>
 #include <QTest>
 
-#include "chat/answer_origin_json.h"
+#include "store/answer_origin_json.h"
 #include "chat/conversation_mapper.h"
 #include "tst_chat_store_helpers.h"
 

@@ -12,7 +12,7 @@
 #include "tst_chat_store_helpers.h"
 #include "store/conversation_list_model.h"
 
-Q_IMPORT_QML_PLUGIN(InferscopePlugin)
+#include "app/qml_modules.h"  // Q_IMPORT_QML_PLUGIN of each module
 
 using namespace inferscope;
 using namespace inferscope::testing;
@@ -220,7 +220,7 @@ void TestConversationListModel::qmlUsesItDeclaratively() {
     QQmlEngine engine;
     engine.rootContext()->setContextProperty(QStringLiteral("appChatStore"), &store);
     QQmlComponent component(&engine);
-    component.setData("import Inferscope\n"
+    component.setData("import Inferscope.Store\n"
                       "ConversationListModel { store: appChatStore; filter: \"llama\" }\n",
                       QUrl(QStringLiteral("qrc:/test.qml")));
     std::unique_ptr<QObject> object(component.create());

@@ -19,7 +19,7 @@
 #include "fake_tool_homes.h"
 #include "gui_test_helpers.h"
 
-Q_IMPORT_QML_PLUGIN(InferscopePlugin)
+#include "app/qml_modules.h"  // Q_IMPORT_QML_PLUGIN of each module
 
 using namespace inferscope;
 using namespace inferscope::testing_gui;
@@ -145,7 +145,7 @@ private slots:
         QQmlEngine qml;
         qml.rootContext()->setContextProperty(QStringLiteral("engine"), &engine);
         QQmlComponent component(&qml);
-        component.setData("import QtQml\nimport Inferscope\nQtObject {\n"
+        component.setData("import QtQml\nimport Inferscope.Engine\nQtObject {\n"
                           "  readonly property var d: engine.loaded.details\n"
                           "  property string shown: d.valid + ': ' + d.heads + ' query, ' + d.kvHeads + ' KV, ' + d.tensorTypes.F32\n"
                           "                         + ' F32 tensors, ' + d.tokenizer + ', ' + d.weightBytesPerToken + ' B per token'\n}\n",

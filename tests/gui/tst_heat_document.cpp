@@ -19,7 +19,7 @@
 #include "gui_test_helpers.h"
 #include "manual_pacer_clock.h"
 
-Q_IMPORT_QML_PLUGIN(InferscopePlugin)
+#include "app/qml_modules.h"  // Q_IMPORT_QML_PLUGIN of each module
 
 using namespace inferscope;
 using testing_gui::ManualPacerClock;
@@ -69,7 +69,7 @@ class TestHeatDocument : public QObject {
         QTextDocument* doc = nullptr;
         bool make() {
             QQmlComponent c(&engine);
-            c.setData("import QtQuick\nimport Inferscope\n"
+            c.setData("import QtQuick\nimport Inferscope.Chat\n"
                       "TextEdit { width: 300; textFormat: TextEdit.RichText; wrapMode: TextEdit.Wrap\n"
                       "  property HeatDocument heat: HeatDocument { document: textDocument } }",
                       QUrl());
@@ -209,7 +209,7 @@ private slots:
         engine.rootContext()->setContextProperty(QStringLiteral("theModel"), &model);
         engine.rootContext()->setContextProperty(QStringLiteral("theRevision"), model.data(model.index(row), ChatModel::HeatRevisionRole).toInt());
         QQmlComponent c(&engine);
-        c.setData("import QtQuick\nimport Inferscope\n"
+        c.setData("import QtQuick\nimport Inferscope.Chat\n"
                   "TextEdit { width: 300; textFormat: TextEdit.RichText\n"
                   "  property HeatDocument heat: HeatDocument { document: textDocument; model: theModel; row: 0; revision: theRevision } }",
                   QUrl());

@@ -69,7 +69,7 @@ private slots:
         AppSettings::setInstance(&settings);
         QQmlEngine qml;
         QQmlComponent component(&qml);
-        component.setData("import QtQml\nimport Inferscope\nQtObject {\n"
+        component.setData("import QtQml\nimport Inferscope.Base\nQtObject {\n"
                           "  readonly property var names: AppSettings.kvTypeChoices.map((c) => c.name)\n"
                           "  readonly property var labels: AppSettings.kvTypeChoices.map((c) => c.label)\n}\n",
                           QUrl());

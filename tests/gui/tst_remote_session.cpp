@@ -17,7 +17,7 @@
 #include "chat_fixture.h"
 #include "serve_process.h"
 
-Q_IMPORT_QML_PLUGIN(InferscopePlugin)
+#include "app/qml_modules.h"  // Q_IMPORT_QML_PLUGIN of each module
 
 using namespace inferscope;
 using namespace inferscope::testing_gui;

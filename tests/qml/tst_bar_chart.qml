@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Window
 import QtTest
-import Inferscope
+import Inferscope.Visualizer
 
 // The timeline's bar chart: its scale follows the data, an overlay series and a reference line,
 // and x positions map back to bars (the tooltips rely on it).

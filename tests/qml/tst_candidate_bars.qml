@@ -1,7 +1,8 @@
 import QtQuick
 import QtQuick.Window
 import QtTest
-import Inferscope
+import Inferscope.Base
+import Inferscope.Visualizer
 
 // The Probabilities panel's candidate rows as painted: each row's token and percentage, its bar
 // scaled to the most probable candidate, the picked token in the accent colour, and the texts

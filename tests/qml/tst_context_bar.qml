@@ -1,6 +1,7 @@
 import QtQuick
 import QtQuick.Window
 import QtTest
+import Inferscope.Base
 import Inferscope
 
 // The context bar: fill fraction, colour thresholds and label from used / size.

@@ -1,7 +1,8 @@
 import QtQuick
 import QtQuick.Window
 import QtTest
-import Inferscope
+import Inferscope.Base
+import Inferscope.Visualizer
 
 // The sampler funnel from synthetic records: a column per stage with its survivor count, a bar per
 // candidate and stage, and an empty cell where a stage removed the candidate.

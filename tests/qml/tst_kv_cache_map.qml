@@ -1,7 +1,8 @@
 import QtQuick
 import QtQuick.Window
 import QtTest
-import Inferscope
+import Inferscope.Base
+import Inferscope.Visualizer
 
 // The layers × positions grid on a simulated cache: what it paints where (prompt, generated,
 // empty cells in the theme's colours), the follow / whole-context / zoomed windows, the axes and

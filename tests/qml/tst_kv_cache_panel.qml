@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Window
 import QtTest
-import Inferscope
+import Inferscope.Visualizer
 
 // The KV-cache panel on a simulated cache (a real core KvCache of stories260K's shape, no model):
 // the placeholder without a cache, then the legend, bytes, formula and counterfactual rows.

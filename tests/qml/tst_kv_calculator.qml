@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Window
 import QtTest
-import Inferscope
+import Inferscope.Visualizer
 
 // The calculator's view: the product's Llama 3.1-8B figures as the user reaches them through the
 // inputs, presets, and the engine's message for an invalid shape.

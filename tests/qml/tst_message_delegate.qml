@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Window
 import QtTest
-import Inferscope
+import Inferscope.Chat
 
 // One message from synthetic data: text, streaming cursor, the statistics line and the buttons.
 TestCase {

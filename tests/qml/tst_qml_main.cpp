@@ -1,5 +1,5 @@
-// QtQuickTest runner for tests/qml/tst_*.qml: the app's object graph (AppGraph; QML's Inferscope
-// module's singletons) with no model loaded, so each component is tested on synthetic data.
+// QtQuickTest runner for tests/qml/tst_*.qml: the app's object graph (AppGraph; the QML modules'
+// singletons) with no model loaded, so each component is tested on synthetic data.
 #include <QGuiApplication>
 #include <QQmlEngine>
 #include <QStandardPaths>
@@ -10,7 +10,7 @@
 
 #include "app/app_graph.h"
 
-Q_IMPORT_QML_PLUGIN(InferscopePlugin)
+#include "app/qml_modules.h"  // Q_IMPORT_QML_PLUGIN of each module
 
 using namespace inferscope;
 

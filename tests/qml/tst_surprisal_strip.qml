@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Window
 import QtTest
-import Inferscope
+import Inferscope.Visualizer
 
 // The Probabilities panel's surprisal strip on synthetic values: a bar per token, the selected one
 // highlighted, a click on a token's bar asks for that step, hovering shows its bits.

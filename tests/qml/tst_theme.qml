@@ -1,6 +1,6 @@
 import QtQuick
 import QtTest
-import Inferscope
+import Inferscope.Base
 
 // The theme's text-on-fill colours, in both themes: what they are, and at least 4.5:1 (WCAG's
 // contrast ratio) against the fill they are drawn on.

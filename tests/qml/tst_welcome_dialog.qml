@@ -1,6 +1,7 @@
 import QtQuick
 import QtQuick.Window
 import QtTest
+import Inferscope.Base
 import Inferscope
 
 // The first-run welcome: shown until closed once (AppSettings.welcomeSeen), and it says what the

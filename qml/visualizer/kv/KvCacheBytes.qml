@@ -2,7 +2,8 @@ pragma ComponentBehavior: Bound
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Visualizer
 
 // What the cache costs: bytes used and reserved in total, per layer and per KV head (the engine's
 // KvCacheStats), and the formula with the loaded model's own numbers.

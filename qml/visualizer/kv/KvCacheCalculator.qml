@@ -2,7 +2,8 @@ pragma ComponentBehavior: Bound
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Visualizer
 
 // The KV-cache calculator: a preset or any shape, a context length and concurrent users; exact
 // bytes from the engine's computeKvFigures, in binary and decimal units, against MHA and MQA.

@@ -2,7 +2,9 @@ pragma ComponentBehavior: Bound
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Chat
+import Inferscope.Visualizer
 
 // "What Q8_0 costs": the latest answer run again through a cache of the type in use and one of
 // another type (KvCostModel: the engine's measureKvCost on the worker); how far each token's

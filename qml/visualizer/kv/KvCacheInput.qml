@@ -1,7 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Visualizer
 
 // One whole-number input of the KV-cache calculator: its term (with an explanation) and a spin box
 // bound to the calculator's property of the same name.

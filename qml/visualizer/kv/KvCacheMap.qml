@@ -2,7 +2,8 @@ pragma ComponentBehavior: Bound
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Visualizer
 
 // The cache as layers × positions: an overview strip of the whole context with the zoomed window
 // marked, the grid of that window with layer and position axes, a legend and a hover readout.

@@ -1,7 +1,10 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Engine
+import Inferscope.Chat
+import Inferscope.Visualizer
 
 // The inspector's KV-cache tab: the loaded model's cache live (the grid, its bytes and formula,
 // what other layouts and element types would cost) and a calculator for any model.

@@ -1,7 +1,8 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Shapes
-import Inferscope
+import Inferscope.Base
+import Inferscope.Visualizer
 
 // A term of the KV-cache panel with its one-sentence explanation on hover (underlined when it has one).
 Label {

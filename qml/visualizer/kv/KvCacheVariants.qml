@@ -2,7 +2,8 @@ pragma ComponentBehavior: Bound
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
+import Inferscope.Visualizer
 
 // The same model's cache with another attention layout (MHA / GQA / MQA) or element type
 // (FP32 / FP16 / Q8_0 / Q4_0): bytes per token, now and at the full context, against the real cache.

@@ -2,15 +2,14 @@
 // An answer's origin (core/record/answer_origin.h) as the store keeps it: a JSON object in the
 // messages' and versions' `origin` column, and in the conversation export. Token bytes are base64
 // (a token may be part of a UTF-8 character). An empty object is an answer stored before origins
-// were kept: originFromJson then infers what the answer's stats say (`originOfLegacy`).
+// were kept: the conversation's mapper then infers what the answer's stats say (chat/answer_stats.h's
+// `originOfLegacy`).
 
 #include <QJsonObject>
 
 #include "record/answer_origin.h"
 
 namespace inferscope {
-
-struct AnswerStats;
 
 // {"backend": "local", "model_file", "model_name", "vocabulary_hash" (16 hex digits),
 //  "vocabulary_size", "server_url", "stages_reported", "device", "kv_type", "kv_bytes_per_token", "kv_bytes_reserved",
@@ -20,9 +19,5 @@ struct AnswerStats;
 QJsonObject originToJson(const AnswerOrigin& origin);
 // Reads any subset; `{}` (or not an object's fields) gives an Unknown origin.
 AnswerOrigin originFromJson(const QJsonObject& json);
-// An answer stored before origins were kept: what its stats name. "device": "server <url>" was a
-// server's answer (its model the stats' "model"); any other device a local one whose file and
-// vocabulary are not known. No stats: Unknown. Tokens: the picks' bytes only (the steps' pieces).
-AnswerOrigin originOfLegacy(const AnswerStats& stats);
 
 }  // namespace inferscope

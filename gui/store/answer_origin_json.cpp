@@ -1,11 +1,9 @@
-#include "chat/answer_origin_json.h"
+#include "store/answer_origin_json.h"
 
 #include <cmath>
 
 #include <QByteArray>
 #include <algorithm>
-
-#include "chat/answer_stats.h"
 
 namespace inferscope {
 namespace {
@@ -95,21 +93,6 @@ AnswerOrigin originFromJson(const QJsonObject& json) {
         const int id = it.key().toInt(&ok);
         if (ok) o.tokens[id] = {std::string(), str(it.value())};
     }
-    return o;
-}
-
-AnswerOrigin originOfLegacy(const AnswerStats& stats) {
-    AnswerOrigin o;
-    if (stats.device.isEmpty() && stats.model.isEmpty()) return o;
-    static const QString server = QStringLiteral("server ");
-    if (stats.device.startsWith(server)) {
-        o.backend = AnswerBackend::Remote;
-        o.serverUrl = stats.device.mid(server.size()).toStdString();
-    } else {
-        o.backend = AnswerBackend::Local;
-    }
-    o.modelName = stats.model.toStdString();
-    o.device = stats.device.toStdString();
     return o;
 }
 

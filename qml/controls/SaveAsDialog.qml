@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
-import Inferscope
+import Inferscope.Base
 
 // "Save as": one path field, filled with AppSettings.suggestedSavePath (the Documents folder and a
 // name from the title) and the name selected, so typing replaces it; Enter saves.

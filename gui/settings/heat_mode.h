@@ -1,0 +1,14 @@
+#pragma once
+// The heat map's modes, the setting AppSettings keeps and ChatModel tints the answers by
+// (chat/token_heatmap.h builds the tints). Here, below both, so the settings need no chat code.
+
+#include <QString>
+
+namespace inferscope {
+
+enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay, KvCost };
+// "off", "probability", "surprisal", "entropy", "replay", "kvcost" (KL per token of another KV cache type)
+HeatMode heatModeFromName(const QString& name);
+QString heatModeName(HeatMode mode);
+
+}  // namespace inferscope
