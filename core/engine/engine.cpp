@@ -212,6 +212,12 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
     if (auto ok = checkSpeculative(request); !ok) return std::unexpected(ok.error());
     if (request.grammar && request.speculative)
         return fail(ErrorKind::InvalidArgument, "a grammar cannot be combined with speculative decoding yet");
+    if (!request.grammarPrefix.empty()) {
+        if (!request.grammar) return fail(ErrorKind::InvalidArgument, "a grammar prefix needs a grammar");
+        grammar::GrammarMatcher probe(request.grammar);
+        if (auto ok = probe.acceptBytes(request.grammarPrefix); !ok)
+            return fail(ErrorKind::InvalidArgument, "the kept start of the answer does not match the grammar: " + ok.error().message);
+    }
     if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());
     auto cancelled = [&cancel] { return cancel && cancel(); };
 
@@ -266,6 +272,7 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
     if (request.grammar) {
         matcher.emplace(request.grammar);
         allowed.resize(logits.size());
+        if (auto ok = matcher->acceptBytes(request.grammarPrefix); !ok) return std::unexpected(ok.error());  // checked above
     }
     StopStringMatcher stops(request.stopStrings);
     int64_t forwardUs = 0;

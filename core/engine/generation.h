@@ -52,6 +52,10 @@ struct GenerateRequest {
     // generation under a grammar ends with "eos" when the grammar is finished. Not combined with
     // speculative decoding.
     std::shared_ptr<const grammar::Grammar> grammar;
+    // Bytes the grammar has already matched before the first generated token: the kept start of
+    // an answer being branched (it ends the prompt). The grammar goes on from after them, not from
+    // its start; bytes it refuses fail the request.
+    std::string grammarPrefix;
 };
 
 

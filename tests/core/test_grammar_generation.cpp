@@ -234,3 +234,29 @@ TEST(GrammarGeneration, ACharacterWithoutAPieceIsWrittenByteByByte) {
     for (size_t k = 0; k < 4; ++k) EXPECT_TRUE(obs.steps[k].sample.forced()) << k;  // one token allowed each time
     EXPECT_EQ(engine->tokenizer().piece(obs.steps[0].sample.id), "<0xE4>");
 }
+
+// A branch keeps the start of an answer and continues it: the grammar goes on from after the kept
+// bytes (here inside "yes"), not from its start; kept bytes the grammar refuses fail the request
+// before anything runs.
+TEST(GrammarGeneration, AGrammarPrefixContinuesFromWhereTheKeptBytesLeftIt) {
+    auto engine = loadTestEngine(std::string(INFERSCOPE_RESOURCES_DIR) + "/models/stories260K.gguf");
+    ASSERT_TRUE(engine);
+    std::vector<int32_t> prompt = engine->tokenizer().encode("Once", true, false);
+    const std::vector<int32_t> kept = engine->tokenizer().encode("y", false, false);
+    prompt.insert(prompt.end(), kept.begin(), kept.end());  // the kept token ends the prompt
+    GenerateRequest req = greedyRequest(prompt, 20, 5);
+    req.grammar = grammarText("root ::= (\"yes\" | \"no\") \".\"\n");
+    req.grammarPrefix = "y";
+    auto summary = engine->generate(req, nullptr);
+    ASSERT_TRUE(summary) << summary.error().message;
+    EXPECT_EQ(summary->reason, FinishReason::EndOfGeneration);
+    EXPECT_EQ(summary->text, "es.");  // from the root it could have been "no." or "yes."
+
+    req.grammarPrefix = "maybe";
+    auto refused = engine->generate(req, nullptr);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().message, "the kept start of the answer does not match the grammar: byte 0 (0x6D) is not allowed by the grammar here");
+    req.grammar = nullptr;
+    req.grammarPrefix = "y";
+    EXPECT_FALSE(engine->generate(req, nullptr));
+}

@@ -1,0 +1,46 @@
+#include "grammar/structured_check.h"
+
+#include "grammar/grammar_matcher.h"
+#include "grammar/json_schema.h"
+
+namespace inferscope::grammar {
+
+Result<std::shared_ptr<const Grammar>> compileConstraint(const StructuredConstraint& c) {
+    Result<std::string> gbnf = std::string();
+    switch (c.kind) {
+        case StructuredKind::Off: return std::shared_ptr<const Grammar>();
+        case StructuredKind::Json: gbnf = jsonObjectGbnf(); break;
+        case StructuredKind::JsonSchema: gbnf = jsonSchemaToGbnf(c.text); break;
+        case StructuredKind::Gbnf: gbnf = c.text; break;
+    }
+    if (!gbnf) return std::unexpected(gbnf.error());
+    auto g = parseGbnf(*gbnf);
+    if (!g) return std::unexpected(g.error());
+    return std::make_shared<const Grammar>(std::move(*g));
+}
+
+StructuredCheck checkStructured(const StructuredConstraint& c, std::string_view text) {
+    StructuredCheck r;
+    auto g = compileConstraint(c);
+    if (!g || !*g) {
+        r.error = g ? "no constraint" : g.error().message;
+        return r;
+    }
+    GrammarMatcher m(*g);
+    // Byte by byte, to name the first one refused (the matcher's own error counts within a call).
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (!m.acceptBytes(text.substr(i, 1))) {
+            if (m.overflowed()) {
+                r.error = "the grammar is too ambiguous to follow";
+                return r;
+            }
+            r.verdict = StructuredCheck::Verdict::Refused;
+            r.offset = i;
+            return r;
+        }
+    }
+    r.verdict = m.isComplete() ? StructuredCheck::Verdict::Valid : StructuredCheck::Verdict::Incomplete;
+    return r;
+}
+
+}  // namespace inferscope::grammar
