@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "record/pass_cost_figures.h"
+#include "record/structured_constraint.h"
 
 namespace inferscope {
 
@@ -53,6 +54,8 @@ struct AnswerOrigin {
     // local: what one pass of it read and computed (model/pass_cost.h's figures), for the Timeline's GB/s
     // and GFLOP/s of this answer whatever model is loaded later; 0s: not known.
     PassCostFigures cost;
+    // What the text was asked to be (structured output): checked against it when shown.
+    StructuredConstraint structured;
     std::map<int32_t, TokenText> tokens;  // every id the answer's records name, picked or candidate
 
     bool known() const { return backend != AnswerBackend::Unknown; }

@@ -11,6 +11,9 @@
 
 #include "chat/message_text.h"
 #include "chat/structured_output.h"
+#include "app/units.h"
+#include "grammar/grammar_matcher.h"
+#include "grammar/structured_check.h"
 #include "engine/engine_controller.h"
 #include "engine/prompt_builder.h"
 #include "sampler/alternative.h"
@@ -136,7 +139,7 @@ bool ChatController::send(const QString& typed) {
     return startAnswer();
 }
 
-bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) {
+bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix, const StructuredConstraint& kept) {
     const PromptBuilder prompt = promptBuilder();
     const ChatTemplate& tmpl = prompt.chatTemplate();
     const size_t contextRows = answerRow >= 0 ? size_t(answerRow) : model_.messages().size();
@@ -163,7 +166,19 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
             chunkRows_.push_back(-1);
         }
     }
-    if (structured_) job.grammar = structured_->grammar();
+    if (!prefix.empty()) {
+        // A branch goes on under its answer's own constraint, from after the kept bytes (checked
+        // by branchKeepsItsConstraint).
+        job.structured = kept;
+        if (auto g = grammar::compileConstraint(job.structured); g && *g) {
+            job.grammar = *g;
+            for (const StepRecord& s : prefix) job.grammarPrefix += s.piece;
+        }
+    } else if (structured_ && structured_->kind() != StructuredOutput::Kind::Off) {
+        job.structured = structured_->constraint();
+        job.grammar = structured_->grammar();
+    }
+    const StructuredConstraint constraint = job.structured;
     answerPrefix_ = std::move(prefix);
     activeSampler_ = samplerOverride_ ? *samplerOverride_ : sampling_->params();
     job.sampler = activeSampler_;
@@ -194,7 +209,9 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
     connect(active_, &GenerationHandle::finished, this, &ChatController::onGenerationFinished);
     connect(active_, &GenerationHandle::failed, this, &ChatController::onGenerationFailed);
     // The answer keeps what made it, and the text of each token its steps name (a branch's kept ones now).
-    model_.setOrigin(answerRow_, engine_->answerOrigin());
+    AnswerOrigin origin = engine_->answerOrigin();
+    origin.structured = constraint;
+    model_.setOrigin(answerRow_, std::move(origin));
     model_.addTokenTexts(answerRow_, tokenTextsOf(answerPrefix_));
     if (!engine_->abilities().tokenizes)  // no prompt tokens come back: the question is complete now
         for (size_t row = 0; row < contextRows; ++row)
@@ -204,14 +221,35 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix) 
     return true;
 }
 
+bool ChatController::branchKeepsItsConstraint(const ChatMessage& answer, const std::vector<StepRecord>& prefix) {
+    const StructuredConstraint& asked = answer.origin.structured;
+    if (!asked.active()) return true;
+    if (!engine_->abilities().tokenizes) {
+        setError(tr("This answer was held to structured output: a branch or continuation of it runs on this machine's engine only (a server would start the constraint again after the kept text)."));
+        return false;
+    }
+    auto g = grammar::compileConstraint(asked);
+    if (!g || !*g) {
+        setError(tr("Structured output: %1").arg(g ? QString() : QString::fromStdString(g.error().message)));
+        return false;
+    }
+    grammar::GrammarMatcher matcher(*g);
+    for (size_t i = 0; i + 1 < prefix.size(); ++i)
+        if (!matcher.acceptBytes(prefix[i].piece)) {  // made under it: only a damaged record gets here
+            setError(tr("The start of this answer does not match the structured output it was held to: it cannot be branched under it."));
+            return false;
+        }
+    if (matcher.acceptBytes(prefix.back().piece)) return true;
+    const QString what = asked.kind == StructuredKind::Gbnf ? tr("The grammar") : asked.kind == StructuredKind::Json ? tr("A JSON object") : tr("The JSON schema");
+    setError(tr("%1 this answer was held to does not allow “%2” here: branch to a token it allows (the Probabilities panel's grammar column shows them).")
+                 .arg(what, isolated(QString::fromUtf8(prefix.back().piece))));
+    return false;
+}
+
 bool ChatController::structuredReady() {
     if (!structured_ || structured_->kind() == StructuredOutput::Kind::Off) return true;
-    if (!structured_->error().isEmpty())
-        setError(tr("Structured output: %1 (Settings → Structured output)").arg(structured_->error()));
-    else if (!engine_->abilities().tokenizes)
-        setError(tr("Structured output runs on this machine's engine; a server's answers are not constrained here. Turn it off to chat with the server."));
-    else
-        return true;
+    if (structured_->error().isEmpty()) return true;
+    setError(tr("Structured output: %1 (Settings → Structured output)").arg(structured_->error()));
     return false;
 }
 
@@ -237,13 +275,15 @@ bool ChatController::canContinue() const {
 }
 
 bool ChatController::continueAnswer() {
-    if (!canContinue() || !structuredReady()) return false;
+    if (!canContinue()) return false;  // under the answer's own structured output, not the setting's
     const int last = model_.count() - 1;
     std::vector<StepRecord> prefix = model_.at(last).steps;
+    if (!prefix.empty() && !branchKeepsItsConstraint(model_.at(last), prefix)) return false;
+    const StructuredConstraint kept = model_.at(last).origin.structured;
     model_.addVariant(last);  // the interrupted version stays reachable
     model_.replaceSteps(last, prefix);
     setError(QString());
-    return startAnswer(last, std::move(prefix));
+    return startAnswer(last, std::move(prefix), kept);
 }
 
 QString ChatController::originLabel(const AnswerOrigin& origin) {
@@ -253,7 +293,8 @@ QString ChatController::originLabel(const AnswerOrigin& origin) {
 }
 
 bool ChatController::branchFrom(int row, int step, int tokenId) {
-    if (!canSend() || row < 0 || row >= model_.count() || !structuredReady()) return false;
+    // Not the structured-output setting: a branch keeps the constraint its answer was made under.
+    if (!canSend() || row < 0 || row >= model_.count()) return false;
     const ChatMessage& answer = model_.at(row);
     if (answer.role != Message::Assistant || step < 0 || step >= int(answer.steps.size())) return false;
     // The kept steps, and the alternative in place of step `step`'s pick: same distribution,
@@ -283,6 +324,8 @@ bool ChatController::branchFrom(int row, int step, int tokenId) {
         alt.endOfGeneration = tokenizer->isEndOfGeneration(tokenId);
         if (alt.endOfGeneration) return false;  // nothing would follow: not a branch worth running
     }
+    if (!branchKeepsItsConstraint(answer, prefix)) return false;
+    const StructuredConstraint kept = answer.origin.structured;  // the new version starts with no origin
 
     // Later turns followed the old continuation: they stay in the stored conversation, and the
     // branch goes on in a new one (as switching to another version does).
@@ -299,7 +342,7 @@ bool ChatController::branchFrom(int row, int step, int tokenId) {
     model_.addVariant(row);
     model_.replaceSteps(row, prefix);
     setError(QString());
-    return startAnswer(row, std::move(prefix));
+    return startAnswer(row, std::move(prefix), kept);
 }
 
 }  // namespace inferscope

@@ -176,7 +176,9 @@ private:
     std::map<int32_t, TokenText> tokenTextsOf(const std::vector<StepRecord>& steps) const;
     // Sends messages [0, answerRow) — plus `prefix`, the answer's first tokens when branching —
     // and streams the answer into row answerRow (appended when it is -1).
-    bool startAnswer(int answerRow = -1, std::vector<StepRecord> prefix = {});
+    // A branch or continuation goes on under `kept`, its answer's own structured output (from after
+    // the prefix's bytes); other answers under the setting's.
+    bool startAnswer(int answerRow = -1, std::vector<StepRecord> prefix = {}, const StructuredConstraint& kept = {});
     std::vector<PromptChunk> contextChunks(const PromptBuilder& prompt, size_t contextRows) const;
     // A server's request: the system prompt and messages [0, contextRows) as (role, text).
     std::vector<std::pair<std::string, std::string>> remoteMessages(size_t contextRows) const;
@@ -212,6 +214,9 @@ private:
     EngineController* engine_;
     SamplingSettings* sampling_;
     const StructuredOutput* structured_ = nullptr;
+    // A branch of an answer held to structured output: the kept bytes and the chosen token must be
+    // what its constraint allows (else the reason is said, and false).
+    bool branchKeepsItsConstraint(const ChatMessage& answer, const std::vector<StepRecord>& prefix);
     bool structuredReady();  // false, saying why, when the structured output setting keeps answers from starting
     ChatStore* store_;  // may be null: nothing is kept
     ChatModel model_;

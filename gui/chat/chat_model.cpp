@@ -1,5 +1,7 @@
 #include "chat/chat_model.h"
 
+#include "chat/structured_verdict.h"
+
 namespace inferscope {
 namespace {
 
@@ -52,6 +54,7 @@ QVariant ChatModel::data(const QModelIndex& index, int role) const {
             const ThinkingSplit t = thinkingOf(m);
             return !t.present ? QString() : t.finished ? QStringLiteral("done") : m.streaming ? QStringLiteral("thinking") : QStringLiteral("cut");
         }
+        case StructuredRole: return structuredVerdict(m);
         default: return {};
     }
 }
@@ -90,7 +93,8 @@ QHash<int, QByteArray> ChatModel::roleNames() const {
             {ShownTextRole, "shownText"},
             {HiddenCharsRole, "hiddenChars"},
             {ThinkingRole, "thinking"},
-            {ThinkingStateRole, "thinkingState"}};
+            {ThinkingStateRole, "thinkingState"},
+            {StructuredRole, "structured"}};
 }
 
 int ChatModel::append(ChatMessage message) {
@@ -154,7 +158,7 @@ void ChatModel::finish(int row, const QString& text, Message::Finish finishReaso
     if (!m.variants.empty()) m.variants[size_t(m.activeVariant)] = m.shownVariant();
     const QModelIndex i = index(row);
     emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, StreamingRole, FinishReasonRole, StatsRole, GeneratedCountRole, HeatRevisionRole,
-                            VariantIndexRole, VariantCountRole});
+                            VariantIndexRole, VariantCountRole, StructuredRole});
 }
 
 void ChatModel::setStats(int row, const AnswerStats& stats) {
@@ -172,7 +176,7 @@ void ChatModel::addTokenTexts(int row, std::map<int32_t, TokenText> texts) {
 void ChatModel::setText(int row, const QString& text) {
     messages_[size_t(row)].text = text;
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole});
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, StructuredRole});
 }
 
 void ChatModel::truncate(int rows) {

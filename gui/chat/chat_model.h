@@ -42,6 +42,7 @@ public:
         ThinkingRole,                 // answers of reasoning models: the <think> block's text, shown folded
                                       // (shownText and the heat text are the answer after it)
         ThinkingStateRole,            // "" (no block), "thinking" (streaming inside it), "done", "cut" (ended inside it)
+        StructuredRole,               // answers asked to be structured: checked against it (structured_verdict.h); {} otherwise
     };
     Q_ENUM(Role)
 

@@ -1,7 +1,6 @@
 #include "chat/structured_output.h"
 
-#include "grammar/gbnf.h"
-#include "grammar/json_schema.h"
+#include "grammar/structured_check.h"
 
 namespace inferscope {
 
@@ -22,23 +21,19 @@ void StructuredOutput::setText(const QString& text) {
     compile();
 }
 
+StructuredConstraint StructuredOutput::constraint() const {
+    StructuredConstraint c;
+    c.kind = StructuredKind(kind_);  // the same order (static_assert in the header)
+    if (kind_ == Kind::JsonSchema || kind_ == Kind::Gbnf) c.text = text_.toStdString();
+    return c;
+}
+
 void StructuredOutput::compile() {
     grammar_.reset();
     error_.clear();
-    Result<std::string> gbnf = std::string();
-    switch (kind_) {
-        case Kind::Off: return emit changed();
-        case Kind::Json: gbnf = grammar::jsonObjectGbnf(); break;
-        case Kind::JsonSchema: gbnf = grammar::jsonSchemaToGbnf(text_.toStdString()); break;
-        case Kind::Gbnf: gbnf = text_.toStdString(); break;
-    }
-    if (gbnf) {
-        auto g = grammar::parseGbnf(*gbnf);
-        if (g) grammar_ = std::make_shared<const grammar::Grammar>(std::move(*g));
-        else error_ = QString::fromStdString(g.error().message);
-    } else {
-        error_ = QString::fromStdString(gbnf.error().message);
-    }
+    auto g = grammar::compileConstraint(constraint());
+    if (g) grammar_ = std::move(*g);
+    else error_ = QString::fromStdString(g.error().message);
     emit changed();
 }
 

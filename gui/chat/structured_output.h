@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "app/qml_singleton.h"
+#include "record/structured_constraint.h"
 
 namespace inferscope {
 
@@ -38,6 +39,8 @@ public:
     QString text() const { return text_; }
     void setText(const QString& text);
     QString error() const { return error_; }
+    // What answers are held to, as the job and the answer's origin carry it.
+    StructuredConstraint constraint() const;
     // What answers get: null for Off, or while the text does not compile.
     std::shared_ptr<const grammar::Grammar> grammar() const { return grammar_; }
 
@@ -53,5 +56,8 @@ private:
     QString text_, error_;
     std::shared_ptr<const grammar::Grammar> grammar_;
 };
+
+static_assert(int(StructuredOutput::Kind::Gbnf) == int(StructuredKind::Gbnf) && int(StructuredOutput::Kind::JsonSchema) == int(StructuredKind::JsonSchema) &&
+              int(StructuredOutput::Kind::Json) == int(StructuredKind::Json) && int(StructuredOutput::Kind::Off) == int(StructuredKind::Off));
 
 }  // namespace inferscope

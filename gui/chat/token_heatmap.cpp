@@ -31,10 +31,12 @@ QColor tint(double uncertainty, bool dark) {
 // Several tokens of one character: the character's probability is the product of theirs.
 double uncertainty(const std::vector<StepRecord>& steps, size_t first, size_t last, HeatMode mode,
                    const std::vector<uint8_t>& changed, const std::vector<float>& kvKl) {
-    double p = 1.0, entropy = 0.0, kl = -1.0;
-    bool anyChanged = false;
+    double p = 1.0, entropy = 0.0, kl = -1.0, wanted = 1.0;
+    bool anyChanged = false, constrained = true;
     for (size_t k = first; k <= last; ++k) {
         p *= double(steps[k].sample.pRaw);
+        wanted *= double(steps[k].sample.pBeforeGrammar);
+        constrained = constrained && steps[k].sample.constrained;
         entropy = std::max(entropy, double(steps[k].sample.entropyBits));
         anyChanged = anyChanged || (k < changed.size() && changed[k]);
         if (k < kvKl.size()) kl = std::max(kl, double(kvKl[k]));
@@ -48,6 +50,9 @@ double uncertainty(const std::vector<StepRecord>& steps, size_t first, size_t la
         case HeatMode::Entropy: return entropy / kEntropyTintBits;
         case HeatMode::Replay: return anyChanged ? 1.0 : -1.0;
         case HeatMode::KvCost: return kl < 0 ? -1.0 : kl / kKvCostTintNats;
+        // The fight meter: the model's own probability of the token, before the grammar's mask
+        // (a character of several tokens: the product). Clear when it wanted it anyway.
+        case HeatMode::Fight: return constrained ? 1.0 - wanted : -1.0;
         case HeatMode::Off: break;
     }
     return -1.0;

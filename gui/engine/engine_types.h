@@ -12,6 +12,7 @@
 #include "engine/prompt_builder.h"  // PromptChunk
 #include "model/pass_cost.h"
 #include "record/answer_origin.h"
+#include "record/structured_constraint.h"
 
 namespace inferscope {
 
@@ -75,8 +76,12 @@ struct GenerationJob {
     // applies its own template; chunks are then empty.
     std::vector<std::pair<std::string, std::string>> messages;
     bool continueFinalMessage = false;  // remote: the last message is the answer so far (a branch), to continue
-    // Structured output (chat/structured_output.h): every step samples only what it allows.
+    // Structured output (chat/structured_output.h): what the answer must be, as the setting says it
+    // (a server gets it as response_format or grammar), and compiled: every local step samples
+    // only what the grammar allows.
+    StructuredConstraint structured;
     std::shared_ptr<const grammar::Grammar> grammar;
+    std::string grammarPrefix;  // a branch: its kept bytes, matched before the new tokens (GenerateRequest::grammarPrefix)
 };
 
 // Steps and the latest KV-cache state since the previous batch (EngineWorker sends at most about

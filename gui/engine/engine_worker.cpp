@@ -179,6 +179,7 @@ void EngineWorker::generate(const GenerationJob& job) {
     req.replayWidth = job.replayWidth;
     req.inspect = job.inspect;
     req.grammar = job.grammar;
+    req.grammarPrefix = job.grammarPrefix;
 
     std::shared_ptr<const StepHook> hook;
     {

@@ -28,6 +28,7 @@ bool RemoteBackend::start(const GenerationJob& job) {
     request.sampler = job.sampler;
     request.maxTokens = job.maxTokens;
     request.continueFinalMessage = job.continueFinalMessage;
+    request.structured = job.structured;
     session_.startChat(job.id, request);
     return true;
 }

@@ -67,6 +67,16 @@ QJsonObject chatBody(const QString& model, const RemoteChatRequest& request) {
         body["repeat_penalty"] = double(s.repeatPenalty);      // llama.cpp, Ollama, Inferscope
         body["repetition_penalty"] = double(s.repeatPenalty);  // vLLM, SGLang
     }
+    const StructuredConstraint& c = request.structured;
+    if (c.kind == StructuredKind::Json) {
+        body["response_format"] = QJsonObject{{"type", "json_object"}};
+    } else if (c.kind == StructuredKind::JsonSchema) {
+        const QJsonObject schema = QJsonDocument::fromJson(QByteArray::fromStdString(c.text)).object();  // compiled: valid
+        body["response_format"] = QJsonObject{{"type", "json_schema"},
+                                              {"json_schema", QJsonObject{{"name", "answer"}, {"strict", true}, {"schema", schema}}}};
+    } else if (c.kind == StructuredKind::Gbnf) {
+        body["grammar"] = QString::fromStdString(c.text);
+    }
     return body;
 }
 

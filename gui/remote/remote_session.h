@@ -48,6 +48,9 @@ struct RemoteChatRequest {
     // The last message is the answer so far (a branch): the server continues it instead of
     // answering anew (vLLM's continue_final_message; llama.cpp's server and ours do it by default).
     bool continueFinalMessage = false;
+    // Structured output: JSON as OpenAI's response_format (json_object, or json_schema with
+    // strict), a grammar as llama.cpp's `grammar` (GBNF), which ours accepts too.
+    StructuredConstraint structured;
 };
 
 class RemoteSession : public QObject {

@@ -6,8 +6,9 @@
 
 namespace inferscope {
 
-enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay, KvCost };
-// "off", "probability", "surprisal", "entropy", "replay", "kvcost" (KL per token of another KV cache type)
+enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay, KvCost, Fight };
+// "off", "probability", "surprisal", "entropy", "replay", "kvcost" (KL per token of another KV cache
+// type), "fight" (structured output: how little the model wanted the token the grammar let through)
 HeatMode heatModeFromName(const QString& name);
 QString heatModeName(HeatMode mode);
 

@@ -36,6 +36,11 @@ QJsonObject originToJson(const AnswerOrigin& o) {
                                         {"macs_per_token", o.cost.macsPerToken},
                                         {"lm_head_macs", o.cost.lmHeadMacs},
                                         {"attention_flops_per_key", o.cost.attentionFlopsPerKey}};
+    if (o.structured.active()) {
+        QJsonObject structured{{"kind", QString::fromLatin1(structuredKindName(o.structured.kind).data())}};
+        if (!o.structured.text.empty()) structured["text"] = qs(o.structured.text);
+        json["structured_output"] = structured;
+    }
     QJsonObject tokens, labels;
     for (const auto& [id, t] : o.tokens) {
         const QString key = QString::number(id);
@@ -81,6 +86,9 @@ AnswerOrigin originFromJson(const QJsonObject& json) {
     figure("lm_head_macs", f.lmHeadMacs);
     figure("attention_flops_per_key", f.attentionFlopsPerKey);
     if (costOk) o.cost = f;
+    const QJsonObject structured = json.value("structured_output").toObject();
+    o.structured.kind = structuredKindFromName(str(structured.value("kind")));
+    if (o.structured.active()) o.structured.text = str(structured.value("text"));
     const QJsonObject tokens = json.value("tokens").toObject();
     for (auto it = tokens.begin(); it != tokens.end(); ++it) {
         const int id = it.key().toInt(&ok);

@@ -21,6 +21,7 @@ Item {
     required property int heatRevision       // 0: no heat map (a question, the mode "off")
     required property string thinking        // a reasoning model's <think> block, shown folded
     required property string thinkingState   // "", "thinking", "done", "cut"
+    required property var structured         // asked to be structured: its check (StructuredVerdictBar)
     required property int variantIndex
     required property int variantCount
     property bool isLast: false
@@ -80,8 +81,7 @@ Item {
                 wrapMode: TextEdit.Wrap
                 readOnly: true
                 selectByMouse: true
-                // Read-only text keeps copy and select-all; every other key combination is the
-                // window's (Esc, Ctrl+N/R/B/I/O): a clicked message swallowed them.
+                // Copy and select-all stay; other keys are the window's (Esc, Ctrl+N/R/B/I/O).
                 Keys.onShortcutOverride: (event) => event.accepted = event.matches(StandardKey.Copy) || event.matches(StandardKey.SelectAll)
                 color: Theme.muted
                 selectionColor: Theme.accent
@@ -116,8 +116,7 @@ Item {
                 wrapMode: TextEdit.Wrap
                 readOnly: true
                 selectByMouse: true
-                // Read-only text keeps copy and select-all; every other key combination is the
-                // window's (Esc, Ctrl+N/R/B/I/O): a clicked message swallowed them.
+                // Copy and select-all stay; other keys are the window's (Esc, Ctrl+N/R/B/I/O).
                 Keys.onShortcutOverride: (event) => event.accepted = event.matches(StandardKey.Copy) || event.matches(StandardKey.SelectAll)
                 color: Theme.text
                 selectionColor: Theme.accent
@@ -135,8 +134,7 @@ Item {
                 wrapMode: TextEdit.Wrap
                 readOnly: true
                 selectByMouse: true
-                // Read-only text keeps copy and select-all; every other key combination is the
-                // window's (Esc, Ctrl+N/R/B/I/O): a clicked message swallowed them.
+                // Copy and select-all stay; other keys are the window's (Esc, Ctrl+N/R/B/I/O).
                 Keys.onShortcutOverride: (event) => event.accepted = event.matches(StandardKey.Copy) || event.matches(StandardKey.SelectAll)
                 color: Theme.text
                 selectionColor: Theme.accent
@@ -292,6 +290,8 @@ Item {
             wrapMode: Text.Wrap
             Layout.fillWidth: true
         }
+
+        StructuredVerdictBar { verdict: root.structured; Layout.fillWidth: true }
 
         RowLayout {
             spacing: Theme.spacing

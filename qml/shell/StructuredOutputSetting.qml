@@ -59,7 +59,9 @@ ColumnLayout {
         text: StructuredOutput.kind === StructuredOutput.Off
               ? qsTr("Answers may be any text. Choose JSON, a JSON schema or a GBNF grammar to have each token chosen only among those that keep the answer valid.")
               : EngineController.hasModel && !EngineController.abilities.tokenizes
-              ? qsTr("Runs on this machine's engine: a server's answers are not constrained here.")
+              ? (StructuredOutput.kind === StructuredOutput.Gbnf
+                 ? qsTr("Sent to the server as its \"grammar\" (llama.cpp's and Inferscope's servers follow it; others may refuse it). Each answer is checked against it when it ends.")
+                 : qsTr("Sent to the server as its response_format (OpenAI's json_object or json_schema). Each answer is checked against it when it ends."))
               : qsTr("Each token is chosen only among those that keep the answer valid; the Probabilities panel's grammar column shows what the constraint removed at every step.")
     }
 }

@@ -379,7 +379,9 @@ private slots:
         QCOMPARE(visibleNamed(QStringLiteral("hubDownload0"))->property("text").toString(), QStringLiteral("Download"));
         shot(QStringLiteral("hub"));
         fixture.stallNext = true;  // a tenth arrives, then nothing
-        click(visibleNamed(QStringLiteral("hubDownload0")));
+        // The file list is made anew when the library's scan ends: the button found again if so.
+        const auto downloadButton = [&] { return visibleNamed(QStringLiteral("hubDownload0")); };
+        clickFound(downloadButton);
         QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(part).size() > 0, 20000);
         click(waitNamed(QStringLiteral("hubCancel")));
         QVERIFY(waitText(QStringLiteral("Stopped; the part downloaded is kept and the next download of this file resumes from it.")));
@@ -398,12 +400,11 @@ private slots:
         const QString keptText = QStringLiteral("%1 of 1.13 MiB downloaded before: the download goes on from there").arg(binaryBytes(uint64_t(kept)));
         QTRY_VERIFY_WITH_TIMEOUT(visibleNamed(QStringLiteral("hubFileLocal")), 20000);
         QCOMPARE(visibleNamed(QStringLiteral("hubFileLocal"))->property("text").toString(), keptText);
-        QQuickItem* resume = visibleNamed(QStringLiteral("hubDownload0"));
-        QCOMPARE(resume->property("text").toString(), QStringLiteral("Resume"));
+        QCOMPARE(downloadButton()->property("text").toString(), QStringLiteral("Resume"));
         shot(QStringLiteral("resume"));
         fixture.clearRequests();
         fixture.cutAtPercent = 40;  // and the connection is cut once on the way
-        click(resume);
+        clickFound(downloadButton);
         QTRY_VERIFY_WITH_TIMEOUT(visibleWithText(QStringLiteral("Downloaded and verified: ") + destination), 30000);
         QString firstRange;
         for (const auto& r : fixture.requests())
@@ -413,12 +414,11 @@ private slots:
         QVERIFY(got.open(QIODevice::ReadOnly));
         QVERIFY(got.readAll() == bytes);
         QTRY_COMPARE(visibleNamed(QStringLiteral("hubFileLocal"))->property("text").toString(), QStringLiteral("Downloaded: in your models folder"));
-        QQuickItem* open = visibleNamed(QStringLiteral("hubDownload0"));
-        QCOMPARE(open->property("text").toString(), QStringLiteral("Open"));
+        QCOMPARE(downloadButton()->property("text").toString(), QStringLiteral("Open"));
         shot(QStringLiteral("downloaded"));
 
         QSignalSpy loaded(app_->engine.get(), &EngineController::modelChanged);
-        click(open);
+        clickFound(downloadButton);
         QVERIFY(arrived(loaded, 10000));
         QCOMPARE(app_->engine->modelPath(), destination);
         QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
@@ -462,6 +462,10 @@ private slots:
         QVERIFY2(note->property("text").toString().startsWith(
                      QStringLiteral("Grammar: removed %1% of the probability").arg(double(first.grammarMassRemoved) * 100, 0, 'f', 1)),
                  qPrintable(note->property("text").toString()));
+        // Under the answer: checked against the grammar it was asked to follow.
+        QTRY_VERIFY(visibleNamed(QStringLiteral("structuredVerdict")));
+        QCOMPARE(visibleNamed(QStringLiteral("structuredVerdict"))->property("text").toString(), QStringLiteral("✓ Matches the grammar it was asked to follow"));
+        QVERIFY(!visibleNamed(QStringLiteral("formattedJsonToggle")));  // not JSON: nothing to format
         shot(QStringLiteral("grammar-answer"));
     }
 

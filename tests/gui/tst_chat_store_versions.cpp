@@ -507,6 +507,7 @@ void TestChatStoreVersions::migratesARealVersion2File() {
     origin.kvBytesReserved = 1088 * 512;
     origin.contextLength = 512;
     origin.tokens = {{300, {" w0", {}}}, {301, {"\xF0\x9F", {}}}, {2, {{}, "<|im_end|>"}}};
+    origin.structured = {StructuredKind::JsonSchema, R"({"type": "object"})"};  // what it was asked to be
     fresh.origin = originToJson(origin);
     QVERIFY(store.appendMessage(fresh));
     const QList<StoredMessage> after = store.messages(local.id);

@@ -613,6 +613,61 @@ private slots:
         QCOMPARE(f.last().text, QStringLiteral("ok"));
     }
 
+    // Structured output goes to a server as OpenAI's response_format (json_object, json_schema with
+    // strict) or as llama.cpp's grammar; the answer keeps what it was asked and is checked against it.
+    void structuredOutputIsAskedOfTheServer() {
+        FakeServer fake;
+        fake.chat = sse("data: {\"choices\":[{\"delta\":{\"content\":\"{\\\"ok\\\": tru\"},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n");
+        ChatFixture f(7);
+        QCOMPARE(connectTo(f, fake.url(), QString(), "fake"), QString());
+        const QString schema = R"({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]})";
+        f.structured->setKind(StructuredOutput::Kind::JsonSchema);
+        f.structured->setText(schema);
+        QCOMPARE(f.structured->error(), QString());
+        QVERIFY(f.answer(QStringLiteral("Hi")));
+        QJsonObject body = QJsonDocument::fromJson(fake.lastBody).object();
+        QCOMPARE(body["response_format"].toObject(),
+                 (QJsonObject{{"type", "json_schema"},
+                              {"json_schema", QJsonObject{{"name", "answer"}, {"strict", true}, {"schema", QJsonDocument::fromJson(schema.toUtf8()).object()}}}}));
+        QVERIFY(!body.contains("grammar"));
+        // The server sent JSON cut short: kept, and said to be incomplete.
+        QCOMPARE(f.last().text, QStringLiteral("{\"ok\": tru"));
+        QCOMPARE(f.chat->messages()->index(1).data(ChatModel::StructuredRole).toMap()["verdict"].toString(), QStringLiteral("incomplete"));
+
+        f.structured->setKind(StructuredOutput::Kind::Json);
+        QVERIFY(f.answer([&] { return f.chat->regenerate(); }));
+        body = QJsonDocument::fromJson(fake.lastBody).object();
+        QCOMPARE(body["response_format"].toObject(), (QJsonObject{{"type", "json_object"}}));
+
+        f.structured->setKind(StructuredOutput::Kind::Gbnf);
+        f.structured->setText(QStringLiteral("root ::= \"{\" [^}]* \"}\""));
+        QCOMPARE(f.structured->error(), QString());
+        QVERIFY(f.answer([&] { return f.chat->regenerate(); }));
+        body = QJsonDocument::fromJson(fake.lastBody).object();
+        QCOMPARE(body["grammar"].toString(), QStringLiteral("root ::= \"{\" [^}]* \"}\""));
+        QVERIFY(!body.contains("response_format"));
+
+        f.structured->setKind(StructuredOutput::Kind::Off);
+        QVERIFY(f.answer([&] { return f.chat->regenerate(); }));
+        body = QJsonDocument::fromJson(fake.lastBody).object();
+        QVERIFY(!body.contains("grammar") && !body.contains("response_format"));
+        QVERIFY(f.chat->messages()->index(1).data(ChatModel::StructuredRole).toMap().isEmpty());
+    }
+
+    // Our server follows a schema: the answer, streamed over the network, is the JSON asked for.
+    void aSchemaAnswerFromOurServer() {
+        ChatFixture f(48);
+        QCOMPARE(connectTo(f, urlOf(*server_), QString(), "stories260K"), QString());
+        f.structured->setKind(StructuredOutput::Kind::JsonSchema);
+        f.structured->setText(R"({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": false})");
+        QVERIFY(f.answer(QStringLiteral("Tell me a story about a cat.")));
+        const QJsonDocument doc = QJsonDocument::fromJson(f.last().text.toUtf8());
+        QVERIFY2(doc.isObject() && doc.object().keys() == QStringList{"ok"} && doc.object()["ok"].isBool(), qPrintable(f.last().text));
+        const QVariantMap v = f.chat->messages()->index(1).data(ChatModel::StructuredRole).toMap();
+        QCOMPARE(v["verdict"].toString(), QStringLiteral("valid"));
+        QCOMPARE(f.last().origin.structured.kind, StructuredKind::JsonSchema);
+    }
+
     // Servers that differ from ours: text without logprobs (shown, untinted), a whole answer to a
     // streamed request, an error event mid-stream (the answer so far kept, the error said).
     void otherServersAnswers() {
