@@ -6,8 +6,9 @@
 
 namespace inferscope {
 
-enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay, KvCost };
-// "off", "probability", "surprisal", "entropy", "replay", "kvcost" (KL per token of another KV cache type)
+enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay, KvCost, Compare };
+// "off", "probability", "surprisal", "entropy", "replay", "kvcost" (KL per token of another KV cache
+// type), "compare" (KL per token of a second model, flips marked)
 HeatMode heatModeFromName(const QString& name);
 QString heatModeName(HeatMode mode);
 

@@ -71,7 +71,8 @@ Rectangle {
                 : mode === "entropy" ? qsTr("Tint: entropy of the step's distribution — clear when sure, red at 4 bits (as unsure as 16 equal choices) and above")
                 : mode === "probability" ? qsTr("Tint: 1 − p of the chosen token — clear when p ≈ 1, red as p → 0")
                 : mode === "replay" ? qsTr("Tint: tokens the replay's settings would have picked differently")
-                : mode === "kvcost" ? qsTr("Tint: KL divergence between the two KV caches' distributions for each token — clear below 0.0015 nats, red at 0.05 and above") : ""
+                : mode === "kvcost" ? qsTr("Tint: KL divergence between the two KV caches' distributions for each token — clear below 0.0015 nats, red at 0.05 and above")
+                : mode === "compare" ? qsTr("Tint: KL(A ‖ B) per token against the second model — clear below 0.015 nats, red at 0.5; violet: a flip") : ""
             ToolTip.visible: legendMouse.containsMouse
             ToolTip.text: qsTr("Surprisal is how unexpected the picked token was, in bits: −log₂ of its probability (p 0.5 → 1 bit, p 0.25 → 2 bits). Entropy is the surprisal the model expected on average before it picked: how spread its distribution was.")
             MouseArea { id: legendMouse; anchors.fill: parent; hoverEnabled: true; acceptedButtons: Qt.NoButton }
