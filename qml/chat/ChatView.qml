@@ -49,6 +49,9 @@ Rectangle {
                 readonly property var modes: ["probability", "surprisal", "entropy", "replay", "off"]
                 model: [qsTr("probability"), qsTr("surprisal"), qsTr("entropy"), qsTr("replay changes"), qsTr("nothing")]
                 currentIndex: Math.max(0, modes.indexOf(ChatController.messages.heatMode))
+                // A measurement's tint (the KV panel's cost, a comparison) is not one of the modes: named as it is.
+                displayText: ChatController.messages.heatMode === "compare" ? qsTr("comparison")
+                           : ChatController.messages.heatMode === "kvcost" ? qsTr("KV cost") : currentText
                 onActivated: (i) => AppSettings.heatMode = modes[i]
                 font.pixelSize: Theme.fontSmall
                 implicitHeight: 28
