@@ -10,6 +10,7 @@
 #include <QTest>
 #include <QUrl>
 
+#include "chat/token_heatmap.h"
 #include "chat_fixture.h"
 #include "engine/compare.h"
 #include "kv_cache/kv_cache.h"
@@ -217,6 +218,26 @@ private slots:
         QCOMPARE(app.engine->modelPath(), bundledModel());
         QCOMPARE(app.engine->state(), EngineController::State::Ready);
         QVERIFY(app.answer(QStringLiteral("The end")));
+    }
+
+    // Tint "compare": a token's KL over 0.5 nats is the full tint (as p = 0 in probability mode),
+    // KL 0 none; a flip has its own hue whatever its KL; a step past the compared ones: no tint.
+    void theCompareTintFollowsTheKlAndMarksFlips() {
+        auto step = [](const char* piece, float p) {
+            StepRecord r;
+            r.piece = piece;
+            r.sample.pRaw = p;
+            return r;
+        };
+        const QColor full = buildHeatText({step("x", 0.0f)}, HeatMode::Probability, false, false).spans.value(0).tint;
+        QVERIFY(full.isValid());
+        const std::vector<StepRecord> steps{step("a", 1.0f), step("b", 1.0f), step("c", 1.0f), step("d", 0.0f)};
+        const HeatText heat = buildHeatText(steps, HeatMode::Compare, false, false, {}, 0, {0.0f, 0.5f, 0.0f}, {0, 0, 1});
+        QCOMPARE(heat.spans, (QList<HeatSpan>{{QStringLiteral("a"), {}}, {QStringLiteral("b"), full}, {QStringLiteral("c"), flipTint(false)},
+                                              {QStringLiteral("d"), {}}}));
+        QVERIFY(flipTint(false) != full && flipTint(true) != flipTint(false));
+        QCOMPARE(heatModeFromName(QStringLiteral("compare")), HeatMode::Compare);
+        QCOMPARE(heatModeName(HeatMode::Compare), QStringLiteral("compare"));
     }
 
     // The result belongs to its answer: a new version of it, or another conversation, clears it.
