@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
                                 QStringLiteral("Inspector panel to show: probabilities, layers, attention, timeline, kv, settings, model, or none (hidden)."),
                                 QStringLiteral("name"));
     QCommandLineOption dialogOpt(QStringLiteral("open-dialog"), QStringLiteral("With --screenshot: open the model's file dialog after the answer and capture it open."));
+    QCommandLineOption compareOpt(QStringLiteral("compare"),
+                                  QStringLiteral("With --screenshot: compare the answer with this GGUF (the Probabilities panel's \"Compare with…\") and capture the result."),
+                                  QStringLiteral("file.gguf"));
     QCommandLineOption maxTokensOpt(QStringLiteral("max-tokens"), QStringLiteral("Answer length for --screenshot."), QStringLiteral("n"));
     QCommandLineOption dataOpt(QStringLiteral("data-dir"),
                                QStringLiteral("Keep conversations in this folder (default: the user's app-data folder; --screenshot keeps none unless given)."),
@@ -74,7 +77,7 @@ int main(int argc, char** argv) {
     QCommandLineOption apiKeyOpt(QStringLiteral("api-key"), QStringLiteral("With --connect: the server's API key (this run only; also INFERSCOPE_API_KEY)."),
                                  QStringLiteral("key"));
     cli.addOptions({connectOpt, remoteModelOpt, apiKeyOpt});
-    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt, tintOpt, kvOpt, noMmapOpt});
+    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt, tintOpt, kvOpt, noMmapOpt, compareOpt});
     cli.process(app);
     const bool screenshot = cli.isSet(shotOpt);
 
@@ -142,6 +145,7 @@ int main(int argc, char** argv) {
         driver = std::make_unique<ScreenshotDriver>(graph.engine.get(), graph.chat.get(), cli.value(shotOpt), cli.value(promptOpt));
         driver->setWindow(window);
         driver->setOpenDialog(cli.isSet(dialogOpt));
+        if (cli.isSet(compareOpt)) driver->setCompareWith(cli.value(compareOpt));
         QObject::connect(driver.get(), &ScreenshotDriver::finished, &app, [](int code) { QCoreApplication::exit(code); });
     }
     if (cli.isSet(connectOpt)) {

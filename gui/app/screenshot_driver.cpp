@@ -1,7 +1,9 @@
 #include "app/screenshot_driver.h"
 
 #include <QImage>
+#include <QQuickItem>
 #include <QQuickWindow>
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -56,7 +58,9 @@ ScreenshotDriver::ScreenshotDriver(EngineController* engine, ChatController* cha
             std::fprintf(stderr, "inferscope: %d inspections while it streamed, %.1f ms in all: %.1f%% of the decode's wall time\n",
                          inspections_, double(inspectionUs_) / 1000.0, wallMs > 0 ? double(inspectionUs_) / 10.0 / wallMs : 0.0);
         // Give the scene graph a few frames to show the final state.
-        QTimer::singleShot(400, this, openDialog_ ? &ScreenshotDriver::openDialogThenCapture : &ScreenshotDriver::capture);
+        QTimer::singleShot(400, this, openDialog_               ? &ScreenshotDriver::openDialogThenCapture
+                                      : !compareWith_.isEmpty() ? &ScreenshotDriver::compareThenCapture
+                                                                : &ScreenshotDriver::capture);
     });
     timeout_.setSingleShot(true);
     timeout_.setInterval(300 * 1000);
@@ -89,6 +93,40 @@ void ScreenshotDriver::openDialogThenCapture() {
         if (!dialog->property("visible").toBool()) return failWith(tr("the file dialog did not open"));
         std::fprintf(stderr, "inferscope: the file dialog is open\n");
         capture();
+    });
+}
+
+void ScreenshotDriver::compareThenCapture() {
+    if (!window_) return failWith(tr("no window to capture"));
+    QObject* compare = window_->findChild<QObject*>(QStringLiteral("compareModel"));
+    if (!compare) return failWith(tr("no comparison card in the window: show it with --panel probabilities"));
+    bool started = false;
+    QMetaObject::invokeMethod(compare, "run", Q_RETURN_ARG(bool, started), Q_ARG(QString, compareWith_));
+    if (!started) return failWith(tr("the comparison did not start: %1").arg(compare->property("status").toString()));
+    showComparison(compare);
+}
+
+void ScreenshotDriver::showComparison(QObject* compare) {
+    if (compare->property("running").toBool()) {
+        QTimer::singleShot(100, this, [this, compare] { showComparison(compare); });
+        return;
+    }
+    if (!compare->property("hasResult").toBool()) return failWith(tr("the comparison failed: %1").arg(compare->property("status").toString()));
+    std::fprintf(stderr, "inferscope: compared with %s\n", qPrintable(compareWith_));
+    // Once the card is laid out with its figures: scrolled into view at the panel's foot.
+    QTimer::singleShot(300, this, [this] {
+        auto* caption = window_->findChild<QQuickItem*>(QStringLiteral("compareCaption"));
+        QQuickItem* view = caption;
+        while (view && !view->inherits("QQuickScrollView")) view = view->parentItem();
+        if (view) {
+            auto* flick = view->property("contentItem").value<QQuickItem*>();
+            auto* content = flick ? flick->property("contentItem").value<QQuickItem*>() : nullptr;
+            if (content) {
+                const double most = std::max(0.0, flick->property("contentHeight").toDouble() - flick->height());
+                flick->setProperty("contentY", std::clamp(caption->mapToItem(content, QPointF(0, 0)).y() - 120.0, 0.0, most));
+            }
+        }
+        QTimer::singleShot(400, this, &ScreenshotDriver::capture);
     });
 }
 

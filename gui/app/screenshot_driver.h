@@ -25,6 +25,9 @@ public:
     // Opens the model's file dialog once the answer is in and captures it open: the package test
     // runs this in the installed app, so the QML modules only a dialog loads are traced too.
     void setOpenDialog(bool open) { openDialog_ = open; }
+    // Once the answer is in, compares it with this GGUF (the Probabilities panel's "Compare
+    // with…") and captures the window with the result in view.
+    void setCompareWith(const QString& path) { compareWith_ = path; }
 
 signals:
     void finished(int exitCode);
@@ -33,12 +36,14 @@ private:
     void onModelReady();
     void capture();
     void openDialogThenCapture();
+    void compareThenCapture();
+    void showComparison(QObject* compare);  // waits for its end, brings the card into view, captures
     void failWith(const QString& message);
 
     EngineController* engine_;
     ChatController* chat_;
     QQuickWindow* window_ = nullptr;
-    QString output_, prompt_;
+    QString output_, prompt_, compareWith_;
     QTimer timeout_;
     bool sent_ = false;
     bool openDialog_ = false;

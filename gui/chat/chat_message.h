@@ -66,6 +66,8 @@ struct ChatMessage {
     int previousVariant = 0;            // shown before the version being streamed (a failed one goes back to it)
     std::vector<uint8_t> replayChanged; // per step: a replay picked another token (heat mode "replay")
     std::vector<float> kvKl;            // per step: KL in nats against another KV cache type (heat mode "kvcost")
+    std::vector<float> compareKl;       // per step: KL(P_A ‖ P_B) in nats against a second model (heat mode "compare")
+    std::vector<uint8_t> compareFlip;   // per step: the second model ranked another token first
     // Heat-map text, built on demand and kept until the steps or the mode change.
     mutable bool heatValid = false;
     quint64 heatRevision = 0;  // ChatModel's count of heat maps made stale when this one last was

@@ -73,7 +73,9 @@ const HeatText* ChatModel::heatText(int row) const {
     const ChatMessage& m = messages_[size_t(row)];
     if (!hasHeat(m)) return nullptr;
     if (!m.heatValid) {
-        m.heat = buildHeatText(m.steps, heatMode_, m.trimLeadingSpace, dark_, m.replayChanged, thinkingOf(m).answerStart, m.kvKl);
+        const bool compare = heatMode_ == HeatMode::Compare;
+        m.heat = buildHeatText(m.steps, heatMode_, m.trimLeadingSpace, dark_, m.replayChanged, thinkingOf(m).answerStart,
+                               compare ? m.compareKl : m.kvKl, compare ? m.compareFlip : std::vector<uint8_t>{});
         m.heatValid = true;
     }
     return &m.heat;
@@ -238,6 +240,13 @@ void ChatModel::setKvKl(int row, std::vector<float> kl) {
     if (heatMode_ == HeatMode::KvCost) invalidateHeat(row);
 }
 
+void ChatModel::setCompared(int row, std::vector<float> kl, std::vector<uint8_t> flips) {
+    if (row < 0 || row >= count()) return;
+    messages_[size_t(row)].compareKl = std::move(kl);
+    messages_[size_t(row)].compareFlip = std::move(flips);
+    if (heatMode_ == HeatMode::Compare) invalidateHeat(row);
+}
+
 void ChatModel::addVariant(int row) {
     ChatMessage& m = messages_[size_t(row)];
     if (m.variants.empty()) m.variants.push_back(m.shownVariant());
@@ -253,6 +262,8 @@ void ChatModel::addVariant(int row) {
     m.origin = {};
     m.replayChanged.clear();
     m.kvKl.clear();
+    m.compareKl.clear();
+    m.compareFlip.clear();
     m.streaming = true;
     staleHeat(m);
     utf8_[size_t(row)] = Utf8Stream();
@@ -268,6 +279,8 @@ bool ChatModel::showVariant(int row, int variant) {
     m.showFields(m.variants[size_t(variant)]);
     m.replayChanged.clear();
     m.kvKl.clear();
+    m.compareKl.clear();
+    m.compareFlip.clear();
     m.activeVariant = variant;
     staleHeat(m);
     const QModelIndex i = index(row);

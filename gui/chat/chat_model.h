@@ -99,6 +99,8 @@ public:
     void setDarkTheme(bool dark);
     void setReplayChanged(int row, std::vector<uint8_t> changed);
     void setKvKl(int row, std::vector<float> kl);  // "What q8_0 costs" (kv_cost_model.h); empty: none
+    // "Compare with…" (compare_model.h): per step KL(P_A ‖ P_B) and flips; empty: none.
+    void setCompared(int row, std::vector<float> kl, std::vector<uint8_t> flips);
 
     // Versions of an answer: the active one is saved into the list, then `index` is shown.
     void addVariant(int row);          // records the current content as a version (before a new one streams in)

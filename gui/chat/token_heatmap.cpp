@@ -53,6 +53,7 @@ double uncertainty(const std::vector<StepRecord>& steps, size_t first, size_t la
         // The fight meter: the model's own probability of the token, before the grammar's mask
         // (a character of several tokens: the product). Clear when it wanted it anyway.
         case HeatMode::Fight: return constrained ? 1.0 - wanted : -1.0;
+        case HeatMode::Compare: return kl < 0 ? -1.0 : kl / kCompareTintNats;
         case HeatMode::Off: break;
     }
     return -1.0;
@@ -76,11 +77,21 @@ void appendTinted(QList<HeatSpan>& spans, const QString& text, const QColor& tin
 
 }  // namespace
 
+QColor flipTint(bool dark) {
+    QColor c = QColor::fromHslF(275.0f / 360.0f, 0.7f, dark ? 0.42f : 0.72f);
+    c.setAlphaF(0.9f);
+    return c;
+}
+
 HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool trimLeadingSpace, bool dark,
-                       const std::vector<uint8_t>& changed, qsizetype hiddenChars, const std::vector<float>& kvKl) {
+                       const std::vector<uint8_t>& changed, qsizetype hiddenChars, const std::vector<float>& kvKl,
+                       const std::vector<uint8_t>& flips) {
     HeatText out;
     out.tokenStarts.reserve(qsizetype(steps.size()));
     auto tintOf = [&](size_t first, size_t last) {
+        if (mode == HeatMode::Compare)
+            for (size_t k = first; k <= last; ++k)
+                if (k < flips.size() && flips[k]) return flipTint(dark);
         const double u = uncertainty(steps, first, last, mode, changed, kvKl);
         return u < 0 ? QColor() : tint(u, dark);
     };

@@ -23,6 +23,11 @@ inline constexpr double kEntropyTintBits = 4.0;
 // ... and in KV-cost mode: a KL divergence of 0.05 nats between the two caches' distributions
 // (q8_0 against f16 is typically below 0.001; a 0.05 shift can reorder close candidates).
 inline constexpr double kKvCostTintNats = 0.05;
+// ... and in compare mode (a second model on the answer): 0.5 nats; another quantization of the
+// same model averages about 0.01 (Q8_0) to 0.1 (Q4_0), so the full tint marks where it parts.
+inline constexpr double kCompareTintNats = 0.5;
+// A token where the two models rank different tokens first (a flip), in compare mode: its own hue.
+QColor flipTint(bool dark);
 
 // A character whose UTF-8 bytes came from several tokens (byte-level BPE splits emoji and CJK
 // characters; SentencePiece's byte fallback spells them byte by byte). The text shows the whole
@@ -53,10 +58,13 @@ struct HeatText {
 // dark: colours for a dark background; changed: per step, whether a replay changed the pick
 // (HeatMode::Replay only); hiddenChars: the text's first characters are not shown (a reasoning
 // model's folded <think> block): plain, html and the offsets start after them, and the steps
-// that wrote only hidden characters start at 0; kvKl: per step, KL(P_cache in use ‖ P_other
-// cache) in nats from "What q8_0 costs" (HeatMode::KvCost only; steps past its end untinted).
+// that wrote only hidden characters start at 0; kl: per step, in nats, KL(P_cache in use ‖
+// P_other cache) from "What q8_0 costs" (HeatMode::KvCost) or KL(P_A ‖ P_B) from a comparison
+// with a second model (HeatMode::Compare; flips: per step, whether the two ranked another token
+// first, tinted flipTint); steps past its end untinted.
 HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool trimLeadingSpace, bool dark,
-                       const std::vector<uint8_t>& changed = {}, qsizetype hiddenChars = 0, const std::vector<float>& kvKl = {});
+                       const std::vector<uint8_t>& changed = {}, qsizetype hiddenChars = 0, const std::vector<float>& kl = {},
+                       const std::vector<uint8_t>& flips = {});
 
 // A character that ends a line: '\n', and every other one Qt's text layout starts a paragraph or
 // a line at ('\r', VT, FF, NEL, U+2028, U+2029; a vocabulary can hold any of them, Gemma's does).

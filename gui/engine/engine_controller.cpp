@@ -44,6 +44,7 @@ EngineController::EngineController(QObject* parent)
         emit deviceChanged();
     }, Qt::QueuedConnection);
     connectKvRequests();
+    connectCompareRequests();
     connectBackend(local_);
     connectBackend(remote_);
     connectRemote();

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 
+#include "engine/compare_jobs.h"
 #include "engine/engine_facts.h"
 #include "engine/engine_types.h"
 #include "engine/inference_backend.h"
@@ -159,6 +160,12 @@ public:
     // when no model is ready. cancelKvCost stops it between positions.
     quint64 measureKvCost(KvCostJob job);
     void cancelKvCost(quint64 jobId);
+    // engine_controller_compare.cpp. Reads a CompareJob's answer with the loaded model and a second
+    // GGUF on the worker (compareFinished / compareFailed); returns its id, or 0 when no model is
+    // ready or the backend in use cannot (abilities().comparesModels). cancelCompare stops it
+    // between two batches. The conversation's model stays loaded.
+    quint64 compareModels(CompareJob job);
+    void cancelCompare(quint64 jobId);
 
 signals:
     void stateChanged();
@@ -174,6 +181,8 @@ signals:
     void kvTypeRefused(const QString& message);
     void kvCostMeasured(quint64 jobId, const inferscope::KvCostResult& result);
     void kvCostFailed(quint64 jobId, const QString& message);
+    void compareFinished(quint64 jobId, const inferscope::CompareResult& result);
+    void compareFailed(quint64 jobId, const QString& message);
 
     void promptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens);
     void prefillFinished(quint64 jobId, const inferscope::PrefillStats& stats);
@@ -188,6 +197,7 @@ signals:
     void requestMachineMeasurement();
     void requestKvType(quint64 requestId, inferscope::KvType type);
     void requestKvCost(const inferscope::KvCostJob& job);
+    void requestCompare(const inferscope::CompareJob& job);
     void reportedStagesChanged();
     void serverModelsChanged();
 
@@ -204,6 +214,7 @@ private:
     void onGenerationFailed(quint64 jobId, const QString& message);
     QString machineKey() const;  // QSettings key of this CPU and thread count
     void connectKvRequests();    // engine_controller_kv.cpp
+    void connectCompareRequests();  // engine_controller_compare.cpp
     void onKvTypeSet(quint64 requestId, const KvCacheStats& stats, const QString& error);
     void connectRemote();  // engine_controller_remote.cpp: the session's signals
     void onServerModels(const QStringList& ids);

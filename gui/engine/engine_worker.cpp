@@ -102,6 +102,7 @@ bool EngineWorker::shuttingDown() const { return cancelThrough_->load(std::memor
 
 void EngineWorker::loadModel(quint64 requestId, const EngineOptions& options) {
     if (shuttingDown()) return;  // the window closed with this load still queued: nobody waits for it
+    releaseModelB();             // a comparison's second model: its memory is the new model's
     int lastPercent = -1;
     auto progress = [&](float fraction, std::string_view stage) {
         const int percent = int(fraction * 100.0f);

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "engine/engine_types.h"
+#include "engine/compare_jobs.h"
 #include "engine/kv_jobs.h"
 
 namespace inferscope {
@@ -53,6 +54,12 @@ public slots:
     // measures a KvCostJob (cancelled like a generation, through its id).
     void setKvType(quint64 requestId, inferscope::KvType type);
     void measureKvCost(const inferscope::KvCostJob& job);
+    // engine_worker_compare.cpp: the job's answer read by the loaded model and by a second GGUF
+    // (loaded here, kept for the next job while its file is unchanged); compareFinished or
+    // compareFailed ("cancelled" when cancelled like a generation, through its id).
+    void compareModels(const inferscope::CompareJob& job);
+    // Frees the second model (another model loaded, or nothing to compare any more).
+    void releaseModelB();
     // Runs the pending inspection, if any (the engine idle).
     void serviceInspection();
 
@@ -71,6 +78,8 @@ signals:
     void kvTypeSet(quint64 requestId, const inferscope::KvCacheStats& stats, const QString& error);
     void kvCostMeasured(quint64 jobId, const inferscope::KvCostResult& result);
     void kvCostFailed(quint64 jobId, const QString& message);
+    void compareFinished(quint64 jobId, const inferscope::CompareResult& result);
+    void compareFailed(quint64 jobId, const QString& message);
     void inspectionReady(const inferscope::InspectionReply& reply);
 
 private:
@@ -78,6 +87,8 @@ private:
     std::unique_ptr<Engine> engine_;
     int32_t maxTokenBytes_ = 0;  // of the loaded model (LoadedModel::maxTokenBytes)
     std::string modelPath_;
+    std::unique_ptr<Engine> engineB_;    // the second model of the last comparison (compare_jobs.h)
+    std::string modelPathB_, stampB_;    // its path, and its file's size and time when loaded
     std::shared_ptr<std::atomic<uint64_t>> cancelThrough_;
     std::mutex hookMutex_;
     std::shared_ptr<const StepHook> stepHook_;

@@ -9,6 +9,7 @@ HeatMode heatModeFromName(const QString& name) {
     if (name == QLatin1String("replay")) return HeatMode::Replay;
     if (name == QLatin1String("kvcost")) return HeatMode::KvCost;
     if (name == QLatin1String("fight")) return HeatMode::Fight;
+    if (name == QLatin1String("compare")) return HeatMode::Compare;
     return HeatMode::Off;
 }
 
@@ -20,6 +21,7 @@ QString heatModeName(HeatMode mode) {
         case HeatMode::Replay: return QStringLiteral("replay");
         case HeatMode::KvCost: return QStringLiteral("kvcost");
         case HeatMode::Fight: return QStringLiteral("fight");
+        case HeatMode::Compare: return QStringLiteral("compare");
         case HeatMode::Off: break;
     }
     return QStringLiteral("off");

@@ -6,9 +6,10 @@
 
 namespace inferscope {
 
-enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay, KvCost, Fight };
+enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay, KvCost, Fight, Compare };
 // "off", "probability", "surprisal", "entropy", "replay", "kvcost" (KL per token of another KV cache
-// type), "fight" (structured output: how little the model wanted the token the grammar let through)
+// type), "fight" (structured output: how little the model wanted the token the grammar let through),
+// "compare" (KL per token of a second model, flips marked)
 HeatMode heatModeFromName(const QString& name);
 QString heatModeName(HeatMode mode);
 

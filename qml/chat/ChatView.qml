@@ -49,6 +49,9 @@ Rectangle {
                 readonly property var modes: ["probability", "surprisal", "entropy", "replay", "fight", "off"]
                 model: [qsTr("probability"), qsTr("surprisal"), qsTr("entropy"), qsTr("replay changes"), qsTr("grammar fight"), qsTr("nothing")]
                 currentIndex: Math.max(0, modes.indexOf(ChatController.messages.heatMode))
+                // A measurement's tint (the KV panel's cost, a comparison) is not one of the modes: named as it is.
+                displayText: ChatController.messages.heatMode === "compare" ? qsTr("comparison")
+                           : ChatController.messages.heatMode === "kvcost" ? qsTr("KV cost") : currentText
                 onActivated: (i) => AppSettings.heatMode = modes[i]
                 font.pixelSize: Theme.fontSmall
                 implicitHeight: 28
@@ -72,7 +75,8 @@ Rectangle {
                 : mode === "probability" ? qsTr("Tint: 1 − p of the chosen token — clear when p ≈ 1, red as p → 0")
                 : mode === "replay" ? qsTr("Tint: tokens the replay's settings would have picked differently")
                 : mode === "kvcost" ? qsTr("Tint: KL divergence between the two KV caches' distributions for each token — clear below 0.0015 nats, red at 0.05 and above")
-                : mode === "fight" ? qsTr("Tint: 1 − the model's probability of the token before the structured output's mask — clear when it wanted it anyway, red where the grammar overruled it; unconstrained tokens clear") : ""
+                : mode === "fight" ? qsTr("Tint: 1 − the model's probability of the token before the structured output's mask — clear when it wanted it anyway, red where the grammar overruled it; unconstrained tokens clear")
+                : mode === "compare" ? qsTr("Tint: KL(A ‖ B) per token against the second model — clear below 0.015 nats, red at 0.5; violet: a flip") : ""
             ToolTip.visible: legendMouse.containsMouse
             ToolTip.text: qsTr("Surprisal is how unexpected the picked token was, in bits: −log₂ of its probability (p 0.5 → 1 bit, p 0.25 → 2 bits). Entropy is the surprisal the model expected on average before it picked: how spread its distribution was.")
             MouseArea { id: legendMouse; anchors.fill: parent; hoverEnabled: true; acceptedButtons: Qt.NoButton }

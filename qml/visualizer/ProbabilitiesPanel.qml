@@ -248,6 +248,10 @@ ScrollView {
         Rectangle { Layout.fillWidth: true; height: 1; color: Theme.border }
         ReplayBox { Layout.fillWidth: true; Layout.preferredWidth: 100 }
 
+        // ---- compare with a second model -------------------------------------------------------
+        Rectangle { Layout.fillWidth: true; height: 1; color: Theme.border }
+        CompareCard { Layout.fillWidth: true; Layout.preferredWidth: 100 }
+
         // ---- export -----------------------------------------------------------------------------
         RowLayout {
             Layout.fillWidth: true

@@ -28,6 +28,7 @@
 
 #include "app/units.h"
 #include "chat/token_heatmap.h"
+#include "visualizer/compare_values.h"
 #include "step_gate.h"
 #include "app_stack.h"
 #include "fake_tool_homes.h"
@@ -1611,6 +1612,63 @@ private slots:
         flick->setProperty("contentY", std::max(0.0, captionAt.y() - 640));
         QTRY_VERIFY(insideWindow(caption));
         shot(QStringLiteral("cost"));
+    }
+
+    // "Compare with…" in the Probabilities panel: the answer of stories260K-wide read by its Q4_0
+    // quantization, chosen from the recent models; the card names what it compared and shows the
+    // figures the comparison gave; the answer is tinted by it; the conversation's model stays.
+    void compareWithAnotherQuantization() {
+        const QString wide = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/quant/stories260K-wide.gguf");
+        const QString q4 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/quant/stories260K-wide-Q4_0.gguf");
+        if (!QFile::exists(wide) || !QFile::exists(q4)) QSKIP("../shared/models/quant/stories260K-wide{,-Q4_0}.gguf not found");
+        QVERIFY(start(1400, 900));
+        app_->sampling->setMaxTokens(40);
+        app_->settings->noteModelLoaded(q4);  // used before: in the recent list
+        QVERIFY(loadAndWait(*app_->engine, wide));
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
+        QQuickItem* choose = nullptr;
+        QTRY_VERIFY((choose = visibleNamed(QStringLiteral("compareChoose"))));
+        QQuickItem* panel = choose;
+        while (panel && !panel->inherits("QQuickScrollView")) panel = panel->parentItem();
+        QVERIFY(panel);
+        QQuickItem* flick = panel->property("contentItem").value<QQuickItem*>();
+        QVERIFY(settled(choose));
+        const QPointF inContent = choose->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
+        flick->setProperty("contentY", std::max(0.0, inContent.y() - 200));
+        QTRY_VERIFY(insideWindow(choose));
+        QTRY_VERIFY(choose->property("enabled").toBool());
+        click(choose);
+        click(waitText(QStringLiteral("stories260K-wide-Q4_0.gguf")));
+        QQuickItem* mean = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT((mean = visibleNamed(QStringLiteral("compare_meanKl"))), 30000);
+        auto* compare = app_->find<QObject>(QStringLiteral("compareModel"));
+        QVERIFY(compare);
+        const CompareSummary s = compare->property("summary").value<CompareSummary>();
+        QVERIFY(s.valid);
+        QCOMPARE(s.tokens, 40);
+        QCOMPARE(s.modelB, QStringLiteral("stories260K-wide-Q4_0.gguf"));
+        QVERIFY(s.meanKl > 0);
+        auto kl = [](double v) { return v < 0.0001 && v > 0 ? QString::number(v, 'e', 2) : QString::number(v, 'f', 4); };
+        QCOMPARE(mean->property("text").toString(), kl(s.meanKl) + QStringLiteral(" ± ") + kl(s.meanKlError));
+        QCOMPARE(visibleNamed(QStringLiteral("compare_pplB"))->property("text").toString(),
+                 QString::number(s.perplexityB, 'f', 4) + QStringLiteral(" ± ") + QString::number(s.perplexityBError, 'f', 4));
+        QVERIFY2(visibleNamed(QStringLiteral("compareCaption"))->property("text").toString().startsWith(
+                     QStringLiteral("40 tokens of the answer in message 2 (version 1), written by ")),
+                 qPrintable(visibleNamed(QStringLiteral("compareCaption"))->property("text").toString()));
+        QCOMPARE(app_->chat->messages()->heatMode(), QStringLiteral("compare"));
+        QTRY_VERIFY(app_->chat->messages()->heatText(1) && std::any_of(app_->chat->messages()->heatText(1)->spans.begin(), app_->chat->messages()->heatText(1)->spans.end(),
+                                                                      [](const HeatSpan& h) { return h.tint.isValid(); }));
+        QCOMPARE(app_->engine->modelPath(), wide);
+        // The figures in view for the picture.
+        QQuickItem* caption = visibleNamed(QStringLiteral("compareCaption"));
+        const QPointF captionAt = caption->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
+        flick->setProperty("contentY", std::max(0.0, captionAt.y() - 380));
+        QTRY_VERIFY(insideWindow(caption));
+        shot(QStringLiteral("compare"));
+        // Another conversation: the result described an answer no longer shown.
+        app_->chat->newConversation();
+        QTRY_VERIFY(!visibleNamed(QStringLiteral("compare_meanKl")));
     }
 };
 

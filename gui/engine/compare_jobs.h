@@ -1,0 +1,37 @@
+#pragma once
+// "Compare with…" (issue 30): an answer's own tokens read again by the loaded model (A) and by a
+// second GGUF (B) on the worker (engine_worker_compare.cpp), teacher-forced in lockstep batches by
+// core's compareTeacherForced (engine/compare.h): per token KL(P_A ‖ P_B), flips and Δp, and the
+// statistics of llama-perplexity's --kl-divergence with their errors (engine/perplexity.h).
+
+#include <QMetaType>
+#include <string>
+#include <vector>
+
+#include "engine/compare.h"
+#include "engine/prompt_builder.h"  // PromptChunk
+
+namespace inferscope {
+
+struct CompareJob {
+    quint64 id = 0;
+    std::vector<PromptChunk> chunks;  // the answer's prompt, as its generation sent it
+    std::vector<int32_t> answer;      // the answer's tokens, one per step
+    std::string modelB;               // the second GGUF's path
+};
+
+// perToken[i] belongs to the answer's step i; the meters hold every token's figures.
+struct CompareResult {
+    std::vector<TokenComparison> perToken;
+    DivergenceMeter divergence;
+    PerplexityMeter perplexityA, perplexityB;
+    int32_t promptTokens = 0;
+    std::string modelB;          // B's path
+    double loadMs = 0;           // B's load (0: the copy the previous comparison loaded)
+    double compareMs = 0;        // the teacher-forced pass through both models
+};
+
+}  // namespace inferscope
+
+Q_DECLARE_METATYPE(inferscope::CompareJob)
+Q_DECLARE_METATYPE(inferscope::CompareResult)

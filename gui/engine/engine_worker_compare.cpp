@@ -1,0 +1,90 @@
+// EngineWorker's comparison of two models on one answer (compare_jobs.h): the second model (B) is
+// loaded here, beside the conversation's engine (A), and kept for the next comparison while its
+// file is unchanged; both read the answer's tokens through core's compareTeacherForced. The
+// conversation's engine stays loaded; its cache then holds the compared tokens (the next answer
+// reuses what it shares with them).
+#include <QElapsedTimer>
+#include <filesystem>
+
+#include "engine/engine_worker.h"
+
+namespace inferscope {
+namespace {
+
+// What tells a file apart from the one loaded before under the same path.
+std::string fileStamp(const std::string& path) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec) return {};
+    const auto time = std::filesystem::last_write_time(path, ec);
+    if (ec) return {};
+    return std::to_string(size) + ":" + std::to_string(time.time_since_epoch().count());
+}
+
+}  // namespace
+
+void EngineWorker::compareModels(const CompareJob& job) {
+    if (shuttingDown()) return;
+    if (!engine_) {
+        emit compareFailed(job.id, tr("No model is loaded."));
+        return;
+    }
+    auto cancelled = [this, id = job.id] { return cancelThrough_->load(std::memory_order_relaxed) >= id; };
+    CompareResult result;
+    result.modelB = job.modelB;
+    QElapsedTimer clock;
+    clock.start();
+    const std::string stamp = fileStamp(job.modelB);
+    if (!engineB_ || modelPathB_ != job.modelB || stampB_ != stamp || engineB_->contextLength() < engine_->contextLength() ||
+        engineB_->kvType() != engine_->kvType()) {
+        engineB_.reset();  // the previous B's memory first
+        modelPathB_.clear();
+        EngineOptions options;
+        options.modelPath = job.modelB;
+        options.threads = engine_->device().threads();  // as A runs, so that one file read twice gives the same logits
+        options.contextLength = engine_->contextLength();
+        options.kvType = engine_->kvType();
+        options.kvTypeFallback = true;
+        options.warmUp = false;
+        auto loaded = Engine::load(options);
+        if (!loaded) {
+            emit compareFailed(job.id, tr("The second model could not be loaded: %1").arg(QString::fromStdString(loaded.error().message)));
+            return;
+        }
+        engineB_ = std::move(*loaded);
+        modelPathB_ = job.modelB;
+        stampB_ = stamp;
+        result.loadMs = double(clock.nsecsElapsed()) / 1e6;
+    }
+    if (auto same = checkSameVocabulary(engine_->tokenizer(), engineB_->tokenizer()); !same) {
+        emit compareFailed(job.id, tr("The vocabularies differ, so the two models cannot be compared token by token: %1")
+                                       .arg(QString::fromStdString(same.error().message)));
+        return;
+    }
+    std::vector<int32_t> sequence = tokenizeChunks(engine_->tokenizer(), job.chunks);
+    result.promptTokens = int32_t(sequence.size());
+    sequence.insert(sequence.end(), job.answer.begin(), job.answer.end());
+    if (cancelled()) {
+        emit compareFailed(job.id, QStringLiteral("cancelled"));
+        return;
+    }
+    clock.restart();
+    result.perToken.reserve(job.answer.size());
+    auto ok = compareTeacherForced(*engine_, *engineB_, sequence, result.promptTokens,
+                                   [&](const TokenComparison& t) { result.perToken.push_back(t); }, result.divergence,
+                                   result.perplexityA, result.perplexityB, cancelled);
+    if (!ok) {
+        emit compareFailed(job.id, ok.error().kind == ErrorKind::Cancelled ? QStringLiteral("cancelled") : QString::fromStdString(ok.error().message));
+        return;
+    }
+    result.compareMs = double(clock.nsecsElapsed()) / 1e6;
+    emit compareFinished(job.id, result);
+}
+
+void EngineWorker::releaseModelB() {
+    engineB_.reset();
+    modelPathB_.clear();
+    stampB_.clear();
+}
+
+}  // namespace inferscope

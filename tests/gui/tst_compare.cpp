@@ -1,0 +1,264 @@
+// "Compare with…" (issue 30): an answer read by a second model beside the one that wrote it
+// (CompareModel on the worker). The same file gives KL 0 exactly and the same top token
+// everywhere; another quantization gives exactly what core's compareTeacherForced gives on the
+// same tokens; a second model with another vocabulary, or a file that is no model, is refused with
+// a message, the conversation's model kept; a result goes with the answer it describes.
+#include <QFile>
+#include <QFileInfo>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUrl>
+
+#include "chat/token_heatmap.h"
+#include "chat_fixture.h"
+#include "engine/compare.h"
+#include "kv_cache/kv_cache.h"
+#include "visualizer/compare_model.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_gui;
+
+namespace {
+
+const QString kWide = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/quant/stories260K-wide.gguf");
+const QString kWideQ4 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/quant/stories260K-wide-Q4_0.gguf");
+const QString kQwen2 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/qwen2-tiny.gguf");
+
+// The tokens the answer's generation read (its prompt) and then wrote: what B reads.
+struct Sequence {
+    std::vector<int32_t> tokens;
+    int32_t answerStart = 0;
+};
+
+// Sends a prompt and keeps the tokens of its answer's sequence.
+bool answerWithSequence(ChatFixture& app, Sequence& out) {
+    QSignalSpy prompts(app.engine.get(), &EngineController::promptPrepared);
+    if (!app.answer(QStringLiteral("Once upon a time"))) return false;
+    if (prompts.size() != 1) return false;
+    for (const QList<int>& chunk : prompts.first().at(1).value<QList<QList<int>>>()) out.tokens.insert(out.tokens.end(), chunk.begin(), chunk.end());
+    out.answerStart = int32_t(out.tokens.size());
+    for (const StepRecord& s : app.last().steps) out.tokens.push_back(s.sample.id);
+    return true;
+}
+
+// Runs a comparison and waits for its end: the status ("" when it produced a result).
+QString runAndWait(CompareModel& compare, const QString& modelB) {
+    QSignalSpy state(&compare, &CompareModel::stateChanged);
+    if (!compare.run(modelB)) return compare.status().isEmpty() ? QStringLiteral("did not start") : compare.status();
+    if (!QTest::qWaitFor([&] { return !compare.running(); }, 30000)) return QStringLiteral("no answer");
+    return compare.status();
+}
+
+}  // namespace
+
+class TestCompare : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { useTestLocations(); }
+
+    // The same file as B: every distribution is the same, bit for bit.
+    void theSameFileDiffersInNothing() {
+        ChatFixture app(32);
+        QVERIFY(loadAndWait(*app.engine, bundledModel()));
+        Sequence seq;
+        QVERIFY(answerWithSequence(app, seq));
+        const int row = app.chat->messages()->count() - 1;
+        const QString answerText = app.last().text;
+        const size_t answerTokens = app.last().steps.size();
+        QVERIFY(answerTokens > 5);
+
+        CompareModel compare;
+        compare.setChat(app.chat.get());
+        QVERIFY(compare.canRun());
+        QCOMPARE(compare.targetRow(), row);
+        const QString status = runAndWait(compare, bundledModel());
+        QVERIFY2(status.isEmpty(), qPrintable(status));
+        QVERIFY(compare.hasResult());
+        const CompareSummary s = compare.summary();
+        QCOMPARE(s.row, row);
+        QCOMPARE(s.version, 1);
+        QCOMPARE(s.modelB, QStringLiteral("stories260K.gguf"));
+        QCOMPARE(s.tokens, int(answerTokens));
+        QCOMPARE(s.promptTokens, seq.answerStart);
+        QCOMPARE(s.meanKl, 0.0);
+        QCOMPARE(s.maxKl, 0.0);
+        QCOMPARE(s.sameTop1, int(answerTokens));
+        QCOMPARE(s.top1Agreement, 1.0);
+        QCOMPARE(s.firstFlip, -1);
+        QCOMPARE(s.meanDp, 0.0);
+        QCOMPARE(s.perplexityA, s.perplexityB);
+        QVERIFY(s.perplexityA > 1.0);
+
+        // The tint: every token carries KL 0 and no flip; the conversation and its model unchanged.
+        const ChatMessage& answer = app.chat->messages()->at(row);
+        QCOMPARE(answer.compareKl.size(), answerTokens);
+        for (size_t i = 0; i < answerTokens; ++i) {
+            QCOMPARE(answer.compareKl[i], 0.0f);
+            QCOMPARE(answer.compareFlip[i], uint8_t(0));
+        }
+        QCOMPARE(app.chat->messages()->heatMode(), QStringLiteral("compare"));
+        QCOMPARE(answer.text, answerText);
+        QCOMPARE(app.engine->modelPath(), bundledModel());
+        QCOMPARE(app.engine->state(), EngineController::State::Ready);
+
+        // The conversation goes on after it.
+        QVERIFY(app.answer(QStringLiteral("The end")));
+    }
+
+    // Another quantization: the figures are exactly what compareTeacherForced gives on the answer's
+    // tokens through two engines loaded as the worker loads them.
+    void anotherQuantizationAsCoreComputesIt() {
+        if (!QFileInfo::exists(kWide) || !QFileInfo::exists(kWideQ4))
+            QSKIP("../shared/models/quant/stories260K-wide{,-Q4_0}.gguf not found: skipped");
+        ChatFixture app(48);
+        QVERIFY(loadAndWait(*app.engine, kWide));
+        Sequence seq;
+        QVERIFY(answerWithSequence(app, seq));
+        const int row = app.chat->messages()->count() - 1;
+
+        CompareModel compare;
+        compare.setChat(app.chat.get());
+        const QString status = runAndWait(compare, QUrl::fromLocalFile(kWideQ4).toString());  // as the file dialog gives it
+        QVERIFY2(status.isEmpty(), qPrintable(status));
+        const CompareSummary s = compare.summary();
+        QCOMPARE(s.modelB, QStringLiteral("stories260K-wide-Q4_0.gguf"));
+
+        auto load = [&](const QString& path) {
+            EngineOptions o;
+            o.modelPath = path.toStdString();
+            o.contextLength = app.engine->contextLength();
+            o.kvType = parseKvType(app.engine->kvType().toStdString()).value();
+            return Engine::load(o);
+        };
+        auto a = load(kWide), b = load(kWideQ4);
+        QVERIFY(a && b);
+        DivergenceMeter divergence;
+        PerplexityMeter pa, pb;
+        std::vector<TokenComparison> perToken;
+        QVERIFY(compareTeacherForced(**a, **b, seq.tokens, seq.answerStart, [&](const TokenComparison& t) { perToken.push_back(t); },
+                                     divergence, pa, pb));
+        QCOMPARE(s.tokens, int(divergence.count()));
+        QCOMPARE(s.meanKl, divergence.meanKl());
+        QCOMPARE(s.meanKlError, divergence.meanKlError());
+        QCOMPARE(s.medianKl, divergence.klQuantile(0.5));
+        QCOMPARE(s.p99Kl, divergence.klQuantile(0.99));
+        QCOMPARE(s.maxKl, divergence.maxKl());
+        QCOMPARE(s.sameTop1, int(divergence.sameTop1()));
+        QCOMPARE(s.top1Agreement, divergence.top1Agreement());
+        QCOMPARE(s.top1AgreementError, divergence.top1AgreementError());
+        QCOMPARE(s.meanDp, divergence.meanDp());
+        QCOMPARE(s.rmsDp, divergence.rmsDp());
+        QCOMPARE(s.dpP1, divergence.dpQuantile(0.01));
+        QCOMPARE(s.dpMedian, divergence.dpQuantile(0.5));
+        QCOMPARE(s.dpP99, divergence.dpQuantile(0.99));
+        QCOMPARE(s.perplexityA, pa.perplexity());
+        QCOMPARE(s.perplexityAError, pa.perplexityError());
+        QCOMPARE(s.perplexityB, pb.perplexity());
+        QCOMPARE(s.perplexityBError, pb.perplexityError());
+        QVERIFY(s.meanKl > 0);
+        qInfo("Q4_0 against F32 on %d tokens: mean KL %.5f ± %.5f, same top %d (%.1f%%), first flip %d, PPL %.4f / %.4f, %.1f ms",
+              s.tokens, s.meanKl, s.meanKlError, s.sameTop1, 100 * s.top1Agreement, s.firstFlip, s.perplexityA, s.perplexityB, s.compareMs);
+
+        // Per token, on the answer: KL and flips as core gave them; the first flip named.
+        const ChatMessage& answer = app.chat->messages()->at(row);
+        QCOMPARE(answer.compareKl.size(), perToken.size());
+        int firstFlip = -1;
+        for (const TokenComparison& t : perToken) {
+            QCOMPARE(answer.compareKl[size_t(t.index)], float(t.shift.kl));
+            QCOMPARE(bool(answer.compareFlip[size_t(t.index)]), t.flip());
+            if (t.flip() && firstFlip < 0) firstFlip = t.index;
+        }
+        QCOMPARE(s.firstFlip, firstFlip);
+
+        // Branching at the first flip: a new version whose token there is B's choice; the result,
+        // which described the other version, is gone with it.
+        if (firstFlip >= 0) {
+            const int32_t picked = s.firstFlipTokenB;
+            QVERIFY(app.answer([&] { return compare.branchAtFirstFlip(); }));
+            const ChatMessage& branched = app.chat->messages()->at(row);
+            QCOMPARE(int(branched.variants.size()), 2);
+            QCOMPARE(branched.steps.at(size_t(firstFlip)).sample.id, picked);
+            QVERIFY(!compare.hasResult());
+            QVERIFY(branched.compareKl.empty());
+        }
+    }
+
+    // Another vocabulary, a file that is no model: said plainly; the conversation's model stays.
+    void whatCannotBeComparedIsSaid() {
+        ChatFixture app(16);
+        QVERIFY(loadAndWait(*app.engine, bundledModel()));
+        CompareModel compare;
+        compare.setChat(app.chat.get());
+        QVERIFY(!compare.canRun());
+        QVERIFY(!compare.run(bundledModel()));
+        QCOMPARE(compare.status(), QStringLiteral("There is no finished answer to compare: send a message first."));
+        QVERIFY(app.answer(QStringLiteral("Once upon a time")));
+        QVERIFY(compare.canRun());
+
+        QTemporaryDir dir;
+        const QString hostile = dir.filePath(QStringLiteral("not-a-model.gguf"));
+        QFile f(hostile);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("GGUF\x03\0\0\0 this is not a model", 28);
+        f.close();
+        QString status = runAndWait(compare, hostile);
+        QVERIFY2(status.startsWith(QStringLiteral("The second model could not be loaded: ")), qPrintable(status));
+        QVERIFY(!compare.hasResult());
+
+        if (QFileInfo::exists(kQwen2)) {
+            status = runAndWait(compare, kQwen2);
+            QVERIFY2(status.startsWith(QStringLiteral("The vocabularies differ, so the two models cannot be compared token by token: ")),
+                     qPrintable(status));
+            QVERIFY(!compare.hasResult());
+        } else {
+            qInfo("../shared/models/arch/qwen2-tiny.gguf not found: the vocabulary check is skipped");
+        }
+        QCOMPARE(app.engine->modelPath(), bundledModel());
+        QCOMPARE(app.engine->state(), EngineController::State::Ready);
+        QVERIFY(app.answer(QStringLiteral("The end")));
+    }
+
+    // Tint "compare": a token's KL over 0.5 nats is the full tint (as p = 0 in probability mode),
+    // KL 0 none; a flip has its own hue whatever its KL; a step past the compared ones: no tint.
+    void theCompareTintFollowsTheKlAndMarksFlips() {
+        auto step = [](const char* piece, float p) {
+            StepRecord r;
+            r.piece = piece;
+            r.sample.pRaw = p;
+            return r;
+        };
+        const QColor full = buildHeatText({step("x", 0.0f)}, HeatMode::Probability, false, false).spans.value(0).tint;
+        QVERIFY(full.isValid());
+        const std::vector<StepRecord> steps{step("a", 1.0f), step("b", 1.0f), step("c", 1.0f), step("d", 0.0f)};
+        const HeatText heat = buildHeatText(steps, HeatMode::Compare, false, false, {}, 0, {0.0f, 0.5f, 0.0f}, {0, 0, 1});
+        QCOMPARE(heat.spans, (QList<HeatSpan>{{QStringLiteral("a"), {}}, {QStringLiteral("b"), full}, {QStringLiteral("c"), flipTint(false)},
+                                              {QStringLiteral("d"), {}}}));
+        QVERIFY(flipTint(false) != full && flipTint(true) != flipTint(false));
+        QCOMPARE(heatModeFromName(QStringLiteral("compare")), HeatMode::Compare);
+        QCOMPARE(heatModeName(HeatMode::Compare), QStringLiteral("compare"));
+    }
+
+    // The result belongs to its answer: a new version of it, or another conversation, clears it.
+    void theResultGoesWithItsAnswer() {
+        ChatFixture app(16);
+        QVERIFY(loadAndWait(*app.engine, bundledModel()));
+        QVERIFY(app.answer(QStringLiteral("Once upon a time")));
+        CompareModel compare;
+        compare.setChat(app.chat.get());
+        QCOMPARE(runAndWait(compare, bundledModel()), QString());
+        QVERIFY(compare.hasResult());
+        // A later turn leaves the compared answer as it was.
+        QVERIFY(app.answer(QStringLiteral("Then")));
+        QVERIFY(compare.hasResult());
+        QCOMPARE(compare.summary().row, 1);
+        QVERIFY(!app.chat->messages()->at(1).compareKl.empty());
+        app.chat->newConversation();
+        QTRY_VERIFY(!compare.hasResult());
+        QCOMPARE(compare.summary().valid, false);
+    }
+};
+
+QTEST_MAIN(TestCompare)
+#include "tst_compare.moc"
