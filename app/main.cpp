@@ -76,7 +76,9 @@ int main(int argc, char** argv) {
                                       QStringLiteral("id"));
     QCommandLineOption apiKeyOpt(QStringLiteral("api-key"), QStringLiteral("With --connect: the server's API key (this run only; also INFERSCOPE_API_KEY)."),
                                  QStringLiteral("key"));
-    cli.addOptions({connectOpt, remoteModelOpt, apiKeyOpt});
+    QCommandLineOption schemaOpt(QStringLiteral("json-schema"),
+                                 QStringLiteral("Structured output for this run: answers are JSON matching this schema (its text)."), QStringLiteral("schema"));
+    cli.addOptions({connectOpt, remoteModelOpt, apiKeyOpt, schemaOpt});
     cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt, tintOpt, kvOpt, noMmapOpt, compareOpt});
     cli.process(app);
     const bool screenshot = cli.isSet(shotOpt);
@@ -123,6 +125,11 @@ int main(int argc, char** argv) {
     if (cli.isSet(tintOpt)) settings.setHeatMode(cli.value(tintOpt));
     if (cli.isSet(kvOpt)) settings.setKvType(cli.value(kvOpt));
     if (cli.isSet(maxTokensOpt)) graph.chat->setMaxTokensOverride(cli.value(maxTokensOpt).toInt());
+    if (cli.isSet(schemaOpt)) {
+        graph.structured->setKind(StructuredOutput::Kind::JsonSchema);
+        graph.structured->setText(cli.value(schemaOpt));
+        if (!graph.structured->error().isEmpty()) std::fprintf(stderr, "inferscope: --json-schema: %s\n", qPrintable(graph.structured->error()));
+    }
     graph.engine->setPrivateWeights(cli.isSet(noMmapOpt));
     if (screenshot) settings.setSessionWelcomeSeen(true);
 

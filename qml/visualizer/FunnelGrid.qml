@@ -36,8 +36,9 @@ ColumnLayout {
                 required property string modelData
                 required property int index
                 width: chart.cellWidth  // the chart's own columns
-                // Columns are narrow: "temperature" ran into "min-p". The full name is in the tooltip.
-                text: (modelData === "temperature" ? qsTr("temp.") : modelData) + "\n" + (grid.survivors.length > index ? grid.survivors[index] : "")
+                // Columns are narrow: "temperature" ran into "min-p", "grammar" was cut to "rramma".
+                // The full name is in the tooltip.
+                text: (modelData === "temperature" ? qsTr("temp.") : modelData === "grammar" ? qsTr("gramm.") : modelData) + "\n" + (grid.survivors.length > index ? grid.survivors[index] : "")
                 horizontalAlignment: Text.AlignHCenter
                 clip: true  // not elide: eliding two lines changes the height with the width (a polish loop)
                 font.pixelSize: Theme.fontSmall - 1
