@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "chat/draft_summary.h"
 #include "tokenizer/utf8_stream.h"
 
 namespace inferscope {
@@ -48,6 +49,7 @@ double uncertainty(const std::vector<StepRecord>& steps, size_t first, size_t la
         case HeatMode::Entropy: return entropy / kEntropyTintBits;
         case HeatMode::Replay: return anyChanged ? 1.0 : -1.0;
         case HeatMode::KvCost: return kl < 0 ? -1.0 : kl / kKvCostTintNats;
+        case HeatMode::Draft: break;  // tinted by fate (draftTint), not by a scale
         case HeatMode::Off: break;
     }
     return -1.0;
@@ -76,6 +78,7 @@ HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool
     HeatText out;
     out.tokenStarts.reserve(qsizetype(steps.size()));
     auto tintOf = [&](size_t first, size_t last) {
+        if (mode == HeatMode::Draft) return steps[last].draft ? draftTint(steps[last].draft->fate, dark) : QColor();
         const double u = uncertainty(steps, first, last, mode, changed, kvKl);
         return u < 0 ? QColor() : tint(u, dark);
     };

@@ -39,6 +39,8 @@ struct BackendAbilities {
     Q_PROPERTY(bool runsExperiments MEMBER runsExperiments)
     // Timings come over a network: a first token's time includes it, a prefill is the server's.
     Q_PROPERTY(bool overNetwork MEMBER overNetwork)
+    // Speculative decoding (GenerationJob::speculative): drafts verified by this machine's engine.
+    Q_PROPERTY(bool drafts MEMBER drafts)
 public:
     bool tokenizes = false;
     bool ownTemplate = false;
@@ -46,6 +48,7 @@ public:
     bool looksInside = false;
     bool runsExperiments = false;
     bool overNetwork = false;
+    bool drafts = false;
     bool operator==(const BackendAbilities&) const = default;
 };
 

@@ -8,6 +8,7 @@ HeatMode heatModeFromName(const QString& name) {
     if (name == QLatin1String("entropy")) return HeatMode::Entropy;
     if (name == QLatin1String("replay")) return HeatMode::Replay;
     if (name == QLatin1String("kvcost")) return HeatMode::KvCost;
+    if (name == QLatin1String("draft")) return HeatMode::Draft;
     return HeatMode::Off;
 }
 
@@ -18,6 +19,7 @@ QString heatModeName(HeatMode mode) {
         case HeatMode::Entropy: return QStringLiteral("entropy");
         case HeatMode::Replay: return QStringLiteral("replay");
         case HeatMode::KvCost: return QStringLiteral("kvcost");
+        case HeatMode::Draft: return QStringLiteral("draft");
         case HeatMode::Off: break;
     }
     return QStringLiteral("off");

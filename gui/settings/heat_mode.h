@@ -6,8 +6,9 @@
 
 namespace inferscope {
 
-enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay, KvCost };
-// "off", "probability", "surprisal", "entropy", "replay", "kvcost" (KL per token of another KV cache type)
+enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay, KvCost, Draft };
+// "off", "probability", "surprisal", "entropy", "replay", "kvcost" (KL per token of another KV cache type),
+// "draft" (speculative decoding: each token accepted, corrected, a bonus or undrafted)
 HeatMode heatModeFromName(const QString& name);
 QString heatModeName(HeatMode mode);
 
