@@ -137,6 +137,41 @@ private slots:
         QCOMPARE(g.inspector->details().current.value("draft").toMap().value("text").toString(), acceptedText);
     }
 
+    // A draft model file: the model itself drafting (the same vocabulary, the same weights) is
+    // accepted every time, and the answer is still plain greedy decoding's; a model of another
+    // vocabulary is refused, naming the file.
+    void aDraftModelFileDraftsAndAnotherVocabularyIsRefused() {
+        QTemporaryDir dir;
+        std::vector<int32_t> plainIds;
+        {
+            Graph g(dir.filePath("plain.sqlite"));
+            QVERIFY(loadAndWait(*g.engine, bundledModel()));
+            QVERIFY(g.answer(kPrompt));
+            plainIds = idsOf(g.last());
+        }
+        Graph g(dir.filePath("draft.sqlite"));
+        QVERIFY(loadAndWait(*g.engine, bundledModel()));
+        g.speculative->setMode(SpeculativeSettings::Mode::DraftModel);
+        g.speculative->setMaxDraft(3);
+        g.speculative->setDraftModel(bundledModel());
+        QVERIFY(g.answer(kPrompt));
+        QCOMPARE(idsOf(g.last()), plainIds);
+        const DraftTotals totals = draftTotals(g.last().steps);
+        QVERIFY(totals.drafted > 0);
+        QCOMPARE(totals.accepted, totals.drafted);
+        QCOMPARE(countFate(g.last(), DraftRecord::Fate::Corrected), 0);
+
+        const QString other = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/llama3-tiny.gguf");
+        if (!QFile::exists(other)) QSKIP("../shared/models/arch/llama3-tiny.gguf not found: the other vocabulary is not tried");
+        g.speculative->setDraftModel(other);
+        const int count = g.chat->messages()->count();
+        QVERIFY(g.chat->send(QStringLiteral(" Then")));
+        QTRY_VERIFY(!g.chat->generating());
+        QVERIFY2(g.chat->lastError().startsWith("Speculative decoding: the draft model " + other + " does not fit this model: "),
+                 qPrintable(g.chat->lastError()));
+        QCOMPARE(g.chat->messages()->count(), count + 1);  // the question is kept, no empty answer
+    }
+
     // A draft model that is no GGUF: the answer is refused, saying so, and nothing is kept.
     void anUnusableDraftModelIsRefusedInWords() {
         QTemporaryDir dir;
