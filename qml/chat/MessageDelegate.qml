@@ -297,7 +297,7 @@ Item {
             spacing: Theme.spacing
             visible: !root.streaming
             Label {
-                visible: !root.isUser && root.stats.complete
+                objectName: "answerFigures"; visible: !root.isUser && root.stats.complete
                 // An answer from a server (its device is "server <url>"): the client's clock only.
                 readonly property bool remote: (root.stats.device ?? "").startsWith("server ")
                 readonly property string tokens: root.stats.keptTokens ? qsTr("%1 (%2 kept)").arg(Theme.tokens(root.stats.generatedTokens)).arg(root.stats.keptTokens)

@@ -23,7 +23,7 @@ TestCase {
                    stats: {complete: true, generatedTokens: 12, prefillTokensPerSecond: 500, reusedTokens: 3, prefilledTokens: 2,
                            decodeTokensPerSecond: 80.5, timeToFirstTokenMs: 14.2},
                    generatedCount: 12, isLast: true, heatRevision: 0, variantIndex: 0, variantCount: 1,
-                   thinking: "", thinkingState: ""}
+                   thinking: "", thinkingState: "", drafts: ""}
         for (const k in extra) p[k] = extra[k]
         if (p.shownText === undefined) p.shownText = p.text
         if (p.hiddenChars === undefined) p.hiddenChars = 0
@@ -38,6 +38,15 @@ TestCase {
         verify(d.implicitHeight > 40)
         const regen = findChild(d, "regenerateButton")
         verify(regen.visible)
+    }
+
+    // Speculative decoding: the footer ends with the drafts' totals (ChatModel's role "drafts").
+    function test_answer_footer_counts_its_drafts() {
+        const plain = createTemporaryObject(delegateComponent, host.contentItem, props({}))
+        verify(!findChild(plain, "answerFigures").text.includes("speculative"))
+        const d = createTemporaryObject(delegateComponent, host.contentItem,
+                                        props({drafts: "speculative: 5 drafted, 3 accepted (60%), 2 rounds"}))
+        verify(findChild(d, "answerFigures").text.endsWith(" · speculative: 5 drafted, 3 accepted (60%), 2 rounds"))
     }
 
     function test_streaming_shows_a_cursor_and_hides_buttons() {
