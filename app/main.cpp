@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
                                    QStringLiteral("auto (software rendering when OpenGL is a CPU rasterizer), software or hardware."),
                                    QStringLiteral("how"), QStringLiteral("auto"));
     QCommandLineOption tintOpt(QStringLiteral("tint"),
-                               QStringLiteral("Tint answers by: probability, surprisal, entropy or off (with --screenshot: this run only)."),
+                               QStringLiteral("Tint answers by: probability, surprisal, entropy, draft (speculative decoding) or off (with --screenshot: this run only)."),
                                QStringLiteral("mode"));
     QStringList kvNames;  // core's, as Settings lists them
     for (KvType type : allKvTypes()) kvNames << QString::fromLatin1(kvTypeName(type));

@@ -1,11 +1,14 @@
 #include "record/step_record_codec.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <fmt/format.h>
 
 namespace inferscope {
 namespace {
 
+constexpr char kMagicV4[4] = {'I', 'S', 'R', '4'};
 constexpr char kMagic[4] = {'I', 'S', 'R', '3'};
 constexpr char kMagicV2[4] = {'I', 'S', 'R', '2'};
 constexpr char kMagicV1[4] = {'I', 'S', 'R', '1'};
@@ -65,11 +68,58 @@ bool getStages(Reader& r, std::array<T, kSamplerStageCount>& values, bool v3) {
     return ok;
 }
 
+// A speculative answer's draft record, after the step's replay logits (ISR4).
+constexpr size_t kDraftBytes = 1 + 4 + 4 * 3 + 4 * 2 + 8 * 2 + 4;
+
+void putDraft(Writer& w, const DraftRecord* d) {
+    w.put(uint8_t(d ? 1 : 0));
+    if (!d) return;
+    w.put(uint8_t(d->fate));
+    w.put(int32_t(d->draftedId));
+    w.put(d->q);
+    w.put(d->p);
+    w.put(d->acceptProbability);
+    w.put(int32_t(d->draftIndex));
+    w.put(int32_t(d->draftLength));
+    w.put(int64_t(d->draftUs));
+    w.put(int64_t(d->verifyUs));
+    w.put(int32_t(d->verifyRows));
+}
+
+// False when truncated or the fate is unknown.
+bool getDraft(Reader& r, std::shared_ptr<const DraftRecord>& out) {
+    uint8_t has = 0;
+    if (!r.get(has) || has > 1) return false;
+    if (!has) return true;
+    if (r.remaining() < kDraftBytes) return false;
+    auto d = std::make_shared<DraftRecord>();
+    uint8_t fate = 0;
+    r.get(fate);
+    if (fate > uint8_t(DraftRecord::Fate::Undrafted)) return false;
+    d->fate = DraftRecord::Fate(fate);
+    int64_t draftUs = 0, verifyUs = 0;
+    r.get(d->draftedId);
+    r.get(d->q);
+    r.get(d->p);
+    r.get(d->acceptProbability);
+    r.get(d->draftIndex);
+    r.get(d->draftLength);
+    r.get(draftUs);
+    r.get(verifyUs);
+    r.get(d->verifyRows);
+    d->draftUs = draftUs;
+    d->verifyUs = verifyUs;
+    out = std::move(d);
+    return true;
+}
+
 }  // namespace
 
 std::vector<uint8_t> encodeStepRecords(std::span<const StepRecord> steps) {
     Writer w;
-    w.bytes(kMagic, 4);
+    // ISR3 unless a step has a draft record: a plain answer stays readable by a release before ISR4.
+    const bool v4 = std::any_of(steps.begin(), steps.end(), [](const StepRecord& r) { return r.draft != nullptr; });
+    w.bytes(v4 ? kMagicV4 : kMagic, 4);
     w.put(uint32_t(steps.size()));
     for (const StepRecord& r : steps) {
         const SampleRecord& s = r.sample;
@@ -102,14 +152,16 @@ std::vector<uint8_t> encodeStepRecords(std::span<const StepRecord> steps) {
         w.put(uint32_t(r.replayIds.size()));
         w.bytes(r.replayIds.data(), r.replayIds.size() * sizeof(int32_t));
         w.bytes(r.replayLogits.data(), r.replayLogits.size() * sizeof(float));
+        if (v4) putDraft(w, r.draft.get());
     }
     return std::move(w.out);
 }
 
 Result<std::vector<StepRecord>> decodeStepRecords(std::span<const uint8_t> bytes) {
-    const bool v3 = bytes.size() >= 4 && std::memcmp(bytes.data(), kMagic, 4) == 0;
+    const bool v4 = bytes.size() >= 4 && std::memcmp(bytes.data(), kMagicV4, 4) == 0;
+    const bool v3 = v4 || (bytes.size() >= 4 && std::memcmp(bytes.data(), kMagic, 4) == 0);
     if (bytes.size() < 8 || (!v3 && std::memcmp(bytes.data(), kMagicV2, 4) != 0 && std::memcmp(bytes.data(), kMagicV1, 4) != 0))
-        return fail(ErrorKind::BadFile, "token records: not in the ISR1/ISR2/ISR3 format");
+        return fail(ErrorKind::BadFile, "token records: not in the ISR1/ISR2/ISR3/ISR4 format");
     const bool v2 = v3 || std::memcmp(bytes.data(), kMagicV2, 4) == 0;
     Reader r(bytes.subspan(4));
     uint32_t count = 0;
@@ -156,6 +208,7 @@ Result<std::vector<StepRecord>> decodeStepRecords(std::span<const uint8_t> bytes
         st.replayLogits.resize(nReplay);
         for (auto& id : st.replayIds) r.get(id);
         for (auto& l : st.replayLogits) r.get(l);
+        if (v4 && !getDraft(r, st.draft)) return fail(ErrorKind::BadFile, fmt::format("token records: step {}'s draft is truncated or unknown", k));
     }
     if (r.remaining() != 0) return fail(ErrorKind::BadFile, fmt::format("token records: {} unexpected bytes at the end", r.remaining()));
     return steps;

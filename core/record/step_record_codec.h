@@ -9,6 +9,10 @@
 //     i64 forwardUs, i64 sampleUs, u8 endOfGeneration,
 //     u16 pieceBytes, piece, u16 nTop, nTop × (i32 id, f32 logit, f32 p[7]),
 //     u32 nReplay, nReplay × i32 id, nReplay × f32 logit
+// "ISR4" (written when any step has a draft record: speculative decoding) is ISR3 with, after each
+// step's replay logits, u8 hasDraft and if 1: u8 fate, i32 draftedId, f32 q, f32 p,
+// f32 acceptProbability, i32 draftIndex, i32 draftLength, i64 draftUs, i64 verifyUs, i32 verifyRows.
+// Without drafts it writes ISR3, which releases before ISR4 read.
 // "ISR2" has six stages (no grammar: its survivors and probabilities are the penalty's on
 // decoding) and no grammar fields; "ISR1" has no replay logits either. Both still decode.
 

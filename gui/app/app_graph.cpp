@@ -22,6 +22,8 @@ AppGraph::AppGraph(const Options& options) {
     structured = std::make_unique<StructuredOutput>(nullptr);
     chat = std::make_unique<ChatController>(engine.get(), sampling.get(), &store);
     chat->setStructuredOutput(structured.get());
+    speculative = std::make_unique<SpeculativeSettings>(nullptr);
+    chat->setSpeculative(speculative.get());
     inspector = std::make_unique<StepInspector>(chat.get(), nullptr);
     timeline = std::make_unique<TimelineModel>(chat.get(), inspector.get(), nullptr);
     if (options.pacerClock) {
@@ -37,6 +39,7 @@ AppGraph::AppGraph(const Options& options) {
     AppSettings::setInstance(settings.get());
     SamplingSettings::setInstance(sampling.get());
     StructuredOutput::setInstance(structured.get());
+    SpeculativeSettings::setInstance(speculative.get());
     EngineController::setInstance(engine.get());
     ChatController::setInstance(chat.get());
     StepInspector::setInstance(inspector.get());

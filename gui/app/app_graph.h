@@ -22,6 +22,7 @@
 #include "remote/server_keyring.h"
 #include "settings/app_settings.h"
 #include "settings/sampling_settings.h"
+#include "settings/speculative_settings.h"
 #include "store/chat_store.h"
 #include "visualizer/step_inspector.h"
 #include "visualizer/timeline_model.h"
@@ -80,6 +81,7 @@ public:
     std::unique_ptr<SamplingSettings> sampling;
     std::unique_ptr<EngineController> engine;
     std::unique_ptr<StructuredOutput> structured;
+    std::unique_ptr<SpeculativeSettings> speculative;
     std::unique_ptr<ChatController> chat;
     std::unique_ptr<StepInspector> inspector;
     std::unique_ptr<TimelineModel> timeline;

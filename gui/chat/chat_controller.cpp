@@ -14,6 +14,7 @@
 #include "app/units.h"
 #include "grammar/grammar_matcher.h"
 #include "grammar/structured_check.h"
+#include "settings/speculative_settings.h"
 #include "engine/engine_controller.h"
 #include "engine/prompt_builder.h"
 #include "sampler/alternative.h"
@@ -129,7 +130,7 @@ bool ChatController::send(const QString& typed) {
         setError(error);
         return false;
     }
-    if (!structuredReady()) return false;  // before the question is kept
+    if (!structuredReady() || !speculativeReady()) return false;  // before the question is kept
     setError(QString());
     ensureConversation(model_.count() > 0 ? model_.at(0).text : text);  // titled by its first message
     ChatMessage user;
@@ -179,6 +180,14 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix, 
         job.grammar = structured_->grammar();
     }
     const StructuredConstraint constraint = job.structured;
+    if (speculative_ && speculative_->enabled() && engine_->abilities().drafts) {
+        SpeculativeJob spec;
+        spec.source = speculative_->mode() == SpeculativeSettings::Mode::DraftModel ? DraftSource::Model : DraftSource::NGram;
+        spec.maxDraft = speculative_->maxDraft();
+        spec.ngramMax = SpeculativeSettings::kNgramMax;
+        spec.draftModelPath = speculative_->draftModel().toStdString();
+        job.speculative = std::move(spec);
+    }
     answerPrefix_ = std::move(prefix);
     activeSampler_ = samplerOverride_ ? *samplerOverride_ : sampling_->params();
     job.sampler = activeSampler_;
@@ -246,6 +255,17 @@ bool ChatController::branchKeepsItsConstraint(const ChatMessage& answer, const s
     return false;
 }
 
+bool ChatController::speculativeReady() {
+    if (!speculative_ || !speculative_->enabled() || !engine_->abilities().drafts) return true;  // a server answers plainly
+    if (structured_ && structured_->kind() != StructuredOutput::Kind::Off) {
+        setError(tr("Speculative decoding and structured output cannot run together yet: turn one of them off in Settings."));
+        return false;
+    }
+    if (speculative_->problem().isEmpty()) return true;
+    setError(tr("Speculative decoding: %1 (Settings → Speculative decoding)").arg(speculative_->problem()));
+    return false;
+}
+
 bool ChatController::structuredReady() {
     if (!structured_ || structured_->kind() == StructuredOutput::Kind::Off) return true;
     if (structured_->error().isEmpty()) return true;
@@ -258,7 +278,7 @@ void ChatController::stop() {
 }
 
 bool ChatController::regenerate() {
-    if (!canRegenerate() || !structuredReady()) return false;
+    if (!canRegenerate() || !structuredReady() || !speculativeReady()) return false;
     const int last = model_.count() - 1;
     model_.addVariant(last);  // the previous answer stays reachable as another version
     setError(QString());
@@ -275,7 +295,7 @@ bool ChatController::canContinue() const {
 }
 
 bool ChatController::continueAnswer() {
-    if (!canContinue()) return false;  // under the answer's own structured output, not the setting's
+    if (!canContinue() || !speculativeReady()) return false;  // under the answer's own structured output, not the setting's
     const int last = model_.count() - 1;
     std::vector<StepRecord> prefix = model_.at(last).steps;
     if (!prefix.empty() && !branchKeepsItsConstraint(model_.at(last), prefix)) return false;
@@ -294,7 +314,7 @@ QString ChatController::originLabel(const AnswerOrigin& origin) {
 
 bool ChatController::branchFrom(int row, int step, int tokenId) {
     // Not the structured-output setting: a branch keeps the constraint its answer was made under.
-    if (!canSend() || row < 0 || row >= model_.count()) return false;
+    if (!canSend() || row < 0 || row >= model_.count() || !speculativeReady()) return false;
     const ChatMessage& answer = model_.at(row);
     if (answer.role != Message::Assistant || step < 0 || step >= int(answer.steps.size())) return false;
     // The kept steps, and the alternative in place of step `step`'s pick: same distribution,

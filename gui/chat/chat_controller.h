@@ -32,6 +32,7 @@
 namespace inferscope {
 
 class StructuredOutput;
+class SpeculativeSettings;
 
 class ChatStore;
 class EngineController;
@@ -144,6 +145,9 @@ public:
     // The Settings' structured output: each answer on a backend that tokenizes gets its grammar
     // (null: none; AppGraph sets it).
     void setStructuredOutput(const StructuredOutput* structured) { structured_ = structured; }
+    // The Settings' speculative decoding: each answer on a backend that drafts (BackendAbilities::drafts)
+    // gets its choices (null: none; AppGraph sets it).
+    void setSpeculative(const SpeculativeSettings* speculative) { speculative_ = speculative; }
     // A fixed answer length (the --screenshot mode's --max-tokens); nullopt: the settings panel's.
     void setMaxTokensOverride(std::optional<int32_t> maxTokens) { maxTokensOverride_ = maxTokens; }
     ChatTemplate chatTemplate() const;
@@ -218,6 +222,8 @@ private:
     // what its constraint allows (else the reason is said, and false).
     bool branchKeepsItsConstraint(const ChatMessage& answer, const std::vector<StepRecord>& prefix);
     bool structuredReady();  // false, saying why, when the structured output setting keeps answers from starting
+    const SpeculativeSettings* speculative_ = nullptr;
+    bool speculativeReady();  // false, saying why, when the speculative setting names no usable draft model
     ChatStore* store_;  // may be null: nothing is kept
     ChatModel model_;
     Mode mode_ = Mode::Completion;

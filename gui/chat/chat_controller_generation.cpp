@@ -50,6 +50,7 @@ std::map<int32_t, TokenText> ChatController::tokenTextsOf(const std::vector<Step
     for (const StepRecord& s : steps) {
         add(s.sample.id);
         for (const CandidateRecord& c : s.sample.top) add(c.id);
+        if (s.draft && s.draft->draftedId >= 0) add(s.draft->draftedId);  // a rejected draft's token too
     }
     return texts;
 }

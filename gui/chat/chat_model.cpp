@@ -1,6 +1,7 @@
 #include "chat/chat_model.h"
 
 #include "chat/structured_verdict.h"
+#include "chat/draft_summary.h"
 
 namespace inferscope {
 namespace {
@@ -55,8 +56,15 @@ QVariant ChatModel::data(const QModelIndex& index, int role) const {
             return !t.present ? QString() : t.finished ? QStringLiteral("done") : m.streaming ? QStringLiteral("thinking") : QStringLiteral("cut");
         }
         case StructuredRole: return structuredVerdict(m);
+        case DraftsRole: return m.streaming ? QString() : draftTotalsText(draftTotals(m.steps));
         default: return {};
     }
+}
+
+QColor ChatModel::draftColor(const QString& fate) const {
+    for (auto f : {DraftRecord::Fate::Accepted, DraftRecord::Fate::Corrected, DraftRecord::Fate::Bonus})
+        if (fate == draftFateName(f)) return draftTint(f, dark_);
+    return QColor(Qt::transparent);
 }
 
 bool ChatModel::hasHeat(const ChatMessage& m) const {
@@ -96,7 +104,8 @@ QHash<int, QByteArray> ChatModel::roleNames() const {
             {HiddenCharsRole, "hiddenChars"},
             {ThinkingRole, "thinking"},
             {ThinkingStateRole, "thinkingState"},
-            {StructuredRole, "structured"}};
+            {StructuredRole, "structured"},
+            {DraftsRole, "drafts"}};
 }
 
 int ChatModel::append(ChatMessage message) {
@@ -159,14 +168,14 @@ void ChatModel::finish(int row, const QString& text, Message::Finish finishReaso
     utf8_[size_t(row)] = Utf8Stream();
     if (!m.variants.empty()) m.variants[size_t(m.activeVariant)] = m.shownVariant();
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, StreamingRole, FinishReasonRole, StatsRole, GeneratedCountRole, HeatRevisionRole,
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, StreamingRole, FinishReasonRole, StatsRole, GeneratedCountRole, HeatRevisionRole, DraftsRole,
                             VariantIndexRole, VariantCountRole, StructuredRole});
 }
 
 void ChatModel::setStats(int row, const AnswerStats& stats) {
     messages_[size_t(row)].stats = stats;
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {StatsRole});
+    emit dataChanged(i, i, {StatsRole, DraftsRole});
 }
 
 void ChatModel::setOrigin(int row, AnswerOrigin origin) { messages_[size_t(row)].origin = std::move(origin); }
@@ -315,7 +324,7 @@ void ChatModel::replaceSteps(int row, std::vector<StepRecord> steps) {
     m.text = QString::fromUtf8(added);
     staleHeat(m);
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, GeneratedCountRole, HeatRevisionRole});
+    emit dataChanged(i, i, {TextRole, ShownTextRole, HiddenCharsRole, ThinkingRole, ThinkingStateRole, GeneratedCountRole, HeatRevisionRole, DraftsRole});
 }
 
 }  // namespace inferscope

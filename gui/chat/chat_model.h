@@ -43,6 +43,7 @@ public:
                                       // (shownText and the heat text are the answer after it)
         ThinkingStateRole,            // "" (no block), "thinking" (streaming inside it), "done", "cut" (ended inside it)
         StructuredRole,               // answers asked to be structured: checked against it (structured_verdict.h); {} otherwise
+        DraftsRole,                   // answers made with speculative decoding: their drafts' totals in words ("" otherwise)
     };
     Q_ENUM(Role)
 
@@ -66,6 +67,9 @@ public:
 
     const ChatMessage& at(int row) const { return messages_[size_t(row)]; }
     // The row of the message the store keeps as `storeId` (a search hit's), -1 when none is here.
+    // The "draft" tint of a fate ("accepted", "corrected", "bonus"; else transparent), in the theme
+    // in use: the legend and the Probabilities panel show the colours the answer's text has.
+    Q_INVOKABLE QColor draftColor(const QString& fate) const;
     Q_INVOKABLE int rowOfStored(qint64 storeId) const {
         for (int r = 0; r < count(); ++r)
             if (storeId != 0 && messages_[size_t(r)].storeId == storeId) return r;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "chat/draft_summary.h"
 #include "tokenizer/utf8_stream.h"
 
 namespace inferscope {
@@ -54,6 +55,7 @@ double uncertainty(const std::vector<StepRecord>& steps, size_t first, size_t la
         // (a character of several tokens: the product). Clear when it wanted it anyway.
         case HeatMode::Fight: return constrained ? 1.0 - wanted : -1.0;
         case HeatMode::Compare: return kl < 0 ? -1.0 : kl / kCompareTintNats;
+        case HeatMode::Draft: break;  // tinted by fate (draftTint), not by a scale
         case HeatMode::Off: break;
     }
     return -1.0;
@@ -92,6 +94,7 @@ HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool
         if (mode == HeatMode::Compare)
             for (size_t k = first; k <= last; ++k)
                 if (k < flips.size() && flips[k]) return flipTint(dark);
+        if (mode == HeatMode::Draft) return steps[last].draft ? draftTint(steps[last].draft->fate, dark) : QColor();
         const double u = uncertainty(steps, first, last, mode, changed, kvKl);
         return u < 0 ? QColor() : tint(u, dark);
     };

@@ -52,6 +52,16 @@ inline int64_t minTokensFor(int64_t utf8Bytes, int32_t maxTokenBytes) {
     return maxTokenBytes > 0 ? (utf8Bytes + maxTokenBytes - 1) / maxTokenBytes : 0;
 }
 
+// Speculative decoding for one job (Settings → Speculative decoding): prompt lookup, or a draft
+// model file the worker loads (kept loaded while the path and the model's context stay the same)
+// and checks against the model's vocabulary before the job runs.
+struct SpeculativeJob {
+    DraftSource source = DraftSource::NGram;
+    int32_t maxDraft = 4;
+    int32_t ngramMax = 4;       // prompt lookup: the lengths of the text's end looked up, 1 to this
+    std::string draftModelPath; // DraftSource::Model
+};
+
 struct GenerationJob {
     uint64_t id = 0;
     std::vector<PromptChunk> chunks;
@@ -82,6 +92,8 @@ struct GenerationJob {
     StructuredConstraint structured;
     std::shared_ptr<const grammar::Grammar> grammar;
     std::string grammarPrefix;  // a branch: its kept bytes, matched before the new tokens (GenerateRequest::grammarPrefix)
+    // Speculative decoding (a backend that drafts: BackendAbilities::drafts); none: plain decoding.
+    std::optional<SpeculativeJob> speculative;
 };
 
 // Steps and the latest KV-cache state since the previous batch (EngineWorker sends at most about

@@ -5,6 +5,7 @@
 #include <bitset>
 
 #include "backend/memory_probe.h"
+#include "engine/compare.h"  // checkSameVocabulary
 
 namespace inferscope {
 namespace {
@@ -118,6 +119,7 @@ void EngineWorker::loadModel(quint64 requestId, const EngineOptions& options) {
         return;
     }
     engine_ = std::move(*engine);
+    options_ = options;
     modelPath_ = options.modelPath.string();
     lastInspectCostUs_ = 0;  // another model: inspections cost something else
 
@@ -181,6 +183,16 @@ void EngineWorker::generate(const GenerationJob& job) {
     req.inspect = job.inspect;
     req.grammar = job.grammar;
     req.grammarPrefix = job.grammarPrefix;
+    if (job.speculative) {
+        auto speculative = speculativeFor(*job.speculative);
+        if (!speculative) {
+            emit generationFailed(job.id, tr("Speculative decoding: %1 Choose another draft model or turn it off in Settings → Speculative decoding.")
+                                              .arg(QString::fromStdString(speculative.error().message)));
+            return;
+        }
+        req.speculative = *speculative;
+        req.inspect = {};  // not while verifying drafts: Layers and Attention re-run a position on demand
+    }
 
     std::shared_ptr<const StepHook> hook;
     {
@@ -196,6 +208,36 @@ void EngineWorker::generate(const GenerationJob& job) {
         return;
     }
     emit generationFinished(job.id, *result);
+}
+
+Result<SpeculativeOptions> EngineWorker::speculativeFor(const SpeculativeJob& job) {
+    SpeculativeOptions o;
+    o.source = job.source;
+    o.maxDraft = job.maxDraft;
+    o.ngramMin = 1;
+    o.ngramMax = std::max(1, job.ngramMax);
+    if (job.source == DraftSource::NGram) return o;
+    const std::string& path = job.draftModelPath;
+    if (path.empty()) return fail(ErrorKind::InvalidArgument, "no draft model is chosen.");
+    if (!draftEngine_ || draftPath_ != path || draftContext_ != engine_->contextLength()) {
+        draftEngine_.reset();  // the old one's memory first
+        draftPath_.clear();
+        EngineOptions d = options_;  // the model's device, threads and KV type
+        d.modelPath = path;
+        d.tokenizerPath.reset();
+        d.contextLength = engine_->contextLength();  // it drafts for every position the model reaches
+        auto loaded = Engine::load(d);
+        if (!loaded) return fail(loaded.error().kind, "the draft model " + path + " cannot be loaded: " + loaded.error().message + ".");
+        draftEngine_ = std::move(*loaded);
+        draftPath_ = path;
+        draftContext_ = engine_->contextLength();
+    }
+    if (auto same = checkSameVocabulary(engine_->tokenizer(), draftEngine_->tokenizer()); !same)
+        return fail(same.error().kind, "the draft model " + path + " does not fit this model: " + same.error().message + ".");
+    if (draftEngine_->device().threads() != engine_->device().threads())
+        if (auto ok = draftEngine_->setThreads(engine_->device().threads()); !ok) return fail(ok.error().kind, "draft model: " + ok.error().message);
+    o.draftModel = draftEngine_.get();
+    return o;
 }
 
 }  // namespace inferscope

@@ -84,7 +84,14 @@ signals:
 
 private:
     bool shuttingDown() const;  // EngineController is being destroyed: queued work is skipped
+    // A job's speculative decoding as the engine takes it: its draft model loaded (or kept from the
+    // last job) and checked against the model's vocabulary; else why not, in the user's words.
+    Result<SpeculativeOptions> speculativeFor(const SpeculativeJob& job);
     std::unique_ptr<Engine> engine_;
+    EngineOptions options_;                // what engine_ was loaded with (a draft model is loaded alike)
+    std::unique_ptr<Engine> draftEngine_;  // the last job's draft model, kept for the next
+    std::string draftPath_;                // its file
+    int32_t draftContext_ = 0;             // the model's context it was loaded for (its own is that long)
     int32_t maxTokenBytes_ = 0;  // of the loaded model (LoadedModel::maxTokenBytes)
     std::string modelPath_;
     std::unique_ptr<Engine> engineB_;    // the second model of the last comparison (compare_jobs.h)

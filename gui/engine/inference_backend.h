@@ -41,6 +41,8 @@ struct BackendAbilities {
     Q_PROPERTY(bool overNetwork MEMBER overNetwork)
     // A second model can read an answer beside this one, token by token (compare_jobs.h).
     Q_PROPERTY(bool comparesModels MEMBER comparesModels)
+    // Speculative decoding (GenerationJob::speculative): drafts verified by this machine's engine.
+    Q_PROPERTY(bool drafts MEMBER drafts)
 public:
     bool tokenizes = false;
     bool ownTemplate = false;
@@ -49,6 +51,7 @@ public:
     bool runsExperiments = false;
     bool overNetwork = false;
     bool comparesModels = false;
+    bool drafts = false;
     bool operator==(const BackendAbilities&) const = default;
 };
 

@@ -26,7 +26,7 @@ public:
 
     AnswerBackend kind() const override { return AnswerBackend::Local; }
     BackendAbilities abilities() const override {
-        return {.tokenizes = true, .showsCache = true, .looksInside = true, .runsExperiments = true, .comparesModels = true};
+        return {.tokenizes = true, .showsCache = true, .looksInside = true, .runsExperiments = true, .comparesModels = true, .drafts = true};
     }
     bool start(const GenerationJob& job) override;
     void cancel(quint64 jobId) override { cancelThrough(jobId); }

@@ -10,6 +10,7 @@ HeatMode heatModeFromName(const QString& name) {
     if (name == QLatin1String("kvcost")) return HeatMode::KvCost;
     if (name == QLatin1String("fight")) return HeatMode::Fight;
     if (name == QLatin1String("compare")) return HeatMode::Compare;
+    if (name == QLatin1String("draft")) return HeatMode::Draft;
     return HeatMode::Off;
 }
 
@@ -22,6 +23,7 @@ QString heatModeName(HeatMode mode) {
         case HeatMode::KvCost: return QStringLiteral("kvcost");
         case HeatMode::Fight: return QStringLiteral("fight");
         case HeatMode::Compare: return QStringLiteral("compare");
+        case HeatMode::Draft: return QStringLiteral("draft");
         case HeatMode::Off: break;
     }
     return QStringLiteral("off");

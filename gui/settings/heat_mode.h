@@ -6,10 +6,11 @@
 
 namespace inferscope {
 
-enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay, KvCost, Fight, Compare };
+enum class HeatMode { Off, Probability, Surprisal, Entropy, Replay, KvCost, Fight, Compare, Draft };
 // "off", "probability", "surprisal", "entropy", "replay", "kvcost" (KL per token of another KV cache
 // type), "fight" (structured output: how little the model wanted the token the grammar let through),
-// "compare" (KL per token of a second model, flips marked)
+// "compare" (KL per token of a second model, flips marked), "draft" (speculative decoding: each
+// token accepted, corrected, a bonus or undrafted)
 HeatMode heatModeFromName(const QString& name);
 QString heatModeName(HeatMode mode);
 

@@ -4,6 +4,7 @@
 
 #include "app/units.h"
 #include "chat/chat_controller.h"
+#include "chat/draft_summary.h"
 #include "engine/engine_controller.h"
 #include "chat/token_heatmap.h"
 #include "tokenizer/utf8_stream.h"
@@ -309,7 +310,9 @@ QVariantMap StepInspector::current() const {
             // token's probability just before the mask), and whether one token was all it allowed.
             {"constrained", s.constrained}, {"grammarMassRemoved", double(s.grammarMassRemoved)},
             {"pBeforeGrammar", double(s.pBeforeGrammar)}, {"forced", s.forced()},
-            {"grammarKept", s.survivors[size_t(SamplerStage::Grammar)]}};
+            {"grammarKept", s.survivors[size_t(SamplerStage::Grammar)]},
+            // Speculative decoding: the token's draft and its fate (chat/draft_summary.h).
+            {"draft", draftMap(r->draft.get(), r->draft && r->draft->draftedId >= 0 ? tokenText(r->draft->draftedId) : QString())}};
 }
 
 QVariantList StepInspector::candidates() const {

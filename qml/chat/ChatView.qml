@@ -46,8 +46,8 @@ Rectangle {
             }
             ComboBox {
                 objectName: "heatMode"
-                readonly property var modes: ["probability", "surprisal", "entropy", "replay", "fight", "off"]
-                model: [qsTr("probability"), qsTr("surprisal"), qsTr("entropy"), qsTr("replay changes"), qsTr("grammar fight"), qsTr("nothing")]
+                readonly property var modes: ["probability", "surprisal", "entropy", "replay", "fight", "draft", "off"]
+                model: [qsTr("probability"), qsTr("surprisal"), qsTr("entropy"), qsTr("replay changes"), qsTr("grammar fight"), qsTr("drafts"), qsTr("nothing")]
                 currentIndex: Math.max(0, modes.indexOf(ChatController.messages.heatMode))
                 // A measurement's tint (the KV panel's cost, a comparison) is not one of the modes: named as it is.
                 displayText: ChatController.messages.heatMode === "compare" ? qsTr("comparison")
@@ -56,7 +56,7 @@ Rectangle {
                 font.pixelSize: Theme.fontSmall
                 implicitHeight: 28
                 ToolTip.visible: hovered
-                ToolTip.text: qsTr("Each generated token is tinted, the warmer the more notable: probability — the less likely the pick; surprisal — the more bits of surprise (−log₂ p); entropy — the more unsure the model was before picking. Hover a token for its alternatives; click it to inspect the step.")
+                ToolTip.text: qsTr("Each generated token is tinted, the warmer the more notable: probability — the less likely the pick; surprisal — the more bits of surprise (−log₂ p); entropy — the more unsure the model was before picking; drafts — under speculative decoding, which tokens were drafted and accepted, corrected or added as a bonus. Hover a token for its alternatives; click it to inspect the step.")
             }
         }
         // What the colour means, in the mode's own unit.
@@ -80,6 +80,41 @@ Rectangle {
             ToolTip.visible: legendMouse.containsMouse
             ToolTip.text: qsTr("Surprisal is how unexpected the picked token was, in bits: −log₂ of its probability (p 0.5 → 1 bit, p 0.25 → 2 bits). Entropy is the surprisal the model expected on average before it picked: how spread its distribution was.")
             MouseArea { id: legendMouse; anchors.fill: parent; hoverEnabled: true; acceptedButtons: Qt.NoButton }
+        }
+
+        // The "draft" tint's categories, in the colours the text has.
+        RowLayout {
+            objectName: "draftLegend"
+            Layout.fillWidth: true
+            Layout.leftMargin: Theme.spacing * 2
+            Layout.rightMargin: Theme.spacing * 2
+            visible: list.count > 0 && ChatController.messages.heatMode === "draft"
+            spacing: Theme.spacing
+            Label { text: qsTr("Tint:"); color: Theme.muted; font.pixelSize: Theme.fontSmall }
+            Repeater {
+                model: [{ fate: "accepted", label: qsTr("draft accepted") },
+                        { fate: "corrected", label: qsTr("draft rejected, token corrected") },
+                        { fate: "bonus", label: qsTr("bonus (after a fully accepted draft)") }]
+                delegate: RowLayout {
+                    required property var modelData
+                    spacing: 4
+                    Rectangle {
+                        implicitWidth: 12
+                        implicitHeight: 12
+                        color: ChatController.messages.draftColor(parent.modelData.fate)
+                        border.color: Theme.muted
+                        border.width: 1
+                    }
+                    Label { text: parent.modelData.label; color: Theme.muted; font.pixelSize: Theme.fontSmall }
+                }
+            }
+            Label {
+                text: qsTr("· clear: not drafted")
+                color: Theme.muted
+                font.pixelSize: Theme.fontSmall
+                elide: Text.ElideRight
+                Layout.fillWidth: true
+            }
         }
 
         ListView {

@@ -18,6 +18,7 @@ Item {
     required property int finishReason    // Message.EndOfGeneration, Message.MaxTokens, ...
     required property var stats
     required property int generatedCount
+    required property string drafts          // speculative decoding: the drafts' totals in words ("" without)
     required property int heatRevision       // 0: no heat map (a question, the mode "off")
     required property string thinking        // a reasoning model's <think> block, shown folded
     required property string thinkingState   // "", "thinking", "done", "cut"
@@ -32,7 +33,6 @@ Item {
     property var describeToken: (row, position) => ""
     signal tokenPicked(int step)
     property bool editing: false
-
     readonly property bool isUser: role === Message.User
     implicitHeight: column.implicitHeight
 
@@ -297,7 +297,7 @@ Item {
             spacing: Theme.spacing
             visible: !root.streaming
             Label {
-                visible: !root.isUser && root.stats.complete
+                objectName: "answerFigures"; visible: !root.isUser && root.stats.complete
                 // An answer from a server (its device is "server <url>"): the client's clock only.
                 readonly property bool remote: (root.stats.device ?? "").startsWith("server ")
                 readonly property string tokens: root.stats.keptTokens ? qsTr("%1 (%2 kept)").arg(Theme.tokens(root.stats.generatedTokens)).arg(root.stats.keptTokens)
@@ -318,7 +318,7 @@ Item {
                         .arg(root.stats.reusedTokens).arg(root.stats.prefilledTokens)
                         .arg(Theme.rate(root.stats.decodeTokensPerSecond))
                         .arg(Theme.ms(root.stats.timeToFirstTokenMs))
-                        .arg(ending)
+                        .arg(ending) + (root.drafts !== "" ? " · " + root.drafts : "")
                 color: Theme.muted
                 font.pixelSize: Theme.fontSmall
                 wrapMode: Text.Wrap

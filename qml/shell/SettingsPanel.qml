@@ -208,6 +208,12 @@ ScrollView {
             Layout.rightMargin: Theme.spacing * 1.5
             Layout.bottomMargin: Theme.spacing * 1.5
         }
+        SpeculativeSetting {
+            Layout.fillWidth: true
+            Layout.leftMargin: Theme.spacing * 1.5
+            Layout.rightMargin: Theme.spacing * 1.5
+            Layout.bottomMargin: Theme.spacing * 1.5
+        }
     }
 
     Popup {

@@ -17,6 +17,8 @@ ScrollView {
     Binding { target: StepInspector; property: "detailsShown"; value: panel.visible }
 
     readonly property var cur: StepInspector.details.current
+    // Speculative decoding: the token's draft record ({} without one).
+    readonly property var draft: cur && cur.draft ? cur.draft : ({})
     // Read once per refresh for the bars and the funnel (each read builds the list anew).
     readonly property var candidates: StepInspector.details.candidates
     readonly property var stages: StepInspector.details.stages
@@ -125,7 +127,7 @@ ScrollView {
             }
             Label { objectName: "surprisalValue"; text: panel.cur.surprisalBits !== undefined ? panel.cur.surprisalBits + " bits" : "" }
             Label { text: qsTr("time"); color: Theme.muted; ToolTip.visible: timeMouse.containsMouse; ToolTip.text: qsTr("The forward pass that produced these logits (one decode step, or the prefill for the first token), then the sampling."); MouseArea { id: timeMouse; anchors.fill: parent; hoverEnabled: true } }
-            Label { Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap; text: panel.cur.forwardMs !== undefined && StepInspector.answer.remote ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms after the previous token (network)").arg(panel.cur.forwardMs.toFixed(2)) : qsTr("the first token (time to first token in the Timeline)")) : panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
+            Label { Layout.fillWidth: true; Layout.preferredWidth: 10; wrapMode: Text.Wrap; text: panel.cur.forwardMs !== undefined && StepInspector.answer.remote ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms after the previous token (network)").arg(panel.cur.forwardMs.toFixed(2)) : qsTr("the first token (time to first token in the Timeline)")) : panel.cur.forwardMs !== undefined && panel.draft.fate !== undefined ? (panel.draft.verifyRows > 0 ? qsTr("%1 ms: one pass verified %2 tokens").arg(panel.draft.verifyMs.toFixed(2)).arg(panel.draft.verifyRows) : qsTr("in its round's pass (timed on its first token)")) : panel.cur.forwardMs !== undefined ? (panel.cur.forwardMs > 0 ? qsTr("%1 ms pass + %2 ms sampling").arg(panel.cur.forwardMs.toFixed(2)).arg(panel.cur.sampleMs.toFixed(2)) : qsTr("from prefill + %1 ms sampling").arg(panel.cur.sampleMs.toFixed(2))) : "" }
         }
 
         // ---- the grammar stage (structured output) ----------------------------------------------
@@ -145,6 +147,37 @@ ScrollView {
                   : qsTr("Grammar: removed %1% of the probability (tokens it forbids), %2 candidates left; the model gave this token %3% before the mask.")
                         .arg((panel.cur.grammarMassRemoved * 100).toFixed(1)).arg(Theme.count(panel.cur.grammarKept))
                         .arg((panel.cur.pBeforeGrammar * 100).toFixed(2))
+        }
+
+        // ---- speculative decoding: the token's draft and its fate ---------------------------------
+        RowLayout {
+            visible: StepInspector.selection.hasStep && (panel.draft.fate ?? "") !== ""
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
+            spacing: Theme.spacing
+            Rectangle {
+                // The colour the "draft" tint gives this token in the answer (none when undrafted).
+                Layout.alignment: Qt.AlignTop
+                Layout.topMargin: 3
+                implicitWidth: 10
+                implicitHeight: 10
+                color: ChatController.messages.draftColor(panel.draft.fate ?? "")
+                border.color: Theme.muted
+                border.width: 1
+            }
+            Label {
+                objectName: "draftNote"
+                Layout.fillWidth: true
+                Layout.preferredWidth: 100
+                wrapMode: Text.Wrap
+                textFormat: Text.PlainText
+                font.pixelSize: Theme.fontSmall
+                color: panel.draft.fate === "corrected" ? Theme.warning : Theme.text
+                text: parent.visible ? qsTr("Speculative: %1").arg(panel.draft.text) : ""
+                ToolTip.visible: draftMouse.containsMouse
+                ToolTip.text: qsTr("Speculative decoding: a drafter (prompt lookup or a small model) proposed tokens with probability q; the model verified them in one pass and gave them probability p. A drafted token is kept with probability min(1, p/q); on a rejection the token is drawn from max(0, p − q) instead, so the answer follows the model's own distribution exactly.")
+                MouseArea { id: draftMouse; anchors.fill: parent; hoverEnabled: true; acceptedButtons: Qt.NoButton }
+            }
         }
 
         // ---- candidates as bars -----------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "engine/engine.h"
+#include "record/step_record_codec.h"
 #include "engine_test_helpers.h"
 #include "model_test_helpers.h"
 #include "shared_data.h"
@@ -274,4 +275,52 @@ TEST(Speculative, RequestsItCannotServeAreRefused) {
     req.useKvCache = true;
     req.speculative = withDraftModel(*target, 3);
     EXPECT_FALSE(target->generate(req));
+}
+
+// A speculative answer's step records keep every draft record through the stored form (ISR4), and
+// a plain answer's stay in ISR3, which releases before ISR4 read.
+TEST(Speculative, StoredStepRecordsKeepTheirDrafts) {
+    auto target = loadTestEngine(kStories);
+    ASSERT_TRUE(target);
+    GenerateRequest req = greedyRequest(target->tokenizer().encode("Once upon a time, there was a little girl named Lily. She", true), 48);
+    req.speculative = withNgrams(4);
+    std::vector<StepRecord> steps;
+    run(*target, req, &steps);
+    ASSERT_GT(steps.size(), 2u);
+    const auto bytes = encodeStepRecords(steps);
+    ASSERT_EQ(std::string(bytes.begin(), bytes.begin() + 4), "ISR4");
+    auto back = decodeStepRecords(bytes);
+    ASSERT_TRUE(back) << back.error().message;
+    ASSERT_EQ(back->size(), steps.size());
+    int drafted = 0;
+    for (size_t i = 0; i < steps.size(); ++i) {
+        const StepRecord &a = steps[i], &b = (*back)[i];
+        EXPECT_EQ(a.sample.id, b.sample.id) << i;
+        ASSERT_EQ(bool(a.draft), bool(b.draft)) << i;
+        if (!a.draft) continue;
+        const DraftRecord &x = *a.draft, &y = *b.draft;
+        EXPECT_EQ(x.fate, y.fate) << i;
+        EXPECT_EQ(x.draftedId, y.draftedId) << i;
+        EXPECT_EQ(x.q, y.q) << i;
+        EXPECT_EQ(x.p, y.p) << i;
+        EXPECT_EQ(x.acceptProbability, y.acceptProbability) << i;
+        EXPECT_EQ(x.draftIndex, y.draftIndex) << i;
+        EXPECT_EQ(x.draftLength, y.draftLength) << i;
+        EXPECT_EQ(x.draftUs, y.draftUs) << i;
+        EXPECT_EQ(x.verifyUs, y.verifyUs) << i;
+        EXPECT_EQ(x.verifyRows, y.verifyRows) << i;
+        drafted += x.fate == DraftRecord::Fate::Accepted || x.fate == DraftRecord::Fate::Corrected;
+    }
+    EXPECT_GT(drafted, 0);
+    for (size_t cut = 0; cut < bytes.size(); cut += 13) EXPECT_FALSE(decodeStepRecords(std::span(bytes).first(cut))) << cut;
+    // An unknown fate is refused, not cast.
+    ASSERT_TRUE(steps.back().draft);
+    auto bad = encodeStepRecords(std::span(steps).last(1));
+    bad[bad.size() - 45] = 9;  // the fate: before the id, q, p, min(1, p/q), index, length, two times and rows (44 bytes)
+    EXPECT_FALSE(decodeStepRecords(bad));
+    // Without drafts: ISR3, as before.
+    for (StepRecord& s : steps) s.draft.reset();
+    const auto plain = encodeStepRecords(steps);
+    EXPECT_EQ(std::string(plain.begin(), plain.begin() + 4), "ISR3");
+    ASSERT_TRUE(decodeStepRecords(plain));
 }

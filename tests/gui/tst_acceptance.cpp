@@ -18,6 +18,7 @@
 #include <QQuickWindow>
 #include <QtQuickTest/quicktest.h>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QTemporaryDir>
 #include <QTextLayout>
 #include <QTest>
@@ -468,6 +469,44 @@ private slots:
         QCOMPARE(visibleNamed(QStringLiteral("structuredVerdict"))->property("text").toString(), QStringLiteral("✓ Matches the grammar it was asked to follow"));
         QVERIFY(!visibleNamed(QStringLiteral("formattedJsonToggle")));  // not JSON: nothing to format
         shot(QStringLiteral("grammar-answer"));
+    }
+
+    // Settings → Speculative decoding → prompt lookup, a repetitive prompt, the tint "drafts": the
+    // legend names the fates, the footer counts the drafts, and the Probabilities panel says what
+    // became of an accepted token's draft.
+    void speculativeAnswerInTheWindow() {
+        QSettings().remove(QStringLiteral("speculative"));
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        app_->sampling->setMaxTokens(40);
+        app_->settings->setInspectorTab(QStringLiteral("settings"));
+        click(waitNamed(QStringLiteral("speculativeMode")));
+        clickFound([&] { return visibleWithText(QStringLiteral("Prompt lookup (n-gram drafts)")); });
+        QTRY_COMPARE(app_->speculative->mode(), SpeculativeSettings::Mode::PromptLookup);
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        QVERIFY(app_->chat->send(QStringLiteral("Once upon a time, there was a little girl named Lily. She liked to play in the park. "
+                                                "Once upon a time, there was a little girl named Lily. She liked to play")));
+        QVERIFY(arrived(done, 30000));
+        const ChatMessage& answer = app_->chat->messages()->at(1);
+        int accepted = -1;
+        for (size_t i = 0; i < answer.steps.size() && accepted < 0; ++i)
+            if (answer.steps[i].draft && answer.steps[i].draft->fate == DraftRecord::Fate::Accepted) accepted = int(i);
+        QVERIFY2(accepted >= 0, "no accepted draft");
+        app_->settings->setHeatMode(QStringLiteral("draft"));
+        QTRY_VERIFY(visibleNamed(QStringLiteral("draftLegend")));
+        QVERIFY(visibleWithText(QStringLiteral("draft accepted")));
+        // The footer: "… · speculative: N drafted, M accepted (R%), K rounds".
+        const QString totals = app_->chat->messages()->data(app_->chat->messages()->index(1), ChatModel::DraftsRole).toString();
+        QVERIFY2(totals.startsWith(QStringLiteral("speculative: ")), qPrintable(totals));
+        QTRY_VERIFY(!visibleItems([&](QQuickItem* i) { return i->property("text").toString().endsWith(totals); }).isEmpty());
+        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
+        app_->inspector->select(1, accepted);
+        QQuickItem* note = nullptr;
+        QTRY_VERIFY((note = visibleNamed(QStringLiteral("draftNote"))));
+        QTRY_VERIFY2(note->property("text").toString().startsWith(QStringLiteral("Speculative: drafted ")), qPrintable(note->property("text").toString()));
+        QVERIFY2(note->property("text").toString().contains(QStringLiteral(": accepted with probability 1.00")), qPrintable(note->property("text").toString()));
+        shot(QStringLiteral("speculative"));
+        QSettings().remove(QStringLiteral("speculative"));
     }
 
     // Send with Enter, stop with Esc, regenerate with Ctrl+R: the answers show, the versions

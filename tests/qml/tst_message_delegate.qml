@@ -23,7 +23,7 @@ TestCase {
                    stats: {complete: true, generatedTokens: 12, prefillTokensPerSecond: 500, reusedTokens: 3, prefilledTokens: 2,
                            decodeTokensPerSecond: 80.5, timeToFirstTokenMs: 14.2},
                    generatedCount: 12, isLast: true, heatRevision: 0, variantIndex: 0, variantCount: 1,
-                   thinking: "", thinkingState: ""}
+                   thinking: "", thinkingState: "", drafts: "", structured: ({})}
         for (const k in extra) p[k] = extra[k]
         if (p.shownText === undefined) p.shownText = p.text
         if (p.hiddenChars === undefined) p.hiddenChars = 0
@@ -38,6 +38,40 @@ TestCase {
         verify(d.implicitHeight > 40)
         const regen = findChild(d, "regenerateButton")
         verify(regen.visible)
+    }
+
+    // Speculative decoding: the footer ends with the drafts' totals (ChatModel's role "drafts").
+    function test_answer_footer_counts_its_drafts() {
+        const plain = createTemporaryObject(delegateComponent, host.contentItem, props({}))
+        verify(!findChild(plain, "answerFigures").text.includes("speculative"))
+        const d = createTemporaryObject(delegateComponent, host.contentItem,
+                                        props({drafts: "speculative: 5 drafted, 3 accepted (60%), 2 rounds"}))
+        verify(findChild(d, "answerFigures").text.endsWith(" · speculative: 5 drafted, 3 accepted (60%), 2 rounds"))
+    }
+
+    // Structured output: under the answer its check (ChatModel's role "structured"), and valid JSON
+    // formatted on demand; nothing under an answer that was asked nothing.
+    function test_structured_answer_shows_its_check_and_formatted_json() {
+        const plain = createTemporaryObject(delegateComponent, host.contentItem, props({}))
+        verify(!findChild(plain, "structuredVerdict").visible)
+        const json = "{\n  \"ok\": true\n}"
+        const d = createTemporaryObject(delegateComponent, host.contentItem, props({text: "{\"ok\": true}",
+            structured: {kind: "json_schema", verdict: "valid", summary: "✓ Valid JSON matching the schema it was asked to follow", formatted: json}}))
+        const verdict = findChild(d, "structuredVerdict")
+        verify(verdict.visible)
+        compare(verdict.text, "✓ Valid JSON matching the schema it was asked to follow")
+        const toggle = findChild(d, "formattedJsonToggle")
+        const formatted = findChild(d, "formattedJson")
+        verify(toggle.visible && !formatted.visible)
+        const before = d.implicitHeight
+        toggle.clicked()
+        verify(formatted.visible)
+        compare(formatted.text, json)
+        verify(d.implicitHeight > before)
+        const cut = createTemporaryObject(delegateComponent, host.contentItem, props({finishReason: Message.MaxTokens,
+            structured: {kind: "json", verdict: "incomplete", summary: "✗ Incomplete: the answer ends before a JSON object does"}}))
+        verify(findChild(cut, "structuredVerdict").visible)
+        verify(!findChild(cut, "formattedJsonToggle").visible)
     }
 
     function test_streaming_shows_a_cursor_and_hides_buttons() {

@@ -1,0 +1,203 @@
+// Speculative decoding in the app (Settings → Speculative decoding): with prompt lookup the answer is
+// plain greedy decoding's token for token, its tokens carry their drafts' fates, the Probabilities
+// panel says what became of a drafted token, the footer counts the drafts, and all of it comes back
+// from the store after a restart. A draft model that cannot be used is refused in words.
+#include <QFile>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "chat/draft_summary.h"
+#include "chat_fixture.h"
+#include "gui_test_helpers.h"
+#include "settings/speculative_settings.h"
+#include "visualizer/step_inspector.h"
+
+using namespace inferscope;
+using namespace inferscope::testing_gui;
+
+namespace {
+
+// Repetitive: prompt lookup finds what follows in the text itself.
+const QString kPrompt = QStringLiteral(
+    "Once upon a time, there was a little girl named Lily. She liked to play in the park. "
+    "Once upon a time, there was a little girl named Lily. She liked to play");
+
+std::vector<int32_t> idsOf(const ChatMessage& m) {
+    std::vector<int32_t> ids;
+    for (const StepRecord& s : m.steps) ids.push_back(s.sample.id);
+    return ids;
+}
+
+int countFate(const ChatMessage& m, DraftRecord::Fate fate) {
+    int n = 0;
+    for (const StepRecord& s : m.steps) n += s.draft && s.draft->fate == fate;
+    return n;
+}
+
+// The app's graph on a database file, greedy answers of 40 tokens, completion mode.
+struct Graph : AppGraph {
+    explicit Graph(const QString& database) : AppGraph(Options{.database = database}) {
+        SamplerParams p;
+        p.temperature = 0.0f;
+        p.seed = 42;
+        chat->setSamplerOverride(p);
+        sampling->setMaxTokens(40);
+        chat->setMode(ChatController::Mode::Completion);
+    }
+    ~Graph() { shutDown(); }
+    bool answer(const QString& text) {
+        QSignalSpy done(chat.get(), &ChatController::answerFinished);
+        return chat->send(text) && done.wait(30000);
+    }
+    const ChatMessage& last() const { return chat->messages()->at(chat->messages()->count() - 1); }
+};
+
+}  // namespace
+
+class TestSpeculative : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { useTestLocations(); }
+    void init() {
+        QSettings().remove("speculative");  // each test starts with it off
+    }
+
+    void greedyWithPromptLookupIsPlainDecodingAndShowsEachDraft() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath("chats.sqlite");
+        std::vector<int32_t> speculativeIds;
+        QString footer, acceptedText;
+        int acceptedStep = -1;
+        std::vector<int32_t> plainIds;
+        {  // plain greedy decoding, on a fresh engine
+            Graph g(dir.filePath("plain.sqlite"));
+            QVERIFY(loadAndWait(*g.engine, bundledModel()));
+            QVERIFY(g.answer(kPrompt));
+            plainIds = idsOf(g.last());
+            QVERIFY(plainIds.size() > 10);
+            for (const StepRecord& s : g.last().steps) QVERIFY(!s.draft);
+            QCOMPARE(g.chat->messages()->data(g.chat->messages()->index(1), ChatModel::DraftsRole).toString(), QString());
+        }
+        {  // the same prompt with prompt lookup, on a fresh engine too
+            Graph g(db);
+            QVERIFY(loadAndWait(*g.engine, bundledModel()));
+            QVERIFY(g.engine->abilities().drafts);
+            g.speculative->setMode(SpeculativeSettings::Mode::PromptLookup);
+            g.speculative->setMaxDraft(4);
+            QVERIFY(g.answer(kPrompt));
+            const ChatMessage& a = g.last();
+            speculativeIds = idsOf(a);
+            QCOMPARE(speculativeIds, plainIds);  // exactly plain greedy decoding
+            QVERIFY(!a.steps[0].draft);          // the first token comes from the prefill
+            for (size_t i = 1; i < a.steps.size(); ++i) QVERIFY2(a.steps[i].draft, qPrintable(QString::number(i)));
+            QVERIFY2(countFate(a, DraftRecord::Fate::Accepted) > 0, "prompt lookup on a repeated sentence: some drafts accepted");
+            const DraftTotals totals = draftTotals(a.steps);
+            QCOMPARE(totals.accepted, countFate(a, DraftRecord::Fate::Accepted));
+            QVERIFY(totals.rounds > 0 && totals.drafted >= totals.accepted);
+            // The panel on an accepted token: its draft in words (greedy: p of the model's top token is 1).
+            for (size_t i = 0; i < a.steps.size() && acceptedStep < 0; ++i)
+                if (a.steps[i].draft && a.steps[i].draft->fate == DraftRecord::Fate::Accepted) acceptedStep = int(i);
+            const int row = g.chat->messages()->count() - 1;
+            g.inspector->setDetailsShown(true);
+            g.inspector->select(row, acceptedStep);
+            QTRY_COMPARE(g.inspector->details().step, acceptedStep);
+            const QVariantMap draft = g.inspector->details().current.value("draft").toMap();
+            QCOMPARE(draft.value("fate").toString(), QStringLiteral("accepted"));
+            const DraftRecord& d = *a.steps[size_t(acceptedStep)].draft;
+            const QString token = g.inspector->tokenText(a.steps[size_t(acceptedStep)].sample.id);
+            QCOMPARE(draft.value("drafted").toString(), token);
+            acceptedText = QStringLiteral("drafted %1, q 1.00, p 1.00: accepted with probability 1.00 (draft token %2 of %3)")
+                               .arg(token).arg(d.draftIndex + 1).arg(d.draftLength);
+            QCOMPARE(draft.value("text").toString(), acceptedText);
+            // The footer's totals, and the tint by fate.
+            footer = g.chat->messages()->data(g.chat->messages()->index(row), ChatModel::DraftsRole).toString();
+            QCOMPARE(footer, QStringLiteral("speculative: %1 drafted, %2 accepted (%3%), %4 rounds")
+                                 .arg(totals.drafted).arg(totals.accepted).arg(qRound(totals.acceptance() * 100)).arg(totals.rounds));
+            g.chat->messages()->setHeatMode(QStringLiteral("draft"));
+            const HeatText* heat = g.chat->messages()->heatText(row);
+            QVERIFY(heat);
+            const QColor accepted = g.chat->messages()->draftColor(QStringLiteral("accepted"));
+            QVERIFY(std::any_of(heat->spans.begin(), heat->spans.end(), [&](const HeatSpan& s) { return s.tint == accepted; }));
+        }
+        // A restart: the stored answer keeps every draft record, and shows the same.
+        Graph g(db);
+        const auto list = g.store.conversations();
+        QVERIFY(!list.empty());
+        QVERIFY(g.chat->openConversation(list.front().id));
+        const int row = g.chat->messages()->count() - 1;
+        const ChatMessage& a = g.chat->messages()->at(row);
+        QCOMPARE(idsOf(a), speculativeIds);
+        QCOMPARE(g.chat->messages()->data(g.chat->messages()->index(row), ChatModel::DraftsRole).toString(), footer);
+        g.inspector->setDetailsShown(true);
+        g.inspector->select(row, acceptedStep);
+        QTRY_COMPARE(g.inspector->details().step, acceptedStep);
+        QCOMPARE(g.inspector->details().current.value("draft").toMap().value("text").toString(), acceptedText);
+    }
+
+    // A draft model file: the model itself drafting (the same vocabulary, the same weights) is
+    // accepted every time, and the answer is still plain greedy decoding's; a model of another
+    // vocabulary is refused, naming the file.
+    void aDraftModelFileDraftsAndAnotherVocabularyIsRefused() {
+        QTemporaryDir dir;
+        std::vector<int32_t> plainIds;
+        {
+            Graph g(dir.filePath("plain.sqlite"));
+            QVERIFY(loadAndWait(*g.engine, bundledModel()));
+            QVERIFY(g.answer(kPrompt));
+            plainIds = idsOf(g.last());
+        }
+        Graph g(dir.filePath("draft.sqlite"));
+        QVERIFY(loadAndWait(*g.engine, bundledModel()));
+        g.speculative->setMode(SpeculativeSettings::Mode::DraftModel);
+        g.speculative->setMaxDraft(3);
+        g.speculative->setDraftModel(bundledModel());
+        QVERIFY(g.answer(kPrompt));
+        QCOMPARE(idsOf(g.last()), plainIds);
+        const DraftTotals totals = draftTotals(g.last().steps);
+        QVERIFY(totals.drafted > 0);
+        QCOMPARE(totals.accepted, totals.drafted);
+        QCOMPARE(countFate(g.last(), DraftRecord::Fate::Corrected), 0);
+
+        const QString other = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/llama3-tiny.gguf");
+        if (!QFile::exists(other)) QSKIP("../shared/models/arch/llama3-tiny.gguf not found: the other vocabulary is not tried");
+        g.speculative->setDraftModel(other);
+        const int count = g.chat->messages()->count();
+        QVERIFY(g.chat->send(QStringLiteral(" Then")));
+        QTRY_VERIFY(!g.chat->generating());
+        QVERIFY2(g.chat->lastError().startsWith("Speculative decoding: the draft model " + other + " does not fit this model: "),
+                 qPrintable(g.chat->lastError()));
+        QCOMPARE(g.chat->messages()->count(), count + 1);  // the question is kept, no empty answer
+    }
+
+    // A draft model that is no GGUF: the answer is refused, saying so, and nothing is kept.
+    void anUnusableDraftModelIsRefusedInWords() {
+        QTemporaryDir dir;
+        const QString bad = dir.filePath("not-a-model.gguf");
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("this is not a GGUF file");
+        f.close();
+        ChatFixture c(8);
+        QVERIFY(loadAndWait(*c.engine, bundledModel()));
+        c.speculative->setMode(SpeculativeSettings::Mode::DraftModel);
+        QVERIFY(c.speculative->problem().startsWith("Choose a draft model"));
+        QVERIFY(!c.chat->send(QStringLiteral("Once")));  // no file chosen: refused before it starts
+        QVERIFY(c.chat->lastError().contains("Settings → Speculative decoding"));
+        c.speculative->setDraftModel(QUrl::fromLocalFile(bad).toString());
+        QCOMPARE(c.speculative->draftModel(), bad);
+        QCOMPARE(c.speculative->problem(), QString());
+        QVERIFY(c.chat->send(QStringLiteral("Once")));
+        QTRY_VERIFY(!c.chat->generating());
+        QVERIFY2(c.chat->lastError().startsWith("Speculative decoding: the draft model " + bad + " cannot be loaded"), qPrintable(c.chat->lastError()));
+        // The setting persists like the others.
+        SpeculativeSettings again(nullptr);
+        QCOMPARE(again.mode(), SpeculativeSettings::Mode::DraftModel);
+        QCOMPARE(again.draftModel(), bad);
+    }
+};
+
+QTEST_MAIN(TestSpeculative)
+#include "tst_speculative.moc"
