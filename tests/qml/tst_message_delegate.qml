@@ -67,7 +67,7 @@ TestCase {
         toggle.clicked()
         verify(formatted.visible)
         compare(formatted.text, json)
-        verify(d.implicitHeight > before)
+        tryVerify(() => d.implicitHeight > before)  // once the layout has run
         const cut = createTemporaryObject(delegateComponent, host.contentItem, props({finishReason: Message.MaxTokens,
             structured: {kind: "json", verdict: "incomplete", summary: "✗ Incomplete: the answer ends before a JSON object does"}}))
         verify(findChild(cut, "structuredVerdict").visible)
