@@ -279,7 +279,7 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
     for (int32_t step = 0;; ++step) {
         t0 = Clock::now();
         StepRecord rec;
-        if (request.replayWidth > 0) keepHighestLogits(logits, size_t(request.replayWidth), rec);
+        keepRequestedLogits(logits, request, rec);
         if (matcher) {  // the grammar's mask; end of generation only where the text is complete
             matcher->fillMask(tokenTrie(), allowed);
             if (matcher->overflowed())

@@ -144,7 +144,7 @@ Result<GenerationSummary> Engine::decodeSpeculative(const GenerateRequest& reque
     };
     auto recordFor = [&](std::span<const float> logits, int32_t id) -> Result<StepRecord> {
         StepRecord rec;
-        if (request.replayWidth > 0) keepHighestLogits(logits, size_t(request.replayWidth), rec);
+        keepRequestedLogits(logits, request, rec);
         auto described = target->describe(logits, sequence, id);
         if (!described) return std::unexpected(Error{ErrorKind::Device, "the model produced invalid logits: " + described.error().message});
         rec.sample = std::move(*described);
@@ -155,7 +155,7 @@ Result<GenerationSummary> Engine::decodeSpeculative(const GenerateRequest& reque
     {
         const auto t0 = Clock::now();
         StepRecord rec;
-        if (request.replayWidth > 0) keepHighestLogits(prefillLogits, size_t(request.replayWidth), rec);
+        keepRequestedLogits(prefillLogits, request, rec);
         auto sample = target->sample(prefillLogits, sequence);
         if (!sample) return std::unexpected(Error{ErrorKind::Device, "the model produced invalid logits: " + sample.error().message});
         rec.sample = std::move(*sample);
@@ -280,7 +280,7 @@ Result<GenerationSummary> Engine::decodeSpeculative(const GenerateRequest& reque
         if (!stopped && accepted == draft.size()) {  // every drafted token accepted: one more from the model
             const auto tSample = Clock::now();
             StepRecord rec;
-            if (request.replayWidth > 0) keepHighestLogits(row(draft.size()), size_t(request.replayWidth), rec);
+            keepRequestedLogits(row(draft.size()), request, rec);
             auto sample = target->sample(row(draft.size()), sequence);
             if (!sample) return std::unexpected(Error{ErrorKind::Device, "the model produced invalid logits: " + sample.error().message});
             rec.sample = std::move(*sample);

@@ -44,6 +44,9 @@ struct GenerateRequest {
     // sampler can be replayed afterwards with other settings (0: none; never the whole vocabulary
     // unless it is that small).
     int32_t replayWidth = 0;
+    // Tokens whose raw logit every step's record keeps (StepRecord::namedLogits, in this order):
+    // the server's logprob_token_ids.
+    std::vector<int32_t> namedTokens;
     GenerateInspect inspect;
     // Speculative decoding (speculative.h); none: one decode pass per token.
     std::optional<SpeculativeOptions> speculative;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <limits>
 
 namespace inferscope {
 namespace {
@@ -53,6 +54,16 @@ void keepHighestLogits(std::span<const float> logits, size_t k, StepRecord& rec)
     std::sort(ids.begin(), ids.end(), higher);
     rec.replayLogits.resize(k);
     for (size_t i = 0; i < k; ++i) rec.replayLogits[i] = logits[size_t(ids[i])];
+}
+
+void keepRequestedLogits(std::span<const float> logits, const GenerateRequest& request, StepRecord& rec) {
+    if (request.replayWidth > 0) keepHighestLogits(logits, size_t(request.replayWidth), rec);
+    if (request.namedTokens.empty()) return;
+    rec.namedLogits.resize(request.namedTokens.size());
+    for (size_t i = 0; i < request.namedTokens.size(); ++i) {
+        const int32_t id = request.namedTokens[i];
+        rec.namedLogits[i] = id >= 0 && size_t(id) < logits.size() ? logits[size_t(id)] : -std::numeric_limits<float>::infinity();
+    }
 }
 
 }  // namespace inferscope

@@ -15,4 +15,9 @@ namespace inferscope {
 // is ~3x faster (32,000 logits, k = 512). NaN logits have no order: then every id is ranked.
 void keepHighestLogits(std::span<const float> logits, size_t k, StepRecord& rec);
 
+// What a request asks each step's record to keep of its logits: the replay window
+// (GenerateRequest::replayWidth) and the raw logits of the named tokens (namedTokens; an id past
+// the vocabulary gets -inf).
+void keepRequestedLogits(std::span<const float> logits, const GenerateRequest& request, StepRecord& rec);
+
 }  // namespace inferscope

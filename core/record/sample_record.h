@@ -31,6 +31,12 @@ struct CandidateRecord {
     std::array<float, kSamplerStageCount> p{};    // probability after each stage; 0 once removed
 };
 
+// A survivor of every stage and its probability in the distribution drawn from.
+struct FinalCandidate {
+    int32_t id = 0;
+    float p = 0;
+};
+
 struct SampleRecord {
     int32_t id = 0;            // the chosen token
     float logit = 0;           // its raw logit
@@ -48,6 +54,9 @@ struct SampleRecord {
     float pBeforeGrammar = 0;
     bool forced() const { return constrained && survivors[size_t(SamplerStage::Grammar)] == 1; }
     std::vector<CandidateRecord> top;  // min(topN, n) highest raw logits, descending (ties: lower id)
+    // SamplerParams::finalTopN survivors of the last stage with the highest final probability,
+    // descending (ties: lower id); greedy: the pick alone at 1. Live only (not stored).
+    std::vector<FinalCandidate> finalTop;
 };
 
 }  // namespace inferscope

@@ -32,6 +32,8 @@ Result<void> validateSamplerParams(const SamplerParams& p) {
         return bad(fmt::format("repeat-last-n must be >= -1 (-1 = all tokens), got {}", p.repeatLastN));
     if (p.topN < 0 || p.topN > kMaxTopN)
         return bad(fmt::format("top-n must be in [0, {}], got {}", kMaxTopN, p.topN));
+    if (p.finalTopN < 0 || p.finalTopN > kMaxTopN)
+        return bad(fmt::format("final top-n must be in [0, {}], got {}", kMaxTopN, p.finalTopN));
     return {};
 }
 

@@ -26,6 +26,10 @@ struct SamplerParams {
     std::vector<std::pair<int32_t, float>> logitBias;  // (token id, finite value added to its logit)
     uint64_t seed = 0;           // seeds std::mt19937_64
     int32_t topN = 20;           // candidates recorded per step, [0, kMaxTopN]
+    // Candidates of the distribution drawn from (after every stage) recorded per step, by final
+    // probability: SampleRecord::finalTop, [0, kMaxTopN]. 0: none (what the server's processed
+    // logprobs need; the app reads each stage from `top`).
+    int32_t finalTopN = 0;
 };
 
 // Ok, or Error{InvalidArgument} naming the parameter as the CLI flag does and the bad value:

@@ -40,6 +40,8 @@ struct StepRecord {
     // what replaying the sampler needs. sample.logSumExp normalises them over the whole vocabulary.
     std::vector<int32_t> replayIds;
     std::vector<float> replayLogits;
+    // The raw logits of GenerateRequest::namedTokens, in its order (live only: not stored).
+    std::vector<float> namedLogits;
     // When GenerateRequest::inspect asked for this step: inside the pass that produced its logits.
     std::shared_ptr<const PositionInspection> inspection;
     // Under speculative decoding: whether this token was drafted, accepted, corrected or a bonus.

@@ -187,6 +187,15 @@ Result<SampleRecord> SamplerChain::run(std::span<const int32_t> ids, std::span<c
         record.rank = rank;
     }
 
+    if (params_.finalTopN > 0) {  // the survivors by final probability: the order of their penalised logits
+        const size_t k = std::min(size_t(params_.finalTopN), step.count);
+        const auto first = candidates_.begin();
+        auto higher = [](const Candidate& a, const Candidate& b) { return a.logit > b.logit || (a.logit == b.logit && a.id < b.id); };
+        finalOrder_.assign(first, first + ptrdiff_t(step.count));
+        std::partial_sort(finalOrder_.begin(), finalOrder_.begin() + ptrdiff_t(k), finalOrder_.end(), higher);
+        record.finalTop.reserve(k);
+        for (size_t i = 0; i < k; ++i) record.finalTop.push_back({finalOrder_[i].id, float(finalProbability(finalOrder_[i]))});
+    }
     const size_t nTop = std::min(size_t(params_.topN), n);
     if (nTop == 0) return record;
 

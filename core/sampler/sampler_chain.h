@@ -143,6 +143,7 @@ private:
     std::mt19937_64 rng_;
     std::vector<double> rawMasses_;      // [n] e^(logit - max) in input order (vectorised pass)
     std::vector<Candidate> candidates_;  // [n]; survivors of every stage are a prefix [0, count)
+    std::vector<Candidate> finalOrder_;  // the survivors, ordered for SampleRecord::finalTop
     size_t ranked_ = 0;  // candidates_[0, ranked_) are the ranked_ highest, in rank order (may
                          // exceed the survivor count: cuts never reorder what they remove)
     std::vector<int32_t> window_;        // [<= repeatLastN] distinct recent ids, sorted

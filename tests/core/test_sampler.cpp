@@ -1058,3 +1058,41 @@ TEST(SamplerStages, GrammarMaskThenTopK) {
     EXPECT_NEAR(candidate(*r, 2).p[kGrammar], 0.75, kTol);
     EXPECT_EQ(r->survivors, (std::array<int32_t, kSamplerStageCount>{4, 4, 2, 1, 1, 1, 1}));
 }
+
+// finalTop: the distribution drawn from, most probable first, as finalDistribution lists it; a
+// logit bias that lifts a low token reorders it against the raw top-N.
+TEST(SamplerFinalTop, IsTheHeadOfTheDistributionDrawnFrom) {
+    const std::vector<float> logits = logitsOf({0.4, 0.3, 0.2, 0.06, 0.04});
+    SamplerParams p = allOff();
+    p.topK = 4;
+    p.temperature = 0.7f;
+    p.logitBias = {{3, 2.0f}};  // token 3 rises above every other
+    p.topN = 2;
+    p.finalTopN = 3;
+    const auto dist = makeChain(p).finalDistribution(logits, {});
+    ASSERT_TRUE(dist);
+    const auto r = makeChain(p).sample(logits, {});
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->finalTop.size(), 3u);
+    EXPECT_EQ(r->finalTop[0].id, 3);
+    EXPECT_EQ(r->top[0].id, 0);  // the raw top-N is unchanged
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(r->finalTop[i].id, (*dist)[i].id) << i;
+        EXPECT_NEAR(r->finalTop[i].p, (*dist)[i].p, kTol) << i;
+    }
+    for (const auto& c : r->finalTop)
+        if (c.id == r->id) EXPECT_EQ(c.p, r->pFinal);
+    // Fewer survivors than asked (top-k 4 keeps four): only they.
+    p.finalTopN = 10;
+    EXPECT_EQ(makeChain(p).sample(logits, {})->finalTop.size(), 4u);
+    // Greedy: the pick alone, at 1. Not asked: none.
+    p.temperature = 0;
+    const auto g = makeChain(p).sample(logits, {});
+    ASSERT_EQ(g->finalTop.size(), 1u);
+    EXPECT_EQ(g->finalTop[0].id, 3);
+    EXPECT_EQ(g->finalTop[0].p, 1.0f);
+    p.finalTopN = 0;
+    EXPECT_TRUE(makeChain(p).sample(logits, {})->finalTop.empty());
+    p.finalTopN = kMaxTopN + 1;
+    EXPECT_FALSE(SamplerChain::create(p));
+}
