@@ -48,6 +48,13 @@ void check(std::string_view body, Endpoint endpoint) {
     require(r->sampler.minP >= 0 && r->sampler.minP <= 1, "min_p in [0, 1]");
     require(r->sampler.topK >= 0, "top_k not negative");
     if (endpoint == Endpoint::Chat) require(!r->messages.empty(), "a chat request has messages");
+    require(!r->promptLogprobs || (*r->promptLogprobs >= 0 && *r->promptLogprobs <= kMaxTopLogprobs), "prompt_logprobs in [0, 20]");
+    require(!r->promptLogprobs || !r->stream, "prompt_logprobs not streamed");
+    require(r->logprobTokenIds.size() <= kMaxLogprobTokenIds, "at most 64 named tokens");
+    require(r->logprobTokenIds.empty() || r->logprobs, "named tokens only with logprobs");
+    for (int32_t id : r->logprobTokenIds) require(id >= 0, "named token ids not negative");
+    require(r->sampler.finalTopN == (r->logprobs && r->logprobsMode == LogprobsMode::Processed ? r->topLogprobs : 0),
+            "the drawn distribution's alternatives recorded exactly for processed logprobs");
 }
 
 }  // namespace

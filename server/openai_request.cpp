@@ -29,6 +29,7 @@ namespace {
 using nlohmann::json;
 using request_detail::field;
 using request_detail::readStructuredOutput;
+using request_detail::readLogprobExtensions;
 using Parsed = std::expected<ServeRequest, ApiError>;
 
 // What a value is, for messages that say what was wrong without repeating it.
@@ -188,7 +189,7 @@ std::optional<ApiError> refuseUnimplemented(const json& body) {
         "tools", "tool_choice", "functions", "function_call", "guided_json",
         "guided_regex", "guided_choice", "guided_grammar", "structured_outputs", "suffix", "best_of", "min_tokens",
         "ignore_eos", "stop_token_ids", "bad_words", "typical_p", "tfs_z", "mirostat",
-        "dry_multiplier", "xtc_probability", "top_n_sigma", "use_beam_search", "length_penalty", "prompt_logprobs",
+        "dry_multiplier", "xtc_probability", "top_n_sigma", "use_beam_search", "length_penalty",
         "truncate_prompt_tokens", "prediction", "audio", "modalities", "reasoning_effort"};
     for (const char* key : kUnimplemented) {
         const auto it = body.find(key);
@@ -311,9 +312,11 @@ std::expected<ServeRequest, ApiError> parseServeRequest(std::string_view body, E
         }
     }
     if (!error) error = refuseUnimplemented(j);
+    if (!error) error = readLogprobExtensions(j, r);
     if (!error) error = readStructuredOutput(j, body, r);
     if (error) return std::unexpected(*error);
     r.sampler.topN = r.topLogprobs;
+    if (r.logprobs && r.logprobsMode == LogprobsMode::Processed) r.sampler.finalTopN = r.topLogprobs;
     return r;
 }
 

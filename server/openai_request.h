@@ -59,6 +59,12 @@ inline constexpr size_t kMaxStopStrings = 4;    // OpenAI's limit
 inline constexpr size_t kMaxLogitBias = 1024;   // logit_bias entries
 inline constexpr size_t kMaxGrammarBytes = 256 * 1024;  // a grammar's text, or a JSON schema as sent (compact)
 inline constexpr size_t kMaxSchemaNameBytes = 64;        // response_format.json_schema.name (OpenAI's limit)
+inline constexpr size_t kMaxLogprobTokenIds = 64;        // logprob_token_ids entries
+
+// Which distribution logprobs are of (vLLM's --logprobs-mode names): the model's own (raw
+// softmax, before any sampler stage), or the one the token was drawn from (after penalties,
+// grammar, top-k, top-p, min-p and temperature; greedy: the pick at 0).
+enum class LogprobsMode { Raw, Processed };
 
 // What the answer must be.
 enum class OutputFormat { Text, JsonObject, JsonSchema, Grammar };
@@ -85,6 +91,14 @@ struct ServeRequest {
     // first, each with its log-probability given the tokens before it (the first has none: null),
     // as OpenAI's legacy endpoint answers (what evaluation harnesses score log-likelihoods with).
     bool echo = false;
+    // vLLM's prompt_logprobs: each prompt token's raw log-probability given the tokens before it,
+    // its rank, and the N most probable tokens at its position (the first token: null). Not with
+    // stream (as vLLM).
+    std::optional<int32_t> promptLogprobs;
+    // Our extension: the raw log-probability of these token ids at every generated step (checked
+    // against the vocabulary by the server). Needs logprobs.
+    std::vector<int32_t> logprobTokenIds;
+    LogprobsMode logprobsMode = LogprobsMode::Raw;  // `logprobs_mode`: "raw_logprobs" or "processed_logprobs"
     // Structured output: the grammar every step samples under (null: Text).
     OutputFormat format = OutputFormat::Text;
     std::shared_ptr<const grammar::Grammar> grammar;

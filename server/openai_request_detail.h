@@ -1,6 +1,7 @@
 #pragma once
-// What openai_request.cpp (the body's fields, sampling, messages) and openai_structured_output.cpp
-// (response_format, grammar and json_schema compiled to the request's grammar) share. Private to
+// What openai_request.cpp (the body's fields, sampling, messages), openai_structured_output.cpp
+// (response_format, grammar and json_schema compiled to the request's grammar) and
+// openai_logprob_fields.cpp (the log-probability extensions) share. Private to
 // server/.
 
 #include <nlohmann/json.hpp>
@@ -17,5 +18,8 @@ const nlohmann::json& field(const nlohmann::json& body, const char* key);
 // response_format (OpenAI), grammar and json_schema (llama.cpp's server): at most one asks for
 // something; `raw` is the body as sent, whose schemas are compiled in their members' order.
 std::optional<ApiError> readStructuredOutput(const nlohmann::json& body, std::string_view raw, ServeRequest& r);
+
+// prompt_logprobs (vLLM), logprob_token_ids and logprobs_mode (ours): read after logprobs and stream.
+std::optional<ApiError> readLogprobExtensions(const nlohmann::json& body, ServeRequest& r);
 
 }  // namespace inferscope::server::request_detail

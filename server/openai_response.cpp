@@ -1,5 +1,7 @@
 #include "server/openai_response.h"
 
+#include <cmath>
+
 namespace inferscope::server {
 namespace {
 
@@ -35,13 +37,43 @@ Json base(const ResponseHeader& h, bool chunk) {
 
 Json logprobsFor(const std::vector<StepRecord>& steps, const ServeRequest& r, const StepPieceLookup& pieceOf, size_t textStart) {
     if (!r.logprobs) return nullptr;
-    if (r.endpoint == Endpoint::Completion) return completionLogprobs(steps, r.topLogprobs, pieceOf, textStart);
+    if (r.endpoint == Endpoint::Completion) return completionLogprobs(steps, r.topLogprobs, pieceOf, textStart, r.logprobsMode, r.logprobTokenIds);
     Json content = Json::array();
-    for (const StepRecord& s : steps) content.push_back(chatTokenLogprob(s, r.topLogprobs, pieceOf));
+    for (const StepRecord& s : steps) content.push_back(chatTokenLogprob(s, r.topLogprobs, pieceOf, r.logprobsMode, r.logprobTokenIds));
     return {{"content", content}};
 }
 
 Json finishJson(std::string_view finish) { return finish.empty() ? Json(nullptr) : Json(finish); }
+
+// OpenAI's floor for a token with no probability (JSON has no -infinity).
+constexpr double kNoProbability = -9999.0;
+
+double chosenLogprob(const SampleRecord& s, LogprobsMode mode) {
+    if (mode == LogprobsMode::Raw) return logprobOf(s.logit, s.logSumExp);
+    return s.pFinal > 0 ? std::log(double(s.pFinal)) : kNoProbability;
+}
+
+// The alternatives, most probable first: the raw top-N, or the drawn distribution's survivors.
+template <typename F>
+void forEachTop(const SampleRecord& s, int32_t topLogprobs, LogprobsMode mode, F&& f) {
+    if (mode == LogprobsMode::Raw) {
+        for (size_t i = 0; i < s.top.size() && i < size_t(topLogprobs); ++i) f(s.top[i].id, logprobOf(s.top[i].logit, s.logSumExp));
+        return;
+    }
+    for (size_t i = 0; i < s.finalTop.size() && i < size_t(topLogprobs); ++i)
+        f(s.finalTop[i].id, s.finalTop[i].p > 0 ? std::log(double(s.finalTop[i].p)) : kNoProbability);
+}
+
+Json namedLogprobs(const StepRecord& step, std::span<const int32_t> namedIds, const StepPieceLookup& pieceOf) {
+    Json out = Json::array();
+    for (size_t i = 0; i < namedIds.size(); ++i) {
+        const bool kept = i < step.namedLogits.size() && std::isfinite(step.namedLogits[i]);
+        out.push_back({{"id", namedIds[i]},
+                       {"token", pieceText(pieceOf, namedIds[i])},
+                       {"logprob", kept ? logprobOf(step.namedLogits[i], step.sample.logSumExp) : kNoProbability}});
+    }
+    return out;
+}
 
 }  // namespace
 
@@ -74,38 +106,65 @@ Json timingsJson(const GenerationSummary& s) {
     return t;
 }
 
-Json chatTokenLogprob(const StepRecord& step, int32_t topLogprobs, const StepPieceLookup& pieceOf) {
+Json chatTokenLogprob(const StepRecord& step, int32_t topLogprobs, const StepPieceLookup& pieceOf, LogprobsMode mode,
+                      std::span<const int32_t> namedIds) {
     const SampleRecord& s = step.sample;
     Json o = Json::object();
     o["token"] = step.piece;
-    o["logprob"] = logprobOf(s.logit, s.logSumExp);
+    o["logprob"] = chosenLogprob(s, mode);
     o["bytes"] = bytesOf(step.piece);
     Json top = Json::array();
-    for (size_t i = 0; i < s.top.size() && i < size_t(topLogprobs); ++i) {
-        const std::string piece = pieceText(pieceOf, s.top[i].id);
-        top.push_back({{"token", piece}, {"logprob", logprobOf(s.top[i].logit, s.logSumExp)}, {"bytes", bytesOf(piece)}});
-    }
+    forEachTop(s, topLogprobs, mode, [&](int32_t id, double logprob) {
+        const std::string piece = pieceText(pieceOf, id);
+        top.push_back({{"token", piece}, {"logprob", logprob}, {"bytes", bytesOf(piece)}});
+    });
     o["top_logprobs"] = std::move(top);
+    if (!namedIds.empty()) o["token_id_logprobs"] = namedLogprobs(step, namedIds, pieceOf);
     o["inferscope"] = extension(step, topLogprobs, pieceOf);
     return o;
 }
 
-Json completionLogprobs(const std::vector<StepRecord>& steps, int32_t topLogprobs, const StepPieceLookup& pieceOf, size_t textStart) {
+Json completionLogprobs(const std::vector<StepRecord>& steps, int32_t topLogprobs, const StepPieceLookup& pieceOf, size_t textStart,
+                        LogprobsMode mode, std::span<const int32_t> namedIds) {
     Json tokens = Json::array(), logprobs = Json::array(), tops = Json::array(), offsets = Json::array(), ext = Json::array();
+    Json named = Json::array();
     size_t offset = textStart;
     for (const StepRecord& step : steps) {
         const SampleRecord& s = step.sample;
         tokens.push_back(step.piece);
-        logprobs.push_back(logprobOf(s.logit, s.logSumExp));
+        logprobs.push_back(chosenLogprob(s, mode));
         Json top = Json::object();
-        for (size_t i = 0; i < s.top.size() && i < size_t(topLogprobs); ++i)
-            top[pieceText(pieceOf, s.top[i].id)] = logprobOf(s.top[i].logit, s.logSumExp);
+        forEachTop(s, topLogprobs, mode, [&](int32_t id, double logprob) { top[pieceText(pieceOf, id)] = logprob; });
         tops.push_back(std::move(top));
         offsets.push_back(offset);
         offset += step.piece.size();
+        if (!namedIds.empty()) named.push_back(namedLogprobs(step, namedIds, pieceOf));
         ext.push_back(extension(step, topLogprobs, pieceOf));
     }
-    return {{"tokens", tokens}, {"token_logprobs", logprobs}, {"top_logprobs", tops}, {"text_offset", offsets}, {"inferscope", ext}};
+    Json o = {{"tokens", tokens}, {"token_logprobs", logprobs}, {"top_logprobs", tops}, {"text_offset", offsets}};
+    if (!namedIds.empty()) o["token_id_logprobs"] = std::move(named);
+    o["inferscope"] = std::move(ext);
+    return o;
+}
+
+Json promptLogprobsJson(const std::vector<PromptPositionLogprobs>& positions, const StepPieceLookup& pieceOf) {
+    Json out = Json::array();
+    for (const PromptPositionLogprobs& p : positions) {
+        if (!p.logprob) {
+            out.push_back(nullptr);
+            continue;
+        }
+        Json entry = Json::object();
+        entry[std::to_string(p.id)] = {{"logprob", *p.logprob}, {"rank", p.rank}, {"decoded_token", pieceText(pieceOf, p.id)}};
+        int32_t rank = 0;
+        for (const auto& [id, logprob] : p.top) {
+            ++rank;
+            if (id == p.id) continue;
+            entry[std::to_string(id)] = {{"logprob", logprob}, {"rank", rank}, {"decoded_token", pieceText(pieceOf, id)}};
+        }
+        out.push_back(std::move(entry));
+    }
+    return out;
 }
 
 void prependEcho(Json& choice, const std::string& prompt, const std::vector<PromptTokenLogprob>& tokens, bool logprobs) {
@@ -133,6 +192,14 @@ void prependEcho(Json& choice, const std::string& prompt, const std::vector<Prom
     for (const char* key : {"tokens", "token_logprobs", "top_logprobs", "inferscope"})
         for (Json& v : lp[key]) out[key].push_back(std::move(v));
     for (const Json& v : lp["text_offset"]) out["text_offset"].push_back(v.get<size_t>() + prompt.size());
+    if (lp.contains("token_id_logprobs")) {  // the prompt's tokens have none: null, as the first token's logprob
+        Json named = Json(tokens.size(), nullptr);
+        for (Json& v : lp["token_id_logprobs"]) named.push_back(std::move(v));
+        Json ext = std::move(out["inferscope"]);
+        out.erase("inferscope");
+        out["token_id_logprobs"] = std::move(named);
+        out["inferscope"] = std::move(ext);
+    }
     lp = std::move(out);
 }
 

@@ -3,7 +3,8 @@
 // logprobs, usage, plus our timings and a per-token extension. Pure functions of plain values.
 //
 // logprobs are of the model's own distribution (the raw softmax, before any sampler stage):
-// logit - logSumExp in double. Per token, "inferscope" holds the step record in the schema the
+// logit - logSumExp in double; with logprobs_mode "processed_logprobs", of the distribution each
+// token was drawn from. Per token, "inferscope" holds the step record in the schema the
 // CLI's --json and the app's export share (record/step_record_json.h): p_final (the probability
 // in the distribution drawn from), survivors after each stage, and each top candidate's
 // probability after every stage. The end-of-generation token adds no text and is not listed,
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,10 +46,28 @@ Json timingsJson(const GenerationSummary& summary);
 
 // The chat endpoint's entry for one token: {token, logprob, bytes, top_logprobs: [{token, logprob,
 // bytes}], inferscope: step record}. pieceOf gives the alternatives' text.
-Json chatTokenLogprob(const StepRecord& step, int32_t topLogprobs, const StepPieceLookup& pieceOf);
+// mode Processed: logprob is of the distribution the token was drawn from (log pFinal) and
+// top_logprobs its most probable survivors (SampleRecord::finalTop); a token with no probability
+// there (never drawn: only a described pick) gets OpenAI's floor, -9999. With namedIds (the step's
+// namedLogits were kept for them), `token_id_logprobs`: [{id, token, logprob}], raw in either mode.
+Json chatTokenLogprob(const StepRecord& step, int32_t topLogprobs, const StepPieceLookup& pieceOf,
+                      LogprobsMode mode = LogprobsMode::Raw, std::span<const int32_t> namedIds = {});
 // The legacy endpoint's logprobs object for these tokens: {tokens, token_logprobs, top_logprobs:
 // [{token: logprob}], text_offset, inferscope: [step records]}; text offsets count from textStart.
-Json completionLogprobs(const std::vector<StepRecord>& steps, int32_t topLogprobs, const StepPieceLookup& pieceOf, size_t textStart);
+// mode and namedIds as chatTokenLogprob (token_id_logprobs: one array per token).
+Json completionLogprobs(const std::vector<StepRecord>& steps, int32_t topLogprobs, const StepPieceLookup& pieceOf, size_t textStart,
+                        LogprobsMode mode = LogprobsMode::Raw, std::span<const int32_t> namedIds = {});
+
+// vLLM's prompt_logprobs, one entry per prompt token: null for the first, else an object keyed by
+// token id ("12") of {logprob, rank, decoded_token}, the prompt's own token first, then the most
+// probable tokens at its position (the prompt's token not repeated).
+struct PromptPositionLogprobs {
+    int32_t id = 0;
+    std::optional<double> logprob;  // none: the first token
+    int32_t rank = 0;               // 1 = the highest raw logit (ties: lower id first)
+    std::vector<std::pair<int32_t, double>> top;  // (id, logprob), descending
+};
+Json promptLogprobsJson(const std::vector<PromptPositionLogprobs>& positions, const StepPieceLookup& pieceOf);
 
 // The prompt's tokens as echo lists them: each token's text and its log-probability given the
 // tokens before it (the first has none), with the most probable tokens at its position.

@@ -39,14 +39,15 @@ size_t promptBytes(const ServeRequest& r) {
     return n;
 }
 
-// echo with logprobs: each prompt token's log-probability given the tokens before it (the first
-// has none), teacher-forced in prefill batches (Engine::scoreRows). The cache is left holding the
-// prompt but its last token, so the generation that follows reuses it.
-Result<std::vector<PromptTokenLogprob>> promptLogprobs(Engine& engine, const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
-                                                       int32_t topLogprobs, const std::function<bool()>& cancel) {
+// echo with logprobs, prompt_logprobs: each prompt token's log-probability given the tokens before
+// it (the first has none), its rank and the `top` most probable tokens there, teacher-forced in
+// prefill batches (Engine::scoreRows). The cache is left holding the prompt but its last token, so
+// the generation that follows reuses it.
+Result<std::vector<PromptPositionLogprobs>> scorePrompt(Engine& engine, const std::vector<int32_t>& prompt, int32_t top,
+                                                        const std::function<bool()>& cancel) {
     const int32_t n = int32_t(prompt.size());
-    std::vector<PromptTokenLogprob> out(static_cast<size_t>(n));
-    for (int32_t i = 0; i < n; ++i) out[size_t(i)].piece = tokenizer.tokenBytes(prompt[size_t(i)]);
+    std::vector<PromptPositionLogprobs> out(static_cast<size_t>(n));
+    for (int32_t i = 0; i < n; ++i) out[size_t(i)].id = prompt[size_t(i)];
     std::vector<float> logits;
     std::vector<int32_t> order;
     const int32_t step = engine.maxScoreRows();
@@ -61,19 +62,42 @@ Result<std::vector<PromptTokenLogprob>> promptLogprobs(Engine& engine, const Tok
             double sum = 0;
             for (float x : l) sum += std::exp(double(x) - double(max));
             const double lse = double(max) + std::log(sum);
-            PromptTokenLogprob& t = out[size_t(from + row + 1)];
-            t.logprob = double(l[size_t(prompt[size_t(from + row + 1)])]) - lse;
-            if (topLogprobs <= 0) continue;
+            PromptPositionLogprobs& t = out[size_t(from + row + 1)];
+            const float own = l[size_t(t.id)];
+            t.logprob = double(own) - lse;
+            t.rank = 1;
+            for (size_t id = 0; id < vocab; ++id) t.rank += l[id] > own || (l[id] == own && int32_t(id) < t.id) ? 1 : 0;
+            if (top <= 0) continue;
             order.resize(vocab);
             for (size_t id = 0; id < vocab; ++id) order[id] = int32_t(id);
-            const size_t k = std::min(vocab, size_t(topLogprobs));
+            const size_t k = std::min(vocab, size_t(top));
             std::partial_sort(order.begin(), order.begin() + ptrdiff_t(k), order.end(), [&](int32_t a, int32_t b) {
                 return l[size_t(a)] > l[size_t(b)] || (l[size_t(a)] == l[size_t(b)] && a < b);
             });
-            for (size_t j = 0; j < k; ++j) t.top.emplace_back(tokenizer.tokenBytes(order[j]), double(l[size_t(order[j])]) - lse);
+            for (size_t j = 0; j < k; ++j) t.top.emplace_back(order[j], double(l[size_t(order[j])]) - lse);
         }
     }
     return out;
+}
+
+// What echo lists of the scored prompt: the tokens' text and their `top` alternatives.
+std::vector<PromptTokenLogprob> echoTokens(const std::vector<PromptPositionLogprobs>& scored, const Tokenizer& tokenizer, int32_t top) {
+    std::vector<PromptTokenLogprob> out;
+    out.reserve(scored.size());
+    for (const PromptPositionLogprobs& p : scored) {
+        PromptTokenLogprob& t = out.emplace_back();
+        t.piece = tokenizer.tokenBytes(p.id);
+        t.logprob = p.logprob;
+        for (size_t j = 0; j < p.top.size() && j < size_t(top); ++j) t.top.emplace_back(tokenizer.tokenBytes(p.top[j].first), p.top[j].second);
+    }
+    return out;
+}
+
+// prompt_logprobs as asked: each position's alternatives cut to `top`.
+std::vector<PromptPositionLogprobs> cutTo(std::vector<PromptPositionLogprobs> scored, int32_t top) {
+    for (PromptPositionLogprobs& p : scored)
+        if (p.top.size() > size_t(top)) p.top.resize(size_t(top));
+    return scored;
 }
 
 }  // namespace
@@ -109,6 +133,9 @@ void OpenAiServer::handleCompletion(const std::shared_ptr<http::Exchange>& excha
     for (const auto& [id, bias] : r.sampler.logitBias)
         if (id >= tokenizer_->vocabSize())
             return ex.reply(errorReply(badParameter("logit_bias", fmt::format("logit_bias names a token past the vocabulary of {} tokens", tokenizer_->vocabSize()))));
+    for (int32_t id : r.logprobTokenIds)
+        if (id >= tokenizer_->vocabSize())
+            return ex.reply(errorReply(badParameter("logprob_token_ids", fmt::format("logprob_token_ids names a token past the vocabulary of {} tokens", tokenizer_->vocabSize()))));
     if (promptBytes(r) > size_t(contextLength_) * maxTokenBytes_)
         return ex.reply(errorReply({400, fmt::format("the prompt is longer than the context of {} tokens can hold; shorten it", contextLength_),
                                     "invalid_request_error", promptField, "context_length_exceeded"}));
@@ -144,6 +171,7 @@ void OpenAiServer::handleCompletion(const std::shared_ptr<http::Exchange>& excha
     job->stops = stopStringsFor(r, template_);
     job->generate.stopStrings = job->stops;
     job->generate.grammar = r.grammar;  // structured output: every step masked by it
+    job->generate.namedTokens = r.logprobTokenIds;
     job->request = std::move(r);
     const std::vector<int32_t> prompt = job->generate.prompt;
     admission_->ready(job->ticket, prompt, [this, job](size_t slot) { start(job, slot); });
@@ -190,13 +218,20 @@ std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft)
     const ServeRequest& r = job.request;
     const StepPieceLookup pieceOf = [tok = tokenizer_](int32_t id) { return std::optional(tok->tokenBytes(id)); };
     auto cancel = [&ex] { return ex.gone() || ex.stopping(); };
-    // echo: the prompt's own log-probabilities first; max_tokens 0 asks for nothing more.
+    // echo, prompt_logprobs: the prompt's own log-probabilities first; max_tokens 0 asks for nothing more.
     std::vector<PromptTokenLogprob> echoed;
+    std::vector<PromptPositionLogprobs> promptScores;
     std::optional<Error> echoError;
-    if (r.echo && r.logprobs) {
-        auto scored = promptLogprobs(engine, *tokenizer_, job.generate.prompt, r.topLogprobs, cancel);
-        if (scored) echoed = std::move(*scored);
-        else echoError = scored.error();
+    const bool echoScores = r.echo && r.logprobs;
+    if (echoScores || r.promptLogprobs) {
+        const int32_t top = std::max(echoScores ? r.topLogprobs : 0, r.promptLogprobs.value_or(0));
+        auto scored = scorePrompt(engine, job.generate.prompt, top, cancel);
+        if (!scored) {
+            echoError = scored.error();
+        } else {
+            if (echoScores) echoed = echoTokens(*scored, *tokenizer_, r.topLogprobs);
+            if (r.promptLogprobs) promptScores = cutTo(std::move(*scored), *r.promptLogprobs);
+        }
     }
     const bool generateNothing = r.maxTokens && *r.maxTokens == 0;
     auto generate = [&](GenerationObserver* observer) -> Result<GenerationSummary> {
@@ -222,6 +257,8 @@ std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft)
             const std::string_view finish = result->reason == FinishReason::Cancelled ? kFinishAborted : openAiFinishReason(result->reason);
             Json body = completionResponse(job.header, completion.text(), *result, completion.steps(), r, pieceOf, finish);
             if (r.echo) prependEcho(body["choices"][0], r.prompt, echoed, r.logprobs);
+            if (r.promptLogprobs)  // vLLM's places: in the choice (completions), beside the choices (chat)
+                (r.endpoint == Endpoint::Chat ? body : body["choices"][0])["prompt_logprobs"] = promptLogprobsJson(promptScores, pieceOf);
             reply = http::Reply{200, "application/json", {}, dumpJson(body)};
         }
         return [&ex, reply = std::move(reply)]() mutable { ex.reply(std::move(reply)); };

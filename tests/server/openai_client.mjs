@@ -78,6 +78,37 @@ await check('echo with logprobs', async () => {
   assert.equal(lp.text_offset[r.usage.prompt_tokens], prompt.length);
 });
 
+// The log-probability extensions, passed through by the client as extra body fields: vLLM's
+// prompt_logprobs (equal to echo's), our logprob_token_ids, processed logprobs.
+await check('prompt_logprobs, logprob_token_ids, logprobs_mode', async () => {
+  const prompt = 'Once upon a time';
+  const r = await client.completions.create({
+    model: 'stories260K', prompt, max_tokens: 3, temperature: 0, logprobs: 0, echo: true,
+    prompt_logprobs: 1, logprob_token_ids: [1, 2],
+  });
+  const choice = r.choices[0];
+  const n = r.usage.prompt_tokens;
+  assert.equal(choice.prompt_logprobs.length, n);
+  assert.equal(choice.prompt_logprobs[0], null);
+  for (let i = 1; i < n; ++i) {
+    const own = Object.values(choice.prompt_logprobs[i])[0];
+    assert.equal(own.logprob, choice.logprobs.token_logprobs[i]);
+    assert.equal(own.decoded_token, choice.logprobs.tokens[i]);
+  }
+  const named = choice.logprobs.token_id_logprobs;
+  assert.equal(named.length, n + 3);
+  assert.equal(named[n - 1], null);
+  assert.deepEqual(named[n].map((t) => t.id), [1, 2]);
+  const greedy = await client.chat.completions.create({
+    model: 'stories260K', messages: [{ role: 'user', content: 'Tim' }], max_tokens: 4, temperature: 0,
+    logprobs: true, top_logprobs: 2, logprobs_mode: 'processed_logprobs',
+  });
+  for (const t of greedy.choices[0].logprobs.content) {
+    assert.equal(t.logprob, 0);
+    assert.equal(t.top_logprobs.length, 1);
+  }
+});
+
 // Structured output: response_format json_schema (strict) as the client sends it; greedy, the answer
 // is JSON with exactly the schema's members in its order.
 const person = {

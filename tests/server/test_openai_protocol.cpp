@@ -1,6 +1,8 @@
 // server/: the OpenAI request rules, the response shapes and the streamed text, without sockets.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "server/completion_job.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
@@ -474,4 +476,106 @@ TEST(OpenAiResponse, EchoPutsThePromptsTokensFirst) {
     ASSERT_EQ(lp["inferscope"].size(), 4u);
     EXPECT_TRUE(lp["inferscope"][2].is_null());
     EXPECT_TRUE(lp["inferscope"][3].is_object());
+}
+
+TEST(OpenAiRequest, LogprobExtensionsAreReadAndBounded) {
+    const std::string chat = R"({"messages":[{"role":"user","content":"hi"}],)";
+    auto ok = parseServeRequest(chat + R"("prompt_logprobs":3,"logprobs":true,"top_logprobs":2,"logprob_token_ids":[5,0,7],"logprobs_mode":"processed_logprobs"})", Endpoint::Chat);
+    ASSERT_TRUE(ok) << ok.error().message;
+    EXPECT_EQ(ok->promptLogprobs, 3);
+    EXPECT_EQ(ok->logprobTokenIds, (std::vector<int32_t>{5, 0, 7}));
+    EXPECT_EQ(ok->logprobsMode, LogprobsMode::Processed);
+    EXPECT_EQ(ok->sampler.finalTopN, 2);  // the drawn distribution's alternatives are recorded
+    auto plain = parseServeRequest(chat + R"("logprobs":true,"top_logprobs":2,"logprobs_mode":"raw_logprobs"})", Endpoint::Chat);
+    ASSERT_TRUE(plain);
+    EXPECT_EQ(plain->logprobsMode, LogprobsMode::Raw);
+    EXPECT_EQ(plain->sampler.finalTopN, 0);
+    EXPECT_FALSE(plain->promptLogprobs);
+    auto completion = parseServeRequest(R"({"prompt":"a","logprobs":0,"logprob_token_ids":[1],"prompt_logprobs":0})", Endpoint::Completion);
+    ASSERT_TRUE(completion);
+    EXPECT_EQ(completion->promptLogprobs, 0);
+
+    struct Case {
+        std::string fields;
+        std::string param, message;
+    };
+    for (const Case& c : std::vector<Case>{
+             {R"("prompt_logprobs":21)", "prompt_logprobs", "prompt_logprobs must be an integer between 0 and 20"},
+             {R"("prompt_logprobs":-1)", "prompt_logprobs", "prompt_logprobs must be an integer between 0 and 20"},
+             {R"("prompt_logprobs":"5")", "prompt_logprobs", "prompt_logprobs must be an integer between 0 and 20"},
+             {R"("prompt_logprobs":1,"stream":true)", "prompt_logprobs", "prompt_logprobs is not available with stream: true"},
+             {R"("logprob_token_ids":[1])", "logprob_token_ids", "logprob_token_ids needs logprobs: true"},
+             {R"("logprobs":true,"logprob_token_ids":[1,1])", "logprob_token_ids", "logprob_token_ids names a token twice"},
+             {R"("logprobs":true,"logprob_token_ids":[-3])", "logprob_token_ids", "logprob_token_ids must hold token ids (whole numbers from 0)"},
+             {R"("logprobs":true,"logprob_token_ids":[1.5])", "logprob_token_ids", "logprob_token_ids must hold token ids (whole numbers from 0)"},
+             {R"("logprobs":true,"logprob_token_ids":{"a":1})", "logprob_token_ids", "logprob_token_ids must be an array of token ids"},
+             {R"("logprobs_mode":"raw_logits")", "logprobs_mode", R"(logprobs_mode must be "raw_logprobs" or "processed_logprobs")"},
+             {R"("logprobs_mode":7)", "logprobs_mode", R"(logprobs_mode must be "raw_logprobs" or "processed_logprobs")"}}) {
+        const ApiError e = errorOf(chat + c.fields + "}");
+        EXPECT_EQ(e.status, 400) << c.fields;
+        EXPECT_EQ(e.param, c.param) << c.fields;
+        EXPECT_EQ(e.message, c.message) << c.fields;
+    }
+    std::string many = chat + R"("logprobs":true,"logprob_token_ids":[)";
+    for (size_t i = 0; i <= kMaxLogprobTokenIds; ++i) many += (i ? "," : "") + std::to_string(i);
+    EXPECT_EQ(errorOf(many + "]}").message, "logprob_token_ids may name at most 64 tokens");
+    EXPECT_EQ(errorOf(R"({"prompt":"a","logprob_token_ids":[1]})", Endpoint::Completion).message,
+              "logprob_token_ids needs logprobs (a number of alternatives, 0 or more)");
+}
+
+TEST(OpenAiResponse, ProcessedLogprobsAreOfTheDistributionDrawnFrom) {
+    StepRecord s = sampleStep(" a");
+    s.sample.pFinal = 0.5f;
+    s.sample.finalTop = {{10, 0.5f}, {12, 0.25f}, {11, 0.25f}};  // ordered by final probability, not raw logit
+    s.namedLogits = {1.0f, 3.0f};
+    const std::vector<int32_t> named{13, 10};
+    const Json raw = chatTokenLogprob(s, 2, pieces(), LogprobsMode::Raw, named);
+    EXPECT_EQ(raw["logprob"].get<double>(), -1.0);
+    EXPECT_EQ(raw["top_logprobs"][1]["token"], "\xe2\x80");
+    const Json processed = chatTokenLogprob(s, 2, pieces(), LogprobsMode::Processed, named);
+    EXPECT_DOUBLE_EQ(processed["logprob"].get<double>(), std::log(0.5));
+    ASSERT_EQ(processed["top_logprobs"].size(), 2u);
+    EXPECT_EQ(processed["top_logprobs"][0]["token"], "t10");
+    EXPECT_EQ(processed["top_logprobs"][1]["token"], "t12");
+    EXPECT_DOUBLE_EQ(processed["top_logprobs"][1]["logprob"].get<double>(), std::log(0.25));
+    // The named tokens: raw in either mode, in the order asked.
+    for (const Json* j : {&raw, &processed})
+        EXPECT_EQ(dumpJson((*j)["token_id_logprobs"]),
+                  R"([{"id":13,"token":"t13","logprob":-2.0},{"id":10,"token":"t10","logprob":0.0}])");
+    EXPECT_FALSE(chatTokenLogprob(s, 2, pieces())["top_logprobs"].is_null());
+    EXPECT_FALSE(chatTokenLogprob(s, 2, pieces()).contains("token_id_logprobs"));  // not asked: not there
+
+    s.sample.pFinal = 0;  // a described pick the drawn distribution did not hold: OpenAI's floor
+    EXPECT_EQ(chatTokenLogprob(s, 0, pieces(), LogprobsMode::Processed)["logprob"].get<double>(), -9999.0);
+
+    const Json legacy = completionLogprobs({s}, 2, pieces(), 0, LogprobsMode::Processed, named);
+    EXPECT_EQ(dumpJson(legacy["top_logprobs"][0]), R"({"t10":-0.6931471805599453,"t12":-1.3862943611198906})");
+    EXPECT_EQ(legacy["token_id_logprobs"][0][1]["logprob"].get<double>(), 0.0);
+}
+
+TEST(OpenAiResponse, PromptLogprobsAreVllmsShape) {
+    std::vector<PromptPositionLogprobs> positions(3);
+    positions[0].id = 1;
+    positions[1] = {12, -0.5, 1, {{12, -0.5}, {11, -1.5}}};
+    positions[2] = {13, -4.0, 7, {{10, -0.25}, {11, -2.0}}};
+    const Json j = promptLogprobsJson(positions, pieces());
+    // Token 11 is part of a character: its text is dumped with U+FFFD in place of the bytes.
+    std::string expected = R"([null,)"
+                           R"({"12":{"logprob":-0.5,"rank":1,"decoded_token":"t12"},"11":{"logprob":-1.5,"rank":2,"decoded_token":"\ufffd"}},)"
+                           R"({"13":{"logprob":-4.0,"rank":7,"decoded_token":"t13"},"10":{"logprob":-0.25,"rank":1,"decoded_token":"t10"},)"
+                           R"("11":{"logprob":-2.0,"rank":2,"decoded_token":"\ufffd"}}])";
+    for (size_t at; (at = expected.find("\\ufffd")) != std::string::npos;) expected.replace(at, 6, "\xEF\xBF\xBD");
+    EXPECT_EQ(dumpJson(j), expected);
+}
+
+TEST(OpenAiResponse, EchoedPromptTokensHaveNoNamedLogprobs) {
+    StepRecord step = sampleStep(" there");
+    step.namedLogits = {2.0f};
+    const std::vector<int32_t> named{4};
+    Json choice = {{"text", " there"}, {"logprobs", completionLogprobs({step}, 0, pieces(), 0, LogprobsMode::Raw, named)}};
+    prependEcho(choice, "Once", {{"Once", std::nullopt, {}}}, true);
+    const Json& lp = choice["logprobs"];
+    EXPECT_EQ(dumpJson(lp["token_id_logprobs"]), R"([null,[{"id":4,"token":"t4","logprob":-1.0}]])");
+    EXPECT_EQ(lp.back().size(), 2u);  // inferscope stays the last member
+    EXPECT_TRUE(lp.back()[0].is_null());
 }

@@ -555,3 +555,106 @@ TEST_F(Serve, EchoWithLogprobsScoresThePromptAsScoreDoes) {
                             {{"prompt", prompt}, {"echo", true}, {"max_tokens", 5}, {"temperature", 0}});
     EXPECT_EQ(streamedText(s->body).first, whole["choices"][0]["text"]);
 }
+
+// vLLM's prompt_logprobs: the prompt's tokens scored as echo scores them, keyed by id with their
+// rank; on chat beside the choices.
+TEST_F(Serve, PromptLogprobsAreEchosScoresKeyedByIdWithRanks) {
+    const std::string prompt = "Once upon a time there was a little girl";
+    auto c = server_->client();  // read in the order sent: the prompt's own token comes first
+    const json body = {{"prompt", prompt}, {"echo", true}, {"logprobs", 1}, {"prompt_logprobs", 2}, {"max_tokens", 1}, {"temperature", 0}};
+    const auto reply = c.post("/v1/completions", body.dump());
+    ASSERT_TRUE(reply && reply->status == 200);
+    const auto r = nlohmann::ordered_json::parse(reply->body);
+    ASSERT_TRUE(r.contains("choices")) << r.dump();
+    const auto& choice = r["choices"][0];
+    const auto& echoed = choice["logprobs"];
+    const auto& pl = choice["prompt_logprobs"];
+    const int n = r["usage"]["prompt_tokens"];
+    ASSERT_EQ(int(pl.size()), n);
+    EXPECT_TRUE(pl[0].is_null());
+    for (int i = 1; i < n; ++i) {
+        const auto& entry = pl[i];
+        ASSERT_TRUE(entry.is_object()) << i;
+        ASSERT_GE(entry.size(), 2u) << i;  // the prompt's token, then the alternatives it is not
+        ASSERT_LE(entry.size(), 3u) << i;
+        const auto& own = entry.begin().value();
+        EXPECT_EQ(own["logprob"], echoed["token_logprobs"][i]) << i;
+        EXPECT_EQ(own["decoded_token"], echoed["tokens"][i]) << i;
+        const bool isTop = echoed["top_logprobs"][i].begin().key() == echoed["tokens"][i].get<std::string>();
+        EXPECT_EQ(own["rank"] == 1, isTop) << i;
+        for (const auto& [id, alt] : entry.items())
+            if (alt["rank"] == 1) EXPECT_EQ(alt["decoded_token"].get<std::string>(), echoed["top_logprobs"][i].begin().key()) << i;
+    }
+    const json chat = post(*server_, "/v1/chat/completions",
+                           {{"messages", {{{"role", "user"}, {"content", "Tim"}}}}, {"prompt_logprobs", 0}, {"max_tokens", 1}});
+    ASSERT_TRUE(chat.contains("prompt_logprobs")) << chat.dump();
+    EXPECT_EQ(chat["prompt_logprobs"].size(), chat["usage"]["prompt_tokens"].get<size_t>());
+    EXPECT_EQ(chat["prompt_logprobs"][1].size(), 1u);  // no alternatives asked: the prompt's token alone
+    const json streamed = post(*server_, "/v1/completions", {{"prompt", prompt}, {"prompt_logprobs", 1}, {"stream", true}}, 400);
+    EXPECT_EQ(streamed["error"]["message"], "prompt_logprobs is not available with stream: true");
+}
+
+// logprob_token_ids: the raw log-probability of named tokens at every step, equal to the listed
+// token's own where it is the one named.
+TEST_F(Serve, NamedTokensAreScoredAtEveryStep) {
+    const json body = {{"prompt", "Once upon a time"}, {"logprobs", 0}, {"max_tokens", 6}, {"temperature", 0}};
+    const json first = post(*server_, "/v1/completions", body);
+    const json& steps = first["choices"][0]["logprobs"]["inferscope"];
+    ASSERT_EQ(steps.size(), 6u) << first.dump();
+    const int32_t chosen0 = steps[0]["id"], chosen1 = steps[1]["id"];
+    json named = body;
+    named["logprob_token_ids"] = {chosen1, chosen0, 1};
+    const json r = post(*server_, "/v1/completions", named);
+    const json& lp = r["choices"][0]["logprobs"];
+    EXPECT_EQ(lp["tokens"], first["choices"][0]["logprobs"]["tokens"]);
+    ASSERT_EQ(lp["token_id_logprobs"].size(), 6u);
+    for (size_t i = 0; i < 6; ++i) {
+        const json& at = lp["token_id_logprobs"][i];
+        ASSERT_EQ(at.size(), 3u);
+        EXPECT_EQ(at[0]["id"], chosen1);
+        EXPECT_EQ(at[2]["id"], 1);
+        for (const json& t : at) EXPECT_LE(t["logprob"].get<double>(), 0.0);
+    }
+    EXPECT_EQ(lp["token_id_logprobs"][0][1]["logprob"], lp["token_logprobs"][0]);  // exactly the chosen token's
+    EXPECT_EQ(lp["token_id_logprobs"][1][0]["logprob"], lp["token_logprobs"][1]);
+    EXPECT_EQ(lp["token_id_logprobs"][0][1]["token"], lp["tokens"][0]);
+
+    const json chat = post(*server_, "/v1/chat/completions",
+                           {{"messages", {{{"role", "user"}, {"content", "Tim"}}}}, {"logprobs", true}, {"logprob_token_ids", {1, 2}}, {"max_tokens", 2}});
+    ASSERT_TRUE(chat.contains("choices")) << chat.dump();
+    for (const json& t : chat["choices"][0]["logprobs"]["content"]) EXPECT_EQ(t["token_id_logprobs"].size(), 2u);
+    const json past = post(*server_, "/v1/completions", {{"prompt", "a"}, {"logprobs", 0}, {"logprob_token_ids", {512}}}, 400);
+    EXPECT_EQ(past["error"]["message"], "logprob_token_ids names a token past the vocabulary of 512 tokens");
+    EXPECT_EQ(past["error"]["param"], "logprob_token_ids");
+}
+
+// logprobs_mode processed_logprobs: the distribution each token was drawn from (the step record's
+// p_final); greedy gives every pick 0 and no other alternative.
+TEST_F(Serve, ProcessedLogprobsAreOfTheDistributionDrawnFrom) {
+    json body = {{"messages", {{{"role", "user"}, {"content", "Tim"}}}}, {"logprobs", true}, {"top_logprobs", 3},
+                 {"logprobs_mode", "processed_logprobs"}, {"max_tokens", 8}, {"temperature", 0.8}, {"top_k", 5}, {"seed", 11}};
+    const json r = post(*server_, "/v1/chat/completions", body);
+    const json& content = r["choices"][0]["logprobs"]["content"];
+    ASSERT_FALSE(content.empty()) << r.dump();
+    for (const json& t : content) {
+        EXPECT_NEAR(t["logprob"].get<double>(), std::log(t["inferscope"]["p_final"].get<double>()), 1e-6);
+        ASSERT_LE(t["top_logprobs"].size(), 3u);
+        double mass = 0;
+        for (size_t i = 0; i < t["top_logprobs"].size(); ++i) {
+            mass += std::exp(t["top_logprobs"][i]["logprob"].get<double>());
+            if (i > 0) EXPECT_LE(t["top_logprobs"][i]["logprob"], t["top_logprobs"][i - 1]["logprob"]);
+        }
+        EXPECT_LE(mass, 1.0 + 1e-6);
+    }
+    body["logprobs_mode"] = "raw_logprobs";
+    const json raw = post(*server_, "/v1/chat/completions", body);
+    ASSERT_EQ(raw["choices"][0]["message"], r["choices"][0]["message"]);  // the mode changes what is reported, not the answer
+    body["temperature"] = 0;
+    body["logprobs_mode"] = "processed_logprobs";
+    const json greedy = post(*server_, "/v1/chat/completions", body);
+    for (const json& t : greedy["choices"][0]["logprobs"]["content"]) {
+        EXPECT_EQ(t["logprob"].get<double>(), 0.0);
+        ASSERT_EQ(t["top_logprobs"].size(), 1u);
+        EXPECT_EQ(t["top_logprobs"][0]["token"], t["token"]);
+    }
+}
