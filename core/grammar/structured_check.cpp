@@ -1,11 +1,16 @@
 #include "grammar/structured_check.h"
 
+#include <deque>
+#include <mutex>
+
 #include "grammar/grammar_matcher.h"
 #include "grammar/json_schema.h"
 
 namespace inferscope::grammar {
 
-Result<std::shared_ptr<const Grammar>> compileConstraint(const StructuredConstraint& c) {
+namespace {
+
+Result<std::shared_ptr<const Grammar>> compileUncached(const StructuredConstraint& c) {
     Result<std::string> gbnf = std::string();
     switch (c.kind) {
         case StructuredKind::Off: return std::shared_ptr<const Grammar>();
@@ -17,6 +22,35 @@ Result<std::shared_ptr<const Grammar>> compileConstraint(const StructuredConstra
     auto g = parseGbnf(*gbnf);
     if (!g) return std::unexpected(g.error());
     return std::make_shared<const Grammar>(std::move(*g));
+}
+
+struct Compiled {
+    StructuredConstraint constraint;
+    Result<std::shared_ptr<const Grammar>> grammar;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const Grammar>> compileConstraint(const StructuredConstraint& c) {
+    if (c.kind == StructuredKind::Off) return std::shared_ptr<const Grammar>();
+    static std::mutex mutex;
+    static std::deque<Compiled> recent;  // most recent first
+    constexpr size_t kKept = 8;
+    {
+        std::lock_guard lock(mutex);
+        for (auto it = recent.begin(); it != recent.end(); ++it)
+            if (it->constraint == c) {
+                Compiled hit = std::move(*it);
+                recent.erase(it);
+                recent.push_front(std::move(hit));
+                return recent.front().grammar;
+            }
+    }
+    auto compiled = compileUncached(c);  // outside the lock: a large schema takes a while
+    std::lock_guard lock(mutex);
+    recent.push_front({c, compiled});
+    if (recent.size() > kKept) recent.pop_back();
+    return compiled;
 }
 
 StructuredCheck checkStructured(const StructuredConstraint& c, std::string_view text) {

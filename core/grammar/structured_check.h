@@ -16,7 +16,10 @@
 
 namespace inferscope::grammar {
 
-// The grammar for `c` (null for Off); the schema's or the grammar's error otherwise.
+// The grammar for `c` (null for Off); the schema's or the grammar's error otherwise. The last 8
+// constraints compiled are kept (thread-safe): the same constraint again (a branch checked, then
+// generated under it; every verdict of a conversation's answers) gives the same grammar without
+// compiling it again. A grammar is immutable, so sharing it is safe.
 Result<std::shared_ptr<const Grammar>> compileConstraint(const StructuredConstraint& c);
 
 struct StructuredCheck {

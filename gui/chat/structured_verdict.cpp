@@ -2,6 +2,7 @@
 
 #include <QCoreApplication>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "chat/chat_message.h"
 #include "grammar/structured_check.h"
@@ -18,12 +19,24 @@ QString askedFor(StructuredKind kind) {
 
 }  // namespace
 
+QVariantMap computeVerdict(const StructuredConstraint& c, const std::string& bytes);
+
 QVariantMap structuredVerdict(const ChatMessage& m) {
     const StructuredConstraint& c = m.origin.structured;
     if (!c.active() || m.role != Message::Assistant || m.streaming) return {};
     std::string bytes;
     for (const StepRecord& s : m.steps) bytes += s.piece;
     if (m.steps.empty()) bytes = m.text.toStdString();
+    // The view asks again each time a delegate is made (scrolling, a version shown again): the
+    // verdicts of the last answers are kept, keyed by everything they depend on. GUI thread only.
+    static std::unordered_map<std::string, QVariantMap> kept;
+    std::string key = std::string(structuredKindName(c.kind)) + '\0' + c.text + '\0' + bytes;
+    if (const auto it = kept.find(key); it != kept.end()) return it->second;
+    if (kept.size() >= 64) kept.clear();
+    return kept[std::move(key)] = computeVerdict(c, bytes);
+}
+
+QVariantMap computeVerdict(const StructuredConstraint& c, const std::string& bytes) {
     const grammar::StructuredCheck check = grammar::checkStructured(c, bytes);
     QVariantMap v{{"kind", QString::fromLatin1(structuredKindName(c.kind).data())}};
     using Verdict = grammar::StructuredCheck::Verdict;

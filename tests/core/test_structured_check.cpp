@@ -54,6 +54,24 @@ TEST(StructuredCheck, AConstraintThatDoesNotCompileIsNotChecked) {
     EXPECT_TRUE(compileConstraint(kSchema).value());
 }
 
+// A branch is checked under its constraint and then generated under it, and every answer's verdict
+// compiles its constraint: the same constraint gives the same grammar, compiled once, until eight
+// others have been compiled since.
+TEST(StructuredCheck, TheSameConstraintIsCompiledOnce) {
+    const auto first = compileConstraint(kSchema).value();
+    EXPECT_EQ(compileConstraint(kSchema).value(), first);
+    const StructuredConstraint other{StructuredKind::Gbnf, "root ::= \"a\""};
+    EXPECT_NE(compileConstraint(other).value(), first);
+    EXPECT_EQ(compileConstraint(kSchema).value(), first);
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE(compileConstraint({StructuredKind::Gbnf, "root ::= \"" + std::to_string(i) + "\""}));
+    const auto again = compileConstraint(kSchema).value();
+    EXPECT_NE(again, first);  // pushed out, compiled anew: the same grammar
+    EXPECT_EQ(checkStructured(kSchema, R"({"ok": true})").verdict, checkStructured(kSchema, R"({"ok": true})").verdict);
+    const auto broken = compileConstraint({StructuredKind::Gbnf, "root ::= nothing"});
+    ASSERT_FALSE(broken);
+    EXPECT_EQ(compileConstraint({StructuredKind::Gbnf, "root ::= nothing"}).error().message, broken.error().message);
+}
+
 TEST(StructuredCheck, KindNamesRoundTrip) {
     for (StructuredKind k : {StructuredKind::Off, StructuredKind::Json, StructuredKind::JsonSchema, StructuredKind::Gbnf})
         EXPECT_EQ(structuredKindFromName(structuredKindName(k)), k);
