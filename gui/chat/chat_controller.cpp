@@ -180,7 +180,8 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix, 
         job.grammar = structured_->grammar();
     }
     const StructuredConstraint constraint = job.structured;
-    if (speculative_ && speculative_->enabled() && engine_->abilities().drafts) {
+    if (writer_) job.otherModel = writer_->modelFile;
+    if (!writer_ && speculative_ && speculative_->enabled() && engine_->abilities().drafts) {
         SpeculativeJob spec;
         spec.source = speculative_->mode() == SpeculativeSettings::Mode::DraftModel ? DraftSource::Model : DraftSource::NGram;
         spec.maxDraft = speculative_->maxDraft();
@@ -218,7 +219,7 @@ bool ChatController::startAnswer(int answerRow, std::vector<StepRecord> prefix, 
     connect(active_, &GenerationHandle::finished, this, &ChatController::onGenerationFinished);
     connect(active_, &GenerationHandle::failed, this, &ChatController::onGenerationFailed);
     // The answer keeps what made it, and the text of each token its steps name (a branch's kept ones now).
-    AnswerOrigin origin = engine_->answerOrigin();
+    AnswerOrigin origin = writer_ ? *writer_ : engine_->answerOrigin();
     origin.structured = constraint;
     model_.setOrigin(answerRow_, std::move(origin));
     model_.addTokenTexts(answerRow_, tokenTextsOf(answerPrefix_));
@@ -312,9 +313,17 @@ QString ChatController::originLabel(const AnswerOrigin& origin) {
     return origin.modelFile.empty() ? name : tr("%1 (%2)").arg(name, QString::fromStdString(origin.modelFile));
 }
 
+bool ChatController::branchWithModel(int row, int step, int tokenId, const AnswerOrigin& writer) {
+    if (writer.remote() || writer.modelFile.empty()) return false;
+    writer_ = writer;
+    const bool started = branchFrom(row, step, tokenId);
+    writer_.reset();
+    return started;
+}
+
 bool ChatController::branchFrom(int row, int step, int tokenId) {
     // Not the structured-output setting: a branch keeps the constraint its answer was made under.
-    if (!canSend() || row < 0 || row >= model_.count() || !speculativeReady()) return false;
+    if (!canSend() || row < 0 || row >= model_.count() || (!writer_ && !speculativeReady())) return false;
     const ChatMessage& answer = model_.at(row);
     if (answer.role != Message::Assistant || step < 0 || step >= int(answer.steps.size())) return false;
     // The kept steps, and the alternative in place of step `step`'s pick: same distribution,

@@ -122,6 +122,9 @@ public:
     // The previous continuation stays as another version of the answer; when later turns follow it,
     // they stay in the stored conversation and the branch continues in "Title (version n)".
     Q_INVOKABLE bool branchFrom(int row, int step, int tokenId);
+    // The same, but `writer` (the comparison's second model, loaded beside this one: its origin,
+    // GenerationJob::otherModel) writes the new tokens, and the new version keeps it as its origin.
+    bool branchWithModel(int row, int step, int tokenId, const AnswerOrigin& writer);
     // "stories260K (/path/stories260K.gguf)", "qwen @ http://host:8080": which model an answer needs.
     static QString originLabel(const AnswerOrigin& origin);
     // Shows another version of an answer (regenerated or branched); the next turn continues it.
@@ -234,6 +237,7 @@ private:
     QPointer<GenerationHandle> active_;
     int answerRow_ = -1;
     std::vector<StepRecord> answerPrefix_;  // a branch's kept steps (its new steps are numbered after them)
+    std::optional<AnswerOrigin> writer_;    // during branchWithModel: who writes the branch
     std::vector<int> chunkRows_;  // the message row of each chunk of the active job
     SamplerParams activeSampler_;
     PrefillStats activePrefill_;

@@ -3,6 +3,8 @@
 // into the answer's row, its stats and the cache note, and the answer stored when it ends; and an
 // answer ended here (the window closed, a new conversation) as if the engine had stopped it.
 // Starting an answer, in its variants (send, regenerate, continue, branch), is chat_controller.cpp.
+#include <QFileInfo>
+
 #include "chat/chat_controller.h"
 
 #include <algorithm>
@@ -115,8 +117,15 @@ void ChatController::onGenerationFinished(const GenerationSummary& summary) {
     // Without a tokenizer the ids are the remote vocabulary's synthetic ones: nothing to put in a context.
     std::vector<int32_t> tokens = !engine_->abilities().tokenizes ? std::vector<int32_t>()
                                   : prompt.answerTokens(answerPrefix_, summary, model ? model->tokenizer.get() : nullptr);
-    const AnswerStats stats = AnswerStats::fromSummary(summary, int(answerPrefix_.size()), activeSampler_, engine_->modelName(),
-                                                       engine_->deviceDescription());
+    // Who wrote it: the loaded model, or the comparison's second model beside it (named with its
+    // file, as two quantizations of a model share its name).
+    const AnswerOrigin& writer = model_.at(row).origin;
+    const bool byOther = model && !writer.remote() && !writer.modelFile.empty() && writer.modelFile != model->path;
+    const QString author = byOther ? tr("%1 (%2)").arg(QString::fromStdString(writer.modelName),
+                                                       QFileInfo(QString::fromStdString(writer.modelFile)).fileName())
+                                   : engine_->modelName();
+    const AnswerStats stats = AnswerStats::fromSummary(summary, int(answerPrefix_.size()), activeSampler_, author,
+                                                       byOther ? QString::fromStdString(writer.device) : engine_->deviceDescription());
     model_.setTokens(row, std::move(tokens));
     if (model_.at(row).origin.remote()) {  // whether the server recorded its sampler's stages is known once its steps came
         AnswerOrigin origin = model_.at(row).origin;

@@ -10,6 +10,7 @@
 
 #include "engine/compare.h"
 #include "engine/prompt_builder.h"  // PromptChunk
+#include "record/answer_origin.h"
 
 namespace inferscope {
 
@@ -29,6 +30,8 @@ struct CompareResult {
     std::string modelB;          // B's path
     double loadMs = 0;           // B's load (0: the copy the previous comparison loaded)
     double compareMs = 0;        // the teacher-forced pass through both models
+    // B as an answer it writes keeps it (GenerationJob::otherModel: B continues an answer).
+    AnswerOrigin originB;
 };
 
 }  // namespace inferscope

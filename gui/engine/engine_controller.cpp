@@ -227,14 +227,14 @@ void EngineController::onLoadFailed(quint64 requestId, const QString& message) {
 GenerationHandle* EngineController::startGeneration(GenerationJob job) {
     if (!model_ || !backend_ || state_ != State::Ready) return nullptr;
     job.id = nextId_++;
-    if (!job.measurement)
+    if (!job.measurement && job.otherModel.empty())
         for (const auto& [lens, attention] : std::as_const(firstStepCapture_)) {
             if (lens) job.inspect.lensStep = 0;
             if (attention) job.inspect.attentionStep = 0;
         }
     if (!backend_->start(job)) return nullptr;
     currentJob_ = job.id;
-    measuring_ = job.measurement;
+    measuring_ = job.measurement || !job.otherModel.empty();  // the status bar keeps the loaded model's figures
     if (current_) current_->deleteLater();  // a finished job's handle, not yet deleted
     current_ = new GenerationHandle(job.id, [this](quint64 id) {
         if (id == currentJob_) stop();

@@ -94,6 +94,10 @@ struct GenerationJob {
     std::string grammarPrefix;  // a branch: its kept bytes, matched before the new tokens (GenerateRequest::grammarPrefix)
     // Speculative decoding (a backend that drafts: BackendAbilities::drafts); none: plain decoding.
     std::optional<SpeculativeJob> speculative;
+    // The second model of the last comparison (its path) writes this answer instead of the loaded
+    // model (CompareModel::continueWithB); "" the loaded model. Local only; no drafts, no looking
+    // inside, and the status bar's figures stay the loaded model's.
+    std::string otherModel;
 };
 
 // Steps and the latest KV-cache state since the previous batch (EngineWorker sends at most about

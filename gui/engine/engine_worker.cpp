@@ -122,26 +122,30 @@ void EngineWorker::loadModel(quint64 requestId, const EngineOptions& options) {
     options_ = options;
     modelPath_ = options.modelPath.string();
     lastInspectCostUs_ = 0;  // another model: inspections cost something else
-
-    LoadedModel m;
-    m.path = modelPath_;
-    m.info = engine_->info();
-    m.device = engine_->device().description();
-    m.precision = engine_->model().precisionSummary();
-    m.notices = engine_->notices();
-    m.contextLength = engine_->contextLength();
-    m.weightBytesResident = engine_->model().weightBytesResident();
-    m.weightBytesPerToken = engine_->model().weightBytesPerToken();
-    m.matmulMacsPerToken = engine_->model().matmulMacsPerToken();
-    m.loadUs = engine_->loadUs();
-    m.kv = engine_->kvStats();
-    m.cost = PassCost(engine_->hparams(), m.weightBytesPerToken, m.matmulMacsPerToken, m.kv.bytesPerToken);
-    m.detectedTemplate = detectChatTemplate(m.info.chatTemplate);
-    m.tokenizer = engine_->sharedTokenizer();
-    m.maxTokenBytes = maxTokenBytes(*m.tokenizer);
+    const LoadedModel m = describeLoaded(*engine_, modelPath_);
     maxTokenBytes_ = m.maxTokenBytes;
-    m.vocabularyHash = vocabularyHash(m.tokenizer->vocabSize(), [&tok = *m.tokenizer](int32_t id) { return tokenTextOf(tok, id); });
     emit modelLoaded(requestId, m);
+}
+
+LoadedModel describeLoaded(const Engine& engine, const std::string& path) {
+    LoadedModel m;
+    m.path = path;
+    m.info = engine.info();
+    m.device = engine.device().description();
+    m.precision = engine.model().precisionSummary();
+    m.notices = engine.notices();
+    m.contextLength = engine.contextLength();
+    m.weightBytesResident = engine.model().weightBytesResident();
+    m.weightBytesPerToken = engine.model().weightBytesPerToken();
+    m.matmulMacsPerToken = engine.model().matmulMacsPerToken();
+    m.loadUs = engine.loadUs();
+    m.kv = engine.kvStats();
+    m.cost = PassCost(engine.hparams(), m.weightBytesPerToken, m.matmulMacsPerToken, m.kv.bytesPerToken);
+    m.detectedTemplate = detectChatTemplate(m.info.chatTemplate);
+    m.tokenizer = engine.sharedTokenizer();
+    m.maxTokenBytes = maxTokenBytes(*m.tokenizer);
+    m.vocabularyHash = vocabularyHash(m.tokenizer->vocabSize(), [&tok = *m.tokenizer](int32_t id) { return tokenTextOf(tok, id); });
+    return m;
 }
 
 void EngineWorker::generate(const GenerationJob& job) {
@@ -150,30 +154,37 @@ void EngineWorker::generate(const GenerationJob& job) {
         emit generationFailed(job.id, tr("No model is loaded."));
         return;
     }
+    // The comparison's second model writes this answer: the one the last comparison loaded.
+    const bool byB = !job.otherModel.empty();
+    if (byB && (!engineB_ || modelPathB_ != job.otherModel)) {
+        emit generationFailed(job.id, tr("The second model of the comparison is no longer loaded: compare again to continue with it."));
+        return;
+    }
+    Engine& engine = byB ? *engineB_ : *engine_;
     auto cancelled = [this, id = job.id] { return cancelThrough_->load(std::memory_order_relaxed) >= id; };
     if (job.threads) {
-        const std::string before = engine_->device().description();
-        if (auto ok = engine_->setThreads(*job.threads); !ok) {
+        const std::string before = engine.device().description();
+        if (auto ok = engine.setThreads(*job.threads); !ok) {
             emit generationFailed(job.id, QString::fromStdString(ok.error().message));
             return;
         }
-        if (engine_->device().description() != before) emit deviceChanged(QString::fromStdString(engine_->device().description()));
+        if (!byB && engine.device().description() != before) emit deviceChanged(QString::fromStdString(engine.device().description()));
     }
-    if (job.resetCache) engine_->reset();
+    if (job.resetCache) engine.reset();
     // A prompt that cannot fit is refused before tokenizing: 10 MB of text takes SentencePiece
     // about 15 s (during which neither stop nor closing the window could interrupt it).
     int64_t atLeast = 0;
     for (const PromptChunk& c : job.chunks)
         atLeast += c.hasTokens ? int64_t(c.tokens.size()) : minTokensFor(int64_t(c.text.size()), maxTokenBytes_);
-    if (atLeast > engine_->contextLength()) {
+    if (atLeast > engine.contextLength()) {
         emit generationFailed(job.id, tr("the prompt is at least %1 tokens but the context holds %2; shorten it or load with a larger context")
-                                          .arg(atLeast).arg(engine_->contextLength()));
+                                          .arg(atLeast).arg(engine.contextLength()));
         return;
     }
     // Tokenize the text chunks here, off the GUI thread (a long paste can take a while).
     GenerateRequest req;
     QList<QList<int>> chunkTokens;
-    req.prompt = tokenizeChunks(engine_->tokenizer(), job.chunks, &chunkTokens);
+    req.prompt = tokenizeChunks(engine.tokenizer(), job.chunks, &chunkTokens);
     emit promptPrepared(job.id, chunkTokens);
     req.sampler = job.sampler;
     req.maxTokens = job.maxTokens;
@@ -183,7 +194,8 @@ void EngineWorker::generate(const GenerationJob& job) {
     req.inspect = job.inspect;
     req.grammar = job.grammar;
     req.grammarPrefix = job.grammarPrefix;
-    if (job.speculative) {
+    if (byB) req.inspect = {};  // Layers and Attention look inside the loaded model
+    if (job.speculative && !byB) {
         auto speculative = speculativeFor(*job.speculative);
         if (!speculative) {
             emit generationFailed(job.id, tr("Speculative decoding: %1 Choose another draft model or turn it off in Settings → Speculative decoding.")
@@ -201,7 +213,7 @@ void EngineWorker::generate(const GenerationJob& job) {
     }
     startGenerationBudget();
     BatchingObserver observer(this, job.id, std::move(hook), cancelled);
-    auto result = engine_->generate(req, &observer, cancelled);
+    auto result = engine.generate(req, &observer, cancelled);
     observer.flush();
     if (!result) {
         emit generationFailed(job.id, QString::fromStdString(result.error().message));

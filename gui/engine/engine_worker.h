@@ -18,6 +18,9 @@
 
 namespace inferscope {
 
+// What a loaded engine is, as the GUI keeps it (its facts, figures and tokenizer).
+LoadedModel describeLoaded(const Engine& engine, const std::string& path);
+
 class EngineWorker : public QObject {
     Q_OBJECT
 public:

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "engine/engine_worker.h"
+#include "engine/local_backend.h"
 
 namespace inferscope {
 namespace {
@@ -78,6 +79,7 @@ void EngineWorker::compareModels(const CompareJob& job) {
         return;
     }
     result.compareMs = double(clock.nsecsElapsed()) / 1e6;
+    result.originB = localAnswerOrigin(describeLoaded(*engineB_, modelPathB_), engineB_->kvStats());
     emit compareFinished(job.id, result);
 }
 

@@ -38,7 +38,9 @@ std::optional<TokenText> LocalBackend::tokenText(int32_t id) const {
     return tokenTextOf(*tokenizer_, id);
 }
 
-void LocalBackend::describe(AnswerOrigin& o, const LoadedModel& model, const KvCacheStats& kv) const {
+namespace {
+
+void describeLocal(AnswerOrigin& o, const LoadedModel& model, const KvCacheStats& kv) {
     o.backend = AnswerBackend::Local;
     o.modelFile = model.path;
     o.vocabularyHash = model.vocabularyHash;
@@ -49,6 +51,18 @@ void LocalBackend::describe(AnswerOrigin& o, const LoadedModel& model, const KvC
     o.contextLength = model.contextLength;
     o.cost = model.cost.figures();
 }
+
+}  // namespace
+
+AnswerOrigin localAnswerOrigin(const LoadedModel& model, const KvCacheStats& kv) {
+    AnswerOrigin o;
+    o.modelName = model.info.name;
+    o.device = model.device;
+    describeLocal(o, model, kv);
+    return o;
+}
+
+void LocalBackend::describe(AnswerOrigin& o, const LoadedModel& model, const KvCacheStats& kv) const { describeLocal(o, model, kv); }
 
 void LocalBackend::inspect(InspectionRequest request) {
     if (worker_->postInspection(std::move(request)))

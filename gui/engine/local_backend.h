@@ -12,6 +12,11 @@
 
 namespace inferscope {
 
+// What an answer made on this machine by `model` keeps of it (AnswerOrigin's local fields, its name
+// and device included): LocalBackend::describe, and the comparison's second model, which can
+// write an answer too (compare_jobs.h).
+AnswerOrigin localAnswerOrigin(const LoadedModel& model, const KvCacheStats& kv);
+
 class LocalBackend : public InferenceBackend {
     Q_OBJECT
 public:

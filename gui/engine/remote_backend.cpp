@@ -21,7 +21,7 @@ void RemoteBackend::resetStages() {
 }
 
 bool RemoteBackend::start(const GenerationJob& job) {
-    if (job.measurement || job.messages.empty()) return false;  // no timeline experiments on a server
+    if (job.measurement || job.messages.empty() || !job.otherModel.empty()) return false;  // no timeline experiments on a server
     RemoteChatRequest request;
     for (const auto& [role, content] : job.messages)
         request.messages.emplace_back(QString::fromStdString(role), QString::fromStdString(content));

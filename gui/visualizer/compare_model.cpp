@@ -209,4 +209,9 @@ bool CompareModel::branchAtFirstFlip() {
     return chat_->branchFrom(resultKey_.row, summary_.firstFlip, summary_.firstFlipTokenB);
 }
 
+bool CompareModel::continueWithB() {
+    if (!chat_ || !result_ || summary_.firstFlip < 0) return false;
+    return chat_->branchWithModel(resultKey_.row, summary_.firstFlip, summary_.firstFlipTokenB, result_->originB);
+}
+
 }  // namespace inferscope

@@ -59,6 +59,10 @@ public:
     // Continues the compared answer from its first flip with B's first choice there (a new version
     // of the answer, written by the loaded model): ChatController::branchFrom.
     Q_INVOKABLE bool branchAtFirstFlip();
+    // The same branch, but B writes it from there on (the model it was loaded for this comparison;
+    // ChatController::branchWithModel): what the other quantization would have said. The new
+    // version's origin is B's.
+    Q_INVOKABLE bool continueWithB();
     // The row run() would compare: row, or the latest finished answer; -1 when there is none.
     int targetRow() const;
 

@@ -146,6 +146,16 @@ void PositionInspector::refresh() {
     }
     const ChatMessage& msg = m->at(row);
     const StepRecord& rec = msg.steps[size_t(step)];
+    // Another file wrote this answer (the comparison's second model, or a model loaded before):
+    // the loaded model's pass would show what it computes, not what chose these tokens.
+    const AnswerOrigin& origin = msg.origin;
+    if (!origin.remote() && !origin.modelFile.empty() && origin.modelFile != engine_->modelPath().toStdString()) {
+        show(nullptr, -1, -1, {});
+        pendingId_ = 0;
+        return setStatus(QStringLiteral("notCached"),
+                         tr("This answer was written by %1, not the loaded model: load it to look inside its passes.")
+                             .arg(ChatController::originLabel(origin)));
+    }
     // The pass that chose this token ran the token before it, at position - 1, over everything before.
     std::vector<int32_t> context = steps_->contextBefore(row);
     for (int k = 0; k < step; ++k) context.push_back(msg.steps[size_t(k)].sample.id);

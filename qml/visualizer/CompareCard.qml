@@ -191,6 +191,16 @@ ColumnLayout {
             ToolTip.delay: 500
             ToolTip.text: qsTr("A new version of the answer: the tokens before the first flip kept, B's first choice there, then the loaded model (A) goes on.")
         }
+        Button {
+            objectName: "compareContinueB"
+            text: qsTr("B goes on")
+            visible: card.s.firstFlip >= 0
+            enabled: ChatController.canSend
+            onClicked: compare.continueWithB()
+            ToolTip.visible: hovered
+            ToolTip.delay: 500
+            ToolTip.text: qsTr("The same branch, but the second model (B) writes the rest: what it would have said from where the two parted. The new version is B's answer, kept with B's name, and A stays loaded.")
+        }
         Item { Layout.fillWidth: true }
         CheckBox {
             objectName: "compareTint"
