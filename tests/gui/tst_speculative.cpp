@@ -54,6 +54,25 @@ struct Graph : AppGraph {
     const ChatMessage& last() const { return chat->messages()->at(chat->messages()->count() - 1); }
 };
 
+// Sampled at temperature 1 (fixed seed), prompt lookup drafting 4: drafts are rejected and corrected.
+struct SampledGraph : Graph {
+    explicit SampledGraph(const QString& database) : Graph(database) {
+        SamplerParams p;
+        p.temperature = 1.0f;
+        p.seed = 7;
+        chat->setSamplerOverride(p);
+    }
+    int lastRow() const { return chat->messages()->count() - 1; }
+    int firstStep(DraftRecord::Fate fate) const {
+        const ChatMessage& a = last();
+        for (size_t i = 0; i < a.steps.size(); ++i)
+            if (a.steps[i].draft && a.steps[i].draft->fate == fate) return int(i);
+        return -1;
+    }
+};
+
+QString two(double v) { return QString::number(v, 'f', 2); }
+
 }  // namespace
 
 class TestSpeculative : public QObject {
@@ -197,6 +216,76 @@ private slots:
         QCOMPARE(again.mode(), SpeculativeSettings::Mode::DraftModel);
         QCOMPARE(again.draftModel(), bad);
     }
+
+    // The Probabilities panel on a rejected draft: prompt lookup's q (1 for the drafted token, 0 for
+    // the rest) beside the model's p for the leading tokens, the rule with the record's figures, and
+    // the residual max(0, p − q) normalised, which for q = 1 is p without the draft, rescaled.
+    void aRejectedDraftShowsPAndQAndTheResidual() {
+        QTemporaryDir dir;
+        SampledGraph g(dir.filePath("chats.sqlite"));
+        QVERIFY(loadAndWait(*g.engine, bundledModel()));
+        g.speculative->setMode(SpeculativeSettings::Mode::PromptLookup);
+        g.speculative->setMaxDraft(4);
+        QVERIFY(g.answer(kPrompt));
+        const int step = g.firstStep(DraftRecord::Fate::Corrected);
+        QVERIFY2(step > 0, "temperature 1 on stories260K: some draft rejected");
+        const StepRecord& s = g.last().steps[size_t(step)];
+        const DraftRecord& d = *s.draft;
+        g.inspector->setDetailsShown(true);
+        g.inspector->select(g.lastRow(), step);
+        QTRY_COMPARE(g.inspector->details().step, step);
+        const QVariantMap draft = g.inspector->details().current.value("draft").toMap();
+        QCOMPARE(draft.value("fate").toString(), QStringLiteral("corrected"));
+        QCOMPARE(draft.value("rule").toString(), QStringLiteral("min(1, p/q) = min(1, %1 / 1.00) = %1").arg(two(d.p)));
+        QCOMPARE(d.q, 1.0f);
+        QCOMPARE(d.acceptProbability, d.p);
+        const QVariantList candidates = draft.value("candidates").toList();
+        QCOMPARE(candidates.size(), qsizetype(d.candidates.size()));
+        QVERIFY(candidates.size() >= 2);
+        int draftedRows = 0, chosenRows = 0;
+        for (qsizetype i = 0; i < candidates.size(); ++i) {
+            const QVariantMap c = candidates[i].toMap();
+            const DraftCandidate& r = d.candidates[size_t(i)];
+            QCOMPARE(c.value("token").toString(), g.inspector->tokenText(r.id));
+            QCOMPARE(c.value("p").toDouble(), double(r.p));
+            QCOMPARE(c.value("q").toDouble(), r.id == d.draftedId ? 1.0 : 0.0);  // prompt lookup: all on the draft
+            if (r.id == d.draftedId) QCOMPARE(c.value("p").toDouble(), double(d.p));
+            draftedRows += c.value("drafted").toBool();
+            chosenRows += c.value("chosen").toBool();
+            // p is the distribution the sampler drew from: its final stage, as the step's top-N has it.
+            for (const auto& t : s.sample.top)
+                if (t.id == r.id) QVERIFY2(qAbs(double(t.p[kSamplerStageCount - 1]) - double(r.p)) < 1e-5, qPrintable(c.value("token").toString()));
+        }
+        QCOMPARE(draftedRows, 1);
+        QVERIFY(chosenRows <= 1);
+        // The residual: p without the drafted token, renormalised over the rest (mass 1 − p).
+        QCOMPARE(draft.value("residualMass").toDouble(), double(d.residualMass));
+        QVERIFY(qAbs(d.residualMass - (1.0f - d.p)) < 1e-5f);
+        const QVariantList residual = draft.value("residual").toList();
+        QVERIFY(!residual.isEmpty() && residual.size() <= qsizetype(kDraftResidual));
+        double previous = 1.0;
+        for (qsizetype i = 0; i < residual.size(); ++i) {
+            const QVariantMap e = residual[i].toMap();
+            const DraftResidual& r = d.residual[size_t(i)];
+            QVERIFY(r.id != d.draftedId);
+            QCOMPARE(e.value("token").toString(), g.inspector->tokenText(r.id));
+            QCOMPARE(e.value("chosen").toBool(), r.id == s.sample.id);
+            QVERIFY(e.value("r").toDouble() <= previous);
+            previous = e.value("r").toDouble();
+            for (const DraftCandidate& c : d.candidates)
+                if (c.id == r.id) QVERIFY(qAbs(double(r.r) - double(c.p) / (1.0 - double(d.p))) < 1e-5);
+        }
+        // An accepted draft: the rule, no residual.
+        const int kept = g.firstStep(DraftRecord::Fate::Accepted);
+        QVERIFY(kept > 0);
+        g.inspector->select(g.lastRow(), kept);
+        QTRY_COMPARE(g.inspector->details().step, kept);
+        const QVariantMap accepted = g.inspector->details().current.value("draft").toMap();
+        const DraftRecord& k = *g.last().steps[size_t(kept)].draft;
+        QCOMPARE(accepted.value("rule").toString(), QStringLiteral("min(1, p/q) = min(1, %1 / 1.00) = %1").arg(two(k.p)));
+        QVERIFY(accepted.value("residual").toList().isEmpty());
+    }
+
 };
 
 QTEST_MAIN(TestSpeculative)
