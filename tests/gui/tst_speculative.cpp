@@ -2,6 +2,8 @@
 // plain greedy decoding's token for token, its tokens carry their drafts' fates, the Probabilities
 // panel says what became of a drafted token, the footer counts the drafts, and all of it comes back
 // from the store after a restart. A draft model that cannot be used is refused in words.
+#include <map>
+
 #include <QFile>
 #include <QSettings>
 #include <QSignalSpy>
@@ -13,6 +15,7 @@
 #include "gui_test_helpers.h"
 #include "settings/speculative_settings.h"
 #include "visualizer/step_inspector.h"
+#include "visualizer/timeline_model.h"
 
 using namespace inferscope;
 using namespace inferscope::testing_gui;
@@ -284,6 +287,107 @@ private slots:
         const DraftRecord& k = *g.last().steps[size_t(kept)].draft;
         QCOMPARE(accepted.value("rule").toString(), QStringLiteral("min(1, p/q) = min(1, %1 / 1.00) = %1").arg(two(k.p)));
         QVERIFY(accepted.value("residual").toList().isEmpty());
+    }
+
+    // The Timeline of a speculative answer: its rounds, the acceptance by draft position counted
+    // from the records, verify batches by size, and the speed-up: not measured before any plain
+    // decoding, then against a plain answer of this session, then against the same prompt decoded
+    // without drafts.
+    void theTimelineShowsRoundsAcceptanceByPositionAndTheMeasuredSpeedup() {
+        QTemporaryDir dir;
+        SampledGraph g(dir.filePath("chats.sqlite"));
+        QVERIFY(loadAndWait(*g.engine, bundledModel()));
+        g.speculative->setMode(SpeculativeSettings::Mode::PromptLookup);
+        g.speculative->setMaxDraft(4);
+        QVERIFY(g.answer(kPrompt));
+        g.inspector->select(g.lastRow(), 1);
+        QTRY_COMPARE(g.timeline->row(), g.lastRow());
+        QVariantMap sp = g.timeline->speculative();
+        // Counted here from the records: rounds start on a token with its verify's cost.
+        const ChatMessage& a = g.last();
+        int rounds = 0, drafted = 0, accepted = 0, corrected = 0, plain = 0, tokens = 0;
+        std::vector<int> posDrafted(4, 0), posAccepted(4, 0);
+        std::map<int, int> batches;
+        for (const StepRecord& s : a.steps) {
+            if (!s.draft) continue;
+            const DraftRecord& d = *s.draft;
+            ++tokens;
+            if (d.verifyRows > 0) {
+                ++rounds;
+                drafted += d.draftLength;
+                plain += d.draftLength == 0;
+                batches[d.verifyRows] += 1;
+                QCOMPARE(d.verifyRows, d.draftLength + 1);  // the pending token and the drafts
+                for (int i = 0; i < d.draftLength; ++i) posDrafted[size_t(i)] += 1;
+            }
+            if (d.fate == DraftRecord::Fate::Accepted) {
+                ++accepted;
+                posAccepted[size_t(d.draftIndex)] += 1;
+            }
+            corrected += d.fate == DraftRecord::Fate::Corrected;
+        }
+        QVERIFY(corrected > 0 && accepted > 0);
+        QCOMPARE(sp.value("roundsText").toString(),
+                 QStringLiteral("%1 rounds made %2 tokens: %3 drafted, %4 accepted; %5 ended on a rejection, %6 drafted nothing (a plain step)")
+                     .arg(rounds).arg(tokens).arg(drafted).arg(accepted).arg(corrected).arg(plain));
+        QCOMPARE(sp.value("rounds").toList().size(), rounds);
+        const QVariantList byPosition = sp.value("byPosition").toList();
+        QStringList words;
+        for (qsizetype i = 0; i < byPosition.size(); ++i) {
+            const QVariantMap p = byPosition[i].toMap();
+            QCOMPARE(p.value("position").toInt(), int(i) + 1);
+            QCOMPARE(p.value("drafted").toInt(), posDrafted[size_t(i)]);
+            QCOMPARE(p.value("accepted").toInt(), posAccepted[size_t(i)]);
+            QCOMPARE(p.value("rate").toDouble(), double(posAccepted[size_t(i)]) / posDrafted[size_t(i)]);
+            words << QStringLiteral("%1: %2/%3").arg(i + 1).arg(posAccepted[size_t(i)]).arg(posDrafted[size_t(i)]);
+        }
+        QVERIFY(!byPosition.isEmpty());
+        QCOMPARE(sp.value("positionsText").toString(), QStringLiteral("accepted/drafted by draft position: ") + words.join(QStringLiteral(" · ")));
+        const QVariantList sizes = sp.value("batches").toList();
+        QCOMPARE(sizes.size(), qsizetype(batches.size()));
+        auto it = batches.begin();
+        for (const QVariant& b : sizes) {
+            QCOMPARE(b.toMap().value("rows").toInt(), it->first);
+            QCOMPARE(b.toMap().value("count").toInt(), it->second);
+            QVERIFY(b.toMap().value("medianMs").toDouble() > 0);
+            ++it;
+        }
+        // No plain decoding yet on this model: the speed-up is not measured.
+        QCOMPARE(sp.value("tokensPerSecond").toDouble(), a.stats.decodeTokensPerSecond);
+        QVERIFY(!sp.contains("baseline"));
+        QVERIFY(!sp.contains("speedup"));
+
+        // The same prompt decoded without drafts, on the engine.
+        QVERIFY(g.timeline->runWithoutDrafts());
+        QTRY_VERIFY_WITH_TIMEOUT(!g.timeline->busy(), 30000);
+        QVERIFY2(g.timeline->status().startsWith(QStringLiteral("Plain decoding: ")), qPrintable(g.timeline->status()));
+        sp = g.timeline->speculative();
+        const QVariantMap same = sp.value("baseline").toMap();
+        const int n = same.value("tokens").toInt();
+        QCOMPARE(n, int(a.steps.size()));
+        QCOMPARE(same.value("source").toString(), QStringLiteral("the same prompt decoded for %1 tokens without drafts, just now").arg(n));
+        QVERIFY(same.value("tokensPerSecond").toDouble() > 0);
+        QCOMPARE(sp.value("speedup").toDouble(), a.stats.decodeTokensPerSecond / same.value("tokensPerSecond").toDouble());
+        QCOMPARE(g.chat->messages()->count(), 2);  // a measurement: nothing added to the conversation
+
+        // A plain answer in the conversation becomes the baseline of its model.
+        g.speculative->setMode(SpeculativeSettings::Mode::Off);
+        QVERIFY(g.answer(QStringLiteral(" Then")));
+        const double plainRate = g.last().stats.decodeTokensPerSecond;
+        const int plainTokens = int(g.last().steps.size());
+        QVERIFY(plainRate > 0);
+        g.inspector->select(1, 1);
+        QTRY_COMPARE(g.timeline->row(), 1);
+        sp = g.timeline->speculative();
+        const QVariantMap session = sp.value("baseline").toMap();
+        QCOMPARE(session.value("source").toString(),
+                 QStringLiteral("a plain answer of %1 tokens on this model, earlier in this session").arg(plainTokens));
+        QCOMPARE(session.value("tokensPerSecond").toDouble(), plainRate);
+        QCOMPARE(sp.value("speedup").toDouble(), g.chat->messages()->at(1).stats.decodeTokensPerSecond / plainRate);
+        // The plain answer itself shows no speculative figures.
+        g.inspector->select(3, 1);
+        QTRY_COMPARE(g.timeline->row(), 3);
+        QVERIFY(g.timeline->speculative().isEmpty());
     }
 
 };
