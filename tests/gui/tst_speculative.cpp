@@ -5,6 +5,9 @@
 #include <map>
 
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -390,6 +393,56 @@ private slots:
         QVERIFY(g.timeline->speculative().isEmpty());
     }
 
+    // The answer's export: per token whether it was drafted, accepted or corrected, with q and p.
+    void theExportSaysWhatEachDraftBecame() {
+        QTemporaryDir dir;
+        SampledGraph g(dir.filePath("chats.sqlite"));
+        QVERIFY(loadAndWait(*g.engine, bundledModel()));
+        g.speculative->setMode(SpeculativeSettings::Mode::PromptLookup);
+        g.speculative->setMaxDraft(4);
+        QVERIFY(g.answer(kPrompt));
+        const int step = g.firstStep(DraftRecord::Fate::Corrected);
+        QVERIFY(step > 0);
+        const ChatMessage& a = g.last();
+        g.inspector->select(g.lastRow(), 0);
+        const QString json = dir.filePath("tokens.json"), csv = dir.filePath("tokens.csv");
+        QVERIFY(g.inspector->exportRecords(QUrl::fromLocalFile(json), "json"));
+        QVERIFY(g.inspector->exportRecords(QUrl::fromLocalFile(csv), "csv"));
+        QFile jf(json);
+        QVERIFY(jf.open(QIODevice::ReadOnly));
+        const QJsonArray steps = QJsonDocument::fromJson(jf.readAll()).object().value("steps").toArray();
+        QCOMPARE(steps.size(), qsizetype(a.steps.size()));
+        QVERIFY(!steps[0].toObject().contains("speculative"));  // the prefill's token
+        const DraftRecord& d = *a.steps[size_t(step)].draft;
+        const QJsonObject spec = steps[step].toObject().value("speculative").toObject();
+        QCOMPARE(spec.value("fate").toString(), QStringLiteral("corrected"));
+        QCOMPARE(spec.value("drafted").toBool(), true);
+        QCOMPARE(spec.value("accepted").toBool(), false);
+        QCOMPARE(spec.value("corrected").toBool(), true);
+        QCOMPARE(spec.value("draft_id").toInt(), d.draftedId);
+        QCOMPARE(float(spec.value("q").toDouble()), d.q);
+        QCOMPARE(float(spec.value("p").toDouble()), d.p);
+        QCOMPARE(float(spec.value("residual_mass").toDouble()), d.residualMass);
+        QCOMPARE(spec.value("candidates").toArray().size(), qsizetype(d.candidates.size()));
+        QCOMPARE(spec.value("residual").toArray().size(), qsizetype(d.residual.size()));
+        QCOMPARE(spec.value("residual").toArray()[0].toObject().value("id").toInt(), d.residual[0].id);
+        int exportedAccepted = 0, recordAccepted = 0;
+        for (qsizetype i = 0; i < steps.size(); ++i) {
+            exportedAccepted += steps[i].toObject().value("speculative").toObject().value("accepted").toBool();
+            recordAccepted += a.steps[size_t(i)].draft && a.steps[size_t(i)].draft->fate == DraftRecord::Fate::Accepted;
+        }
+        QCOMPARE(exportedAccepted, recordAccepted);
+        QFile cf(csv);
+        QVERIFY(cf.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(cf.readAll()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), int(a.steps.size()) + 1);
+        QVERIFY(lines[0].endsWith(QStringLiteral(",draft_fate,drafted,accepted,corrected,draft_id,draft_token,q,p_target,accept_probability")));
+        QVERIFY(lines[1].endsWith(QStringLiteral(",,,,,,,,,")));  // no draft record
+        const QString tail = QStringLiteral(",corrected,1,0,1,%1,").arg(d.draftedId);
+        QVERIFY2(lines[step + 1].contains(tail), qPrintable(lines[step + 1]));
+        QVERIFY2(lines[step + 1].endsWith(QStringLiteral(",%1,%2,%3").arg(double(d.q), 0, 'g', 7).arg(double(d.p), 0, 'g', 7)
+                                              .arg(double(d.acceptProbability), 0, 'g', 7)), qPrintable(lines[step + 1]));
+    }
 };
 
 QTEST_MAIN(TestSpeculative)
