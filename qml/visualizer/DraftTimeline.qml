@@ -64,7 +64,7 @@ ColumnLayout {
         wrapMode: Text.Wrap
         font.pixelSize: Theme.fontSmall
         color: Theme.muted
-        text: qsTr("Orange: drafting (%1 in all). Blue: a verify batch (%2 in all), red when it rejected a draft. A verify runs the pending token and the k drafts through the model in one pass, a small prefill: it reads every weight once for all of them, so it costs about one decode step.")
+        text: qsTr("Orange: drafting (%1 in all). Blue: a verify batch (%2 in all), red when it rejected a draft. A verify runs the pending token and the k drafts through the model in one pass, a small prefill: the weights are read once for all of them, which is why, where decode is bound by memory bandwidth, it costs about one decode step. What it cost here, by size:")
               .arg(card.msText(card.sp.draftMs ?? 0)).arg(card.msText(card.sp.verifyMs ?? 0))
     }
     // What a verify batch cost by its size, measured in this answer.
