@@ -95,6 +95,7 @@ private slots:
         const QString db = dir.filePath("chats.sqlite");
         std::vector<int32_t> speculativeIds;
         QString footer, acceptedText;
+        QVariantList acceptedCandidates;
         int acceptedStep = -1;
         std::vector<int32_t> plainIds;
         {  // plain greedy decoding, on a fresh engine
@@ -137,6 +138,14 @@ private slots:
             acceptedText = QStringLiteral("drafted %1, q 1.00, p 1.00: accepted with probability 1.00 (draft token %2 of %3)")
                                .arg(token).arg(d.draftIndex + 1).arg(d.draftLength);
             QCOMPARE(draft.value("text").toString(), acceptedText);
+            // Greedy: p is all on the model's top token, which is the drafted one.
+            acceptedCandidates = draft.value("candidates").toList();
+            QVERIFY(!acceptedCandidates.isEmpty());
+            const QVariantMap top = acceptedCandidates.first().toMap();
+            QCOMPARE(top.value("token").toString(), token);
+            QCOMPARE(top.value("p").toDouble(), 1.0);
+            QCOMPARE(top.value("q").toDouble(), 1.0);
+            QVERIFY(top.value("drafted").toBool() && top.value("chosen").toBool());
             // The footer's totals, and the tint by fate.
             footer = g.chat->messages()->data(g.chat->messages()->index(row), ChatModel::DraftsRole).toString();
             QCOMPARE(footer, QStringLiteral("speculative: %1 drafted, %2 accepted (%3%), %4 rounds")
@@ -160,6 +169,7 @@ private slots:
         g.inspector->select(row, acceptedStep);
         QTRY_COMPARE(g.inspector->details().step, acceptedStep);
         QCOMPARE(g.inspector->details().current.value("draft").toMap().value("text").toString(), acceptedText);
+        QCOMPARE(g.inspector->details().current.value("draft").toMap().value("candidates").toList(), acceptedCandidates);  // ISR5 in the store
     }
 
     // A draft model file: the model itself drafting (the same vocabulary, the same weights) is
