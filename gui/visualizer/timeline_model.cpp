@@ -124,7 +124,9 @@ void TimelineModel::recompute() {
         if (peak > 0 && costKnown_) prefill_.insert("computeFraction", prefill_.value("gflops").toDouble() / peak);
         prefill_.insert("kvComputed", st.kvComputed);
         prefill_.insert("attentionScores", st.attentionScores);
-        if (!remote_) recomputeSpeculative(a, a.origin.known() ? ChatController::originLabel(a.origin) : st.model);
+        // Once the answer is complete: rebuilding its rounds at each streamed batch would cost the
+        // GUI thread what the decode needs (the figures come with answerFinished).
+        if (!remote_ && !a.streaming) recomputeSpeculative(a, a.origin.known() ? ChatController::originLabel(a.origin) : st.model);
     }
     emit changed();
 }

@@ -52,10 +52,10 @@ class TimelineModel : public QObject, public QmlSingleton<TimelineModel> {
     Q_PROPERTY(QList<qreal> noCacheMs READ noCacheMs NOTIFY experimentsChanged)
     Q_PROPERTY(QVariantMap counters READ counters NOTIFY experimentsChanged)  // with / without the cache
     Q_PROPERTY(QVariantList sweep READ sweep NOTIFY experimentsChanged)       // [{tokens, ms, msPerToken}]
-    // A speculative answer (empty otherwise): its rounds, verify batches and acceptance by draft
-    // position (visualizer/draft_timeline.h), plus tokensPerSecond (the answer's), baseline
-    // ({tokensPerSecond, tokens, source}: plain decoding on the same model, measured this session;
-    // absent: not measured yet) and speedup (the answer's rate over the baseline's).
+    // A speculative answer once complete (empty otherwise, and while it streams): its rounds, verify
+    // batches and acceptance by draft position (visualizer/draft_timeline.h), plus tokensPerSecond
+    // (the answer's), baseline ({tokensPerSecond, tokens, source}: plain decoding on the same model,
+    // measured this session; absent: not measured yet) and speedup (the answer's over the baseline's).
     Q_PROPERTY(QVariantMap speculative READ speculative NOTIFY changed)
 
 public:

@@ -312,7 +312,16 @@ private slots:
         QVERIFY(loadAndWait(*g.engine, bundledModel()));
         g.speculative->setMode(SpeculativeSettings::Mode::PromptLookup);
         g.speculative->setMaxDraft(4);
+        // While the answer streams the rounds are not rebuilt (the GUI thread stays light).
+        int whileStreaming = 0, shownWhileStreaming = 0;
+        connect(g.timeline.get(), &TimelineModel::changed, this, [&] {
+            if (!g.chat->generating()) return;
+            ++whileStreaming;
+            shownWhileStreaming += !g.timeline->speculative().isEmpty();
+        });
         QVERIFY(g.answer(kPrompt));
+        QCOMPARE(shownWhileStreaming, 0);
+        qInfo("timeline refreshed %d times while the answer streamed", whileStreaming);
         g.inspector->select(g.lastRow(), 1);
         QTRY_COMPARE(g.timeline->row(), g.lastRow());
         QVariantMap sp = g.timeline->speculative();
