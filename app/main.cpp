@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
     cli.addVersionOption();
     cli.addPositionalArgument(QStringLiteral("model"), QStringLiteral("GGUF model to open"), QStringLiteral("[model.gguf]"));
     QCommandLineOption modelOpt(QStringLiteral("model"), QStringLiteral("GGUF model to open."), QStringLiteral("file"));
-    QCommandLineOption shotOpt(QStringLiteral("screenshot"), QStringLiteral("Run --prompt greedily, save the window as a PNG and quit."), QStringLiteral("file.png"));
+    QCommandLineOption shotOpt(QStringLiteral("screenshot"), QStringLiteral("Run --prompt (greedily unless --temperature), save the window as a PNG and quit."), QStringLiteral("file.png"));
     QCommandLineOption promptOpt(QStringLiteral("prompt"), QStringLiteral("Prompt for --screenshot."), QStringLiteral("text"), QStringLiteral("Once upon a time"));
     QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (WxH)."), QStringLiteral("WxH"), QStringLiteral("1400x900"));
     QCommandLineOption themeOpt(QStringLiteral("theme"), QStringLiteral("light or dark (this run only)."), QStringLiteral("theme"));
@@ -51,6 +51,11 @@ int main(int argc, char** argv) {
     QCommandLineOption compareOpt(QStringLiteral("compare"),
                                   QStringLiteral("With --screenshot: compare the answer with this GGUF (the Probabilities panel's \"Compare with…\") and capture the result."),
                                   QStringLiteral("file.gguf"));
+    QCommandLineOption temperatureOpt(QStringLiteral("temperature"), QStringLiteral("With --screenshot: sample at this temperature instead of greedily."),
+                                      QStringLiteral("t"));
+    QCommandLineOption seedOpt(QStringLiteral("seed"), QStringLiteral("With --temperature: the sampler's seed."), QStringLiteral("n"), QStringLiteral("0"));
+    QCommandLineOption rejectedOpt(QStringLiteral("show-rejected-draft"),
+                                   QStringLiteral("With --screenshot and speculative decoding on: show the answer's rejected draft that came closest to being kept in the Probabilities panel."));
     QCommandLineOption maxTokensOpt(QStringLiteral("max-tokens"), QStringLiteral("Answer length for --screenshot."), QStringLiteral("n"));
     QCommandLineOption dataOpt(QStringLiteral("data-dir"),
                                QStringLiteral("Keep conversations in this folder (default: the user's app-data folder; --screenshot keeps none unless given)."),
@@ -79,7 +84,7 @@ int main(int argc, char** argv) {
     QCommandLineOption schemaOpt(QStringLiteral("json-schema"),
                                  QStringLiteral("Structured output for this run: answers are JSON matching this schema (its text)."), QStringLiteral("schema"));
     cli.addOptions({connectOpt, remoteModelOpt, apiKeyOpt, schemaOpt});
-    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt, tintOpt, kvOpt, noMmapOpt, compareOpt});
+    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt, tintOpt, kvOpt, noMmapOpt, compareOpt, temperatureOpt, seedOpt, rejectedOpt});
     cli.process(app);
     const bool screenshot = cli.isSet(shotOpt);
 
@@ -153,6 +158,8 @@ int main(int argc, char** argv) {
         driver->setWindow(window);
         driver->setOpenDialog(cli.isSet(dialogOpt));
         if (cli.isSet(compareOpt)) driver->setCompareWith(cli.value(compareOpt));
+        if (cli.isSet(temperatureOpt)) driver->setSampling(cli.value(temperatureOpt).toFloat(), cli.value(seedOpt).toULongLong());
+        if (cli.isSet(rejectedOpt)) driver->setShowRejectedDraft(graph.inspector.get());
         QObject::connect(driver.get(), &ScreenshotDriver::finished, &app, [](int code) { QCoreApplication::exit(code); });
     }
     if (cli.isSet(connectOpt)) {

@@ -73,6 +73,40 @@ SpeculativeChoice chooseSpeculative(const std::vector<TokenProbability>& p, cons
     return c;
 }
 
+void describeDraftedPosition(const std::vector<TokenProbability>& p, const std::vector<TokenProbability>& q, bool corrected,
+                             DraftRecord& out) {
+    // The leading tokens of either side, with both probabilities.
+    std::vector<DraftCandidate> all;
+    auto add = [&](int32_t id) {
+        if (std::any_of(all.begin(), all.end(), [id](const DraftCandidate& c) { return c.id == id; })) return;
+        all.push_back({id, float(probabilityOf(p, id)), float(probabilityOf(q, id))});
+    };
+    for (size_t i = 0; i < p.size() && i < kDraftCandidates; ++i) add(p[i].id);
+    for (size_t i = 0; i < q.size() && i < kDraftCandidates; ++i) add(q[i].id);
+    std::sort(all.begin(), all.end(), [](const DraftCandidate& a, const DraftCandidate& b) {
+        const float ma = std::max(a.p, a.q), mb = std::max(b.p, b.q);
+        return ma != mb ? ma > mb : a.id < b.id;
+    });
+    if (all.size() > kDraftCandidates) all.resize(kDraftCandidates);
+    out.candidates = std::move(all);
+    out.residual.clear();
+    out.residualMass = 0.0f;
+    if (!corrected) return;
+    // As chooseSpeculative draws the correction: max(0, p − q) over p's tokens, in p's order.
+    std::vector<std::pair<int32_t, double>> residual;
+    double mass = 0;
+    for (const TokenProbability& t : p)
+        if (const double r = t.p - probabilityOf(q, t.id); r > 0) {
+            residual.emplace_back(t.id, r);
+            mass += r;
+        }
+    if (mass <= 0) return;  // p ≤ q everywhere: the correction was drawn from p itself
+    std::stable_sort(residual.begin(), residual.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (residual.size() > kDraftResidual) residual.resize(kDraftResidual);
+    for (const auto& [id, r] : residual) out.residual.push_back({id, float(r / mass)});
+    out.residualMass = float(mass);
+}
+
 Result<void> Engine::checkSpeculative(const GenerateRequest& request) const {
     if (!request.speculative) return {};
     const SpeculativeOptions& o = *request.speculative;
@@ -267,6 +301,7 @@ Result<GenerationSummary> Engine::decodeSpeculative(const GenerateRequest& reque
             info->p = float(choice.p);
             info->acceptProbability = float(choice.acceptProbability);
             info->fate = accept ? DraftRecord::Fate::Accepted : DraftRecord::Fate::Corrected;
+            describeDraftedPosition(*p, q[accepted], !accept, *info);
             roundInfo(*info, accepted);
             if (accept) summary.draftAccepted += 1;
             auto rec = recordFor(row(accepted), id);

@@ -59,5 +59,11 @@ struct SpeculativeChoice {
 SpeculativeChoice chooseSpeculative(const std::vector<TokenProbability>& p, const std::vector<TokenProbability>& q, int32_t drafted,
                                     double uAccept, double uCorrect);
 
+// What a drafted token's record keeps of p and q (DraftRecord::candidates, and when `corrected`
+// the residual max(0, p − q): its leading entries, normalised, and its mass). Accepted or not, in
+// the same order chooseSpeculative reads them.
+void describeDraftedPosition(const std::vector<TokenProbability>& p, const std::vector<TokenProbability>& q, bool corrected,
+                             DraftRecord& out);
+
 
 }  // namespace inferscope

@@ -8,6 +8,7 @@
 namespace inferscope {
 namespace {
 
+constexpr char kMagicV5[4] = {'I', 'S', 'R', '5'};
 constexpr char kMagicV4[4] = {'I', 'S', 'R', '4'};
 constexpr char kMagic[4] = {'I', 'S', 'R', '3'};
 constexpr char kMagicV2[4] = {'I', 'S', 'R', '2'};
@@ -84,10 +85,25 @@ void putDraft(Writer& w, const DraftRecord* d) {
     w.put(int64_t(d->draftUs));
     w.put(int64_t(d->verifyUs));
     w.put(int32_t(d->verifyRows));
+    // ISR5: the position's candidates with p and q, and a correction's residual.
+    const size_t nCandidates = std::min(d->candidates.size(), kDraftCandidates);
+    w.put(uint8_t(nCandidates));
+    for (size_t i = 0; i < nCandidates; ++i) {
+        w.put(int32_t(d->candidates[i].id));
+        w.put(d->candidates[i].p);
+        w.put(d->candidates[i].q);
+    }
+    const size_t nResidual = std::min(d->residual.size(), kDraftResidual);
+    w.put(uint8_t(nResidual));
+    for (size_t i = 0; i < nResidual; ++i) {
+        w.put(int32_t(d->residual[i].id));
+        w.put(d->residual[i].r);
+    }
+    w.put(d->residualMass);
 }
 
-// False when truncated or the fate is unknown.
-bool getDraft(Reader& r, std::shared_ptr<const DraftRecord>& out) {
+// False when truncated or the fate is unknown; `v5`: the candidates and the residual follow.
+bool getDraft(Reader& r, std::shared_ptr<const DraftRecord>& out, bool v5) {
     uint8_t has = 0;
     if (!r.get(has) || has > 1) return false;
     if (!has) return true;
@@ -109,6 +125,24 @@ bool getDraft(Reader& r, std::shared_ptr<const DraftRecord>& out) {
     r.get(d->verifyRows);
     d->draftUs = draftUs;
     d->verifyUs = verifyUs;
+    if (v5) {
+        uint8_t nCandidates = 0;
+        if (!r.get(nCandidates) || nCandidates > kDraftCandidates || r.remaining() < size_t(nCandidates) * 12) return false;
+        d->candidates.resize(nCandidates);
+        for (DraftCandidate& c : d->candidates) {
+            r.get(c.id);
+            r.get(c.p);
+            r.get(c.q);
+        }
+        uint8_t nResidual = 0;
+        if (!r.get(nResidual) || nResidual > kDraftResidual || r.remaining() < size_t(nResidual) * 8 + 4) return false;
+        d->residual.resize(nResidual);
+        for (DraftResidual& e : d->residual) {
+            r.get(e.id);
+            r.get(e.r);
+        }
+        r.get(d->residualMass);
+    }
     out = std::move(d);
     return true;
 }
@@ -119,7 +153,7 @@ std::vector<uint8_t> encodeStepRecords(std::span<const StepRecord> steps) {
     Writer w;
     // ISR3 unless a step has a draft record: a plain answer stays readable by a release before ISR4.
     const bool v4 = std::any_of(steps.begin(), steps.end(), [](const StepRecord& r) { return r.draft != nullptr; });
-    w.bytes(v4 ? kMagicV4 : kMagic, 4);
+    w.bytes(v4 ? kMagicV5 : kMagic, 4);
     w.put(uint32_t(steps.size()));
     for (const StepRecord& r : steps) {
         const SampleRecord& s = r.sample;
@@ -158,10 +192,11 @@ std::vector<uint8_t> encodeStepRecords(std::span<const StepRecord> steps) {
 }
 
 Result<std::vector<StepRecord>> decodeStepRecords(std::span<const uint8_t> bytes) {
-    const bool v4 = bytes.size() >= 4 && std::memcmp(bytes.data(), kMagicV4, 4) == 0;
+    const bool v5 = bytes.size() >= 4 && std::memcmp(bytes.data(), kMagicV5, 4) == 0;
+    const bool v4 = v5 || (bytes.size() >= 4 && std::memcmp(bytes.data(), kMagicV4, 4) == 0);
     const bool v3 = v4 || (bytes.size() >= 4 && std::memcmp(bytes.data(), kMagic, 4) == 0);
     if (bytes.size() < 8 || (!v3 && std::memcmp(bytes.data(), kMagicV2, 4) != 0 && std::memcmp(bytes.data(), kMagicV1, 4) != 0))
-        return fail(ErrorKind::BadFile, "token records: not in the ISR1/ISR2/ISR3/ISR4 format");
+        return fail(ErrorKind::BadFile, "token records: not in the ISR1/ISR2/ISR3/ISR4/ISR5 format");
     const bool v2 = v3 || std::memcmp(bytes.data(), kMagicV2, 4) == 0;
     Reader r(bytes.subspan(4));
     uint32_t count = 0;
@@ -208,7 +243,7 @@ Result<std::vector<StepRecord>> decodeStepRecords(std::span<const uint8_t> bytes
         st.replayLogits.resize(nReplay);
         for (auto& id : st.replayIds) r.get(id);
         for (auto& l : st.replayLogits) r.get(l);
-        if (v4 && !getDraft(r, st.draft)) return fail(ErrorKind::BadFile, fmt::format("token records: step {}'s draft is truncated or unknown", k));
+        if (v4 && !getDraft(r, st.draft, v5)) return fail(ErrorKind::BadFile, fmt::format("token records: step {}'s draft is truncated or unknown", k));
     }
     if (r.remaining() != 0) return fail(ErrorKind::BadFile, fmt::format("token records: {} unexpected bytes at the end", r.remaining()));
     return steps;

@@ -12,6 +12,9 @@
 // "ISR4" (written when any step has a draft record: speculative decoding) is ISR3 with, after each
 // step's replay logits, u8 hasDraft and if 1: u8 fate, i32 draftedId, f32 q, f32 p,
 // f32 acceptProbability, i32 draftIndex, i32 draftLength, i64 draftUs, i64 verifyUs, i32 verifyRows.
+// "ISR5" (written now instead of ISR4) adds to each draft record: u8 nCandidates (≤ 8),
+// nCandidates × (i32 id, f32 p, f32 q), u8 nResidual (≤ 5), nResidual × (i32 id, f32 r),
+// f32 residualMass (DraftRecord::candidates, residual). ISR4 still decodes, without them.
 // Without drafts it writes ISR3, which releases before ISR4 read.
 // "ISR2" has six stages (no grammar: its survivors and probabilities are the penalty's on
 // decoding) and no grammar fields; "ISR1" has no replay logits either. Both still decode.

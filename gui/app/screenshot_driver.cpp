@@ -9,6 +9,7 @@
 
 #include "chat/chat_controller.h"
 #include "engine/engine_controller.h"
+#include "visualizer/step_inspector.h"
 
 namespace inferscope {
 namespace {
@@ -58,6 +59,10 @@ ScreenshotDriver::ScreenshotDriver(EngineController* engine, ChatController* cha
             std::fprintf(stderr, "inferscope: %d inspections while it streamed, %.1f ms in all: %.1f%% of the decode's wall time\n",
                          inspections_, double(inspectionUs_) / 1000.0, wallMs > 0 ? double(inspectionUs_) / 10.0 / wallMs : 0.0);
         // Give the scene graph a few frames to show the final state.
+        if (inspector_) {
+            QTimer::singleShot(400, this, [this, row] { showRejectedDraftThenCapture(row); });
+            return;
+        }
         QTimer::singleShot(400, this, openDialog_               ? &ScreenshotDriver::openDialogThenCapture
                                       : !compareWith_.isEmpty() ? &ScreenshotDriver::compareThenCapture
                                                                 : &ScreenshotDriver::capture);
@@ -66,6 +71,43 @@ ScreenshotDriver::ScreenshotDriver(EngineController* engine, ChatController* cha
     timeout_.setInterval(300 * 1000);
     connect(&timeout_, &QTimer::timeout, this, [this] { failWith(tr("timed out waiting for the answer")); });
     timeout_.start();
+}
+
+void ScreenshotDriver::setSampling(float temperature, quint64 seed) {
+    SamplerParams p;
+    p.temperature = temperature;
+    p.seed = seed;
+    chat_->setSamplerOverride(p);
+}
+
+void ScreenshotDriver::showRejectedDraftThenCapture(int row) {
+    const auto& steps = chat_->messages()->at(row).steps;
+    // The rejection that came closest to being kept: min(1, p/q) the highest (the first of equals).
+    auto rejected = steps.end();
+    for (auto s = steps.begin(); s != steps.end(); ++s)
+        if (s->draft && s->draft->fate == DraftRecord::Fate::Corrected &&
+            (rejected == steps.end() || s->draft->acceptProbability > rejected->draft->acceptProbability))
+            rejected = s;
+    if (rejected == steps.end()) return failWith(tr("the answer has no rejected draft: try another --seed or prompt"));
+    inspector_->setFollowing(false);
+    inspector_->select(row, int(rejected - steps.begin()));
+    std::fprintf(stderr, "inferscope: showing the rejected draft at token %d\n", int(rejected - steps.begin()) + 1);
+    QTimer::singleShot(300, this, [this] {
+        scrollIntoView(QStringLiteral("draftNote"));
+        QTimer::singleShot(400, this, &ScreenshotDriver::capture);
+    });
+}
+
+void ScreenshotDriver::scrollIntoView(const QString& objectName) {
+    auto* item = window_ ? window_->findChild<QQuickItem*>(objectName) : nullptr;
+    QQuickItem* view = item;
+    while (view && !view->inherits("QQuickScrollView")) view = view->parentItem();
+    if (!view) return;
+    auto* flick = view->property("contentItem").value<QQuickItem*>();
+    auto* content = flick ? flick->property("contentItem").value<QQuickItem*>() : nullptr;
+    if (!content) return;
+    const double most = std::max(0.0, flick->property("contentHeight").toDouble() - flick->height());
+    flick->setProperty("contentY", std::clamp(item->mapToItem(content, QPointF(0, 0)).y() - 60.0, 0.0, most));
 }
 
 void ScreenshotDriver::onModelReady() {

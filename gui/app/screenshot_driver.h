@@ -1,7 +1,7 @@
 #pragma once
 // ScreenshotDriver: the app's --screenshot mode. Once the model has loaded it sends the prompt
-// (greedy), waits for the answer to finish, lets the window render, saves the window as a PNG
-// and quits — for README pictures and tests. Exit code 0 on success, 1 with a message otherwise.
+// (greedy unless setSampling), waits for the answer to finish, lets the window render, saves the
+// window as a PNG and quits — for README pictures and tests. Exit code 0 on success, 1 with a message otherwise.
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -14,6 +14,7 @@ namespace inferscope {
 
 class ChatController;
 class EngineController;
+class StepInspector;
 
 class ScreenshotDriver : public QObject {
     Q_OBJECT
@@ -28,6 +29,11 @@ public:
     // Once the answer is in, compares it with this GGUF (the Probabilities panel's "Compare
     // with…") and captures the window with the result in view.
     void setCompareWith(const QString& path) { compareWith_ = path; }
+    // Samples at this temperature with this seed instead of answering greedily.
+    void setSampling(float temperature, quint64 seed);
+    // Once the answer is in, shows its rejected draft (speculative decoding) that came closest to
+    // being kept in the Probabilities panel, scrolled to the draft's card.
+    void setShowRejectedDraft(StepInspector* inspector) { inspector_ = inspector; }
 
 signals:
     void finished(int exitCode);
@@ -38,12 +44,15 @@ private:
     void openDialogThenCapture();
     void compareThenCapture();
     void showComparison(QObject* compare);  // waits for its end, brings the card into view, captures
+    void showRejectedDraftThenCapture(int row);
+    void scrollIntoView(const QString& objectName);  // the inspector panel holding it, scrolled to it
     void failWith(const QString& message);
 
     EngineController* engine_;
     ChatController* chat_;
     QQuickWindow* window_ = nullptr;
     QString output_, prompt_, compareWith_;
+    StepInspector* inspector_ = nullptr;
     QTimer timeout_;
     bool sent_ = false;
     bool openDialog_ = false;

@@ -55,13 +55,23 @@ QString describeDraft(const DraftRecord& d, const QString& draftedText) {
     return tr("not drafted: nothing was drafted this round, a plain decode step");
 }
 
-QVariantMap draftMap(const DraftRecord* d, const QString& draftedText) {
+QVariantMap draftMap(const DraftRecord* d, const std::function<QString(int32_t)>& textOf, int32_t chosen) {
     if (!d) return {};
     const bool drafted = d->fate == DraftRecord::Fate::Accepted || d->fate == DraftRecord::Fate::Corrected;
-    return {{"fate", draftFateName(d->fate)}, {"drafted", drafted ? draftedText : QString()}, {"q", double(d->q)}, {"p", double(d->p)},
+    const QString draftedText = drafted && d->draftedId >= 0 ? textOf(d->draftedId) : QString();
+    QVariantList candidates, residual;
+    for (const DraftCandidate& c : d->candidates)
+        candidates.append(QVariantMap{{"token", textOf(c.id)}, {"p", double(c.p)}, {"q", double(c.q)},
+                                      {"drafted", c.id == d->draftedId}, {"chosen", c.id == chosen}});
+    for (const DraftResidual& e : d->residual)
+        residual.append(QVariantMap{{"token", textOf(e.id)}, {"r", double(e.r)}, {"chosen", e.id == chosen}});
+    const QString rule = drafted ? QStringLiteral("min(1, p/q) = min(1, %1 / %2) = %3").arg(two(d->p), two(d->q), two(d->acceptProbability))
+                                 : QString();
+    return {{"fate", draftFateName(d->fate)}, {"drafted", draftedText}, {"q", double(d->q)}, {"p", double(d->p)},
             {"acceptProbability", double(d->acceptProbability)}, {"draftIndex", d->draftIndex}, {"draftLength", d->draftLength},
             {"verifyRows", d->verifyRows}, {"verifyMs", double(d->verifyUs) / 1000.0}, {"draftMs", double(d->draftUs) / 1000.0},
-            {"text", describeDraft(*d, draftedText)}};
+            {"text", describeDraft(*d, draftedText)}, {"rule", rule}, {"candidates", candidates}, {"residual", residual},
+            {"residualMass", double(d->residualMass)}};
 }
 
 QString draftTotalsText(const DraftTotals& t) {

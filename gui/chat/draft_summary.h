@@ -7,6 +7,7 @@
 #include <QString>
 #include <QVariantMap>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "record/step_record.h"
@@ -34,8 +35,12 @@ QString describeDraft(const DraftRecord& draft, const QString& draftedText);
 
 // What the Probabilities panel reads of a token's draft: fate (draftFateName), drafted (its text; ""
 // for a bonus or undrafted token), q, p, acceptProbability, draftIndex, draftLength, the round's
-// costs on its first token (verifyRows, verifyMs, draftMs; 0 on the others), text (describeDraft). Empty for a token without a draft record.
-QVariantMap draftMap(const DraftRecord* draft, const QString& draftedText);
+// costs on its first token (verifyRows, verifyMs, draftMs; 0 on the others), text (describeDraft),
+// rule ("min(1, p/q) = min(1, 0.42 / 1.00) = 0.42" for a drafted token, else ""); from records
+// that keep them (ISR5): candidates [{token, p, q, drafted, chosen}], residual [{token, r, chosen}]
+// (a correction's) and residualMass. Empty for a token without a draft record. `textOf` gives a
+// token's visible text; `chosen` is the token the step emitted.
+QVariantMap draftMap(const DraftRecord* draft, const std::function<QString(int32_t)>& textOf, int32_t chosen);
 
 // The footer's line: "speculative: 40 drafted, 31 accepted (78%), 22 rounds"; "" without drafts.
 QString draftTotalsText(const DraftTotals& totals);

@@ -312,7 +312,7 @@ QVariantMap StepInspector::current() const {
             {"pBeforeGrammar", double(s.pBeforeGrammar)}, {"forced", s.forced()},
             {"grammarKept", s.survivors[size_t(SamplerStage::Grammar)]},
             // Speculative decoding: the token's draft and its fate (chat/draft_summary.h).
-            {"draft", draftMap(r->draft.get(), r->draft && r->draft->draftedId >= 0 ? tokenText(r->draft->draftedId) : QString())}};
+            {"draft", draftMap(r->draft.get(), [this](int32_t id) { return tokenText(id); }, s.id)}};
 }
 
 QVariantList StepInspector::candidates() const {

@@ -5,9 +5,43 @@
 #include <QSaveFile>
 
 #include "chat/chat_controller.h"
+#include "chat/draft_summary.h"
 #include "record/step_record_json.h"
 
 namespace inferscope {
+namespace {
+
+bool wasDrafted(const DraftRecord& d) { return d.fate == DraftRecord::Fate::Accepted || d.fate == DraftRecord::Fate::Corrected; }
+
+// Speculative decoding: a token's draft as the export writes it, the CLI's "speculative" object
+// (fate, drafted, accepted, q, p, ...) with the position's candidates and a correction's residual.
+nlohmann::ordered_json draftJson(const DraftRecord& d, const StepPieceLookup& pieceOf) {
+    auto withPiece = [&pieceOf](nlohmann::ordered_json o, int32_t id) {
+        if (auto piece = pieceOf(id)) o["piece"] = *piece;
+        return o;
+    };
+    nlohmann::ordered_json j{{"fate", draftFateName(d.fate).toStdString()}, {"drafted", wasDrafted(d)},
+                             {"accepted", d.fate == DraftRecord::Fate::Accepted}, {"corrected", d.fate == DraftRecord::Fate::Corrected}};
+    if (wasDrafted(d)) {
+        j["draft_id"] = d.draftedId;
+        if (auto piece = pieceOf(d.draftedId)) j["draft_piece"] = *piece;
+        j.update({{"q", d.q}, {"p", d.p}, {"accept_probability", d.acceptProbability}, {"draft_index", d.draftIndex},
+                  {"draft_length", d.draftLength}});
+        auto candidates = nlohmann::ordered_json::array();
+        for (const DraftCandidate& c : d.candidates) candidates.push_back(withPiece({{"id", c.id}, {"p", c.p}, {"q", c.q}}, c.id));
+        j["candidates"] = std::move(candidates);
+        if (d.fate == DraftRecord::Fate::Corrected) {
+            auto residual = nlohmann::ordered_json::array();
+            for (const DraftResidual& e : d.residual) residual.push_back(withPiece({{"id", e.id}, {"r", e.r}}, e.id));
+            j["residual"] = std::move(residual);
+            j["residual_mass"] = d.residualMass;
+        }
+    }
+    if (d.verifyRows > 0) j.update({{"draft_ms", double(d.draftUs) / 1000.0}, {"verify_ms", double(d.verifyUs) / 1000.0}, {"verify_rows", d.verifyRows}});
+    return j;
+}
+
+}  // namespace
 
 bool StepInspector::exportRecords(const QUrl& file, const QString& format) {
     exportError_.clear();
@@ -26,6 +60,8 @@ bool StepInspector::exportRecords(const QUrl& file, const QString& format) {
         auto csv = [](QString s) { return QLatin1Char('"') + s.replace(QLatin1Char('"'), QStringLiteral("\"\"")) + QLatin1Char('"'); };
         QString text = QStringLiteral("step,position,id,token,p,p_final,logit,rank,entropy_bits,forward_ms,sample_ms");
         for (int c = 1; c <= 5; ++c) text += QStringLiteral(",top%1_id,top%1_token,top%1_p").arg(c);
+        // Speculative decoding (empty without): the token's fate, and the drafted token's q and p.
+        text += QStringLiteral(",draft_fate,drafted,accepted,corrected,draft_id,draft_token,q,p_target,accept_probability");
         text += QLatin1Char('\n');
         for (const StepRecord& r : *steps) {
             const SampleRecord& s = r.sample;
@@ -38,6 +74,18 @@ bool StepInspector::exportRecords(const QUrl& file, const QString& format) {
                     text += QStringLiteral(",%1,%2,%3").arg(s.top[c].id).arg(csv(tokenText(s.top[c].id))).arg(double(s.top[c].p[0]), 0, 'g', 7);
                 else
                     text += QStringLiteral(",,,");
+            }
+            if (const DraftRecord* d = r.draft.get()) {
+                const bool drafted = wasDrafted(*d);
+                text += QStringLiteral(",%1,%2,%3,%4").arg(draftFateName(d->fate)).arg(int(drafted))
+                            .arg(int(d->fate == DraftRecord::Fate::Accepted)).arg(int(d->fate == DraftRecord::Fate::Corrected));
+                if (drafted)
+                    text += QStringLiteral(",%1,%2,%3,%4,%5").arg(d->draftedId).arg(csv(tokenText(d->draftedId)))
+                                .arg(double(d->q), 0, 'g', 7).arg(double(d->p), 0, 'g', 7).arg(double(d->acceptProbability), 0, 'g', 7);
+                else
+                    text += QStringLiteral(",,,,,");
+            } else {
+                text += QStringLiteral(",,,,,,,,,");
             }
             text += QLatin1Char('\n');
         }
@@ -52,7 +100,11 @@ bool StepInspector::exportRecords(const QUrl& file, const QString& format) {
             return t ? std::optional(t->bytes) : std::nullopt;
         };
         auto array = nlohmann::ordered_json::array();
-        for (const StepRecord& r : *steps) array.push_back(stepRecordJson(r, pieceOf));
+        for (const StepRecord& r : *steps) {
+            auto step = stepRecordJson(r, pieceOf);
+            if (r.draft) step["speculative"] = draftJson(*r.draft, pieceOf);
+            array.push_back(std::move(step));
+        }
         const nlohmann::ordered_json document{{"model", origin.modelName},
                                               {"backend", std::string(answerBackendName(origin.backend))},
                                               {"timed_by", std::string(origin.timedBy())},

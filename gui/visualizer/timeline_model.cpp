@@ -4,6 +4,7 @@
 
 #include "chat/chat_controller.h"
 #include "engine/engine_controller.h"
+#include "visualizer/draft_timeline.h"
 #include "visualizer/step_inspector.h"
 
 namespace inferscope {
@@ -21,7 +22,10 @@ double median(QList<qreal> v) {
 TimelineModel::TimelineModel(ChatController* chat, StepInspector* inspector, QObject* parent)
     : QObject(parent), chat_(chat), engine_(chat->engine()), inspector_(inspector) {
     connect(inspector_, &StepInspector::selectionChanged, this, &TimelineModel::recompute);
-    connect(chat_, &ChatController::answerFinished, this, &TimelineModel::recompute);
+    connect(chat_, &ChatController::answerFinished, this, [this](int row) {
+        notePlainAnswer(row);
+        recompute();
+    });
     connect(engine_, &EngineController::modelChanged, this, [this] {
         forgetExperiments();
         recompute();
@@ -77,6 +81,7 @@ void TimelineModel::recompute() {
     remote_ = false;
     costKnown_ = false;
     answerModel_.clear();
+    speculative_.clear();
     if (row_ >= 0 && row_ < m->count() && m->at(row_).role == Message::Assistant) {
         const ChatMessage& a = m->at(row_);
         const AnswerStats& st = a.stats;
@@ -119,8 +124,72 @@ void TimelineModel::recompute() {
         if (peak > 0 && costKnown_) prefill_.insert("computeFraction", prefill_.value("gflops").toDouble() / peak);
         prefill_.insert("kvComputed", st.kvComputed);
         prefill_.insert("attentionScores", st.attentionScores);
+        // Once the answer is complete: rebuilding its rounds at each streamed batch would cost the
+        // GUI thread what the decode needs (the figures come with answerFinished).
+        if (!remote_ && !a.streaming) recomputeSpeculative(a, a.origin.known() ? ChatController::originLabel(a.origin) : st.model);
     }
     emit changed();
+}
+
+// ---- speculative decoding: rounds, acceptance by position, the speed-up -------------------------
+
+void TimelineModel::recomputeSpeculative(const ChatMessage& a, const QString& model) {
+    const DraftTimeline timeline = draftTimeline(a.steps);
+    if (!timeline.any()) return;
+    speculative_ = draftTimelineMap(timeline);
+    const double rate = a.stats.decodeTokensPerSecond;
+    speculative_.insert("tokensPerSecond", rate);
+    speculative_.insert("model", model);
+    const auto baseline = plainBaselines_.constFind(model);
+    if (baseline == plainBaselines_.constEnd()) return;
+    speculative_.insert("baseline", *baseline);
+    const double plain = baseline->value("tokensPerSecond").toDouble();
+    if (plain > 0 && rate > 0) speculative_.insert("speedup", rate / plain);
+}
+
+void TimelineModel::notePlainAnswer(int row) {
+    const ChatModel* m = chat_->messages();
+    if (row < 0 || row >= m->count()) return;
+    const ChatMessage& a = m->at(row);
+    // Plain decoding only: a local answer with decode steps, none drafted, not a branch's copy.
+    if (a.role != Message::Assistant || a.origin.remote() || a.steps.size() < 2 || a.stats.branchedAt >= 0 || a.stats.decodeTokensPerSecond <= 0)
+        return;
+    if (std::any_of(a.steps.begin(), a.steps.end(), [](const StepRecord& s) { return s.draft != nullptr; })) return;
+    const QString model = a.origin.known() ? ChatController::originLabel(a.origin) : a.stats.model;
+    plainBaselines_[model] = {{"tokensPerSecond", a.stats.decodeTokensPerSecond}, {"tokens", int(a.steps.size())},
+                              {"source", tr("a plain answer of %1 tokens on this model, earlier in this session").arg(a.steps.size())}};
+}
+
+bool TimelineModel::runWithoutDrafts() {
+    const ChatModel* m = chat_->messages();
+    if (busy() || !engine_->abilities().runsExperiments) return false;
+    if (row_ < 0 || row_ >= m->count() || m->at(row_).steps.size() < 2) {
+        setStatus(tr("No answer to run again: send a message first."));
+        return false;
+    }
+    const ChatMessage& a = m->at(row_);
+    if (a.origin.known() && !a.origin.sameModel(engine_->answerOrigin())) {
+        setStatus(tr("This answer was made by %1: load it to measure plain decoding on it.").arg(ChatController::originLabel(a.origin)));
+        return false;
+    }
+    GenerationJob job;
+    PromptChunk chunk;
+    chunk.tokens = contextTokens(row_);
+    chunk.hasTokens = true;
+    if (chunk.tokens.empty()) return false;
+    job.chunks.push_back(std::move(chunk));
+    SamplerParams greedy;
+    greedy.temperature = 0.0f;
+    job.sampler = a.stats.sampler.value_or(greedy);
+    job.sampler.topN = 0;
+    job.maxTokens = int32_t(a.steps.size());
+    job.resetCache = true;
+    job.measurement = true;  // no drafts: job.speculative stays empty
+    if (!startJob(std::move(job))) return false;
+    plainModel_ = a.origin.known() ? ChatController::originLabel(a.origin) : a.stats.model;
+    experiment_ = Experiment::Plain;
+    setStatus(tr("Decoding the same prompt for %1 tokens without drafts…").arg(a.steps.size()));
+    return true;
 }
 
 std::vector<int32_t> TimelineModel::contextTokens(int row) const {
@@ -241,6 +310,15 @@ void TimelineModel::onFinished(const GenerationSummary& summary) {
     if (summary.reason == FinishReason::Cancelled) {
         experiment_ = Experiment::None;
         setStatus(tr("Stopped."));
+        return;
+    }
+    if (experiment_ == Experiment::Plain) {
+        experiment_ = Experiment::None;
+        const double rate = summary.decodeTokensPerSecond();
+        plainBaselines_[plainModel_] = {{"tokensPerSecond", rate}, {"tokens", summary.nGenerated},
+                                        {"source", tr("the same prompt decoded for %1 tokens without drafts, just now").arg(summary.nGenerated)}};
+        setStatus(tr("Plain decoding: %1 tok/s.").arg(rate, 0, 'f', 1));
+        recompute();
         return;
     }
     if (experiment_ == Experiment::NoCache) {

@@ -6,6 +6,7 @@
 // whole sequence), and a prefill sweep (prompt lengths doubling) that shows attention's quadratic
 // cost on long prompts. GUI thread; the experiments run on the engine's worker like any answer.
 
+#include <QHash>
 #include <QObject>
 #include <QPointer>
 #include <QQmlEngine>
@@ -20,6 +21,7 @@
 namespace inferscope {
 
 class ChatController;
+struct ChatMessage;
 class EngineController;
 class StepInspector;
 
@@ -50,6 +52,11 @@ class TimelineModel : public QObject, public QmlSingleton<TimelineModel> {
     Q_PROPERTY(QList<qreal> noCacheMs READ noCacheMs NOTIFY experimentsChanged)
     Q_PROPERTY(QVariantMap counters READ counters NOTIFY experimentsChanged)  // with / without the cache
     Q_PROPERTY(QVariantList sweep READ sweep NOTIFY experimentsChanged)       // [{tokens, ms, msPerToken}]
+    // A speculative answer once complete (empty otherwise, and while it streams): its rounds, verify
+    // batches and acceptance by draft position (visualizer/draft_timeline.h), plus tokensPerSecond
+    // (the answer's), baseline ({tokensPerSecond, tokens, source}: plain decoding on the same model,
+    // measured this session; absent: not measured yet) and speedup (the answer's over the baseline's).
+    Q_PROPERTY(QVariantMap speculative READ speculative NOTIFY changed)
 
 public:
     TimelineModel(ChatController* chat, StepInspector* inspector, QObject* parent);
@@ -72,11 +79,15 @@ public:
     QList<qreal> noCacheMs() const { return noCacheMs_; }
     QVariantMap counters() const { return counters_; }
     QVariantList sweep() const { return sweep_; }
+    QVariantMap speculative() const { return speculative_; }
 
     // Reruns the shown answer's prompt and length without the KV cache.
     Q_INVOKABLE bool runWithoutCache();
     // Prefill time for prompts of 8, 16, 32, ... tokens up to the context (at most 2048).
     Q_INVOKABLE bool runPrefillSweep();
+    // Decodes the shown answer's prompt again, as long, with its sampler but no drafts: the plain
+    // decoding rate its speed-up is measured against.
+    Q_INVOKABLE bool runWithoutDrafts();
     Q_INVOKABLE void cancelExperiment();
     // The machine's limits, measured on the engine thread (also done after each model load).
     Q_INVOKABLE void measureMachine();
@@ -95,8 +106,10 @@ signals:
     void experimentsChanged();
 
 private:
-    enum class Experiment { None, NoCache, Sweep };
+    enum class Experiment { None, NoCache, Sweep, Plain };
     void recompute();
+    void recomputeSpeculative(const ChatMessage& answer, const QString& model);
+    void notePlainAnswer(int row);  // a plain local answer's decode rate, the baseline of its model
     bool startJob(GenerationJob job);  // job_, with its handle's signals connected
     void onFinished(const GenerationSummary& summary);
     void onFailed(const QString& message);
@@ -118,6 +131,9 @@ private:
     bool costKnown_ = false;
     QString answerModel_;
     QVariantList sweep_;
+    QVariantMap speculative_;
+    QHash<QString, QVariantMap> plainBaselines_;  // by model (ChatController::originLabel): this session's
+    QString plainModel_;                          // the model runWithoutDrafts() measures
     Experiment experiment_ = Experiment::None;
     bool measuring_ = false;
     void forgetExperiments();

@@ -180,6 +180,13 @@ ScrollView {
             }
         }
 
+        // The drafter's q against the model's p, the rule, and a rejection's residual.
+        DraftCard {
+            Layout.fillWidth: true
+            Layout.preferredWidth: 100
+            draft: panel.draft
+        }
+
         // ---- candidates as bars -----------------------------------------------------------------
         Label {
             visible: StepInspector.selection.hasStep

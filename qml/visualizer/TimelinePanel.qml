@@ -165,6 +165,9 @@ ScrollView {
             }
         }
 
+        // ---- speculative decoding: rounds, verify batches, acceptance, speed-up -----------------
+        DraftTimeline { Layout.fillWidth: true; Layout.preferredWidth: 100 }
+
         // ---- without the KV cache -------------------------------------------------------------
         Rectangle { visible: !EngineController.hasModel || EngineController.abilities.runsExperiments; Layout.fillWidth: true; height: 1; color: Theme.border }
         RowLayout {

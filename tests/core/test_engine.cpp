@@ -361,7 +361,7 @@ TEST(StepRecordCodec, RoundTripsARealGenerationAndRejectsDamage) {
         EXPECT_FALSE(decodeStepRecords(std::span(bytes).first(cut))) << cut;
     auto bad = bytes;
     bad[0] = 'X';
-    EXPECT_EQ(decodeStepRecords(bad).error().message, "token records: not in the ISR1/ISR2/ISR3/ISR4 format");
+    EXPECT_EQ(decodeStepRecords(bad).error().message, "token records: not in the ISR1/ISR2/ISR3/ISR4/ISR5 format");
     auto extra = bytes;
     extra.push_back(0);
     EXPECT_EQ(decodeStepRecords(extra).error().message, "token records: 1 unexpected bytes at the end");

@@ -277,7 +277,7 @@ TEST(Speculative, RequestsItCannotServeAreRefused) {
     EXPECT_FALSE(target->generate(req));
 }
 
-// A speculative answer's step records keep every draft record through the stored form (ISR4), and
+// A speculative answer's step records keep every draft record through the stored form (ISR5), and
 // a plain answer's stay in ISR3, which releases before ISR4 read.
 TEST(Speculative, StoredStepRecordsKeepTheirDrafts) {
     auto target = loadTestEngine(kStories);
@@ -288,7 +288,7 @@ TEST(Speculative, StoredStepRecordsKeepTheirDrafts) {
     run(*target, req, &steps);
     ASSERT_GT(steps.size(), 2u);
     const auto bytes = encodeStepRecords(steps);
-    ASSERT_EQ(std::string(bytes.begin(), bytes.begin() + 4), "ISR4");
+    ASSERT_EQ(std::string(bytes.begin(), bytes.begin() + 4), "ISR5");
     auto back = decodeStepRecords(bytes);
     ASSERT_TRUE(back) << back.error().message;
     ASSERT_EQ(back->size(), steps.size());
@@ -309,18 +309,112 @@ TEST(Speculative, StoredStepRecordsKeepTheirDrafts) {
         EXPECT_EQ(x.draftUs, y.draftUs) << i;
         EXPECT_EQ(x.verifyUs, y.verifyUs) << i;
         EXPECT_EQ(x.verifyRows, y.verifyRows) << i;
+        ASSERT_EQ(x.candidates.size(), y.candidates.size()) << i;
+        for (size_t c = 0; c < x.candidates.size(); ++c) {
+            EXPECT_EQ(x.candidates[c].id, y.candidates[c].id) << i;
+            EXPECT_EQ(x.candidates[c].p, y.candidates[c].p) << i;
+            EXPECT_EQ(x.candidates[c].q, y.candidates[c].q) << i;
+        }
+        ASSERT_EQ(x.residual.size(), y.residual.size()) << i;
+        for (size_t c = 0; c < x.residual.size(); ++c) {
+            EXPECT_EQ(x.residual[c].id, y.residual[c].id) << i;
+            EXPECT_EQ(x.residual[c].r, y.residual[c].r) << i;
+        }
+        EXPECT_EQ(x.residualMass, y.residualMass) << i;
         drafted += x.fate == DraftRecord::Fate::Accepted || x.fate == DraftRecord::Fate::Corrected;
     }
     EXPECT_GT(drafted, 0);
     for (size_t cut = 0; cut < bytes.size(); cut += 13) EXPECT_FALSE(decodeStepRecords(std::span(bytes).first(cut))) << cut;
     // An unknown fate is refused, not cast.
     ASSERT_TRUE(steps.back().draft);
-    auto bad = encodeStepRecords(std::span(steps).last(1));
-    bad[bad.size() - 45] = 9;  // the fate: before the id, q, p, min(1, p/q), index, length, two times and rows (44 bytes)
+    StepRecord last = steps.back();
+    auto bare = std::make_shared<DraftRecord>(*last.draft);
+    bare->candidates.clear();
+    bare->residual.clear();
+    bare->residualMass = 0.0f;
+    last.draft = bare;
+    const auto one = encodeStepRecords(std::span(&last, 1));
+    auto bad = one;
+    // The fate: before the id, q, p, min(1, p/q), index, length, two times and rows (44 bytes), then
+    // no candidates, no residual and its mass (6 bytes).
+    bad[bad.size() - 51] = 9;
     EXPECT_FALSE(decodeStepRecords(bad));
+    // An ISR4 record (no candidates, no residual) still reads, with the fields it has.
+    std::vector<uint8_t> v4(one.begin(), one.end() - 6);
+    v4[3] = '4';
+    auto old = decodeStepRecords(v4);
+    ASSERT_TRUE(old) << old.error().message;
+    ASSERT_TRUE(old->front().draft);
+    EXPECT_EQ(old->front().draft->fate, last.draft->fate);
+    EXPECT_EQ(old->front().draft->verifyRows, last.draft->verifyRows);
+    EXPECT_TRUE(old->front().draft->candidates.empty());
+    // More candidates than a record holds is refused.
+    auto many = one;
+    many[many.size() - 6] = uint8_t(kDraftCandidates + 1);
+    EXPECT_FALSE(decodeStepRecords(many));
     // Without drafts: ISR3, as before.
     for (StepRecord& s : steps) s.draft.reset();
     const auto plain = encodeStepRecords(steps);
     EXPECT_EQ(std::string(plain.begin(), plain.begin() + 4), "ISR3");
     ASSERT_TRUE(decodeStepRecords(plain));
+}
+
+// What a drafted token's record keeps of p and q: both sides' leading tokens with both
+// probabilities, and on a rejection the residual normalize(max(0, p − q)) and its mass.
+TEST(Speculative, ADraftedPositionKeepsPQAndTheResidual) {
+    const std::vector<TokenProbability> p{{4, 0.5}, {2, 0.3}, {7, 0.2}};
+    const std::vector<TokenProbability> q{{2, 0.6}, {9, 0.3}, {4, 0.1}};
+    DraftRecord d;
+    describeDraftedPosition(p, q, true, d);
+    ASSERT_EQ(d.candidates.size(), 4u);  // 2 (q .6), 4 (p .5), 9 (q .3), 7 (p .2)
+    EXPECT_EQ(d.candidates[0].id, 2);
+    EXPECT_FLOAT_EQ(d.candidates[0].p, 0.3f);
+    EXPECT_FLOAT_EQ(d.candidates[0].q, 0.6f);
+    EXPECT_EQ(d.candidates[1].id, 4);
+    EXPECT_EQ(d.candidates[2].id, 9);
+    EXPECT_FLOAT_EQ(d.candidates[2].p, 0.0f);
+    EXPECT_EQ(d.candidates[3].id, 7);
+    EXPECT_FLOAT_EQ(d.candidates[3].q, 0.0f);
+    // max(0, p − q): 4 → 0.4, 7 → 0.2; mass 0.6.
+    ASSERT_EQ(d.residual.size(), 2u);
+    EXPECT_EQ(d.residual[0].id, 4);
+    EXPECT_FLOAT_EQ(d.residual[0].r, 0.4f / 0.6f);
+    EXPECT_EQ(d.residual[1].id, 7);
+    EXPECT_FLOAT_EQ(d.residual[1].r, 0.2f / 0.6f);
+    EXPECT_FLOAT_EQ(d.residualMass, 0.6f);
+    describeDraftedPosition(p, q, false, d);  // accepted: no residual
+    EXPECT_TRUE(d.residual.empty());
+    EXPECT_EQ(d.residualMass, 0.0f);
+}
+
+// Prompt lookup drafts with q = 1: a rejection's residual is p without the drafted token,
+// renormalised, and the correction is one of its tokens.
+TEST(Speculative, APromptLookupRejectionRecordsPWithoutTheDraft) {
+    auto target = loadTestEngine(kStories);
+    ASSERT_TRUE(target);
+    GenerateRequest req = greedyRequest(target->tokenizer().encode("Lily and Tom went to the park. Lily and Tom", true), 64);
+    req.sampler.temperature = 1.0f;
+    req.sampler.seed = 11;
+    req.speculative = withNgrams(4);
+    std::vector<StepRecord> steps;
+    run(*target, req, &steps);
+    int corrected = 0;
+    for (const StepRecord& s : steps) {
+        if (!s.draft || s.draft->fate != DraftRecord::Fate::Corrected) continue;
+        const DraftRecord& d = *s.draft;
+        ++corrected;
+        ASSERT_FALSE(d.candidates.empty());
+        for (const DraftCandidate& c : d.candidates) EXPECT_EQ(c.q, c.id == d.draftedId ? 1.0f : 0.0f);
+        EXPECT_NEAR(d.residualMass, 1.0f - d.p, 1e-5);
+        ASSERT_FALSE(d.residual.empty());
+        for (const DraftResidual& e : d.residual) {
+            EXPECT_NE(e.id, d.draftedId);
+            const auto c = std::find_if(d.candidates.begin(), d.candidates.end(), [&](const DraftCandidate& x) { return x.id == e.id; });
+            if (c != d.candidates.end()) {
+                EXPECT_NEAR(e.r, c->p / (1.0f - d.p), 1e-5);
+            }
+        }
+        EXPECT_NE(s.sample.id, d.draftedId);
+    }
+    EXPECT_GT(corrected, 0);
 }

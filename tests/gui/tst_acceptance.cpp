@@ -509,6 +509,69 @@ private slots:
         QSettings().remove(QStringLiteral("speculative"));
     }
 
+    // A rejected draft in the window (sampled, prompt lookup): the drafter's q beside the model's p,
+    // the rule with the record's figures and the residual the replacement came from; then the
+    // Timeline's rounds and acceptance by position, and the speed-up once plain decoding is measured.
+    void rejectedDraftAndItsTimelineInTheWindow() {
+        QSettings().remove(QStringLiteral("speculative"));
+        QVERIFY(start(1400, 900));
+        QVERIFY(loadModel());
+        SamplerParams sampled;
+        sampled.temperature = 1.0f;
+        sampled.seed = 7;
+        app_->chat->setSamplerOverride(sampled);
+        app_->sampling->setMaxTokens(40);
+        app_->speculative->setMode(SpeculativeSettings::Mode::PromptLookup);
+        app_->speculative->setMaxDraft(4);
+        QSignalSpy done(app_->chat.get(), &ChatController::answerFinished);
+        QVERIFY(app_->chat->send(QStringLiteral("Once upon a time, there was a little girl named Lily. She liked to play in the park. "
+                                                "Once upon a time, there was a little girl named Lily. She liked to play")));
+        QVERIFY(arrived(done, 30000));
+        const ChatMessage& answer = app_->chat->messages()->at(1);
+        int rejected = -1;
+        for (size_t i = 0; i < answer.steps.size() && rejected < 0; ++i)
+            if (answer.steps[i].draft && answer.steps[i].draft->fate == DraftRecord::Fate::Corrected) rejected = int(i);
+        QVERIFY2(rejected > 0, "no rejected draft");
+        const DraftRecord& d = *answer.steps[size_t(rejected)].draft;
+        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
+        app_->inspector->setFollowing(false);
+        app_->inspector->select(1, rejected);
+        QQuickItem* rule = nullptr;
+        QTRY_VERIFY((rule = visibleNamed(QStringLiteral("draftRule"))));
+        const QString p = QString::number(double(d.p), 'f', 2);
+        QTRY_COMPARE(rule->property("text").toString(),
+                     QStringLiteral("Kept with probability min(1, p/q) = min(1, %1 / 1.00) = %1: rejected.").arg(p));
+        QQuickItem* residual = visibleNamed(QStringLiteral("draftResidualNote"));
+        QVERIFY(residual);
+        QCOMPARE(residual->property("text").toString(),
+                 QStringLiteral("The replacement was drawn from what the model wanted more than the drafter did, normalize(max(0, p − q)): "
+                                "%1% of the model's probability, rescaled to 100%. Its leading tokens:")
+                     .arg(QString::number(double(d.residualMass) * 100, 'f', 1)));
+        QVERIFY(visibleWithText(QStringLiteral("drafted, rejected")));
+        QVERIFY(visibleNamed(QStringLiteral("draftCandidate_0")));
+        QVERIFY(visibleNamed(QStringLiteral("draftResidual_0")));
+        shot(QStringLiteral("rejected"));
+        app_->settings->setInspectorTab(QStringLiteral("timeline"));
+        QQuickItem* rounds = nullptr;
+        QTRY_VERIFY((rounds = visibleNamed(QStringLiteral("draftRoundsText"))));
+        QTRY_COMPARE(rounds->property("text").toString(), app_->timeline->speculative().value("roundsText").toString());
+        const QVariantMap first = app_->timeline->speculative().value("byPosition").toList().value(0).toMap();
+        QQuickItem* position = visibleNamed(QStringLiteral("draftPosition_1"));
+        QVERIFY(position);
+        QCOMPARE(position->property("text").toString(), QStringLiteral("1: %1/%2").arg(first.value("accepted").toInt()).arg(first.value("drafted").toInt()));
+        QQuickItem* speedup = visibleNamed(QStringLiteral("draftSpeedup"));
+        QVERIFY(speedup);
+        QVERIFY2(speedup->property("text").toString().endsWith(QStringLiteral("Plain decoding on this model: not measured yet.")),
+                 qPrintable(speedup->property("text").toString()));
+        QVERIFY(app_->timeline->runWithoutDrafts());
+        QTRY_VERIFY_WITH_TIMEOUT(speedup->property("text").toString().startsWith(QStringLiteral("Speed-up ")), 30000);
+        QVERIFY2(speedup->property("text").toString().endsWith(QStringLiteral("(the same prompt decoded for %1 tokens without drafts, just now).")
+                                                                    .arg(answer.steps.size())),
+                 qPrintable(speedup->property("text").toString()));
+        shot(QStringLiteral("timeline"));
+        QSettings().remove(QStringLiteral("speculative"));
+    }
+
     // Send with Enter, stop with Esc, regenerate with Ctrl+R: the answers show, the versions
     // label says 2 / 2, and the database holds both versions.
     void sendStopAndRegenerate() {
