@@ -12,6 +12,8 @@
 #include "server/completion_job.h"
 #include "server/http_server.h"
 #include "server/openai_response.h"
+#include "server/openai_tool_response.h"
+#include "grammar/gbnf.h"
 #include "tokenizer/tokenizer.h"
 
 namespace inferscope::server {
@@ -109,6 +111,13 @@ void OpenAiServer::handleCompletion(const std::shared_ptr<http::Exchange>& excha
     for (const auto& [id, bias] : r.sampler.logitBias)
         if (id >= tokenizer_->vocabSize())
             return ex.reply(errorReply(badParameter("logit_bias", fmt::format("logit_bias names a token past the vocabulary of {} tokens", tokenizer_->vocabSize()))));
+    if (r.toolChoice != ToolChoice::None) {  // the calls' grammar, in the served template's syntax
+        grammar::GbnfLimits limits;
+        limits.quoteInput = false;
+        auto g = grammar::parseGbnf(toolCallGbnf(toolSyntaxFor(template_.kind), r), limits);
+        if (!g) return ex.reply(errorReply(badParameter("tools", "the tools' grammar could not be compiled: " + g.error().message)));
+        r.grammar = std::make_shared<const grammar::Grammar>(std::move(*g));
+    }
     if (promptBytes(r) > size_t(contextLength_) * maxTokenBytes_)
         return ex.reply(errorReply({400, fmt::format("the prompt is longer than the context of {} tokens can hold; shorten it", contextLength_),
                                     "invalid_request_error", promptField, "context_length_exceeded"}));
@@ -221,6 +230,9 @@ std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft)
             // Cancelled and not gone: the server is stopping; what was generated, marked so.
             const std::string_view finish = result->reason == FinishReason::Cancelled ? kFinishAborted : openAiFinishReason(result->reason);
             Json body = completionResponse(job.header, completion.text(), *result, completion.steps(), r, pieceOf, finish);
+            if (r.toolChoice != ToolChoice::None && result->reason != FinishReason::Cancelled)
+                if (ParsedAnswer answer = parseToolAnswer(toolSyntaxFor(template_.kind), completion.text(), r.tools); !answer.calls.empty())
+                    setToolCalls(body["choices"][0], answer);
             if (r.echo) prependEcho(body["choices"][0], r.prompt, echoed, r.logprobs);
             reply = http::Reply{200, "application/json", {}, dumpJson(body)};
         }
@@ -236,8 +248,12 @@ std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft)
         ex.send(sseEvent(chunk));
         first = false;
     }
+    const bool tools = r.toolChoice != ToolChoice::None;
+    ToolContentGate gate(toolSyntaxFor(template_.kind));  // tools: a call is never shown as content
     CompletionJob completion(r, job.stops, [&](const std::string& delta, std::vector<StepRecord>& steps) {
-        const bool ok = ex.send(sseEvent(completionChunk(job.header, delta, steps, r, pieceOf, first, {}, offset)));
+        const std::string shown = tools ? gate.push(delta) : delta;
+        if (shown.empty() && steps.empty()) return true;
+        const bool ok = ex.send(sseEvent(completionChunk(job.header, shown, steps, r, pieceOf, first, {}, offset)));
         for (const StepRecord& s : steps) offset += s.piece.size();
         first = false;
         return ok;
@@ -249,9 +265,10 @@ std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft)
     } else if (result->reason == FinishReason::Cancelled && ex.gone()) {
         ++cancelled_;
     } else {
-        const std::string_view finish = result->reason == FinishReason::Cancelled ? kFinishAborted : openAiFinishReason(result->reason);
+        std::string_view finish = result->reason == FinishReason::Cancelled ? kFinishAborted : openAiFinishReason(result->reason);
         const std::vector<StepRecord> none;
-        last = sseEvent(completionChunk(job.header, "", none, r, pieceOf, first, finish));
+        if (tools) last = toolStreamEnd(job.header, r, gate, result->reason != FinishReason::Cancelled, first, finish);
+        last += sseEvent(completionChunk(job.header, "", none, r, pieceOf, first, finish));
         if (r.includeUsage) last += sseEvent(usageChunk(job.header, *result));
     }
     last += kSseDone;
