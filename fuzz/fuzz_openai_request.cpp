@@ -4,13 +4,19 @@
 // error JSON that serializes; an accepted request holds only values in the ranges the parser
 // promises. Run with -max_len equal to the server's body limit (4 MiB) and a small stack
 // (scripts/ci-fuzz.sh): JSON nested a million levels deep must be refused, not recursed into.
+// Tools: an accepted request's conversation renders in every template family and its calls'
+// grammar compiles in every syntax; the body, read as a model's answer, goes through the tool-call
+// parser of every syntax (server/tool_format.h), whose calls are of offered functions with JSON
+// arguments.
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstdio>
 #include <string_view>
 
+#include "grammar/gbnf.h"
 #include "server/openai_request.h"
+#include "server/tool_format.h"
 
 namespace {
 
@@ -20,6 +26,47 @@ void require(bool condition, const char* what) {
     if (condition) return;
     std::fprintf(stderr, "fuzz_openai_request: broken property: %s\n", what);
     std::abort();
+}
+
+constexpr ToolSyntax kSyntaxes[] = {ToolSyntax::Llama3, ToolSyntax::Hermes, ToolSyntax::Mistral, ToolSyntax::Generic};
+
+void checkAnswer(std::string_view answer, const std::vector<ToolFunction>& tools) {
+    for (ToolSyntax syntax : kSyntaxes) {
+        const ParsedAnswer a = parseToolAnswer(syntax, answer, tools);
+        if (a.calls.empty()) require(a.content == answer, "an answer without calls is its text");
+        for (const ToolCall& c : a.calls) {
+            bool offered = false;
+            for (const ToolFunction& t : tools) offered = offered || t.name == c.name;
+            require(offered, "a call is of an offered function");
+            require(!nlohmann::json::parse(c.arguments, nullptr, false).is_discarded(), "a call's arguments are JSON");
+        }
+        require(toolSafeContentLength(syntax, answer) <= answer.size(), "streamed content is part of the answer");
+    }
+}
+
+// Two functions any answer may call, for the bodies that offer none.
+const std::vector<ToolFunction>& someTools() {
+    static const std::vector<ToolFunction> tools = [] {
+        auto r = parseServeRequest(R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"get_weather",)"
+                                   R"("parameters":{"type":"object","properties":{"city":{"type":"string"}}}}},{"type":"function",)"
+                                   R"("function":{"name":"f"}}]})", Endpoint::Chat);
+        require(r.has_value(), "the fixed tools parse");
+        return r->tools;
+    }();
+    return tools;
+}
+
+void checkTools(const ServeRequest& r) {
+    require(r.tools.size() <= kMaxTools, "at most 128 tools");
+    require(r.toolChoice == ToolChoice::None || !r.tools.empty(), "a tool choice only with tools");
+    for (inferscope::ChatTemplateKind kind : inferscope::allChatTemplateKinds())
+        if (usesToolPrompt(r)) require(!toolPromptText(r, inferscope::ChatTemplate{kind}).empty() || r.messages.empty(), "a prompt renders");
+    if (r.toolChoice == ToolChoice::None) return;
+    for (ToolSyntax syntax : kSyntaxes) {
+        inferscope::grammar::GbnfLimits limits;
+        limits.quoteInput = false;
+        require(inferscope::grammar::parseGbnf(toolCallGbnf(syntax, r), limits).has_value(), "the calls' grammar compiles");
+    }
 }
 
 void check(std::string_view body, Endpoint endpoint) {
@@ -48,6 +95,8 @@ void check(std::string_view body, Endpoint endpoint) {
     require(r->sampler.minP >= 0 && r->sampler.minP <= 1, "min_p in [0, 1]");
     require(r->sampler.topK >= 0, "top_k not negative");
     if (endpoint == Endpoint::Chat) require(!r->messages.empty(), "a chat request has messages");
+    checkTools(*r);
+    if (!r->tools.empty()) checkAnswer(body, r->tools);
 }
 
 }  // namespace
@@ -56,5 +105,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view body(reinterpret_cast<const char*>(data), size);
     check(body, Endpoint::Chat);
     check(body, Endpoint::Completion);
+    checkAnswer(body, someTools());
     return 0;
 }
