@@ -45,19 +45,35 @@ std::string prefixRules(std::string_view gbnf, std::string_view prefix) {
 
 struct Shape {
     const char* argumentsKey;
-    std::string open, separator, close;  // around and between the calls
-    char textMayNotStartWith;            // tool_choice auto: text must not start as the calls do
+    std::string open, separator, close;  // around and between the calls (GBNF)
+    std::string_view opener;             // tool_choice auto: text must not start with it
     bool single;                         // one call at most
 };
 
 Shape shapeOf(ToolSyntax syntax, bool parallel) {
     switch (syntax) {
-        case ToolSyntax::Llama3: return {"parameters", "", "", "", '{', true};
-        case ToolSyntax::Hermes: return {"arguments", R"("<tool_call>\n")", R"("\n</tool_call>\n<tool_call>\n")", R"("\n</tool_call>")", '<', !parallel};
-        case ToolSyntax::Mistral: return {"arguments", R"("[TOOL_CALLS] [")", R"(", ")", R"("]")", '[', !parallel};
-        case ToolSyntax::Generic: return {"arguments", R"("{\"tool_calls\": [")", R"(", ")", R"("]}")", '{', !parallel};
+        case ToolSyntax::Llama3: return {"parameters", "", "", "", "{", true};
+        case ToolSyntax::Hermes: return {"arguments", R"("<tool_call>\n")", R"("\n</tool_call>\n<tool_call>\n")", R"("\n</tool_call>")", "<tool_call>", !parallel};
+        case ToolSyntax::Mistral: return {"arguments", R"("[TOOL_CALLS] [")", R"(", ")", R"("]")", "[TOOL_CALLS]", !parallel};
+        case ToolSyntax::Generic: return {"arguments", R"("{\"tool_calls\": [")", R"(", ")", R"("]}")", "{", !parallel};
     }
-    return {"arguments", "", "", "", '{', true};
+    return {"arguments", "", "", "", "{", true};
+}
+
+// Any text that does not start with `opener` (ASCII, no quote or backslash): it leaves the opener at
+// its first differing character, or is a proper prefix of it. "<think>" passes "<tool_call>".
+std::string textRule(std::string_view opener) {
+    auto negated = [](char c) {
+        const bool escape = c == ']' || c == '[' || c == '\\' || c == '-' || c == '^';
+        return std::string("[^") + (escape ? "\\" : "") + c + "]";
+    };
+    std::string alternatives;
+    for (size_t k = 0; k < opener.size(); ++k) {
+        const std::string prefix = k ? "\"" + std::string(opener.substr(0, k)) + "\" " : "";
+        alternatives += (k ? " | " : "") + prefix + negated(opener[k]) + " .*";
+        if (k) alternatives += " | \"" + std::string(opener.substr(0, k)) + "\"";
+    }
+    return "text ::= (" + alternatives + ")?\n";
 }
 
 }  // namespace
@@ -80,10 +96,7 @@ std::string toolCallGbnf(ToolSyntax syntax, const ServeRequest& r) {
     if (!shape.single) calls += " (" + shape.separator + " call)*";
     if (!shape.close.empty()) calls += " " + shape.close;
     std::string root = "root ::= calls\n";
-    if (r.toolChoice == ToolChoice::Auto) {
-        const std::string first = shape.textMayNotStartWith == '[' ? "\\[" : std::string(1, shape.textMayNotStartWith);
-        root = fmt::format("root ::= calls | text\ntext ::= ([^{}] .*)?\n", first);
-    }
+    if (r.toolChoice == ToolChoice::Auto) root = "root ::= calls | text\n" + textRule(shape.opener);
     return root + calls + "\n" + call + "\n" + rules;
 }
 

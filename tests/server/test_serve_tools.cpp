@@ -154,3 +154,38 @@ TEST(ServeTools, BadToolsAreRefusedInOpenAisShape) {
     EXPECT_EQ(r->body, R"({"error":{"message":"tool_choice names a function that is not in tools","type":"invalid_request_error",)"
                        R"("param":"tool_choice","code":null}})");
 }
+
+// tool_choice auto: the tiny models answer in text (or a call); streamed, the same greedy request
+// gives the same answer, the text held back while it might become a call sent in the end.
+TEST(ServeTools, AutoAnswersTheSameWholeAndStreamed) {
+    size_t served = 0;
+    for (const Family& f : families()) {
+        if (!std::filesystem::exists(f.model)) continue;
+        std::vector<std::string> args{"--model", f.model};
+        args.insert(args.end(), f.options.begin(), f.options.end());
+        ServeProcess server(args);
+        ASSERT_TRUE(server.waitReady()) << f.name;
+        ++served;
+        json body = request("auto");
+        body["max_tokens"] = 40;
+        auto c = server.client();
+        auto whole = c.post("/v1/chat/completions", body.dump());
+        ASSERT_TRUE(whole) << f.name;
+        ASSERT_EQ(whole->status, 200) << f.name << ": " << whole->body;
+        const json answer = json::parse(whole->body);
+        const json& choice = answer["choices"][0];
+        body["stream"] = true;
+        auto s = c.post("/v1/chat/completions", body.dump());
+        ASSERT_TRUE(s) << f.name;
+        const Streamed st = accumulate(s->body);
+        EXPECT_EQ(st.finish, choice["finish_reason"]) << f.name;
+        if (choice["message"].contains("tool_calls")) {
+            EXPECT_EQ(st.name, choice["message"]["tool_calls"][0]["function"]["name"]) << f.name;
+            EXPECT_EQ(st.arguments, choice["message"]["tool_calls"][0]["function"]["arguments"]) << f.name;
+        } else {
+            EXPECT_EQ(st.calls, 0u) << f.name;
+            EXPECT_EQ(st.content, choice["message"]["content"]) << f.name;
+        }
+    }
+    if (served == 0) GTEST_SKIP() << "no model found";
+}

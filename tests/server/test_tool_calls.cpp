@@ -265,10 +265,15 @@ TEST(ToolGrammar, AutoAllowsTextThatDoesNotStartAsACall) {
     EXPECT_TRUE(grammarAccepts(ToolSyntax::Hermes, r, "It is cold in Oslo."));
     EXPECT_TRUE(grammarAccepts(ToolSyntax::Hermes, r, ""));
     EXPECT_TRUE(grammarAccepts(ToolSyntax::Hermes, r, "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>"));
-    EXPECT_FALSE(grammarAccepts(ToolSyntax::Hermes, r, "<b>cold</b>"));
+    EXPECT_TRUE(grammarAccepts(ToolSyntax::Hermes, r, "<think>cold</think>"));  // Qwen 3 thinks first
+    EXPECT_TRUE(grammarAccepts(ToolSyntax::Hermes, r, "<tool_"));
+    EXPECT_FALSE(grammarAccepts(ToolSyntax::Hermes, r, "<tool_call>cold"));     // a started call is a call
     EXPECT_TRUE(grammarAccepts(ToolSyntax::Llama3, r, "It is {cold}."));
     EXPECT_FALSE(grammarAccepts(ToolSyntax::Llama3, r, "{cold}"));
-    EXPECT_FALSE(grammarAccepts(ToolSyntax::Mistral, r, "[cold]"));
+    EXPECT_TRUE(grammarAccepts(ToolSyntax::Mistral, r, "[cold]"));
+    EXPECT_FALSE(grammarAccepts(ToolSyntax::Mistral, r, "[TOOL_CALLS] cold"));
+    EXPECT_TRUE(grammarAccepts(ToolSyntax::Generic, r, "cold"));
+    EXPECT_FALSE(grammarAccepts(ToolSyntax::Generic, r, "{\"cold\": 1}"));
 }
 
 namespace {
