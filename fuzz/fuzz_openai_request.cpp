@@ -17,6 +17,7 @@
 #include "grammar/gbnf.h"
 #include "server/openai_request.h"
 #include "server/tool_format.h"
+#include "server/tool_stream.h"
 
 namespace {
 
@@ -41,6 +42,31 @@ void checkAnswer(std::string_view answer, const std::vector<ToolFunction>& tools
             require(!nlohmann::json::parse(c.arguments, nullptr, false).is_discarded(), "a call's arguments are JSON");
         }
         require(toolSafeContentLength(syntax, answer) <= answer.size(), "streamed content is part of the answer");
+        // Streamed in pieces of 7 bytes: the content and each call's arguments, put together, are
+        // the parse's.
+        ToolCallStream stream(syntax, tools);
+        std::string content;
+        std::vector<std::string> args;
+        auto take = [&](const StreamPart& p) {
+            content += p.content;
+            for (const CallDelta& d : p.calls) {
+                if (d.opens) require(d.index == args.size(), "calls open in order");
+                if (d.opens) args.emplace_back();
+                require(d.index < args.size(), "arguments of an opened call");
+                if (d.index < args.size()) args[d.index] += d.arguments;
+            }
+        };
+        for (size_t at = 0; at < answer.size(); at += 7) take(stream.push(std::string(answer.substr(at, 7))));
+        bool calls = false;
+        take(stream.finish(true, calls));
+        require(calls == !a.calls.empty(), "the stream ends in calls exactly when the answer is calls");
+        if (calls) {
+            require(content == a.content, "the streamed content is the text before the calls");
+            require(args.size() == a.calls.size(), "as many calls streamed as parsed");
+            for (size_t i = 0; i < args.size() && i < a.calls.size(); ++i) require(args[i] == a.calls[i].arguments, "streamed arguments are the parse's");
+        } else {
+            require(content == answer, "an answer without calls streams as its text");
+        }
     }
 }
 

@@ -249,13 +249,17 @@ std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft)
         first = false;
     }
     const bool tools = r.toolChoice != ToolChoice::None;
-    ToolContentGate gate(toolSyntaxFor(template_.kind));  // tools: a call is never shown as content
+    ToolCallStream stream(toolSyntaxFor(template_.kind), r.tools);  // tools: calls as tool_calls deltas, never as content
     CompletionJob completion(r, job.stops, [&](const std::string& delta, std::vector<StepRecord>& steps) {
-        const std::string shown = tools ? gate.push(delta) : delta;
-        if (shown.empty() && steps.empty()) return true;
-        const bool ok = ex.send(sseEvent(completionChunk(job.header, shown, steps, r, pieceOf, first, {}, offset)));
+        StreamPart part = tools ? stream.push(delta) : StreamPart{delta, {}};
+        bool ok = true;
+        if (!part.content.empty() || !steps.empty()) {
+            ok = ex.send(sseEvent(completionChunk(job.header, part.content, steps, r, pieceOf, first, {}, offset)));
+            first = false;
+        }
         for (const StepRecord& s : steps) offset += s.piece.size();
-        first = false;
+        part.content.clear();
+        if (!part.calls.empty()) ok = ex.send(toolStreamEvents(job.header, r, part, first)) && ok;
         return ok;
     });
     auto result = generate(&completion);
@@ -267,7 +271,12 @@ std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft)
     } else {
         std::string_view finish = result->reason == FinishReason::Cancelled ? kFinishAborted : openAiFinishReason(result->reason);
         const std::vector<StepRecord> none;
-        if (tools) last = toolStreamEnd(job.header, r, gate, result->reason != FinishReason::Cancelled, first, finish);
+        if (tools) {
+            bool calls = false;
+            const StreamPart rest = stream.finish(result->reason != FinishReason::Cancelled, calls);
+            last = toolStreamEvents(job.header, r, rest, first);
+            if (calls) finish = kFinishToolCalls;
+        }
         last += sseEvent(completionChunk(job.header, "", none, r, pieceOf, first, finish));
         if (r.includeUsage) last += sseEvent(usageChunk(job.header, *result));
     }

@@ -41,7 +41,7 @@ std::string toolCallGbnf(ToolSyntax syntax, const ServeRequest& r);
 
 // The answer split into text and calls. An answer that does not hold well-formed calls of the
 // offered functions in the syntax is text alone (calls empty, content the whole text). Calls'
-// arguments are compact JSON text; ids are left empty (the server gives them).
+// arguments are their JSON text as the model wrote it; ids are left empty (the server gives them).
 struct ParsedAnswer {
     std::string content;  // the text before the calls (trailing white space dropped)
     std::vector<ToolCall> calls;

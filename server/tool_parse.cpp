@@ -1,10 +1,11 @@
 // Tool calls parsed out of a generated answer (tool_format.h). The answer is the model's: any
 // bytes, any length the context allows. Each candidate's JSON shape is bounded before it is parsed
 // (json_shape.h), and an answer that is not exactly calls in the template's syntax, of offered
-// functions, is plain text.
+// functions, is plain text. A call's arguments are kept as the model wrote them (JSON text).
 #include <algorithm>
 
 #include "server/json_shape.h"
+#include "server/json_text.h"
 #include "server/tool_format.h"
 
 namespace inferscope::server {
@@ -32,22 +33,29 @@ ordered_json parseBounded(std::string_view text) {
     return ordered_json::parse(text, nullptr, false);
 }
 
-// {"name": <an offered function>, <argumentsKey>: <a value>} as a call.
-std::optional<ToolCall> callOf(const ordered_json& o, const char* argumentsKey, const std::vector<ToolFunction>& tools) {
+// {"name": <an offered function>, <argumentsKey>: <a value>} as a call, `text` being the object's
+// JSON text: the arguments are their text as the model wrote it (what a stream sent of them).
+std::optional<ToolCall> callOf(const ordered_json& o, std::string_view text, const char* argumentsKey, const std::vector<ToolFunction>& tools) {
     if (!o.is_object()) return std::nullopt;
     const auto name = o.find("name");
-    const auto args = o.find(argumentsKey);
-    if (name == o.end() || !name->is_string() || args == o.end()) return std::nullopt;
+    if (name == o.end() || !name->is_string() || !o.contains(argumentsKey)) return std::nullopt;
     const std::string& n = name->get_ref<const std::string&>();
     if (std::none_of(tools.begin(), tools.end(), [&](const ToolFunction& t) { return t.name == n; })) return std::nullopt;
-    return ToolCall{{}, n, args->dump(-1, ' ', false, ordered_json::error_handler_t::replace)};
+    const auto args = request_detail::memberText(text, argumentsKey);
+    if (!args) return std::nullopt;
+    return ToolCall{{}, n, std::string(*args)};
+}
+std::optional<ToolCall> callOf(std::string_view text, const char* argumentsKey, const std::vector<ToolFunction>& tools) {
+    return callOf(parseBounded(text), text, argumentsKey, tools);
 }
 
-// An array of calls.
-bool callsOf(const ordered_json& a, const std::vector<ToolFunction>& tools, std::vector<ToolCall>& out) {
+// An array of calls, `text` its JSON text.
+bool callsOf(const ordered_json& a, std::string_view text, const std::vector<ToolFunction>& tools, std::vector<ToolCall>& out) {
     if (!a.is_array() || a.empty()) return false;
-    for (const ordered_json& o : a) {
-        auto call = callOf(o, "arguments", tools);
+    const auto elements = request_detail::elementTexts(text, a.size());
+    if (!elements || elements->size() != a.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+        auto call = callOf(a[i], (*elements)[i], "arguments", tools);
         if (!call) return false;
         out.push_back(std::move(*call));
     }
@@ -63,7 +71,7 @@ bool parseHermes(std::string_view text, const std::vector<ToolFunction>& tools, 
         if (text.substr(at, kOpen.size()) != kOpen) return false;
         const size_t close = text.find(kClose, at + kOpen.size());
         if (close == std::string_view::npos) return false;
-        auto call = callOf(parseBounded(trim(text.substr(at + kOpen.size(), close - at - kOpen.size()))), "arguments", tools);
+        auto call = callOf(trim(text.substr(at + kOpen.size(), close - at - kOpen.size())), "arguments", tools);
         if (!call) return false;
         out.calls.push_back(std::move(*call));
         at = close + kClose.size();
@@ -78,15 +86,16 @@ bool parseMistral(std::string_view text, const std::vector<ToolFunction>& tools,
     const size_t at = text.find(kOpen);
     if (at == std::string_view::npos) return false;
     out.content = std::string(trimRight(text.substr(0, at)));
-    return callsOf(parseBounded(trim(text.substr(at + kOpen.size()))), tools, out.calls);
+    const std::string_view array = trim(text.substr(at + kOpen.size()));
+    return callsOf(parseBounded(array), array, tools, out.calls);
 }
 
 bool parseLlama3(std::string_view text, const std::vector<ToolFunction>& tools, ParsedAnswer& out) {
     const std::string_view t = trim(text);
     if (t.empty() || t.front() != '{') return false;
     const ordered_json o = parseBounded(t);
-    auto call = callOf(o, "parameters", tools);
-    if (!call) call = callOf(o, "arguments", tools);  // the spelling some fine-tunes use
+    auto call = callOf(o, t, "parameters", tools);
+    if (!call) call = callOf(o, t, "arguments", tools);  // the spelling some fine-tunes use
     if (!call) return false;
     out.calls.push_back(std::move(*call));
     return true;
@@ -97,7 +106,8 @@ bool parseGeneric(std::string_view text, const std::vector<ToolFunction>& tools,
     if (t.empty() || t.front() != '{') return false;
     const ordered_json o = parseBounded(t);
     if (!o.is_object() || o.size() != 1 || !o.contains("tool_calls")) return false;
-    return callsOf(o["tool_calls"], tools, out.calls);
+    const auto array = request_detail::memberText(t, "tool_calls");
+    return array && callsOf(o["tool_calls"], *array, tools, out.calls);
 }
 
 }  // namespace

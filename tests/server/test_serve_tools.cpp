@@ -1,7 +1,8 @@
 // Tools against a real `inferscope-cli serve` on loopback, one per chat template family: the tiny
 // models have random weights and write nonsense, but with tool_choice required or a named function
 // the grammar forces a call in the template's syntax whose arguments follow the schema. Streamed,
-// the same greedy request gives the same call in tool_calls deltas. Every loop is bounded.
+// the same greedy request gives the same call in tool_calls deltas, its arguments in pieces as they
+// are generated. Every loop is bounded.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -61,7 +62,7 @@ void expectArgumentsFollowTheSchema(const std::string& name, const std::string& 
 
 struct Streamed {
     std::string content, id, type, name, arguments, finish;
-    size_t calls = 0;
+    size_t calls = 0, fragments = 0;  // chunks with a piece of arguments
 };
 
 // The chunks of a streamed answer put together as a client accumulates delta.tool_calls.
@@ -81,6 +82,7 @@ Streamed accumulate(const std::string& body) {
                 if (call.contains("type")) s.type = call["type"];
                 if (call["function"].contains("name")) s.name = call["function"]["name"];
                 s.arguments += call["function"]["arguments"].get<std::string>();
+                if (!call["function"]["arguments"].get<std::string>().empty()) ++s.fragments;
             }
         if (!choice["finish_reason"].is_null()) s.finish = choice["finish_reason"];
     }
@@ -129,6 +131,7 @@ TEST(ServeTools, EachTemplateFamilyAnswersAForcedCallWholeAndStreamed) {
             EXPECT_EQ(st.id.rfind("call_", 0), 0u);
             EXPECT_EQ(st.name, name) << f.name;
             EXPECT_EQ(st.arguments, arguments) << f.name;
+            if (name == "get_weather") EXPECT_GT(st.fragments, 3u) << f.name;  // the arguments as they are generated, not at the end
             EXPECT_EQ(st.finish, "tool_calls") << f.name;
         }
     }

@@ -293,15 +293,15 @@ TEST(ToolParse, EachSyntaxGivesExactCalls) {
                                                          "\"Oslo\", \"days\": 1}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_time\", "
                                                          "\"arguments\": {}}\n</tool_call>\n", offered());
     EXPECT_EQ(a.content, "Let me look.");
-    EXPECT_EQ(callsOf(a), R"(get_weather {"city":"Oslo","days":1};get_time {};)");
-    a = parseToolAnswer(ToolSyntax::Llama3, " {\"name\": \"get_weather\", \"parameters\": {\"days\": 2, \"city\": \"Paris\"}}", offered());
+    EXPECT_EQ(callsOf(a), R"(get_weather {"city": "Oslo", "days": 1};get_time {};)");  // the arguments as written
+    a = parseToolAnswer(ToolSyntax::Llama3, " {\"name\": \"get_weather\", \"parameters\": {\"days\":2,\n \"city\": \"Paris\"}}", offered());
     EXPECT_EQ(a.content, "");
-    EXPECT_EQ(callsOf(a), R"(get_weather {"days":2,"city":"Paris"};)");  // the members in the order written
+    EXPECT_EQ(callsOf(a), "get_weather {\"days\":2,\n \"city\": \"Paris\"};");
     a = parseToolAnswer(ToolSyntax::Mistral, "[TOOL_CALLS] [{\"name\": \"get_time\", \"arguments\": {}}, {\"name\": \"get_weather\", "
                                              "\"arguments\": {\"city\": \"Oslo\", \"days\": 1}, \"id\": \"abcdefghi\"}]", offered());
-    EXPECT_EQ(callsOf(a), R"(get_time {};get_weather {"city":"Oslo","days":1};)");
+    EXPECT_EQ(callsOf(a), R"(get_time {};get_weather {"city": "Oslo", "days": 1};)");
     a = parseToolAnswer(ToolSyntax::Generic, "{\"tool_calls\": [{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}]}", offered());
-    EXPECT_EQ(callsOf(a), R"(get_time {"tz":"UTC"};)");
+    EXPECT_EQ(callsOf(a), R"(get_time {"tz": "UTC"};)");
 }
 
 TEST(ToolParse, MalformedCallsArePlainContent) {
@@ -326,36 +326,61 @@ TEST(ToolParse, MalformedCallsArePlainContent) {
     }
 }
 
-TEST(ToolStream, CallsAreNeverStreamedAsContent) {
-    ToolContentGate hermes(ToolSyntax::Hermes);
-    EXPECT_EQ(hermes.push("Hi"), "Hi");
-    EXPECT_EQ(hermes.push(" <b> x"), " <b> x");
-    EXPECT_EQ(hermes.push("\n<tool"), "");   // may become a call
-    EXPECT_EQ(hermes.push("_call>\n{\"name\""), "");
-    EXPECT_EQ(hermes.finish("Hi <b> x"), "");
-    ToolContentGate notACall(ToolSyntax::Hermes);
-    EXPECT_EQ(notACall.push("a <to"), "a");
-    EXPECT_EQ(notACall.push("ol"), "");
-    EXPECT_EQ(notACall.push("s>"), " <tools>");
-    ToolContentGate llama(ToolSyntax::Llama3);
-    EXPECT_EQ(llama.push(" "), "");
-    EXPECT_EQ(llama.push("{\"name\""), "");
-    EXPECT_EQ(llama.finish(" {\"name\""), " {\"name\"");  // no call after all: shown at the end
-    ToolContentGate text(ToolSyntax::Generic);
-    EXPECT_EQ(text.push("Hello"), "Hello");
-    EXPECT_EQ(text.push(" {x}"), " {x}");
+namespace {
+// A stream's parts as one readable line: content as it is, a call's opening as <name>, arguments
+// fragments between | |.
+std::string shown(const StreamPart& p) {
+    std::string out = p.content;
+    for (const CallDelta& d : p.calls) out += d.opens ? "<" + std::to_string(d.index) + ":" + d.name + ">" : "|" + d.arguments + "|";
+    return out;
+}
+}  // namespace
+
+TEST(ToolStream, CallsStreamAsTheyAreWrittenAndNeverAsContent) {
+    ToolCallStream hermes(ToolSyntax::Hermes, offered());
+    EXPECT_EQ(shown(hermes.push("Hi")), "Hi");
+    EXPECT_EQ(shown(hermes.push(" <b> x")), " <b> x");
+    EXPECT_EQ(shown(hermes.push("\n<tool")), "");  // may become a call
+    EXPECT_EQ(shown(hermes.push("_call>\n{\"name\": \"get_wea")), "");
+    EXPECT_EQ(shown(hermes.push("ther\", \"arguments\": {\"ci")), "<0:get_weather>|{\"ci|");
+    EXPECT_EQ(shown(hermes.push("ty\": \"Oslo\", \"days\": 1}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_time\", ")), "|ty\": \"Oslo\", \"days\": 1}|");
+    EXPECT_EQ(shown(hermes.push("\"arguments\": {\"s\": \"}\"}}\n</tool_call>")), "<1:get_time>|{\"s\": \"}\"}|");
+    bool calls = false;
+    EXPECT_EQ(shown(hermes.finish(true, calls)), "");  // everything was sent
+    EXPECT_TRUE(calls);
+
+    ToolCallStream notACall(ToolSyntax::Hermes, offered());
+    EXPECT_EQ(shown(notACall.push("a <to")), "a");
+    EXPECT_EQ(shown(notACall.push("ol")), "");
+    EXPECT_EQ(shown(notACall.push("s>")), " <tools>");
+
+    // Written otherwise than the grammar writes it: sent whole at the end.
+    ToolCallStream llama(ToolSyntax::Llama3, offered());
+    EXPECT_EQ(shown(llama.push(" {\"parameters\": {}, ")), "");
+    EXPECT_EQ(shown(llama.push("\"name\": \"get_time\"}")), "");
+    EXPECT_EQ(shown(llama.finish(true, calls)), "<0:get_time>|{}|");
+    EXPECT_TRUE(calls);
+
+    // Cut short: what was held back is content after all.
+    ToolCallStream cut(ToolSyntax::Generic, offered());
+    EXPECT_EQ(shown(cut.push("{\"tool_")), "");
+    EXPECT_EQ(shown(cut.finish(true, calls)), "{\"tool_");
+    EXPECT_FALSE(calls);
+    ToolCallStream text(ToolSyntax::Generic, offered());
+    EXPECT_EQ(shown(text.push("Hello")), "Hello");
+    EXPECT_EQ(shown(text.push(" {x}")), " {x}");
 }
 
 TEST(ToolResponse, CallsAreShapedAsOpenAis) {
     const ServeRequest r = parsed(chatWith(toolsField()));
     const ResponseHeader h{Endpoint::Chat, "chatcmpl-1", "m", 5};
-    const auto chunks = toolCallChunks(h, r, 0, ToolCall{"call_x", "get_time", "{}"}, true);
-    ASSERT_EQ(chunks.size(), 2u);
-    EXPECT_EQ(dumpJson(chunks[0]), R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":5,"model":"m","choices":[{"index":0,"delta":)"
-                                   R"({"role":"assistant","tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"get_time",)"
-                                   R"("arguments":""}}]},"logprobs":null,"finish_reason":null}]})");
-    EXPECT_EQ(dumpJson(chunks[1]), R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":5,"model":"m","choices":[{"index":0,"delta":)"
-                                   R"({"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"logprobs":null,"finish_reason":null}]})");
+    EXPECT_EQ(dumpJson(toolDeltaChunk(h, r, CallDelta{0, true, "call_x", "get_time", {}}, true)),
+              R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":5,"model":"m","choices":[{"index":0,"delta":)"
+              R"({"role":"assistant","tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"get_time",)"
+              R"("arguments":""}}]},"logprobs":null,"finish_reason":null}]})");
+    EXPECT_EQ(dumpJson(toolDeltaChunk(h, r, CallDelta{1, false, {}, {}, "{\"a\""}, false)),
+              R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":5,"model":"m","choices":[{"index":0,"delta":)"
+              R"({"tool_calls":[{"index":1,"function":{"arguments":"{\"a\""}}]},"logprobs":null,"finish_reason":null}]})");
     Json choice = {{"index", 0}, {"message", {{"role", "assistant"}, {"content", "x"}}}, {"finish_reason", "stop"}};
     ParsedAnswer answer{"", {ToolCall{"", "get_time", "{}"}}};
     setToolCalls(choice, answer);
@@ -364,13 +389,10 @@ TEST(ToolResponse, CallsAreShapedAsOpenAis) {
     EXPECT_EQ(id.substr(0, 5), "call_");
     EXPECT_EQ(dumpJson(choice), R"({"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":")" + id +
                                     R"(","type":"function","function":{"name":"get_time","arguments":"{}"}}]},"finish_reason":"tool_calls"})");
-    // The streamed end: held-back text that was no call is content; calls become their chunks.
-    ToolContentGate gate(ToolSyntax::Hermes);
-    gate.push("<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>");
     bool first = true;
-    std::string_view finish = "stop";
-    const std::string events = toolStreamEnd(h, r, gate, true, first, finish);
-    EXPECT_EQ(finish, "tool_calls");
+    const std::string events = toolStreamEvents(h, r, StreamPart{"Hi", {CallDelta{0, false, {}, {}, "{}"}}}, first);
     EXPECT_FALSE(first);
-    EXPECT_NE(events.find(R"("function":{"arguments":"{}"})"), std::string::npos);
+    EXPECT_EQ(events.substr(0, 6), "data: ");
+    EXPECT_NE(events.find(R"("delta":{"role":"assistant","content":"Hi"})"), std::string::npos);
+    EXPECT_NE(events.find(R"("delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]})"), std::string::npos);
 }
