@@ -9,6 +9,7 @@
 // parser of every syntax (server/tool_format.h), whose calls are of offered functions with JSON
 // arguments.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstdio>
@@ -42,8 +43,8 @@ void checkAnswer(std::string_view answer, const std::vector<ToolFunction>& tools
             require(!nlohmann::json::parse(c.arguments, nullptr, false).is_discarded(), "a call's arguments are JSON");
         }
         require(toolSafeContentLength(syntax, answer) <= answer.size(), "streamed content is part of the answer");
-        // Streamed in pieces of 7 bytes: the content and each call's arguments, put together, are
-        // the parse's.
+        // Streamed in pieces of 7 bytes (at most 16,384 pieces, as many tokens as a long answer
+        // has): the content and each call's arguments, put together, are the parse's.
         ToolCallStream stream(syntax, tools);
         std::string content;
         std::vector<std::string> args;
@@ -56,7 +57,8 @@ void checkAnswer(std::string_view answer, const std::vector<ToolFunction>& tools
                 if (d.index < args.size()) args[d.index] += d.arguments;
             }
         };
-        for (size_t at = 0; at < answer.size(); at += 7) take(stream.push(std::string(answer.substr(at, 7))));
+        const size_t piece = std::max<size_t>(7, answer.size() / 16384 + 1);
+        for (size_t at = 0; at < answer.size(); at += piece) take(stream.push(std::string(answer.substr(at, piece))));
         bool calls = false;
         take(stream.finish(true, calls));
         require(calls == !a.calls.empty(), "the stream ends in calls exactly when the answer is calls");
