@@ -33,11 +33,16 @@ ApiError engineError(const Error& e) {
 
 const ApiError kShuttingDown{503, "the server is shutting down", "server_error", {}, "server_shutting_down"};
 
-// The bytes of what will be tokenized: the messages' contents (or the prompt).
+// The bytes of what will be tokenized: the messages' contents and calls, the tools shown (or the prompt).
 size_t promptBytes(const ServeRequest& r) {
     if (r.endpoint == Endpoint::Completion) return r.prompt.size();
     size_t n = 0;
-    for (const ChatMessage& m : r.messages) n += m.content.size();
+    for (const ChatMessage& m : r.messages) {
+        n += m.content.size();
+        for (const ToolCall& c : m.toolCalls) n += c.name.size() + c.arguments.size();
+    }
+    if (r.toolChoice != ToolChoice::None)
+        for (const ToolFunction& t : r.tools) n += t.declaration.dump().size();
     return n;
 }
 

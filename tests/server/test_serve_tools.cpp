@@ -192,3 +192,21 @@ TEST(ServeTools, AutoAnswersTheSameWholeAndStreamed) {
     }
     if (served == 0) GTEST_SKIP() << "no model found";
 }
+
+// The tools shown count in the prompt's bytes: tools longer than the context can hold are refused
+// before anything is tokenized.
+TEST(ServeTools, ToolsPastTheContextAreRefusedBeforeTokenizing) {
+    ServeProcess server({"--model", inferscope::testing_model::kStories});
+    ASSERT_TRUE(server.waitReady());
+    json body = request("auto");
+    body["tools"] = json::array();
+    for (int i = 0; i < 15; ++i)  // 240 KB, within the tools' limit, far past 2,048 tokens
+        body["tools"].push_back({{"type", "function"}, {"function", {{"name", "f" + std::to_string(i)}, {"description", std::string(16000, 'd')}}}});
+    auto c = server.client();
+    auto r = c.post("/v1/chat/completions", body.dump());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400);
+    const json e = json::parse(r->body);
+    EXPECT_EQ(e["error"]["code"], "context_length_exceeded");
+    EXPECT_EQ(e["error"]["message"].get<std::string>().rfind("the prompt is longer than the context of ", 0), 0u) << r->body;
+}
