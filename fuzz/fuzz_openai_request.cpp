@@ -4,13 +4,21 @@
 // error JSON that serializes; an accepted request holds only values in the ranges the parser
 // promises. Run with -max_len equal to the server's body limit (4 MiB) and a small stack
 // (scripts/ci-fuzz.sh): JSON nested a million levels deep must be refused, not recursed into.
+// Tools: an accepted request's conversation renders in every template family and its calls'
+// grammar compiles in every syntax; the body, read as a model's answer, goes through the tool-call
+// parser of every syntax (server/tool_format.h), whose calls are of offered functions with JSON
+// arguments.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstdio>
 #include <string_view>
 
+#include "grammar/gbnf.h"
 #include "server/openai_request.h"
+#include "server/tool_format.h"
+#include "server/tool_stream.h"
 
 namespace {
 
@@ -20,6 +28,73 @@ void require(bool condition, const char* what) {
     if (condition) return;
     std::fprintf(stderr, "fuzz_openai_request: broken property: %s\n", what);
     std::abort();
+}
+
+constexpr ToolSyntax kSyntaxes[] = {ToolSyntax::Llama3, ToolSyntax::Hermes, ToolSyntax::Mistral, ToolSyntax::Generic};
+
+void checkAnswer(std::string_view answer, const std::vector<ToolFunction>& tools) {
+    for (ToolSyntax syntax : kSyntaxes) {
+        const ParsedAnswer a = parseToolAnswer(syntax, answer, tools);
+        if (a.calls.empty()) require(a.content == answer, "an answer without calls is its text");
+        for (const ToolCall& c : a.calls) {
+            bool offered = false;
+            for (const ToolFunction& t : tools) offered = offered || t.name == c.name;
+            require(offered, "a call is of an offered function");
+            require(!nlohmann::json::parse(c.arguments, nullptr, false).is_discarded(), "a call's arguments are JSON");
+        }
+        require(toolSafeContentLength(syntax, answer) <= answer.size(), "streamed content is part of the answer");
+        // Streamed in pieces of 7 bytes (at most 16,384 pieces, as many tokens as a long answer
+        // has): the content and each call's arguments, put together, are the parse's.
+        ToolCallStream stream(syntax, tools);
+        std::string content;
+        std::vector<std::string> args;
+        auto take = [&](const StreamPart& p) {
+            content += p.content;
+            for (const CallDelta& d : p.calls) {
+                if (d.opens) require(d.index == args.size(), "calls open in order");
+                if (d.opens) args.emplace_back();
+                require(d.index < args.size(), "arguments of an opened call");
+                if (d.index < args.size()) args[d.index] += d.arguments;
+            }
+        };
+        const size_t piece = std::max<size_t>(7, answer.size() / 16384 + 1);
+        for (size_t at = 0; at < answer.size(); at += piece) take(stream.push(std::string(answer.substr(at, piece))));
+        bool calls = false;
+        take(stream.finish(true, calls));
+        require(calls == !a.calls.empty(), "the stream ends in calls exactly when the answer is calls");
+        if (calls) {
+            require(content == a.content, "the streamed content is the text before the calls");
+            require(args.size() == a.calls.size(), "as many calls streamed as parsed");
+            for (size_t i = 0; i < args.size() && i < a.calls.size(); ++i) require(args[i] == a.calls[i].arguments, "streamed arguments are the parse's");
+        } else {
+            require(content == answer, "an answer without calls streams as its text");
+        }
+    }
+}
+
+// Two functions any answer may call, for the bodies that offer none.
+const std::vector<ToolFunction>& someTools() {
+    static const std::vector<ToolFunction> tools = [] {
+        auto r = parseServeRequest(R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"get_weather",)"
+                                   R"("parameters":{"type":"object","properties":{"city":{"type":"string"}}}}},{"type":"function",)"
+                                   R"("function":{"name":"f"}}]})", Endpoint::Chat);
+        require(r.has_value(), "the fixed tools parse");
+        return r->tools;
+    }();
+    return tools;
+}
+
+void checkTools(const ServeRequest& r) {
+    require(r.tools.size() <= kMaxTools, "at most 128 tools");
+    require(r.toolChoice == ToolChoice::None || !r.tools.empty(), "a tool choice only with tools");
+    for (inferscope::ChatTemplateKind kind : inferscope::allChatTemplateKinds())
+        if (usesToolPrompt(r)) require(!toolPromptText(r, inferscope::ChatTemplate{kind}).empty() || r.messages.empty(), "a prompt renders");
+    if (r.toolChoice == ToolChoice::None) return;
+    for (ToolSyntax syntax : kSyntaxes) {
+        inferscope::grammar::GbnfLimits limits;
+        limits.quoteInput = false;
+        require(inferscope::grammar::parseGbnf(toolCallGbnf(syntax, r), limits).has_value(), "the calls' grammar compiles");
+    }
 }
 
 void check(std::string_view body, Endpoint endpoint) {
@@ -55,6 +130,8 @@ void check(std::string_view body, Endpoint endpoint) {
     for (int32_t id : r->logprobTokenIds) require(id >= 0, "named token ids not negative");
     require(r->sampler.finalTopN == (r->logprobs && r->logprobsMode == LogprobsMode::Processed ? r->topLogprobs : 0),
             "the drawn distribution's alternatives recorded exactly for processed logprobs");
+    checkTools(*r);
+    if (!r->tools.empty()) checkAnswer(body, r->tools);
 }
 
 }  // namespace
@@ -63,5 +140,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view body(reinterpret_cast<const char*>(data), size);
     check(body, Endpoint::Chat);
     check(body, Endpoint::Completion);
+    checkAnswer(body, someTools());
     return 0;
 }

@@ -4,12 +4,15 @@
 #include <optional>
 
 #include "engine/prompt_builder.h"
+#include "server/tool_format.h"
 #include "tokenizer/tokenizer.h"
 
 namespace inferscope::server {
 
 std::vector<int32_t> promptTokens(const ServeRequest& r, const ChatTemplate& tmpl, const Tokenizer& tokenizer) {
     if (r.endpoint == Endpoint::Completion) return tokenizer.encode(r.prompt, tokenizer.addBosByDefault());
+    if (usesToolPrompt(r))  // tools, calls and results: the template family's own tool syntax, one text
+        return tokenizer.encode(toolPromptText(r, tmpl), tmpl.tokenizerAddsBos() && tokenizer.addBosByDefault(), true);
     std::string system;
     std::vector<PromptTurn> turns;
     for (const ChatMessage& m : r.messages) {

@@ -95,8 +95,11 @@ std::optional<ApiError> readMessages(const json& body, ServeRequest& r) {
         if (role == "system" || role == "developer") msg.role = ChatRole::System;
         else if (role == "user") msg.role = ChatRole::User;
         else if (role == "assistant") msg.role = ChatRole::Assistant;
-        else return badParameter(param + ".role", param + ".role must be system, developer, user or assistant");
-        const auto text = contentText(field(m[i], "content"));
+        else if (role == "tool") msg.toolResult = true;  // a call's result, in a user's place
+        else return badParameter(param + ".role", param + ".role must be system, developer, user, assistant or tool");
+        if (auto e = request_detail::readToolParts(m[i], param, msg)) return e;
+        const json& content = field(m[i], "content");
+        const auto text = content.is_null() && !msg.toolCalls.empty() ? std::optional<std::string>("") : contentText(content);
         if (!text) return badParameter(param + ".content", param + ".content must be a string or an array of text parts");
         msg.content = *text;
         r.messages.push_back(std::move(msg));
@@ -168,7 +171,7 @@ std::optional<ApiError> readLogitBias(const json& body, SamplerParams& s) {
 
 // Fields that would change the answer and that this server does not implement: refused by name
 // rather than silently ignored. Each is let through when its value asks for nothing.
-std::optional<ApiError> refuseUnimplemented(const json& body) {
+std::optional<ApiError> refuseUnimplemented(const json& body, Endpoint endpoint) {
     auto isNeutral = [](const std::string& key, const json& v) {
         if (v.is_null()) return true;
         if (v.is_boolean()) return !v.get<bool>();                        // echo: false, ignore_eos: false, ...
@@ -192,6 +195,7 @@ std::optional<ApiError> refuseUnimplemented(const json& body) {
         "dry_multiplier", "xtc_probability", "top_n_sigma", "use_beam_search", "length_penalty",
         "truncate_prompt_tokens", "prediction", "audio", "modalities", "reasoning_effort"};
     for (const char* key : kUnimplemented) {
+        if (endpoint == Endpoint::Chat && (std::string_view(key) == "tools" || std::string_view(key) == "tool_choice")) continue;  // openai_tools.cpp
         const auto it = body.find(key);
         if (it != body.end() && !isNeutral(key, *it))
             return badParameter(key, fmt::format("{} is not supported by this server (it would change the answer); leave it out", key));
@@ -294,7 +298,7 @@ std::expected<ServeRequest, ApiError> parseServeRequest(std::string_view body, E
         else if (options.is_object()) error = readBool(options, "include_usage", r.includeUsage);
     }
     if (!error && endpoint == Endpoint::Chat) {
-        const bool lastIsAnswer = r.messages.back().role == ChatRole::Assistant;
+        const bool lastIsAnswer = r.messages.back().role == ChatRole::Assistant && r.messages.back().toolCalls.empty();
         std::optional<bool> cont;
         if (const json& c = field(j, "continue_final_message"); !c.is_null()) {
             if (!c.is_boolean()) error = badParameter("continue_final_message", "continue_final_message must be true or false");
@@ -311,9 +315,12 @@ std::expected<ServeRequest, ApiError> parseServeRequest(std::string_view body, E
                                                                                     : "add_generation_prompt false (no new assistant turn) is only for continuing a last assistant message");
         }
     }
-    if (!error) error = refuseUnimplemented(j);
+    if (!error) error = refuseUnimplemented(j, endpoint);
     if (!error) error = readLogprobExtensions(j, r);
     if (!error) error = readStructuredOutput(j, body, r);
+    if (!error && endpoint == Endpoint::Chat) error = request_detail::readTools(j, body, r);
+    if (!error && r.toolChoice != ToolChoice::None && r.format != OutputFormat::Text)
+        error = badParameter("tools", "tools cannot be combined with response_format, grammar or json_schema; give one");
     if (error) return std::unexpected(*error);
     r.sampler.topN = r.topLogprobs;
     if (r.logprobs && r.logprobsMode == LogprobsMode::Processed) r.sampler.finalTopN = r.topLogprobs;

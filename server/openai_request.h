@@ -11,8 +11,11 @@
 // {"type": "json_object"} or {"type": "json_schema", "json_schema": {"name", "schema", "strict"}},
 // llama.cpp's `grammar` (GBNF text) and `json_schema` (a schema alone); at most one of them, the
 // text or schema at most kMaxGrammarBytes, compiled here so that a bad one is a 400 before the
-// request waits for a slot. Fields that would change the answer and are not implemented (tools,
-// echo, best_of, ...) are refused by name unless their value asks for nothing; other unknown
+// request waits for a slot. Tools (`tools`, `tool_choice`, `parallel_tool_calls`, assistant
+// messages with `tool_calls`, `role: "tool"` messages) are read in openai_tools.cpp, each part
+// bounded (kMaxTools, kMaxToolBytes, ...) and each function's parameters compiled as a JSON schema.
+// Fields that would change the answer and are not implemented (functions, best_of, ...) are
+// refused by name unless their value asks for nothing; other unknown
 // fields are ignored. Extensions accepted as llama.cpp's and vLLM's servers name them: top_k,
 // min_p, repeat_penalty / repetition_penalty, repeat_last_n, continue_final_message and
 // add_generation_prompt.
@@ -49,16 +52,44 @@ ApiError badParameter(std::string param, std::string message);
 
 enum class Endpoint { Chat, Completion };
 
+// A call the assistant made: `arguments` is JSON text (as OpenAI sends it, a string).
+struct ToolCall {
+    std::string id;
+    std::string name;
+    std::string arguments;
+};
+
 struct ChatMessage {
     ChatRole role = ChatRole::User;
     std::string content;
+    bool toolResult = false;          // role "tool" (role is then User): a call's result
+    std::string toolCallId;           // toolResult: the call it answers
+    std::vector<ToolCall> toolCalls;  // an assistant message's calls
 };
+
+// A function the model may call: its declaration as the client wrote it (members in their order,
+// shown to the model) and its parameters' grammar (gbnf.h text, root rule `root`).
+struct ToolFunction {
+    std::string name;
+    nlohmann::ordered_json declaration;  // {"type": "function", "function": {name, description?, parameters}}
+    std::string parametersGbnf;
+};
+
+// tool_choice: none (answer in text), auto (text or calls), required (at least one call), or a
+// named function (a call of it).
+enum class ToolChoice { None, Auto, Required, Named };
 
 inline constexpr int32_t kMaxTopLogprobs = 20;  // OpenAI's limit
 inline constexpr size_t kMaxStopStrings = 4;    // OpenAI's limit
 inline constexpr size_t kMaxLogitBias = 1024;   // logit_bias entries
 inline constexpr size_t kMaxGrammarBytes = 256 * 1024;  // a grammar's text, or a JSON schema as sent (compact)
 inline constexpr size_t kMaxSchemaNameBytes = 64;        // response_format.json_schema.name (OpenAI's limit)
+inline constexpr size_t kMaxTools = 128;                 // functions in `tools` (OpenAI's limit)
+inline constexpr size_t kMaxToolNameBytes = 64;          // a function's name: letters, digits, '_', '-' (OpenAI's rule)
+inline constexpr size_t kMaxToolBytes = 64 * 1024;       // one tool as sent (its parameters schema included)
+inline constexpr size_t kMaxToolsBytes = 256 * 1024;     // all of `tools` as sent
+inline constexpr size_t kMaxToolCalls = 128;             // calls in one assistant message
+inline constexpr size_t kMaxToolCallIdBytes = 256;       // a call's id, a tool message's tool_call_id
 inline constexpr size_t kMaxLogprobTokenIds = 64;        // logprob_token_ids entries
 
 // Which distribution logprobs are of (vLLM's --logprobs-mode names): the model's own (raw
@@ -102,6 +133,13 @@ struct ServeRequest {
     // Structured output: the grammar every step samples under (null: Text).
     OutputFormat format = OutputFormat::Text;
     std::shared_ptr<const grammar::Grammar> grammar;
+    // Tools (chat only). toolChoice is None when no tools are given; the grammar of the calls
+    // depends on the chat template and is compiled by the server (tool_grammar.h).
+    std::vector<ToolFunction> tools;
+    ToolChoice toolChoice = ToolChoice::None;
+    std::string toolChoiceName;        // Named: the function
+    bool parallelToolCalls = true;     // false: at most one call
+    bool hasToolMessages() const;      // an assistant message with calls or a tool result
 };
 
 // The body of either endpoint. Errors: 400 with the parameter at fault (bad JSON, JSON nested

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "server/openai_request.h"
@@ -21,5 +22,9 @@ std::optional<ApiError> readStructuredOutput(const nlohmann::json& body, std::st
 
 // prompt_logprobs (vLLM), logprob_token_ids and logprobs_mode (ours): read after logprobs and stream.
 std::optional<ApiError> readLogprobExtensions(const nlohmann::json& body, ServeRequest& r);
+// A message's tool parts: role "tool" with its tool_call_id, an assistant's tool_calls.
+std::optional<ApiError> readToolParts(const nlohmann::json& message, const std::string& param, ChatMessage& msg);
+// tools, tool_choice and parallel_tool_calls (chat); `raw` as for readStructuredOutput.
+std::optional<ApiError> readTools(const nlohmann::json& body, std::string_view raw, ServeRequest& r);
 
 }  // namespace inferscope::server::request_detail

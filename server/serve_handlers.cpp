@@ -12,6 +12,8 @@
 #include "server/completion_job.h"
 #include "server/http_server.h"
 #include "server/openai_response.h"
+#include "server/openai_tool_response.h"
+#include "grammar/gbnf.h"
 #include "tokenizer/tokenizer.h"
 
 namespace inferscope::server {
@@ -31,11 +33,16 @@ ApiError engineError(const Error& e) {
 
 const ApiError kShuttingDown{503, "the server is shutting down", "server_error", {}, "server_shutting_down"};
 
-// The bytes of what will be tokenized: the messages' contents (or the prompt).
+// The bytes of what will be tokenized: the messages' contents and calls, the tools shown (or the prompt).
 size_t promptBytes(const ServeRequest& r) {
     if (r.endpoint == Endpoint::Completion) return r.prompt.size();
     size_t n = 0;
-    for (const ChatMessage& m : r.messages) n += m.content.size();
+    for (const ChatMessage& m : r.messages) {
+        n += m.content.size();
+        for (const ToolCall& c : m.toolCalls) n += c.name.size() + c.arguments.size();
+    }
+    if (r.toolChoice != ToolChoice::None)
+        for (const ToolFunction& t : r.tools) n += t.declaration.dump().size();
     return n;
 }
 
@@ -136,6 +143,13 @@ void OpenAiServer::handleCompletion(const std::shared_ptr<http::Exchange>& excha
     for (int32_t id : r.logprobTokenIds)
         if (id >= tokenizer_->vocabSize())
             return ex.reply(errorReply(badParameter("logprob_token_ids", fmt::format("logprob_token_ids names a token past the vocabulary of {} tokens", tokenizer_->vocabSize()))));
+    if (r.toolChoice != ToolChoice::None) {  // the calls' grammar, in the served template's syntax
+        grammar::GbnfLimits limits;
+        limits.quoteInput = false;
+        auto g = grammar::parseGbnf(toolCallGbnf(toolSyntaxFor(template_.kind), r), limits);
+        if (!g) return ex.reply(errorReply(badParameter("tools", "the tools' grammar could not be compiled: " + g.error().message)));
+        r.grammar = std::make_shared<const grammar::Grammar>(std::move(*g));
+    }
     if (promptBytes(r) > size_t(contextLength_) * maxTokenBytes_)
         return ex.reply(errorReply({400, fmt::format("the prompt is longer than the context of {} tokens can hold; shorten it", contextLength_),
                                     "invalid_request_error", promptField, "context_length_exceeded"}));
@@ -256,6 +270,9 @@ std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft)
             // Cancelled and not gone: the server is stopping; what was generated, marked so.
             const std::string_view finish = result->reason == FinishReason::Cancelled ? kFinishAborted : openAiFinishReason(result->reason);
             Json body = completionResponse(job.header, completion.text(), *result, completion.steps(), r, pieceOf, finish);
+            if (r.toolChoice != ToolChoice::None && result->reason != FinishReason::Cancelled)
+                if (ParsedAnswer answer = parseToolAnswer(toolSyntaxFor(template_.kind), completion.text(), r.tools); !answer.calls.empty())
+                    setToolCalls(body["choices"][0], answer);
             if (r.echo) prependEcho(body["choices"][0], r.prompt, echoed, r.logprobs);
             if (r.promptLogprobs)  // vLLM's places: in the choice (completions), beside the choices (chat)
                 (r.endpoint == Endpoint::Chat ? body : body["choices"][0])["prompt_logprobs"] = promptLogprobsJson(promptScores, pieceOf);
@@ -273,10 +290,18 @@ std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft)
         ex.send(sseEvent(chunk));
         first = false;
     }
+    const bool tools = r.toolChoice != ToolChoice::None;
+    ToolCallStream stream(toolSyntaxFor(template_.kind), r.tools);  // tools: calls as tool_calls deltas, never as content
     CompletionJob completion(r, job.stops, [&](const std::string& delta, std::vector<StepRecord>& steps) {
-        const bool ok = ex.send(sseEvent(completionChunk(job.header, delta, steps, r, pieceOf, first, {}, offset)));
+        StreamPart part = tools ? stream.push(delta) : StreamPart{delta, {}};
+        bool ok = true;
+        if (!part.content.empty() || !steps.empty()) {
+            ok = ex.send(sseEvent(completionChunk(job.header, part.content, steps, r, pieceOf, first, {}, offset)));
+            first = false;
+        }
         for (const StepRecord& s : steps) offset += s.piece.size();
-        first = false;
+        part.content.clear();
+        if (!part.calls.empty()) ok = ex.send(toolStreamEvents(job.header, r, part, first)) && ok;
         return ok;
     });
     auto result = generate(&completion);
@@ -286,9 +311,15 @@ std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft)
     } else if (result->reason == FinishReason::Cancelled && ex.gone()) {
         ++cancelled_;
     } else {
-        const std::string_view finish = result->reason == FinishReason::Cancelled ? kFinishAborted : openAiFinishReason(result->reason);
+        std::string_view finish = result->reason == FinishReason::Cancelled ? kFinishAborted : openAiFinishReason(result->reason);
         const std::vector<StepRecord> none;
-        last = sseEvent(completionChunk(job.header, "", none, r, pieceOf, first, finish));
+        if (tools) {
+            bool calls = false;
+            const StreamPart rest = stream.finish(result->reason != FinishReason::Cancelled, calls);
+            last = toolStreamEvents(job.header, r, rest, first);
+            if (calls) finish = kFinishToolCalls;
+        }
+        last += sseEvent(completionChunk(job.header, "", none, r, pieceOf, first, finish));
         if (r.includeUsage) last += sseEvent(usageChunk(job.header, *result));
     }
     last += kSseDone;

@@ -24,6 +24,22 @@ std::string fileStamp(const std::string& path) {
 
 }  // namespace
 
+AnswerOrigin localAnswerOrigin(const LoadedModel& model, const KvCacheStats& kv) {
+    AnswerOrigin o;
+    o.backend = AnswerBackend::Local;
+    o.modelName = model.info.name;
+    o.device = model.device;
+    o.modelFile = model.path;
+    o.vocabularyHash = model.vocabularyHash;
+    o.vocabularySize = model.tokenizer ? model.tokenizer->vocabSize() : 0;
+    o.kvType = std::string(kvTypeName(kv.layout.type));
+    o.kvBytesPerToken = kv.bytesPerToken;
+    o.kvBytesReserved = kv.bytesReserved;
+    o.contextLength = model.contextLength;
+    o.cost = model.cost.figures();
+    return o;
+}
+
 void EngineWorker::compareModels(const CompareJob& job) {
     if (shuttingDown()) return;
     if (!engine_) {

@@ -38,31 +38,12 @@ std::optional<TokenText> LocalBackend::tokenText(int32_t id) const {
     return tokenTextOf(*tokenizer_, id);
 }
 
-namespace {
-
-void describeLocal(AnswerOrigin& o, const LoadedModel& model, const KvCacheStats& kv) {
-    o.backend = AnswerBackend::Local;
-    o.modelFile = model.path;
-    o.vocabularyHash = model.vocabularyHash;
-    o.vocabularySize = model.tokenizer ? model.tokenizer->vocabSize() : 0;
-    o.kvType = std::string(kvTypeName(kv.layout.type));
-    o.kvBytesPerToken = kv.bytesPerToken;
-    o.kvBytesReserved = kv.bytesReserved;
-    o.contextLength = model.contextLength;
-    o.cost = model.cost.figures();
+void LocalBackend::describe(AnswerOrigin& o, const LoadedModel& model, const KvCacheStats& kv) const {
+    const std::string name = o.modelName, device = o.device;  // the caller's (EngineController::answerOrigin)
+    o = localAnswerOrigin(model, kv);
+    o.modelName = name;
+    o.device = device;
 }
-
-}  // namespace
-
-AnswerOrigin localAnswerOrigin(const LoadedModel& model, const KvCacheStats& kv) {
-    AnswerOrigin o;
-    o.modelName = model.info.name;
-    o.device = model.device;
-    describeLocal(o, model, kv);
-    return o;
-}
-
-void LocalBackend::describe(AnswerOrigin& o, const LoadedModel& model, const KvCacheStats& kv) const { describeLocal(o, model, kv); }
 
 void LocalBackend::inspect(InspectionRequest request) {
     if (worker_->postInspection(std::move(request)))

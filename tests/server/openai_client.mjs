@@ -1,5 +1,5 @@
 // The official OpenAI Node client against `inferscope-cli serve`: chat, completion, streaming,
-// logprobs and errors. Exits non-zero on the first failed check; prints "N passed, 0 failed".
+// logprobs, structured output, tools and errors. Exits non-zero on the first failed check; prints "N passed, 0 failed".
 import OpenAI from 'openai';
 import assert from 'node:assert/strict';
 
@@ -165,6 +165,75 @@ if (zod) {
     assert.ok(Number.isInteger(pet.legs));
   });
 }
+
+// Tools: a named function forces a call (the grammar writes it even for this tiny model), whose
+// arguments follow the schema; streamed, the client's accumulated tool_calls deltas equal it.
+const weatherTool = {
+  type: 'function',
+  function: {
+    name: 'get_weather', description: 'The weather in a city',
+    parameters: {
+      type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Oslo'] }, metric: { type: 'boolean' } },
+      required: ['city', 'metric'], additionalProperties: false,
+    },
+  },
+};
+const toolParams = {
+  model: 'stories260K', messages: [{ role: 'user', content: 'What is the weather in Oslo?' }], temperature: 0, max_tokens: 200,
+  tools: [weatherTool], tool_choice: { type: 'function', function: { name: 'get_weather' } }, parallel_tool_calls: false,
+};
+await check('tools: a forced call', async () => {
+  const r = await client.chat.completions.create(toolParams);
+  const choice = r.choices[0];
+  assert.equal(choice.finish_reason, 'tool_calls');
+  assert.equal(choice.message.content, null);
+  assert.equal(choice.message.tool_calls.length, 1);
+  const call = choice.message.tool_calls[0];
+  assert.equal(call.type, 'function');
+  assert.match(call.id, /^call_[A-Za-z0-9]{24}$/);
+  assert.equal(call.function.name, 'get_weather');
+  const args = JSON.parse(call.function.arguments);
+  assert.deepEqual(Object.keys(args).sort(), ['city', 'metric']);
+  assert.ok(['Paris', 'Oslo'].includes(args.city));
+  assert.equal(typeof args.metric, 'boolean');
+
+  // Streamed: the deltas accumulated by hand and by the client's stream helper.
+  const stream = await client.chat.completions.create({ ...toolParams, stream: true });
+  const calls = [];
+  let content = '';
+  let finish = null;
+  for await (const chunk of stream) {
+    const c = chunk.choices[0];
+    if (c?.delta?.content) content += c.delta.content;
+    for (const d of c?.delta?.tool_calls ?? []) {
+      if (!calls[d.index]) calls[d.index] = { id: d.id, name: d.function.name, arguments: '' };
+      calls[d.index].arguments += d.function.arguments ?? '';
+    }
+    if (c?.finish_reason) finish = c.finish_reason;
+  }
+  assert.equal(content, '');
+  assert.equal(finish, 'tool_calls');
+  assert.equal(calls.length, 1);
+  assert.match(calls[0].id, /^call_/);
+  assert.equal(calls[0].name, 'get_weather');
+  assert.equal(calls[0].arguments, call.function.arguments);
+  const helper = client.beta.chat.completions.stream({ ...toolParams, stream: true });
+  const final = await helper.finalChatCompletion();
+  assert.equal(final.choices[0].finish_reason, 'tool_calls');
+  assert.equal(final.choices[0].message.tool_calls[0].function.name, 'get_weather');
+  assert.equal(final.choices[0].message.tool_calls[0].function.arguments, call.function.arguments);
+
+  // The call and its result sent back: the conversation goes on (tool_choice none: an answer in text).
+  const next = await client.chat.completions.create({
+    ...toolParams, tool_choice: 'none', max_tokens: 5,
+    messages: [...toolParams.messages, choice.message, { role: 'tool', tool_call_id: call.id, content: '-3 C' }],
+  });
+  assert.equal(typeof next.choices[0].message.content, 'string');
+  assert.equal(next.choices[0].message.tool_calls, undefined);
+  // A tool_choice naming no offered function: a 400 naming the field.
+  await assert.rejects(client.chat.completions.create({ ...toolParams, tool_choice: { type: 'function', function: { name: 'nope' } } }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === 'tool_choice');
+});
 
 await check('errors', async () => {
   await assert.rejects(client.chat.completions.create({ model: 'stories260K', messages: [{ role: 'user', content: 'x' }], logprobs: true, top_logprobs: 100 }),

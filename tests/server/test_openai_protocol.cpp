@@ -111,7 +111,8 @@ TEST(OpenAiRequest, OutOfRangeValuesNameTheParameter) {
     }
     EXPECT_EQ(errorOf(withField(R"("top_logprobs":100,"logprobs":true)")).message, "top_logprobs must be between 0 and 20");
     EXPECT_EQ(errorOf(withField(R"("max_tokens":-5)")).message, "max_tokens must be at least 1");
-    EXPECT_EQ(errorOf(R"({"messages":[{"role":"tool","content":"x"}]})").param, "messages[0].role");
+    EXPECT_EQ(errorOf(R"({"messages":[{"role":"function","content":"x"}]})").param, "messages[0].role");
+    EXPECT_EQ(errorOf(R"({"messages":[{"role":"tool","content":"x"}]})").param, "messages[0].tool_call_id");
     EXPECT_EQ(errorOf(R"({"messages":[{"role":"user"}]})").param, "messages[0].content");
     EXPECT_EQ(errorOf(R"({"model":"m"})").param, "messages");
 }
@@ -274,8 +275,8 @@ TEST(OpenAiRequest, LogitBiasAndPenaltiesGoIntoTheSampler) {
 TEST(OpenAiRequest, FieldsThatWouldChangeTheAnswerAreRefusedByName) {
     const std::string chat = R"({"messages":[{"role":"user","content":"hi"}],)";
     for (const auto& [f, param] : std::vector<std::pair<std::string, std::string>>{
-             {R"("tools":[{"type":"function","function":{"name":"f"}}])", "tools"},
-             {R"("tool_choice":"required")", "tool_choice"},
+             {R"("functions":[{"name":"f"}])", "functions"},
+             {R"("function_call":"auto")", "function_call"},
              {R"("ignore_eos":true)", "ignore_eos"},
              {R"("min_tokens":5)", "min_tokens"},
              {R"("best_of":3)", "best_of"},
@@ -293,6 +294,9 @@ TEST(OpenAiRequest, FieldsThatWouldChangeTheAnswerAreRefusedByName) {
         EXPECT_TRUE(parseServeRequest(chat + f + "}", Endpoint::Chat)) << f;
     EXPECT_EQ(parseServeRequest(chat + R"("echo":true})", Endpoint::Chat).error().param, "echo");
     EXPECT_EQ(parseServeRequest(R"({"prompt":"a","suffix":"b"})", Endpoint::Completion).error().param, "suffix");
+    // Tools are read on chat completions (test_tool_calls.cpp); the legacy endpoint has none.
+    EXPECT_TRUE(parseServeRequest(chat + R"("tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"})", Endpoint::Chat));
+    EXPECT_EQ(parseServeRequest(R"({"prompt":"a","tool_choice":"required"})", Endpoint::Completion).error().param, "tool_choice");
     // add_generation_prompt agrees with continuing (or not) a last assistant message.
     const std::string cont = R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Once"}],)";
     EXPECT_TRUE(parseServeRequest(cont + R"("continue_final_message":true,"add_generation_prompt":false})", Endpoint::Chat));
