@@ -172,24 +172,31 @@ bool TimelineModel::runWithoutDrafts() {
         setStatus(tr("This answer was made by %1: load it to measure plain decoding on it.").arg(ChatController::originLabel(a.origin)));
         return false;
     }
+    auto job = rerunOf(a);
+    if (!job) return false;  // no drafts: job->speculative stays empty
+    if (!startJob(std::move(*job))) return false;
+    plainModel_ = a.origin.known() ? ChatController::originLabel(a.origin) : a.stats.model;
+    experiment_ = Experiment::Plain;
+    setStatus(tr("Decoding the same prompt for %1 tokens without drafts…").arg(a.steps.size()));
+    return true;
+}
+
+std::optional<GenerationJob> TimelineModel::rerunOf(const ChatMessage& a) const {
     GenerationJob job;
     PromptChunk chunk;
     chunk.tokens = contextTokens(row_);
     chunk.hasTokens = true;
-    if (chunk.tokens.empty()) return false;
+    if (chunk.tokens.empty()) return std::nullopt;
     job.chunks.push_back(std::move(chunk));
+    // The answer's own settings; an answer stored without them (an earlier version) runs greedy.
     SamplerParams greedy;
     greedy.temperature = 0.0f;
     job.sampler = a.stats.sampler.value_or(greedy);
     job.sampler.topN = 0;
     job.maxTokens = int32_t(a.steps.size());
     job.resetCache = true;
-    job.measurement = true;  // no drafts: job.speculative stays empty
-    if (!startJob(std::move(job))) return false;
-    plainModel_ = a.origin.known() ? ChatController::originLabel(a.origin) : a.stats.model;
-    experiment_ = Experiment::Plain;
-    setStatus(tr("Decoding the same prompt for %1 tokens without drafts…").arg(a.steps.size()));
-    return true;
+    job.measurement = true;
+    return job;
 }
 
 std::vector<int32_t> TimelineModel::contextTokens(int row) const {
@@ -224,22 +231,10 @@ bool TimelineModel::runWithoutCache() {
         return false;
     }
     const ChatMessage& a = m->at(row_);
-    GenerationJob job;
-    PromptChunk chunk;
-    chunk.tokens = contextTokens(row_);
-    chunk.hasTokens = true;
-    if (chunk.tokens.empty()) return false;
-    job.chunks.push_back(std::move(chunk));
-    // The answer's own settings; an answer stored without them (an earlier version) runs greedy.
-    SamplerParams greedy;
-    greedy.temperature = 0.0f;
-    job.sampler = a.stats.sampler.value_or(greedy);
-    job.sampler.topN = 0;
-    job.maxTokens = int32_t(a.steps.size());
-    job.useKvCache = false;
-    job.resetCache = true;
-    job.measurement = true;
-    if (!startJob(std::move(job))) return false;
+    auto job = rerunOf(a);
+    if (!job) return false;
+    job->useKvCache = false;
+    if (!startJob(std::move(*job))) return false;
     experiment_ = Experiment::NoCache;
     noCacheMs_.clear();
     setStatus(tr("Running the same %1 tokens without the KV cache…").arg(a.steps.size()));

@@ -14,6 +14,8 @@
 #include <QVariantMap>
 #include <vector>
 
+#include <optional>
+
 #include "engine/engine_types.h"
 #include "engine/inference_backend.h"
 #include "app/qml_singleton.h"
@@ -116,6 +118,9 @@ private:
     void onSteps(const StepBatch& batch);
     bool startSweepJob();
     std::vector<int32_t> contextTokens(int row) const;
+    // A measurement that decodes answer `a` (the selected row's) again from an empty cache: its
+    // context, its sampler settings (greedy when not stored) and length; none without a context.
+    std::optional<GenerationJob> rerunOf(const ChatMessage& a) const;
     void setStatus(const QString& status);
 
     ChatController* chat_;

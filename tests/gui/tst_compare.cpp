@@ -51,6 +51,15 @@ QString runAndWait(CompareModel& compare, const QString& modelB) {
     return compare.status();
 }
 
+// A file loaded in the test as the app loads its model (its context and KV type).
+Result<std::unique_ptr<Engine>> loadLikeTheApp(const ChatFixture& app, const QString& path) {
+    EngineOptions o;
+    o.modelPath = path.toStdString();
+    o.contextLength = app.engine->contextLength();
+    o.kvType = parseKvType(app.engine->kvType().toStdString()).value();
+    return Engine::load(o);
+}
+
 // For each position from `first` on, the logit `engine` gives the token there (teacher-forced).
 std::vector<float> logitsOfTokens(Engine& engine, const std::vector<int32_t>& seq, int32_t first) {
     std::vector<float> out, rows;
@@ -140,14 +149,7 @@ private slots:
         const CompareSummary s = compare.summary();
         QCOMPARE(s.modelB, QStringLiteral("stories260K-wide-Q4_0.gguf"));
 
-        auto load = [&](const QString& path) {
-            EngineOptions o;
-            o.modelPath = path.toStdString();
-            o.contextLength = app.engine->contextLength();
-            o.kvType = parseKvType(app.engine->kvType().toStdString()).value();
-            return Engine::load(o);
-        };
-        auto a = load(kWide), b = load(kWideQ4);
+        auto a = loadLikeTheApp(app, kWide), b = loadLikeTheApp(app, kWideQ4);
         QVERIFY(a && b);
         DivergenceMeter divergence;
         PerplexityMeter pa, pb;
@@ -244,14 +246,7 @@ private slots:
             seq.push_back(step.sample.id);
             written.push_back(step.sample.logit);
         }
-        auto load = [&](const QString& path) {
-            EngineOptions o;
-            o.modelPath = path.toStdString();
-            o.contextLength = app.engine->contextLength();
-            o.kvType = parseKvType(app.engine->kvType().toStdString()).value();
-            return Engine::load(o);
-        };
-        auto a = load(kWide), b = load(kWideQ4);
+        auto a = loadLikeTheApp(app, kWide), b = loadLikeTheApp(app, kWideQ4);
         QVERIFY(a && b);
         const std::vector<float> byB = logitsOfTokens(**b, seq, first), byA = logitsOfTokens(**a, seq, first);
         QCOMPARE(byB.size(), written.size());

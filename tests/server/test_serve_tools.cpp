@@ -89,15 +89,20 @@ Streamed accumulate(const std::string& body) {
     return s;
 }
 
+// serve's arguments for a family's model.
+std::vector<std::string> serveArgs(const Family& f) {
+    std::vector<std::string> args{"--model", f.model};
+    args.insert(args.end(), f.options.begin(), f.options.end());
+    return args;
+}
+
 }  // namespace
 
 TEST(ServeTools, EachTemplateFamilyAnswersAForcedCallWholeAndStreamed) {
     size_t served = 0;
     for (const Family& f : families()) {
         if (!std::filesystem::exists(f.model)) continue;
-        std::vector<std::string> args{"--model", f.model};
-        args.insert(args.end(), f.options.begin(), f.options.end());
-        ServeProcess server(args);
+        ServeProcess server(serveArgs(f));
         ASSERT_TRUE(server.waitReady()) << f.name;
         ++served;
         for (const json& choice : {json("required"), json::parse(R"({"type":"function","function":{"name":"get_weather"}})")}) {
@@ -164,9 +169,7 @@ TEST(ServeTools, AutoAnswersTheSameWholeAndStreamed) {
     size_t served = 0;
     for (const Family& f : families()) {
         if (!std::filesystem::exists(f.model)) continue;
-        std::vector<std::string> args{"--model", f.model};
-        args.insert(args.end(), f.options.begin(), f.options.end());
-        ServeProcess server(args);
+        ServeProcess server(serveArgs(f));
         ASSERT_TRUE(server.waitReady()) << f.name;
         ++served;
         json body = request("auto");
