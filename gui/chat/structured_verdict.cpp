@@ -17,9 +17,9 @@ QString askedFor(StructuredKind kind) {
     return kind == StructuredKind::JsonSchema ? tr("the JSON schema") : kind == StructuredKind::Json ? tr("a JSON object") : tr("the grammar");
 }
 
-}  // namespace
-
 QVariantMap computeVerdict(const StructuredConstraint& c, const std::string& bytes);
+
+}  // namespace
 
 QVariantMap structuredVerdict(const ChatMessage& m) {
     const StructuredConstraint& c = m.origin.structured;
@@ -35,6 +35,8 @@ QVariantMap structuredVerdict(const ChatMessage& m) {
     if (kept.size() >= 64) kept.clear();
     return kept[std::move(key)] = computeVerdict(c, bytes);
 }
+
+namespace {
 
 QVariantMap computeVerdict(const StructuredConstraint& c, const std::string& bytes) {
     const grammar::StructuredCheck check = grammar::checkStructured(c, bytes);
@@ -71,5 +73,7 @@ QVariantMap computeVerdict(const StructuredConstraint& c, const std::string& byt
     }
     return v;
 }
+
+}  // namespace
 
 }  // namespace inferscope

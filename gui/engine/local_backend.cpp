@@ -38,12 +38,7 @@ std::optional<TokenText> LocalBackend::tokenText(int32_t id) const {
     return tokenTextOf(*tokenizer_, id);
 }
 
-void LocalBackend::describe(AnswerOrigin& o, const LoadedModel& model, const KvCacheStats& kv) const {
-    const std::string name = o.modelName, device = o.device;  // the caller's (EngineController::answerOrigin)
-    o = localAnswerOrigin(model, kv);
-    o.modelName = name;
-    o.device = device;
-}
+void LocalBackend::describe(AnswerOrigin& o, const LoadedModel& model, const KvCacheStats& kv) const { o = localAnswerOrigin(model, kv); }
 
 void LocalBackend::inspect(InspectionRequest request) {
     if (worker_->postInspection(std::move(request)))

@@ -68,6 +68,13 @@ struct SampledGraph : Graph {
         p.seed = 7;
         chat->setSamplerOverride(p);
     }
+    // The bundled model loaded, prompt lookup on with up to 4 drafts.
+    bool readyForPromptLookup() {
+        if (!loadAndWait(*engine, bundledModel())) return false;
+        speculative->setMode(SpeculativeSettings::Mode::PromptLookup);
+        speculative->setMaxDraft(4);
+        return true;
+    }
     int lastRow() const { return chat->messages()->count() - 1; }
     int firstStep(DraftRecord::Fate fate) const {
         const ChatMessage& a = last();
@@ -239,9 +246,7 @@ private slots:
     void aRejectedDraftShowsPAndQAndTheResidual() {
         QTemporaryDir dir;
         SampledGraph g(dir.filePath("chats.sqlite"));
-        QVERIFY(loadAndWait(*g.engine, bundledModel()));
-        g.speculative->setMode(SpeculativeSettings::Mode::PromptLookup);
-        g.speculative->setMaxDraft(4);
+        QVERIFY(g.readyForPromptLookup());
         QVERIFY(g.answer(kPrompt));
         const int step = g.firstStep(DraftRecord::Fate::Corrected);
         QVERIFY2(step > 0, "temperature 1 on stories260K: some draft rejected");
@@ -309,9 +314,7 @@ private slots:
     void theTimelineShowsRoundsAcceptanceByPositionAndTheMeasuredSpeedup() {
         QTemporaryDir dir;
         SampledGraph g(dir.filePath("chats.sqlite"));
-        QVERIFY(loadAndWait(*g.engine, bundledModel()));
-        g.speculative->setMode(SpeculativeSettings::Mode::PromptLookup);
-        g.speculative->setMaxDraft(4);
+        QVERIFY(g.readyForPromptLookup());
         // While the answer streams the rounds are not rebuilt (the GUI thread stays light).
         int whileStreaming = 0, shownWhileStreaming = 0;
         connect(g.timeline.get(), &TimelineModel::changed, this, [&] {
@@ -416,9 +419,7 @@ private slots:
     void theExportSaysWhatEachDraftBecame() {
         QTemporaryDir dir;
         SampledGraph g(dir.filePath("chats.sqlite"));
-        QVERIFY(loadAndWait(*g.engine, bundledModel()));
-        g.speculative->setMode(SpeculativeSettings::Mode::PromptLookup);
-        g.speculative->setMaxDraft(4);
+        QVERIFY(g.readyForPromptLookup());
         QVERIFY(g.answer(kPrompt));
         const int step = g.firstStep(DraftRecord::Fate::Corrected);
         QVERIFY(step > 0);
