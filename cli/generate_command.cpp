@@ -37,16 +37,6 @@ struct GenerateArgs {
     DraftChoices draft;  // speculative decoding
 };
 
-const char* fateName(DraftRecord::Fate fate) {
-    switch (fate) {
-        case DraftRecord::Fate::Accepted: return "accepted";
-        case DraftRecord::Fate::Corrected: return "corrected";
-        case DraftRecord::Fate::Bonus: return "bonus";
-        case DraftRecord::Fate::Undrafted: return "undrafted";
-    }
-    return "?";
-}
-
 std::string dumpJson(const nlohmann::ordered_json& j) { return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace); }
 
 double ms(int64_t us) { return double(us) / 1000.0; }
@@ -109,15 +99,9 @@ public:
         event["eog"] = r.endOfGeneration;
         event["ms"] = ms(r.forwardUs + r.sampleUs);
         if (r.inspection && !r.inspection->lens.layers.empty()) event["lens"] = lensJson(r.inspection->lens, tok_);
-        if (r.draft) {  // speculative decoding: what became of this position's draft
-            const DraftRecord& d = *r.draft;
-            const bool drafted = d.fate == DraftRecord::Fate::Accepted || d.fate == DraftRecord::Fate::Corrected;
-            event["speculative"] = {{"fate", fateName(d.fate)}, {"drafted", drafted}, {"accepted", d.fate == DraftRecord::Fate::Accepted}};
-            if (drafted)
-                event["speculative"].update({{"draft_id", d.draftedId}, {"q", d.q}, {"p", d.p}, {"accept_probability", d.acceptProbability},
-                                             {"draft_index", d.draftIndex}, {"draft_length", d.draftLength}});
-            if (d.verifyRows > 0) event["speculative"].update({{"draft_ms", ms(d.draftUs)}, {"verify_ms", ms(d.verifyUs)}, {"verify_rows", d.verifyRows}});
-        }
+        // Speculative decoding: what became of this position's draft, with the candidates' p and q and
+        // a correction's residual distribution.
+        if (r.draft) event["speculative"] = draftRecordJson(*r.draft, [this](int32_t id) { return std::optional(tok_.tokenBytes(id)); });
         std::printf("%s\n", dumpJson(event).c_str());
         if (r.inspection && !r.inspection->attention.weights.empty()) {
             std::printf("%s\n", dumpJson(attentionEventJson(r, r.inspection->attention, sequence_)).c_str());
@@ -212,7 +196,7 @@ int run(GenerateArgs a) {
                      "\n[%s] prefill %d tokens in %.1f ms (%.1f tok/s) | decode %d tokens in %.1f ms (%.1f tok/s) | "
                      "first token %.1f ms | KV cache %llu / %llu bytes | %s\n",
                      std::string(finishReasonName(s.reason)).c_str(), s.prefill.nComputed, ms(s.prefill.us),
-                     s.prefill.tokensPerSecond(), std::max(s.nDecodePasses, s.decodedTokens), ms(s.decodeUs), s.decodeTokensPerSecond(),
+                     s.prefill.tokensPerSecond(), s.decodedTokens > 0 ? s.decodedTokens : s.nDecodePasses, ms(s.decodeUs), s.decodeTokensPerSecond(),
                      ms(s.timeToFirstTokenUs), (unsigned long long)s.kv.bytesUsed, (unsigned long long)s.kv.bytesReserved,
                      e.device().description().c_str());
         if (*speculative)

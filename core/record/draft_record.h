@@ -49,6 +49,17 @@ struct DraftRecord {
     float residualMass = 0.0f;
 };
 
+// "accepted", "corrected", "bonus" or "undrafted": the fate's name wherever records leave the program.
+inline const char* draftFateName(DraftRecord::Fate fate) {
+    switch (fate) {
+        case DraftRecord::Fate::Accepted: return "accepted";
+        case DraftRecord::Fate::Corrected: return "corrected";
+        case DraftRecord::Fate::Bonus: return "bonus";
+        case DraftRecord::Fate::Undrafted: break;
+    }
+    return "undrafted";
+}
+
 inline constexpr size_t kDraftCandidates = 8;
 inline constexpr size_t kDraftResidual = 5;
 

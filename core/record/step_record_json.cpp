@@ -89,4 +89,35 @@ nlohmann::ordered_json stepRecordJson(const StepRecord& step, const StepPieceLoo
     return o;
 }
 
+nlohmann::ordered_json draftRecordJson(const DraftRecord& d, const StepPieceLookup& pieceOf) {
+    auto withPiece = [&pieceOf](nlohmann::ordered_json o, int32_t id) {
+        if (pieceOf)
+            if (auto piece = pieceOf(id)) putPiece(o, *piece);
+        return o;
+    };
+    const bool drafted = d.fate == DraftRecord::Fate::Accepted || d.fate == DraftRecord::Fate::Corrected;
+    nlohmann::ordered_json j{{"fate", draftFateName(d.fate)}, {"drafted", drafted},
+                             {"accepted", d.fate == DraftRecord::Fate::Accepted}, {"corrected", d.fate == DraftRecord::Fate::Corrected}};
+    if (drafted) {
+        j["draft_id"] = d.draftedId;
+        if (pieceOf)
+            if (auto piece = pieceOf(d.draftedId)) j["draft_piece"] = *piece;
+        j.update({{"q", jsonFloat(d.q)}, {"p", jsonFloat(d.p)}, {"accept_probability", jsonFloat(d.acceptProbability)},
+                  {"draft_index", d.draftIndex}, {"draft_length", d.draftLength}});
+        auto candidates = nlohmann::ordered_json::array();
+        for (const DraftCandidate& c : d.candidates)
+            candidates.push_back(withPiece({{"id", c.id}, {"p", jsonFloat(c.p)}, {"q", jsonFloat(c.q)}}, c.id));
+        j["candidates"] = std::move(candidates);
+        if (d.fate == DraftRecord::Fate::Corrected) {
+            auto residual = nlohmann::ordered_json::array();
+            for (const DraftResidual& e : d.residual) residual.push_back(withPiece({{"id", e.id}, {"r", jsonFloat(e.r)}}, e.id));
+            j["residual"] = std::move(residual);
+            j["residual_mass"] = jsonFloat(d.residualMass);
+        }
+    }
+    if (d.verifyRows > 0)
+        j.update({{"draft_ms", double(d.draftUs) / 1000.0}, {"verify_ms", double(d.verifyUs) / 1000.0}, {"verify_rows", d.verifyRows}});
+    return j;
+}
+
 }  // namespace inferscope

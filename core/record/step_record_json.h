@@ -28,4 +28,14 @@ using StepPieceLookup = std::function<std::optional<std::string>(int32_t id)>;
 
 nlohmann::ordered_json stepRecordJson(const StepRecord& step, const StepPieceLookup& pieceOf = {});
 
+// A token's speculative-decoding record (StepRecord::draft), the "speculative" object of the CLI's
+// token events and of the app's export:
+//
+//   {fate, drafted, accepted, corrected,
+//    [drafted:]   draft_id, draft_piece?, q, p, accept_probability, draft_index, draft_length,
+//                 candidates: [{id, p, q, piece?}]          (the position's leading candidates)
+//    [corrected:] residual: [{id, r, piece?}], residual_mass (normalize(max(0, p − q)) drawn from)
+//    [a round's first token:] draft_ms, verify_ms, verify_rows}
+nlohmann::ordered_json draftRecordJson(const DraftRecord& draft, const StepPieceLookup& pieceOf = {});
+
 }  // namespace inferscope

@@ -63,7 +63,7 @@ QVariant ChatModel::data(const QModelIndex& index, int role) const {
 
 QColor ChatModel::draftColor(const QString& fate) const {
     for (auto f : {DraftRecord::Fate::Accepted, DraftRecord::Fate::Corrected, DraftRecord::Fate::Bonus})
-        if (fate == draftFateName(f)) return draftTint(f, dark_);
+        if (fate == QLatin1String(draftFateName(f))) return draftTint(f, dark_);
     return QColor(Qt::transparent);
 }
 

@@ -28,16 +28,6 @@ DraftTotals draftTotals(const std::vector<StepRecord>& steps) {
     return t;
 }
 
-QString draftFateName(DraftRecord::Fate fate) {
-    switch (fate) {
-        case DraftRecord::Fate::Accepted: return QStringLiteral("accepted");
-        case DraftRecord::Fate::Corrected: return QStringLiteral("corrected");
-        case DraftRecord::Fate::Bonus: return QStringLiteral("bonus");
-        case DraftRecord::Fate::Undrafted: break;
-    }
-    return QStringLiteral("undrafted");
-}
-
 QString describeDraft(const DraftRecord& d, const QString& draftedText) {
     const QString place = tr("(draft token %1 of %2)").arg(d.draftIndex + 1).arg(d.draftLength);
     switch (d.fate) {
@@ -67,7 +57,7 @@ QVariantMap draftMap(const DraftRecord* d, const std::function<QString(int32_t)>
         residual.append(QVariantMap{{"token", textOf(e.id)}, {"r", double(e.r)}, {"chosen", e.id == chosen}});
     const QString rule = drafted ? QStringLiteral("min(1, p/q) = min(1, %1 / %2) = %3").arg(two(d->p), two(d->q), two(d->acceptProbability))
                                  : QString();
-    return {{"fate", draftFateName(d->fate)}, {"drafted", draftedText}, {"q", double(d->q)}, {"p", double(d->p)},
+    return {{"fate", QLatin1String(draftFateName(d->fate))}, {"drafted", draftedText}, {"q", double(d->q)}, {"p", double(d->p)},
             {"acceptProbability", double(d->acceptProbability)}, {"draftIndex", d->draftIndex}, {"draftLength", d->draftLength},
             {"verifyRows", d->verifyRows}, {"verifyMs", double(d->verifyUs) / 1000.0}, {"draftMs", double(d->draftUs) / 1000.0},
             {"text", describeDraft(*d, draftedText)}, {"rule", rule}, {"candidates", candidates}, {"residual", residual},

@@ -26,14 +26,11 @@ struct DraftTotals {
 };
 DraftTotals draftTotals(const std::vector<StepRecord>& steps);
 
-// "accepted", "corrected", "bonus", "undrafted": the fate's name, as QML and the tint name it.
-QString draftFateName(DraftRecord::Fate fate);
-
 // A token's draft in words, `draftedText` the drafted token's visible text:
 // "drafted ␣the, q 1.00, p 0.42: accepted with probability 0.42 (draft token 1 of 3)".
 QString describeDraft(const DraftRecord& draft, const QString& draftedText);
 
-// What the Probabilities panel reads of a token's draft: fate (draftFateName), drafted (its text; ""
+// What the Probabilities panel reads of a token's draft: fate (draftFateName, record/draft_record.h), drafted (its text; ""
 // for a bonus or undrafted token), q, p, acceptProbability, draftIndex, draftLength, the round's
 // costs on its first token (verifyRows, verifyMs, draftMs; 0 on the others), text (describeDraft),
 // rule ("min(1, p/q) = min(1, 0.42 / 1.00) = 0.42" for a drafted token, else ""); from records

@@ -13,34 +13,6 @@ namespace {
 
 bool wasDrafted(const DraftRecord& d) { return d.fate == DraftRecord::Fate::Accepted || d.fate == DraftRecord::Fate::Corrected; }
 
-// Speculative decoding: a token's draft as the export writes it, the CLI's "speculative" object
-// (fate, drafted, accepted, q, p, ...) with the position's candidates and a correction's residual.
-nlohmann::ordered_json draftJson(const DraftRecord& d, const StepPieceLookup& pieceOf) {
-    auto withPiece = [&pieceOf](nlohmann::ordered_json o, int32_t id) {
-        if (auto piece = pieceOf(id)) o["piece"] = *piece;
-        return o;
-    };
-    nlohmann::ordered_json j{{"fate", draftFateName(d.fate).toStdString()}, {"drafted", wasDrafted(d)},
-                             {"accepted", d.fate == DraftRecord::Fate::Accepted}, {"corrected", d.fate == DraftRecord::Fate::Corrected}};
-    if (wasDrafted(d)) {
-        j["draft_id"] = d.draftedId;
-        if (auto piece = pieceOf(d.draftedId)) j["draft_piece"] = *piece;
-        j.update({{"q", d.q}, {"p", d.p}, {"accept_probability", d.acceptProbability}, {"draft_index", d.draftIndex},
-                  {"draft_length", d.draftLength}});
-        auto candidates = nlohmann::ordered_json::array();
-        for (const DraftCandidate& c : d.candidates) candidates.push_back(withPiece({{"id", c.id}, {"p", c.p}, {"q", c.q}}, c.id));
-        j["candidates"] = std::move(candidates);
-        if (d.fate == DraftRecord::Fate::Corrected) {
-            auto residual = nlohmann::ordered_json::array();
-            for (const DraftResidual& e : d.residual) residual.push_back(withPiece({{"id", e.id}, {"r", e.r}}, e.id));
-            j["residual"] = std::move(residual);
-            j["residual_mass"] = d.residualMass;
-        }
-    }
-    if (d.verifyRows > 0) j.update({{"draft_ms", double(d.draftUs) / 1000.0}, {"verify_ms", double(d.verifyUs) / 1000.0}, {"verify_rows", d.verifyRows}});
-    return j;
-}
-
 }  // namespace
 
 bool StepInspector::exportRecords(const QUrl& file, const QString& format) {
@@ -77,7 +49,7 @@ bool StepInspector::exportRecords(const QUrl& file, const QString& format) {
             }
             if (const DraftRecord* d = r.draft.get()) {
                 const bool drafted = wasDrafted(*d);
-                text += QStringLiteral(",%1,%2,%3,%4").arg(draftFateName(d->fate)).arg(int(drafted))
+                text += QStringLiteral(",%1,%2,%3,%4").arg(QLatin1String(draftFateName(d->fate))).arg(int(drafted))
                             .arg(int(d->fate == DraftRecord::Fate::Accepted)).arg(int(d->fate == DraftRecord::Fate::Corrected));
                 if (drafted)
                     text += QStringLiteral(",%1,%2,%3,%4,%5").arg(d->draftedId).arg(csv(tokenText(d->draftedId)))
@@ -102,7 +74,7 @@ bool StepInspector::exportRecords(const QUrl& file, const QString& format) {
         auto array = nlohmann::ordered_json::array();
         for (const StepRecord& r : *steps) {
             auto step = stepRecordJson(r, pieceOf);
-            if (r.draft) step["speculative"] = draftJson(*r.draft, pieceOf);
+            if (r.draft) step["speculative"] = draftRecordJson(*r.draft, pieceOf);
             array.push_back(std::move(step));
         }
         const nlohmann::ordered_json document{{"model", origin.modelName},

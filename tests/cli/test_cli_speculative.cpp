@@ -1,6 +1,6 @@
 // inferscope-cli generate with speculative decoding: greedy output equal to plain decoding's with a
 // draft model and with prompt lookup, each token's fate in the JSON, the counts in the done line,
-// and one-line errors.
+// the candidates' p and q and a correction's residual, and one-line errors.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -51,7 +51,7 @@ TEST(CliSpeculative, GreedyOutputIsPlainDecodingsWithEachTokensFate) {
         const Generated spec = generate(extra);
         EXPECT_EQ(spec.ids, plain.ids);
         EXPECT_EQ(spec.done["text"], plain.done["text"]);
-        int accepted = 0, drafted = 0;
+        int accepted = 0, drafted = 0, corrected = 0;
         for (size_t i = 1; i < spec.tokens.size(); ++i) {
             const auto& s = spec.tokens[i]["speculative"];
             ASSERT_TRUE(s.is_object()) << spec.tokens[i].dump();
@@ -61,12 +61,39 @@ TEST(CliSpeculative, GreedyOutputIsPlainDecodingsWithEachTokensFate) {
                 EXPECT_EQ(s["draft_id"], spec.tokens[i]["id"]);
                 EXPECT_LE(s["accept_probability"].get<double>(), 1.0);
             }
-            if (s["fate"] == "corrected") EXPECT_NE(s["draft_id"], spec.tokens[i]["id"]);
+            if (s["drafted"] == true) {  // the position's candidates hold the drafted token with its own p and q
+                bool found = false;
+                for (const auto& c : s["candidates"]) {
+                    if (c["id"] != s["draft_id"]) continue;
+                    found = true;
+                    EXPECT_EQ(c["p"], s["p"]);
+                    EXPECT_EQ(c["q"], s["q"]);
+                }
+                EXPECT_TRUE(found) << s.dump();
+            }
+            if (s["fate"] == "corrected") {
+                // Greedy: p is all on the target's pick and q on the rejected draft, so the residual
+                // max(0, p − q) is the token emitted, with all of p's mass.
+                ++corrected;
+                EXPECT_NE(s["draft_id"], spec.tokens[i]["id"]);
+                ASSERT_EQ(s["residual"].size(), 1u) << s.dump();
+                EXPECT_EQ(s["residual"][0]["id"], spec.tokens[i]["id"]);
+                EXPECT_EQ(s["residual"][0]["r"], 1.0);
+                EXPECT_EQ(s["residual"][0]["piece"], spec.tokens[i]["piece"]);
+                EXPECT_EQ(s["residual_mass"], 1.0);
+            } else {
+                EXPECT_FALSE(s.contains("residual"));
+            }
+        }
+        if (extra[0] == "--draft-ngram") {
+            EXPECT_GT(corrected, 0);  // prompt lookup guesses wrong on this prompt
         }
         EXPECT_EQ(spec.done["draft_n_accepted"], accepted);
         EXPECT_LE(accepted, spec.done["draft_n"].get<int>());
         EXPECT_GE(spec.done["draft_n"].get<int>(), drafted);
-        if (extra[0] == "--draft") EXPECT_GT(accepted, 0);
+        if (extra[0] == "--draft") {
+            EXPECT_GT(accepted, 0);
+        }
     }
 }
 
