@@ -19,6 +19,8 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_measure.h"
+#include "bench_speculative.h"
 #include "engine_choices.h"
 #include "backend/compute_device.h"
 #include "backend/memory_probe.h"
@@ -32,108 +34,14 @@
 namespace inferscope::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
 struct BenchArgs {
     bool noMmap = false;  // --no-mmap: EngineOptions::privateWeights
     std::string model, compute = "auto", kv = "f16", promptTokens = "128,512";
     int32_t genTokens = 64, threads = 0, repeat = 5, depth = 0, probeMib = 512;
     double peakSeconds = 0.3, maxBusy = 0.05, waitQuiet = 30;
     bool json = false;
-};
-
-// CPU time of the whole machine and of this process, in clock ticks (/proc/stat, /proc/self/stat):
-// what other processes took during a round is (busy - ours) / total.
-struct CpuTimes {
-    uint64_t total = 0, idle = 0, own = 0;
-    static CpuTimes now() {
-        CpuTimes t;
-        std::ifstream stat("/proc/stat");
-        std::string cpu;
-        uint64_t v[10] = {};
-        stat >> cpu;
-        for (auto& x : v) stat >> x;
-        for (int i = 0; i < 8; ++i) t.total += v[i];
-        t.idle = v[3] + v[4];
-        std::ifstream self("/proc/self/stat");
-        std::string line;
-        std::getline(self, line);
-        std::istringstream rest(line.substr(line.rfind(')') + 2));
-        std::string field;
-        for (int i = 3; i <= 15 && rest >> field; ++i)
-            if (i == 14 || i == 15) t.own += std::stoull(field);  // utime, stime
-        return t;
-    }
-    // Share of all CPUs other processes used since `before` (0..1).
-    double othersSince(const CpuTimes& before) const {
-        const double total = double(this->total - before.total);
-        if (total <= 0) return 0.0;
-        const double busy = total - double(idle - before.idle) - double(own - before.own);
-        return std::clamp(busy / total, 0.0, 1.0);
-    }
-};
-
-// Waits (at most `seconds`) until other processes use < maxBusy of the CPUs over a 1 s window.
-void waitForQuiet(double maxBusy, double seconds) {
-    const auto t0 = Clock::now();
-    while (secondsSince(t0) < seconds) {
-        const CpuTimes before = CpuTimes::now();
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        if (CpuTimes::now().othersSince(before) < maxBusy) return;
-    }
-}
-
-// Peak resident set (VmHWM) in bytes, and resetting it (Linux: "5" to clear_refs).
-uint64_t peakRssBytes() {
-    std::ifstream in("/proc/self/status");
-    for (std::string line; std::getline(in, line);)
-        if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-    return 0;
-}
-void resetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
-
-std::string gitCommit() {
-#ifdef INFERSCOPE_SOURCE_DIR
-    std::string out;
-    if (FILE* p = popen("git -C '" INFERSCOPE_SOURCE_DIR "' describe --always --dirty 2>/dev/null", "r")) {
-        char buf[128];
-        while (fgets(buf, sizeof buf, p)) out += buf;
-        pclose(p);
-    }
-    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-    return out.empty() ? "unknown" : out;
-#else
-    return "unknown";
-#endif
-}
-
-struct Stats {
-    std::vector<double> samples;
-    std::vector<bool> clean;  // per sample: no other process was busy during its round
-    // Over the clean rounds when there is one (a busy neighbour halves OpenMP throughput on two
-    // cores), else over all.
-    std::vector<double> used() const {
-        std::vector<double> out;
-        for (size_t i = 0; i < samples.size(); ++i)
-            if (i < clean.size() && clean[i]) out.push_back(samples[i]);
-        return out.empty() ? samples : out;
-    }
-    double median() const {
-        auto s = used();
-        std::sort(s.begin(), s.end());
-        if (s.empty()) return 0.0;
-        return s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
-    }
-    double min() const {
-        const auto s = used();
-        return s.empty() ? 0.0 : *std::min_element(s.begin(), s.end());
-    }
-    double max() const {
-        const auto s = used();
-        return s.empty() ? 0.0 : *std::max_element(s.begin(), s.end());
-    }
-    nlohmann::ordered_json json() const { return {{"median", median()}, {"min", min()}, {"max", max()}, {"samples", samples}}; }
+    DraftChoices draft;  // speculative test instead (bench_speculative.cpp)
+    std::string prompt = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her friends.";
 };
 
 int32_t argmax(std::span<const float> logits) {
@@ -148,7 +56,7 @@ struct Runner {
     // Runs tokens [0, n) from position 0 in batches; returns seconds to the first token's id.
     double prefill(int32_t n) {
         ctx.cache().truncate(0);
-        const auto t0 = Clock::now();
+        const auto t0 = BenchClock::now();
         std::span<const float> logits;
         for (int32_t pos = 0; pos < n; pos += ctx.maxBatch()) {
             const int32_t count = std::min(ctx.maxBatch(), n - pos);
@@ -162,7 +70,7 @@ struct Runner {
     double decode(int32_t start, int32_t n) {
         prefill(start);
         int32_t next = tokens[size_t(start)];
-        const auto t0 = Clock::now();
+        const auto t0 = BenchClock::now();
         for (int32_t i = 0; i < n; ++i) {
             auto logits = model.forward(ctx, std::span(&next, 1), start + i, CellOrigin::Generated);
             next = argmax(logits);
@@ -211,12 +119,15 @@ int run(const BenchArgs& a) {
                            a.promptTokens + "'");
     const std::vector<int32_t> pps = std::move(*list);
     if (auto bad = checkArgs(a)) return reportError(*bad);
+    if (!a.draft.model.empty() || a.draft.ngram > 0)
+        return runSpeculativeBench({a.model, a.compute, a.kv, a.prompt, a.draft, a.genTokens, a.threads, a.repeat, a.maxBusy, a.waitQuiet, a.noMmap,
+                                    a.json});
     auto modelOrNone = modelOrBundled(a.model);
     if (!modelOrNone) return reportError(modelOrNone.error().message);
     const std::filesystem::path path = *modelOrNone;
 
     // ---- load: file, device, weights, context, warm-up ----------------------------------------
-    const auto tLoad = Clock::now();
+    const auto tLoad = BenchClock::now();
     auto file = GgufFile::open(path, a.noMmap ? MappedFile::Pages::Private : MappedFile::Pages::Shared);
     if (!file) return reportError(file.error().message);
     auto device = ComputeDevice::create(DeviceKind::Cpu, a.threads);
@@ -383,6 +294,9 @@ void addBenchCommand(CLI::App& app, int& exitCode) {
         ->capture_default_str();
     cmd->add_option("--wait-quiet", a->waitQuiet, "seconds to wait for a quiet machine before each round")->capture_default_str();
     cmd->add_flag("--json", a->json, "one JSON object");
+    // Speculative decoding: plain and speculative decoding of the same greedy answer, interleaved.
+    addDraftOptions(*cmd, a->draft);
+    cmd->add_option("--prompt", a->prompt, "with --draft or --draft-ngram: the prompt both answers continue")->capture_default_str();
     cmd->final_callback([a, &exitCode] { exitCode = run(*a); });
 }
 

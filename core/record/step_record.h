@@ -62,7 +62,9 @@ struct GenerationSummary {
     int32_t draftN = 0, draftAccepted = 0;  // speculative: tokens drafted, and accepted
     int64_t draftUs = 0;              // speculative: time spent drafting (within decodeUs)
     double decodeTokensPerSecond() const {
-        return decodeUs > 0 ? std::max(decodedTokens, nDecodePasses) * 1e6 / double(decodeUs) : 0.0;
+        // Tokens over time; records without a token count (0) made one token a pass. (Passes are not
+        // tokens: a speculative round verifying more rows than one pass takes makes two.)
+        return decodeUs > 0 ? (decodedTokens > 0 ? decodedTokens : nDecodePasses) * 1e6 / double(decodeUs) : 0.0;
     }
     std::vector<int32_t> tokens;      // generated ids
     std::string text;                 // their text, cut before a matched stop string
