@@ -2,12 +2,97 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <vector>
 
 #include "engine/engine.h"
+#include "sampler/sampler_chain.h"
 #include "tokenizer/tokenizer.h"
 
 namespace inferscope {
+namespace {
+
+// The k highest logits' ids (ties: the lower id first), in `scratch`'s storage.
+void topIds(std::span<const float> logits, size_t k, std::vector<int32_t>& scratch, std::vector<int32_t>& out) {
+    scratch.resize(logits.size());
+    std::iota(scratch.begin(), scratch.end(), 0);
+    k = std::min(k, scratch.size());
+    auto higher = [&](int32_t x, int32_t y) { return logits[size_t(x)] > logits[size_t(y)] || (logits[size_t(x)] == logits[size_t(y)] && x < y); };
+    std::partial_sort(scratch.begin(), scratch.begin() + ptrdiff_t(k), scratch.end(), higher);
+    out.insert(out.end(), scratch.begin(), scratch.begin() + ptrdiff_t(k));
+}
+
+float probabilityIn(const std::vector<TokenProbability>& dist, int32_t id) {
+    for (const TokenProbability& t : dist)
+        if (t.id == id) return float(t.p);
+    return 0.0f;
+}
+
+// The per-token detail of CompareDetail: both models' leading candidates and B's record.
+class DetailMaker {
+public:
+    static Result<DetailMaker> create(const CompareDetail& detail) {
+        DetailMaker m;
+        m.k_ = size_t(std::max(0, detail.candidates));
+        if (detail.sampler) {
+            SamplerParams params = *detail.sampler;
+            params.topN = std::max(params.topN, 10);
+            auto a = SamplerChain::create(params);
+            if (!a) return std::unexpected(a.error());
+            auto b = SamplerChain::create(params);
+            m.chainA_.emplace(std::move(*a));
+            m.chainB_.emplace(std::move(*b));
+        }
+        return m;
+    }
+    bool any() const { return k_ > 0 || chainB_; }
+
+    Result<void> fill(TokenComparison& t, std::span<const float> la, std::span<const float> lb, std::span<const int32_t> recent) {
+        std::vector<TokenProbability> finalA, finalB;
+        if (chainA_) {
+            auto fa = chainA_->finalDistribution(la, recent);
+            if (!fa) return std::unexpected(fa.error());
+            auto fb = chainB_->finalDistribution(lb, recent);
+            if (!fb) return std::unexpected(fb.error());
+            finalA = std::move(*fa);
+            finalB = std::move(*fb);
+            auto record = chainB_->describe(lb, recent, t.id);
+            if (!record) return std::unexpected(record.error());
+            t.recordB = std::make_shared<const SampleRecord>(std::move(*record));
+        }
+        if (k_ == 0) return {};
+        ids_.clear();
+        topIds(la, k_, scratch_, ids_);
+        topIds(lb, k_, scratch_, ids_);
+        std::sort(ids_.begin(), ids_.end());
+        ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
+        const double zA = logSumExp(la), zB = logSumExp(lb);
+        for (int32_t id : ids_) {
+            ComparedCandidate c;
+            c.id = id;
+            c.pA = float(std::exp(double(la[size_t(id)]) - zA));
+            c.pB = float(std::exp(double(lb[size_t(id)]) - zB));
+            if (chainA_) {
+                c.finalA = probabilityIn(finalA, id);
+                c.finalB = probabilityIn(finalB, id);
+            }
+            t.candidates.push_back(c);
+        }
+        std::stable_sort(t.candidates.begin(), t.candidates.end(),
+                         [](const ComparedCandidate& x, const ComparedCandidate& y) { return std::max(x.pA, x.pB) > std::max(y.pA, y.pB); });
+        if (t.candidates.size() > k_) t.candidates.resize(k_);
+        return {};
+    }
+
+private:
+    size_t k_ = 0;
+    std::optional<SamplerChain> chainA_, chainB_;
+    std::vector<int32_t> scratch_, ids_;
+};
+
+}  // namespace
 
 Result<void> checkSameVocabulary(const Tokenizer& a, const Tokenizer& b) {
     if (a.vocabSize() != b.vocabSize())
@@ -22,8 +107,11 @@ Result<void> checkSameVocabulary(const Tokenizer& a, const Tokenizer& b) {
 
 Result<void> compareTeacherForced(Engine& a, Engine& b, std::span<const int32_t> sequence, int32_t answerStart,
                                   const std::function<void(const TokenComparison&)>& onToken, DivergenceMeter& divergence,
-                                  PerplexityMeter& perplexityA, PerplexityMeter& perplexityB, const std::function<bool()>& cancel) {
+                                  PerplexityMeter& perplexityA, PerplexityMeter& perplexityB, const std::function<bool()>& cancel,
+                                  const CompareDetail& detail) {
     if (auto same = checkSameVocabulary(a.tokenizer(), b.tokenizer()); !same) return same;
+    auto details = DetailMaker::create(detail);
+    if (!details) return std::unexpected(details.error());
     const int32_t n = int32_t(sequence.size());
     if (answerStart < 1 || answerStart >= n)
         return fail(ErrorKind::InvalidArgument, fmt::format("the answer starts at {} of {} tokens: nothing to compare", answerStart, n));
@@ -45,6 +133,8 @@ Result<void> compareTeacherForced(Engine& a, Engine& b, std::span<const int32_t>
             t.position = predicts;
             t.id = sequence[size_t(predicts)];
             t.shift = compareDistributions(la, lb, t.id);
+            if (details->any())
+                if (auto ok = details->fill(t, la, lb, sequence.subspan(0, size_t(predicts))); !ok) return ok;
             divergence.add(t.shift);
             perplexityA.add(la, t.id);
             perplexityB.add(lb, t.id);

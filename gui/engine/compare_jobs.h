@@ -5,6 +5,7 @@
 // statistics of llama-perplexity's --kl-divergence with their errors (engine/perplexity.h).
 
 #include <QMetaType>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct CompareJob {
     std::vector<PromptChunk> chunks;  // the answer's prompt, as its generation sent it
     std::vector<int32_t> answer;      // the answer's tokens, one per step
     std::string modelB;               // the second GGUF's path
+    // The answer's sampler settings (none: stored before answers kept them): each token's final
+    // probabilities under both models and B's record through the same stages (CompareDetail).
+    std::optional<SamplerParams> sampler;
 };
 
 // perToken[i] belongs to the answer's step i; the meters hold every token's figures.

@@ -89,7 +89,7 @@ void EngineWorker::compareModels(const CompareJob& job) {
     result.perToken.reserve(job.answer.size());
     auto ok = compareTeacherForced(*engine_, *engineB_, sequence, result.promptTokens,
                                    [&](const TokenComparison& t) { result.perToken.push_back(t); }, result.divergence,
-                                   result.perplexityA, result.perplexityB, cancelled);
+                                   result.perplexityA, result.perplexityB, cancelled, CompareDetail{kCompareCandidates, job.sampler});
     if (!ok) {
         emit compareFailed(job.id, ok.error().kind == ErrorKind::Cancelled ? QStringLiteral("cancelled") : QString::fromStdString(ok.error().message));
         return;

@@ -1,6 +1,7 @@
 #include "visualizer/compare_model.h"
 
 #include <QFileInfo>
+#include <algorithm>
 #include <QUrl>
 
 namespace inferscope {
@@ -101,6 +102,7 @@ bool CompareModel::run(const QString& pathOrUrl) {
     job.chunks = std::move(context->chunks);
     job.answer = std::move(context->answer);
     job.modelB = path.toStdString();
+    job.sampler = answer.stats.sampler;
     const int n = int(job.answer.size());
     job_ = engine->compareModels(std::move(job));
     if (job_ == 0) {
@@ -202,6 +204,31 @@ void CompareModel::onFailed(quint64 jobId, const QString& message) {
     if (jobId != job_) return;
     job_ = 0;
     setStatus(message == QLatin1String("cancelled") ? tr("Cancelled.") : message);
+}
+
+QVariantMap CompareModel::tokenAt(int row, int step) const {
+    if (!result_ || row != resultKey_.row || step < 0) return {};
+    const auto& perToken = result_->perToken;
+    auto it = size_t(step) < perToken.size() && perToken[size_t(step)].index == step
+                  ? perToken.begin() + step
+                  : std::find_if(perToken.begin(), perToken.end(), [step](const TokenComparison& t) { return t.index == step; });
+    if (it == perToken.end()) return {};
+    const TokenComparison& t = *it;
+    QVariantList candidates;
+    for (const ComparedCandidate& c : t.candidates)
+        candidates.append(QVariantMap{{"id", c.id}, {"pA", double(c.pA)}, {"pB", double(c.pB)}, {"finalA", double(c.finalA)},
+                                      {"finalB", double(c.finalB)}, {"chosen", c.id == t.id}});
+    QVariantMap out{{"step", step}, {"id", t.id}, {"kl", t.shift.kl}, {"flip", t.flip()}, {"pA", t.shift.pReference},
+                    {"pB", t.shift.pTest}, {"dp", t.shift.dp()}, {"topA", t.shift.topReference}, {"topB", t.shift.topTest},
+                    {"candidates", candidates}};
+    if (t.recordB) {
+        const SampleRecord& b = *t.recordB;
+        QVariantList top, survivors;
+        for (const CandidateRecord& c : b.top) top.append(candidateValues(c, t.id));
+        for (int32_t n : b.survivors) survivors.append(n);
+        out.insert(QStringLiteral("b"), QVariantMap{{"candidates", top}, {"survivors", survivors}, {"rank", b.rank}, {"pFinal", double(b.pFinal)}});
+    }
+    return out;
 }
 
 bool CompareModel::branchAtFirstFlip() {

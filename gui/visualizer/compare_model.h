@@ -20,6 +20,7 @@
 #include "engine/compare_jobs.h"
 #include "engine/engine_controller.h"
 #include "visualizer/compare_values.h"
+#include "visualizer/step_values.h"
 
 namespace inferscope {
 
@@ -63,6 +64,12 @@ public:
     // ChatController::branchWithModel): what the other quantization would have said. The new
     // version's origin is B's.
     Q_INVOKABLE bool continueWithB();
+    // One token of the compared answer under both models, for the Probabilities panel's side-by-side
+    // view ({} unless `row` is the compared answer's): {step, id, kl, flip, pA, pB, dp, topA, topB,
+    // candidates: [{id, pA, pB, finalA, finalB, chosen}] (ComparedCandidate; final -1: the answer's
+    // sampler settings unknown), b: {candidates (as StepInspector's, without "token"), survivors,
+    // rank, pFinal} (B through the answer's sampler stages; absent without its settings)}.
+    Q_INVOKABLE QVariantMap tokenAt(int row, int step) const;
     // The row run() would compare: row, or the latest finished answer; -1 when there is none.
     int targetRow() const;
 

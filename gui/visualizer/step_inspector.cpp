@@ -289,10 +289,9 @@ QStringList StepInspector::stageNames() const {
 }
 
 QVariantMap StepInspector::candidateMap(const CandidateRecord& c, int32_t chosen) const {
-    QVariantList p;
-    for (float v : c.p) p.append(double(v));
-    return {{"id", c.id}, {"token", tokenText(c.id)}, {"logit", double(c.logit)}, {"p", p},
-            {"pRaw", double(c.p[0])}, {"pFinal", double(c.p[kSamplerStageCount - 1])}, {"chosen", c.id == chosen}};
+    QVariantMap m = candidateValues(c, chosen);
+    m.insert(QStringLiteral("token"), tokenText(c.id));
+    return m;
 }
 
 QVariantMap StepInspector::current() const {

@@ -16,7 +16,18 @@
 #include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
+#include "record/sample_record.h"
+
 namespace inferscope {
+
+// A candidate as the Probabilities panel's bars and funnel read it: {id, logit, p (per stage),
+// pRaw, pFinal, chosen}; the caller adds its "token" text.
+inline QVariantMap candidateValues(const CandidateRecord& c, int32_t chosen) {
+    QVariantList p;
+    for (float v : c.p) p.append(double(v));
+    return {{"id", c.id}, {"logit", double(c.logit)}, {"p", p}, {"pRaw", double(c.p[0])},
+            {"pFinal", double(c.p[kSamplerStageCount - 1])}, {"chosen", c.id == chosen}};
+}
 
 struct StepSelection {
     Q_GADGET

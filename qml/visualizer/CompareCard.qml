@@ -212,4 +212,14 @@ ColumnLayout {
             ToolTip.text: qsTr("Tints each token of the answer by its KL: clear where both models agree, red at 0.5 nats and above; a flip in violet.")
         }
     }
+
+    // ---- the selected token under both models ----------------------------------------------------
+    CompareTokenCard {
+        Layout.fillWidth: true
+        Layout.preferredWidth: 100
+        Layout.topMargin: Theme.spacing
+        comparison: compare
+        modelA: card.s.modelA ?? ""
+        modelB: card.s.modelB ?? ""
+    }
 }

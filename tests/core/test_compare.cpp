@@ -9,6 +9,7 @@
 #include "engine/compare.h"
 #include "engine/compare_text.h"
 #include "engine/engine.h"
+#include "sampler/sampler_chain.h"
 #include "engine_test_helpers.h"
 #include "model_test_helpers.h"
 
@@ -111,6 +112,79 @@ TEST(CompareTeacherForced, AQuantizedCopyMovesWhatTheDecodePathSays) {
     EXPECT_NEAR(d.meanKl(), independent.meanKl(), 0.01 * independent.meanKl() + 1e-7);
     EXPECT_NEAR(flips, flipsIndependent, 1);  // a near-tie may round either way
     EXPECT_NEAR(d.meanDp(), independent.meanDp(), 1e-5);
+}
+
+// The side-by-side detail (CompareDetail): each token's leading candidates hold both models' top
+// tokens with the probabilities the decode path gives them, ordered by max(pA, pB); with the
+// answer's sampler settings, each model's final probability is its sampler's (top-k 3 here: a
+// token outside a model's top 3 has 0 there), and B's record is SamplerChain::describe of B's
+// logits at that token.
+TEST(CompareTeacherForced, TheDetailIsBothModelsCandidatesAndBsRecord) {
+    TempDir dir;
+    const auto q8 = dir / "stories-q8_0.gguf";
+    writeConverted(kStories, q8, GgmlType::Q8_0);
+    auto a = loadTestEngine(kStories);
+    auto b = loadTestEngine(q8);
+    int32_t start = 0;
+    const auto seq = answered(*a, start, 32);
+    const auto la = decodeLogits(*a, seq), lb = decodeLogits(*b, seq);
+    SamplerParams sampler;
+    sampler.temperature = 0.7f;
+    sampler.topK = 3;
+    sampler.topP = 1.0f;
+    sampler.minP = 0.0f;
+    auto chain = SamplerChain::create(sampler);
+    ASSERT_TRUE(chain);
+    DivergenceMeter d;
+    PerplexityMeter pa, pb;
+    int tokens = 0, withBelow = 0;
+    ASSERT_TRUE(compareTeacherForced(*a, *b, seq, start, [&](const TokenComparison& t) {
+        ++tokens;
+        const auto& ra = la[size_t(t.position - 1)];
+        const auto& rb = lb[size_t(t.position - 1)];
+        ASSERT_FALSE(t.candidates.empty());
+        ASSERT_LE(t.candidates.size(), size_t(kCompareCandidates));
+        bool hasTopA = false, hasTopB = false;
+        const double zA = logSumExp(ra), zB = logSumExp(rb);
+        for (size_t i = 0; i < t.candidates.size(); ++i) {
+            const ComparedCandidate& c = t.candidates[i];
+            hasTopA |= c.id == t.shift.topReference;
+            hasTopB |= c.id == t.shift.topTest;
+            EXPECT_NEAR(c.pA, std::exp(double(ra[size_t(c.id)]) - zA), 1e-4) << t.index;
+            EXPECT_NEAR(c.pB, std::exp(double(rb[size_t(c.id)]) - zB), 1e-4) << t.index;
+            if (i > 0) {
+                EXPECT_GE(std::max(t.candidates[i - 1].pA, t.candidates[i - 1].pB), std::max(c.pA, c.pB));
+            }
+            // Top-k 3: the sampled probability is 0 exactly for a token ranked below 3rd by that model.
+            auto rank = [&](const std::vector<float>& row, int32_t id) {
+                int32_t r = 1;
+                for (size_t v = 0; v < row.size(); ++v) r += row[v] > row[size_t(id)] || (row[v] == row[size_t(id)] && int32_t(v) < id);
+                return r;
+            };
+            EXPECT_EQ(c.finalA > 0, rank(ra, c.id) <= 3) << t.index << " token " << c.id;
+            EXPECT_EQ(c.finalB > 0, rank(rb, c.id) <= 3) << t.index << " token " << c.id;
+            withBelow += c.finalA == 0;
+        }
+        EXPECT_TRUE(hasTopA && hasTopB) << t.index;
+        ASSERT_TRUE(t.recordB);
+        auto expected = chain->describe(rb, std::span(seq).subspan(0, size_t(t.position)), t.id);
+        ASSERT_TRUE(expected);
+        EXPECT_EQ(t.recordB->id, t.id);
+        EXPECT_EQ(t.recordB->rank, expected->rank);
+        // The pass's logits are the decode path's within 1e-3 (ScoreRows above); at T = 0.7 that moves
+        // a probability by up to ~1e-3.
+        EXPECT_NEAR(t.recordB->pFinal, expected->pFinal, 1e-3);
+        EXPECT_EQ(t.recordB->survivors, expected->survivors);
+        ASSERT_FALSE(t.recordB->top.empty());
+        EXPECT_EQ(t.recordB->top[0].id, t.shift.topTest);
+    }, d, pa, pb, {}, CompareDetail{kCompareCandidates, sampler}));
+    EXPECT_EQ(tokens, int(seq.size()) - start);
+    EXPECT_GT(withBelow, 0);  // the table shows tokens top-k removed, marked as such
+    // Without the detail (the CLI's statistics): none of it.
+    ASSERT_TRUE(compareTeacherForced(*a, *b, seq, start, [&](const TokenComparison& t) {
+        EXPECT_TRUE(t.candidates.empty());
+        EXPECT_FALSE(t.recordB);
+    }, d, pa, pb));
 }
 
 TEST(CompareTeacherForced, DifferentVocabulariesAndEmptyAnswersAreRefused) {

@@ -202,6 +202,24 @@ class TestAcceptance : public QObject {
     void typeText(const QString& text) {
         for (const QChar c : text) QTest::keyClick(window(), c.toLatin1());
     }
+    // Clicks token `step` of the last answer (row 1) in its text, as a person would; waits until
+    // the inspector shows it.
+    void clickAnswerToken(int step) {
+        const auto texts = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); });
+        QVERIFY(!texts.isEmpty());
+        QQuickItem* body = texts.last();
+        QVERIFY(settled(body));
+        const QList<int> starts = app_->chat->messages()->heatText(1)->tokenStarts;
+        QVERIFY(starts.size() > step + 1);
+        // The text is written a paced moment after the steps arrive: a token past its end yet
+        // has no rectangle (Qt warns, and the click would land nowhere).
+        QTRY_VERIFY(body->property("length").toInt() >= starts[step + 1]);
+        QRectF r;
+        QMetaObject::invokeMethod(body, "positionToRectangle", Q_RETURN_ARG(QRectF, r), Q_ARG(int, starts[step]));
+        const QPoint scene = body->mapToScene(QPointF(r.x() + 2, r.y() + r.height() / 2)).toPoint();
+        QTest::mouseClick(window(), Qt::LeftButton, {}, scene);
+        QTRY_COMPARE(app_->inspector->step(), step);
+    }
     // Types a message into the composer and presses Enter; waits for the answer to finish.
     bool sendByKeyboard(const QString& text) {
         QQuickItem* input = item(QStringLiteral("composerInput"));
@@ -940,22 +958,7 @@ private slots:
         app_->chat->setMode(ChatController::Mode::Chat);
         QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
         // A click on the answer's third token, as a person would.
-        const auto clickToken = [&](int step) {
-            const auto texts = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); });
-            QVERIFY(!texts.isEmpty());
-            QQuickItem* body = texts.last();
-            QVERIFY(settled(body));
-            const QList<int> starts = app_->chat->messages()->heatText(1)->tokenStarts;
-            QVERIFY(starts.size() > step + 1);
-            // The text is written a paced moment after the steps arrive: a token past its end yet
-            // has no rectangle (Qt warns, and the click would land nowhere).
-            QTRY_VERIFY(body->property("length").toInt() >= starts[step + 1]);
-            QRectF r;
-            QMetaObject::invokeMethod(body, "positionToRectangle", Q_RETURN_ARG(QRectF, r), Q_ARG(int, starts[step]));
-            const QPoint scene = body->mapToScene(QPointF(r.x() + 2, r.y() + r.height() / 2)).toPoint();
-            QTest::mouseClick(window(), Qt::LeftButton, {}, scene);
-            QTRY_COMPARE(app_->inspector->step(), step);
-        };
+        const auto clickToken = [&](int step) { clickAnswerToken(step); };
         clickToken(2);
         shot(QStringLiteral("clicked"));
         const bool sidebar = app_->settings->sidebarVisible();
@@ -1768,6 +1771,25 @@ private slots:
         flick->setProperty("contentY", std::max(0.0, captionAt.y() - 380));
         QTRY_VERIFY(insideWindow(caption));
         shot(QStringLiteral("compare"));
+        // A click on a token (the first flip, if any): both distributions there, side by side.
+        const int step = s.firstFlip >= 0 ? s.firstFlip : 2;
+        clickAnswerToken(step);
+        QQuickItem* tokenSummary = nullptr;
+        QTRY_VERIFY((tokenSummary = visibleNamed(QStringLiteral("compareTokenSummary"))));
+        QVariantMap token;  // what CompareModel gives the card for the answer (row 1) at that step
+        QVERIFY(QMetaObject::invokeMethod(compare, "tokenAt", Q_RETURN_ARG(QVariantMap, token), Q_ARG(int, 1), Q_ARG(int, step)));
+        QVERIFY(!token.isEmpty());
+        QVERIFY2(tokenSummary->property("text").toString().endsWith(
+                     QStringLiteral(" · KL(A ‖ B) %1 nats").arg(token.value("kl").toDouble(), 0, 'f', 4)),
+                 qPrintable(tokenSummary->property("text").toString()));
+        QCOMPARE(bool(visibleNamed(QStringLiteral("compareTokenFlip"))), token.value("flip").toBool());
+        QVERIFY(visibleNamed(QStringLiteral("compareCandidate_0")));
+        QVERIFY(visibleNamed(QStringLiteral("compareFunnelB")));  // the answer's settings are known: B's stages
+        QQuickItem* table = visibleNamed(QStringLiteral("compareTokenTable"));
+        const QPointF tableAt = table->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
+        flick->setProperty("contentY", std::max(0.0, tableAt.y() - 300));
+        QTRY_VERIFY(insideWindow(table));
+        shot(QStringLiteral("compare-token"));
         // Another conversation: the result described an answer no longer shown.
         app_->chat->newConversation();
         QTRY_VERIFY(!visibleNamed(QStringLiteral("compare_meanKl")));

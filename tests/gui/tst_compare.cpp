@@ -189,6 +189,40 @@ private slots:
         }
         QCOMPARE(s.firstFlip, firstFlip);
 
+        // The selected token under both models (the Probabilities panel's side-by-side view): the
+        // candidates and B's record through the answer's own sampler settings, as core gives them.
+        QVERIFY(answer.stats.sampler);
+        std::vector<TokenComparison> detailed;
+        QVERIFY(compareTeacherForced(**a, **b, seq.tokens, seq.answerStart, [&](const TokenComparison& t) { detailed.push_back(t); },
+                                     divergence, pa, pb, {}, CompareDetail{kCompareCandidates, answer.stats.sampler}));
+        QCOMPARE(detailed.size(), perToken.size());
+        for (const TokenComparison& t : detailed) {
+            const QVariantMap shown = compare.tokenAt(row, t.index);
+            QCOMPARE(shown.value("id").toInt(), t.id);
+            QCOMPARE(shown.value("kl").toDouble(), t.shift.kl);
+            QCOMPARE(shown.value("flip").toBool(), t.flip());
+            QCOMPARE(shown.value("dp").toDouble(), t.shift.dp());
+            const QVariantList candidates = shown.value("candidates").toList();
+            QCOMPARE(candidates.size(), qsizetype(t.candidates.size()));
+            for (size_t i = 0; i < t.candidates.size(); ++i) {
+                const QVariantMap c = candidates[qsizetype(i)].toMap();
+                QCOMPARE(c.value("id").toInt(), t.candidates[i].id);
+                QCOMPARE(float(c.value("pA").toDouble()), t.candidates[i].pA);
+                QCOMPARE(float(c.value("pB").toDouble()), t.candidates[i].pB);
+                QCOMPARE(float(c.value("finalA").toDouble()), t.candidates[i].finalA);
+                QCOMPARE(float(c.value("finalB").toDouble()), t.candidates[i].finalB);
+                QVERIFY(t.candidates[i].finalA >= 0);  // the settings were known
+            }
+            QVERIFY(t.recordB);
+            const QVariantMap recordB = shown.value("b").toMap();
+            QCOMPARE(recordB.value("rank").toInt(), t.recordB->rank);
+            QCOMPARE(recordB.value("candidates").toList().size(), qsizetype(t.recordB->top.size()));
+            QCOMPARE(recordB.value("candidates").toList()[0].toMap().value("id").toInt(), t.recordB->top[0].id);
+            QCOMPARE(recordB.value("survivors").toList().size(), qsizetype(kSamplerStageCount));
+        }
+        QVERIFY(compare.tokenAt(row, int(perToken.size())).isEmpty());  // past the answer
+        QVERIFY(compare.tokenAt(row - 1, 0).isEmpty());                  // another message
+
         // Branching at the first flip: a new version whose token there is B's choice; the result,
         // which described the other version, is gone with it.
         if (firstFlip >= 0) {
