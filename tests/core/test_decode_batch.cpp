@@ -9,7 +9,8 @@
 //   with q8_0 and q4_0 KV caches too).
 // - KV isolation: a sequence's logits do not change when the other slots hold other histories at
 //   other positions, or with the batch in another order; a slot that finishes and takes a new
-//   prompt, or whose cache is truncated, leaves the others' logits as they are alone.
+//   prompt, or whose cache is truncated, leaves the others' logits as they are alone. (On
+//   stories260K, the architecture fixtures and a K-quant file with a q8_0 cache.)
 // Run once per kernel set (the K-quant kernels' exact row count differs between them).
 #include <gtest/gtest.h>
 
@@ -64,6 +65,15 @@ std::vector<Case> allCases() {
     cases.push_back({"wide_q8_0_kv", "quant/stories260K-wide.gguf", ComputePrecision::Auto, KvType::Q8_0});
     cases.push_back({"wide_q4_0_kv", "quant/stories260K-wide-Q4_K_M.gguf", ComputePrecision::Auto, KvType::Q4_0});
     for (auto& c : cases) std::replace(c.name.begin(), c.name.end(), '-', '_');
+    return cases;
+}
+
+// Isolation on fewer cases (exactness is the first suite's): each architecture, stories260K, and a
+// K-quant file (groups of 2 rows) with a q8_0 KV cache.
+std::vector<Case> isolationCases() {
+    std::vector<Case> cases = {{"stories260K", ""}, {"wide_Q4_K_M_q8_0_kv", "quant/stories260K-wide-Q4_K_M.gguf", ComputePrecision::Auto, KvType::Q8_0}};
+    for (const char* arch : {"llama3", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"})
+        cases.push_back({arch, std::string("arch/") + arch + "-tiny.gguf"});
     return cases;
 }
 
@@ -164,6 +174,8 @@ protected:
     std::vector<Trace> alone_;
 };
 
+class DecodeBatchIsolation : public DecodeBatch {};
+
 // Logits equal bit for bit (memcmp), else the first difference and the largest.
 ::testing::AssertionResult sameBits(const std::vector<float>& a, const std::vector<float>& b) {
     if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << " and " << b.size();
@@ -227,7 +239,7 @@ TEST_P(DecodeBatch, EverySequenceIsItsOneTokenForwardBitForBit) {
     }
 }
 
-TEST_P(DecodeBatch, ASequenceDoesNotSeeTheOtherSlotsHistoriesOrTheBatchOrder) {
+TEST_P(DecodeBatchIsolation, ASequenceDoesNotSeeTheOtherSlotsHistoriesOrTheBatchOrder) {
     runAlone();
     // Sequence 0 (prompt 2) beside four others, then beside four different ones at other positions,
     // then with the batch reversed (its row last, in the second group): its trace is its alone one.
@@ -243,7 +255,7 @@ TEST_P(DecodeBatch, ASequenceDoesNotSeeTheOtherSlotsHistoriesOrTheBatchOrder) {
     }
 }
 
-TEST_P(DecodeBatch, FinishingOrTruncatingOneSlotLeavesTheOthers) {
+TEST_P(DecodeBatchIsolation, FinishingOrTruncatingOneSlotLeavesTheOthers) {
     runAlone();
     // Slots teacher-forced along the alone traces: a slot at step s feeds alone[prompt].tokens[s]
     // and must get alone[prompt].logits[s + 1].
@@ -317,4 +329,6 @@ TEST(DecodeBatchGroups, KQuantMatricesGoTwoRowsAtATimeOthersFour) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, DecodeBatch, ::testing::ValuesIn(allCases()),
+                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
+INSTANTIATE_TEST_SUITE_P(Models, DecodeBatchIsolation, ::testing::ValuesIn(isolationCases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
