@@ -221,6 +221,17 @@ void ComputeDevice::linear(const Linear& w, const float* x, int64_t m, float* y)
     linearMany(ws, x, m, ys);
 }
 
+int ComputeDevice::exactRows(std::span<const Linear* const> ws) const {
+    if (isGpu_) return 1;
+    int rows = kGemvMaxRows;
+    for (const Linear* w : ws) {
+        if (w->format_ == WeightFormat::S8) continue;
+        const auto* st = static_cast<const LinearState*>(w->state_.get());
+        rows = std::min(rows, gemvExactRows(GemvTask{st->plain, w->format_, w->rows_, w->cols_, nullptr, w->blockType_}));
+    }
+    return rows;
+}
+
 void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys) {
     if (isGpu_) {
         for (size_t i = 0; i < ws.size(); ++i) {

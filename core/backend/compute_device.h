@@ -71,6 +71,12 @@ public:
     void linear(const Linear& w, const float* x, int64_t m, float* y);
     // Several matrices applied to the same x (Q, K, V; gate, up): one parallel region in decode.
     void linearMany(std::span<const Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys);
+    // The most rows of x a linear/linearMany call on ws may take while each row's y stays bit for
+    // bit what the call with that row alone (m = 1, a decode step) gives: the decode GEMV's
+    // gemvExactRows (gemv.h; kGemvMaxRows, or 2 for the K-quant integer kernels); Int8 too (oneDNN's
+    // s8 × s8 sums are exact integers, the scales applied per element); 1 on a GPU, where every m
+    // goes through one oneDNN matmul whose summation order may depend on m.
+    int exactRows(std::span<const Linear* const> ws) const;
 
     // The machine's matmul peak for the roofline: GFLOP/s (GOP/s for s8) of oneDNN's best matmul
     // for m×n×k in f32, bf16 or s8 (s8 src and weights), weights prepacked in the layout the

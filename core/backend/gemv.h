@@ -29,6 +29,16 @@ struct GemvTask {
 // Runs in the active kernel set (common/kernel_set.h).
 void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThreads);
 
+// Row exactness, what batched decode (LlamaModel::decodeBatch) and speculative verification rely
+// on: the kernels compute every row of x on its own (no sum mixes rows; per-row rounding of x for
+// the block formats; the thread split is by weight rows), so with up to gemvExactRows(t) rows in a
+// call each row's y is bit for bit what a call with that row alone gives, whatever the other rows
+// hold. That is kGemvMaxRows for every format, except where a kernel's summation order changes
+// with the row count: the K-quant integer kernels (Q4_K, Q5_K, Q6_K in the avx2 and avx512 sets)
+// keep 4 accumulators per row for 1-2 rows and 2 for 3-4 (AVX2's 16 registers), so 2 there
+// (kKQuantExactRows, gemv_kquants.h). Asked of the active kernel set.
+int gemvExactRows(const GemvTask& t);
+
 // Above this many weight bytes a call runs on nThreads threads; below, one thread finishes before
 // a fork/join would pay off.
 inline constexpr int64_t kGemvParallelBytes = 256 * 1024;

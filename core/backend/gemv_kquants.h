@@ -41,6 +41,11 @@ static_assert(offsetof(XBlock256, d) % 32 == 0 && offsetof(XBlock256, sum16) % 3
 static_assert(offsetof(XBlock256, rsum16) % 32 == 0 && offsetof(XBlock256, sum32) % 16 == 0);
 inline constexpr float kXResidueSteps = 254.0f;  // r's steps per step of q
 
+// The kernels keep 4 independent accumulators per row of x up to this many rows, 2 beyond (the
+// registers run out): a row's sum is associated differently with 3 or 4 rows than alone, so only
+// calls of up to this many rows give each row the bits it gets alone (gemvExactRows, gemv.h).
+inline constexpr int kKQuantExactRows = 2;
+
 }  // namespace inferscope
 
 // A kernel set's functions (common/kernel_set.h), declared in its sources only; elsewhere they are

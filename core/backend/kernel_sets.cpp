@@ -22,6 +22,11 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
     activeBackendKernels().gemv(tasks, x, m, nThreads);
 }
 
+int gemvExactRows(const GemvTask& t) {
+    if (t.type == WeightFormat::Blocks && activeBackendKernels().kquantKernelFor(t.blockType)) return kKQuantExactRows;
+    return kGemvMaxRows;
+}
+
 void rmsNorm(const float* x, const float* w, int64_t m, int64_t n, float eps, float* out) {
     activeBackendKernels().rmsNorm(x, w, m, n, eps, out);
 }

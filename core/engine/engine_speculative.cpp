@@ -1,6 +1,6 @@
 // Engine::decodeSpeculative: generation's decode loop under speculative decoding (speculative.h).
 // Each round: draft up to k tokens (the draft model, or prompt lookup), run the pending token and
-// the draft through the model in passes of at most kGemvMaxRows rows, then walk the draft with
+// the draft through the model in passes of at most kGemvMaxRows rows (LlamaModel::exactDecodeRows), then walk the draft with
 // exact speculative sampling; the model's cache is cut back to what was accepted.
 #include <fmt/format.h>
 
@@ -254,8 +254,11 @@ Result<GenerationSummary> Engine::decodeSpeculative(const GenerateRequest& reque
         std::vector<int32_t> verify{sequence.back()};
         verify.insert(verify.end(), draft.begin(), draft.end());
         rows.resize(verify.size() * vocab);
-        for (size_t from = 0; from < verify.size(); from += kGemvMaxRows) {
-            const size_t count = std::min<size_t>(kGemvMaxRows, verify.size() - from);
+        // Passes of exactDecodeRows() rows (4; 2 where a K-quant matrix's kernel associates its
+        // sums differently from 3 rows on): each row computed as a one-token step computes it.
+        const size_t passRows = size_t(model_->exactDecodeRows());
+        for (size_t from = 0; from < verify.size(); from += passRows) {
+            const size_t count = std::min<size_t>(passRows, verify.size() - from);
             model_->forward(*context_, std::span(verify).subspan(from, count), pendingPos + int32_t(from), CellOrigin::Generated, nullptr,
                             rows.data() + from * vocab);
             cachedTokens_.insert(cachedTokens_.end(), verify.begin() + ptrdiff_t(from), verify.begin() + ptrdiff_t(from + count));

@@ -15,8 +15,9 @@
 // mass (q = 1 for the proposed token), no second model.
 //
 // Verification runs the pending token and the draft in passes of at most kGemvMaxRows rows (the
-// decode kernels, row for row the arithmetic of one-token decode steps), so the logits each
-// verified position sees are those plain decoding would have computed.
+// decode kernels, row for row the arithmetic of one-token decode steps; 2 rows for files with
+// K-quant matrices, whose kernels sum 3 or 4 rows in another order: LlamaModel::exactDecodeRows),
+// so the logits each verified position sees are those plain decoding would have computed.
 
 #include <cstdint>
 #include <optional>

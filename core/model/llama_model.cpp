@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <initializer_list>
 
 #include <fmt/format.h>
 
@@ -30,22 +29,6 @@ Result<const GgufTensorInfo*> findChecked(const GgufFile& f, const std::string& 
                                                         "Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS)",
                                                         ggmlTypeName(t->typeId), name));
     return t;
-}
-
-// Copies columns [col0, col0 + n) of each row of src [m, srcCols] into dst [m, n]: a fused
-// matrix's output split into its parts (an activation copy, not a weight copy).
-struct ColumnRange {
-    float* dst;
-    int64_t col0, n;
-};
-void splitColumns(const float* src, int64_t m, int64_t srcCols, std::initializer_list<ColumnRange> parts) {
-    for (int64_t r = 0; r < m; ++r)
-        for (const ColumnRange& p : parts) std::memcpy(p.dst + r * p.n, src + r * srcCols + p.col0, size_t(p.n) * sizeof(float));
-}
-
-void addInPlace(float* x, const float* y, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; ++i) x[i] += y[i];
 }
 
 }  // namespace
@@ -278,86 +261,33 @@ std::span<const float> LlamaModel::forward(LlamaContext& ctx, std::span<const in
     const auto& hp = hp_;
     const int64_t m = int64_t(tokens.size());
     const int64_t E = hp.nEmbd;
-    KvCache& cache = ctx.cache_;
     const bool storeKv = !probe || !probe->rerun;  // a re-run reads its own K/V from the cache
     if (probe) probe->prepare(hp, position0 + int32_t(m) - 1);
 
-    // token embedding: x[r] = token_embd[tokens[r]]
-    const auto embdInfo = *ggmlTypeInfo(tokenEmbd_->typeId);
-    const size_t rowBytes = size_t(E) / embdInfo.blockSize * embdInfo.typeSize;
-    const uint8_t* embd = file_.tensorData(*tokenEmbd_).data();
-    for (int64_t r = 0; r < m; ++r)
-        dequantizeRow(tokenEmbd_->type(), embd + size_t(tokens[r]) * rowBytes, ctx.x.data() + r * E, size_t(E));
-
-    // [gemma: embeddings × √n_embd]
-    if (hp.arch.embedScale) scaleInPlace(ctx.x.data(), m * E, std::sqrt(float(E)));
-
-    const int64_t Q = hp.qDim(), KV = hp.kvDim(), F = hp.nFf;
-    const auto rope = hp.arch.rope == RopeMode::Neox ? ropeNeoxInPlace : ropeInPlace;
-    const auto ffnActivation = hp.arch.ffnActivation == FfnActivation::GeluTanh ? geluTanhGate : swiGlu;
+    // token embedding: x[r] = token_embd[tokens[r]]   [gemma: × √n_embd]
+    embed(ctx, tokens);
     for (int32_t l = 0; l < hp.nLayer; ++l) {
         const LayerWeights& L = layers_[size_t(l)];
         // attention rmsnorm, then the Q, K, V projections (one fused pass over the three matrices,
         // or [phi3] one matrix whose output rows Q | K | V are split into q, k, v)
         rmsNorm(ctx.x.data(), L.attnNorm, m, E, hp.rmsEps, ctx.xn.data());
-        if (hp.arch.fusedQkv) {
-            device_.linear(L.wqkv, ctx.xn.data(), m, ctx.fused.data());
-            splitColumns(ctx.fused.data(), m, Q + 2 * KV, {{ctx.q.data(), 0, Q}, {ctx.k.data(), Q, KV}, {ctx.v.data(), Q + KV, KV}});
-        } else {
-            const Linear* qkv[] = {&L.wq, &L.wk, &L.wv};
-            float* qkvOut[] = {ctx.q.data(), ctx.k.data(), ctx.v.data()};
-            device_.linearMany(qkv, ctx.xn.data(), m, qkvOut);
-        }
-        // [qwen2: q, k, v biases]
-        if (L.bq) {
-            addBias(ctx.q.data(), L.bq, m, Q);
-            addBias(ctx.k.data(), L.bk, m, KV);
-            addBias(ctx.v.data(), L.bv, m, KV);
-        }
-        // [qwen3, gemma3: RMSNorm of each query and key head, before RoPE]
-        if (L.qNorm) {
-            rmsNorm(ctx.q.data(), L.qNorm, m * hp.nHead, hp.headDim, hp.rmsEps, ctx.q.data());
-            rmsNorm(ctx.k.data(), L.kNorm, m * hp.nHeadKv, hp.headDim, hp.rmsEps, ctx.k.data());
-        }
-        // RoPE on queries and keys, by position (the layer's table: gemma3's local layers have their own)
-        const float* ropeTable = ctx.ropeTables[size_t(L.ropeTable)].data();
-        rope(ctx.q.data(), m, hp.nHead, hp.headDim, hp.nRot, position0, ropeTable);
-        rope(ctx.k.data(), m, hp.nHeadKv, hp.headDim, hp.nRot, position0, ropeTable);
-        // the new positions' K and V join the cache; attention reads all positions up to each query
-        // (or the last `window` of them on sliding-window layers)
-        if (storeKv) cache.store(l, position0, m, ctx.k.data(), ctx.v.data());
-        assert(ctx.scores.size() >= scratchFloatsFor(ctx) && "thread count raised without fitThreads()");
-        AttentionOptions attentionOptions = L.attention;
-        if (probe && probe->keepAttention) {  // the last row's query and its softmax weights
-            std::memcpy(probe->querySlot(l), ctx.q.data() + (m - 1) * Q, size_t(Q) * sizeof(float));
-            attentionOptions.weightsOut = probe->attentionSlot(l);
-        }
-        attention(ctx.q.data(), cache.layerKeysData(l), cache.layerValuesData(l), cache.type(), m, position0,
-                  hp.nHead, hp.nHeadKv, hp.headDim, cache.capacity(), ctx.att.data(), ctx.scores.data(), attentionOptions);
-        // output projection [gemma: post-attention norm] and residual
-        device_.linear(L.wo, ctx.att.data(), m, ctx.tmp.data());
-        if (L.postAttnNorm) rmsNorm(ctx.tmp.data(), L.postAttnNorm, m, E, hp.rmsEps, ctx.tmp.data());
-        addInPlace(ctx.x.data(), ctx.tmp.data(), m * E);
-        // ffn rmsnorm, gated feed-forward (gate and up fused; [phi3] one matrix gate | up), residual
-        rmsNorm(ctx.x.data(), L.ffnNorm, m, E, hp.rmsEps, ctx.xn.data());
-        if (hp.arch.fusedGateUp) {
-            device_.linear(L.gateUp, ctx.xn.data(), m, ctx.fused.data());
-            for (int64_t r = 0; r < m; ++r)
-                ffnActivation(ctx.fused.data() + r * 2 * F, ctx.fused.data() + r * 2 * F + F, F, ctx.gate.data() + r * F);
-        } else {
-            const Linear* gateUp[] = {&L.gate, &L.up};
-            float* gateUpOut[] = {ctx.gate.data(), ctx.up.data()};
-            device_.linearMany(gateUp, ctx.xn.data(), m, gateUpOut);
-            ffnActivation(ctx.gate.data(), ctx.up.data(), m * F, ctx.gate.data());
-        }
-        device_.linear(L.down, ctx.gate.data(), m, ctx.tmp.data());
-        // [gemma: post-FFN norm]
-        if (L.postFfnNorm) rmsNorm(ctx.tmp.data(), L.postFfnNorm, m, E, hp.rmsEps, ctx.tmp.data());
-        addInPlace(ctx.x.data(), ctx.tmp.data(), m * E);
+        multiply(ctx, L, Stage::Qkv, m);
+        // [qwen2: biases] [qwen3, gemma3: q/k head norms], RoPE, the new K/V into the cache, and
+        // causal attention over the cache [sliding window] [score soft-cap]
+        attentionBlock(ctx, l, m, position0, storeKv, probe);
+        // output projection, [gemma: post-attention norm], residual; ffn rmsnorm
+        multiply(ctx, L, Stage::Output, m);
+        afterAttention(ctx, L, m);
+        // gated feed-forward: gate and up (fused; [phi3] one matrix gate | up), activation, down
+        multiply(ctx, L, Stage::GateUp, m);
+        gateActivation(ctx, m);
+        multiply(ctx, L, Stage::Down, m);
+        // [gemma: post-FFN norm], residual
+        afterFfn(ctx, L, m);
         // [probe: the last token's residual stream after this layer]
         if (probe) std::memcpy(probe->residualSlot(l), ctx.x.data() + (m - 1) * E, size_t(E) * sizeof(float));
     }
-    if (storeKv) cache.commit(position0, int32_t(m), origin);
+    if (storeKv) ctx.cache_.commit(position0, int32_t(m), origin);
 
     // final rmsnorm and LM head, for the last position only (or, scoring, for every row)
     if (everyRow) {

@@ -14,6 +14,9 @@
 //     f = (act(rmsnorm(x)·Wgateᵀ) ⊙ rmsnorm(x)·Wupᵀ) · Wdownᵀ   act = SiLU or GELU(tanh) [gate|up fused]
 //     x += f                                 [f = rmsnorm(f) first: post-FFN norm]
 //   logits = rmsnorm(x[m-1]) · Woutputᵀ      [final soft-cap]   [n_vocab] (last position only)
+//
+// decodeBatch runs this pass for B sequences of one token each, every one on its own context at its
+// own position: the matrix multiplies over all B rows together, the rest per sequence.
 
 #include <cstdint>
 #include <functional>
@@ -66,7 +69,8 @@ struct LayerWeights {
     AttentionOptions attention;          // sliding window, score soft-cap
 };
 
-// Per-session runtime state: the KV cache and the scratch buffers of the forward pass.
+// Per-session runtime state: the KV cache and the scratch buffers of the forward pass. A server
+// keeps one per slot, all on the one LlamaModel (decodeBatch).
 class LlamaContext {
 public:
     KvCache& cache() { return cache_; }
@@ -82,6 +86,15 @@ private:
     AlignedBuffer<float> fused;      // phi3: [maxBatch, max(Q + 2·KV, 2·n_ff)] a fused matrix's output
     AlignedBuffer<float> logits;     // [n_vocab]
     AlignedBuffer<float> scores;     // attentionScratchFloats(): per thread, a query group's scores
+};
+
+// One sequence of a batched decode step (LlamaModel::decodeBatch): its context, whose KV cache
+// holds the sequence's history, and its next token at `position` (the positions before it cached).
+struct DecodeSequence {
+    LlamaContext* ctx = nullptr;
+    int32_t token = 0;
+    int32_t position = 0;
+    CellOrigin origin = CellOrigin::Generated;
 };
 
 class LlamaModel {
@@ -125,6 +138,27 @@ public:
     std::span<const float> forward(LlamaContext& ctx, std::span<const int32_t> tokens, int32_t position0,
                                    CellOrigin origin, ForwardProbe* probe = nullptr, float* everyRow = nullptr);
 
+    // One decode step of B independent sequences (a server's slots, each with its own context):
+    // every sequence's token runs at its own position against its own KV cache, and its logits
+    // [n_vocab] are put in logits[i] (ctx's buffer: valid until that context's next pass). The
+    // matrix multiplies take the B rows together, in groups of ComputeDevice::exactRows (4; 2 for
+    // K-quant matrices; 1 on a GPU), so each weight is read once per group instead of once per
+    // sequence (decode is bandwidth-bound); embedding, norms, RoPE, the cache write, attention and
+    // the activations run per sequence, on its own context, through the steps forward() runs.
+    // Exactness (CPU, every kernel set): each sequence's logits and the K/V written into its cache
+    // are bit for bit those of forward(ctx, {token}, position, origin), whatever the other
+    // sequences hold, their positions, B, and the order of the batch (test_decode_batch); the
+    // GEMV computes each row of a group on its own (gemvExactRows, gemv.h), and everything else is
+    // the same call on the same context as that one-token forward().
+    // The contexts must be distinct and made by this model, position + 1 <= capacity, 1 <= B. The
+    // staging rows are allocated at the first call (OutOfMemory otherwise; nothing is run then).
+    Result<void> decodeBatch(std::span<const DecodeSequence> batch, std::span<std::span<const float>> logits);
+    // The most rows any of the model's matrices takes in one decode-kernel call with each row
+    // exactly its one-row result (ComputeDevice::exactRows over every matrix and the LM head): a
+    // forward() of up to this many tokens computes each row as a one-token decode step does
+    // (speculative verification's pass size).
+    int exactDecodeRows() const;
+
     // The model's head on residual rows: logits[rows, n_vocab] = LM head(final RMSNorm(x[rows, n_embd]))
     // [final soft-cap]. forward() ends with it for its last row; the logit lens runs it on every
     // layer's residual. normed: [rows, n_embd] scratch.
@@ -134,6 +168,26 @@ private:
     LlamaModel(GgufFile file, ComputeDevice& device) : file_(std::move(file)), device_(device) {}
     Result<void> loadWeights(ComputePrecision precision, const LoadProgress& progress);
     size_t scratchFloatsFor(const LlamaContext& ctx) const;
+
+    // forward()'s steps on ctx's first m rows (llama_model_steps.cpp). decodeBatch runs them per
+    // sequence (m = 1) around its batched multiplies: one code path for both passes.
+    enum class Stage { Qkv, Output, GateUp, Down, Head };  // the matrix multiplies, in pass order
+    struct StageIo {                  // one stage's matrices, the ctx rows they read and write
+        const Linear* w[3] = {};
+        float* y[3] = {};             // y[j]: [m, w[j]->rows()]
+        int n = 0;
+        const float* x = nullptr;     // [m, w[0]->cols()]
+    };
+    StageIo stageIo(LlamaContext& ctx, const LayerWeights* L, Stage stage) const;
+    void multiply(LlamaContext& ctx, const LayerWeights& L, Stage stage, int64_t m);
+    void embed(LlamaContext& ctx, std::span<const int32_t> tokens) const;
+    // [split fused QKV] [biases] [q/k norms], RoPE, K/V into the cache (storeKv), attention → att.
+    void attentionBlock(LlamaContext& ctx, int32_t l, int64_t m, int32_t position0, bool storeKv, ForwardProbe* probe) const;
+    void afterAttention(LlamaContext& ctx, const LayerWeights& L, int64_t m) const;  // [post-norm], residual, ffn norm → xn
+    void gateActivation(LlamaContext& ctx, int64_t m) const;                       // act(gate) ⊙ up → gate
+    void afterFfn(LlamaContext& ctx, const LayerWeights& L, int64_t m) const;        // [post-norm], residual
+    // decodeBatch's multiply of one stage: each context's row gathered, in groups of exactRows.
+    void multiplyBatch(std::span<const DecodeSequence> batch, const LayerWeights* L, Stage stage);
 
     GgufFile file_;
     ComputeDevice& device_;
@@ -151,6 +205,7 @@ private:
     uint64_t weightBytesConverted_ = 0;
     uint64_t matmulMacsPerToken_ = 0;
     std::map<std::string, int> precisionCounts_;
+    AlignedBuffer<float> batchX_, batchY_;  // decodeBatch: a group's input rows, its output rows
 };
 
 }  // namespace inferscope

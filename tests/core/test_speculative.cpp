@@ -107,6 +107,13 @@ TEST(Speculative, GreedyIsPlainDecodingOnEveryArchitecture) {
     }
 }
 
+// A K-quant file (Q4_K matrices, a Q6_K LM head): their kernels associate the sums of 3 or 4 rows
+// otherwise than of one, so verification goes 2 rows a pass there (LlamaModel::exactDecodeRows).
+TEST(Speculative, GreedyIsPlainDecodingOnAKQuantFile) {
+    INFERSCOPE_SHARED_FILE_OR_SKIP(file, "models/quant/stories260K-wide-Q4_K_M.gguf");
+    expectGreedyIdentical(file, "Once upon a time, there was a little girl named Lily. She", 48);
+}
+
 // After rounds with rejected drafts, the model's cache holds exactly what plain decoding's holds.
 TEST(Speculative, TheCacheAfterRejectedDraftsIsThePlainOnesByteForByte) {
     TempDir dir;
