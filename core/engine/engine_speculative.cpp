@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "backend/gemv.h"
 #include "engine/compare.h"
 #include "engine/engine.h"
 #include "engine/highest_logits.h"
+#include "engine/perplexity.h"
 #include "engine/stop_strings.h"
 
 namespace inferscope {
@@ -237,7 +239,8 @@ Result<GenerationSummary> Engine::decodeSpeculative(const GenerateRequest& reque
                     auto dist = drafter->finalDistribution(dl, recent);
                     if (!dist) return std::unexpected(Error{ErrorKind::Device, "the draft model produced invalid logits: " + dist.error().message});
                     const int32_t id = draftParams.temperature == 0.0f ? dist->front().id : drawFrom(*dist, drafter->uniform());
-                    if (o.pMin > 0.0f && i >= o.minDraft && probabilityOf(*dist, id) < o.pMin) break;  // the drafter is unsure: stop here
+                    // The drafter is unsure (its raw probability: speculative.h): stop here.
+                    if (o.pMin > 0.0f && i >= o.minDraft && std::exp(double(dl[size_t(id)]) - logSumExp(dl)) < double(o.pMin)) break;
                     draft.push_back(id);
                     q.push_back(std::move(*dist));
                     recent.push_back(id);

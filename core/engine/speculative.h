@@ -36,8 +36,11 @@ struct SpeculativeOptions {
     DraftSource source = DraftSource::NGram;
     Engine* draftModel = nullptr;  // DraftSource::Model: loaded, the same vocabulary, used on this thread
     int32_t maxDraft = 3;          // tokens drafted per round, at most
-    // Draft model: stop a round's draft early when the drafter's own probability of its pick falls
-    // below pMin (after at least minDraft tokens): what llama.cpp's p_min does. 0: always maxDraft.
+    // Draft model: stop a round's draft early when the drafter is unsure of its pick: its raw
+    // probability (softmax at temperature 1 over the whole vocabulary, whatever the sampler
+    // settings: under greedy decoding the drawn-from distribution is certain of every pick) falls
+    // below pMin, after at least minDraft tokens. llama.cpp's p_min is the same test on the
+    // softmax of the drafter's 10 most likely tokens. 0: always maxDraft.
     float pMin = 0.0f;
     int32_t minDraft = 0;
     int32_t ngramMin = 2, ngramMax = 4;  // n-gram: the lengths of the sequence's end looked up, longest first

@@ -115,6 +115,35 @@ TEST(Speculative, GreedyIsPlainDecodingOnAKQuantFile) {
 }
 
 // After rounds with rejected drafts, the model's cache holds exactly what plain decoding's holds.
+// --draft-p-min under greedy decoding: the drawn-from distribution is certain of every pick, so the
+// test is on the drafter's raw probability. p-min 1 stops every draft (no raw probability reaches
+// 1), a middle value some, and the answer is plain decoding's every time.
+TEST(Speculative, PMinStopsDraftsWhereTheDrafterIsUnsureEvenWhenGreedy) {
+    TempDir dir;
+    const auto q8 = dir / "draft-q8_0.gguf";
+    writeConverted(kStories, q8, GgmlType::Q8_0);
+    auto target = loadTestEngine(kStories, {512});
+    auto draft = loadTestEngine(q8, {512});
+    ASSERT_TRUE(target && draft);
+    const GenerateRequest req = greedyRequest(target->tokenizer().encode("Once upon a time, there was a little girl named Lily. She", true), 64);
+    const GenerationSummary plain = run(*target, req);
+    auto drafted = [&](float pMin) {
+        target->reset();
+        draft->reset();
+        GenerateRequest s = req;
+        s.speculative = withDraftModel(*draft, 3);
+        s.speculative->pMin = pMin;
+        const GenerationSummary r = run(*target, s);
+        EXPECT_EQ(r.tokens, plain.tokens) << "p-min " << pMin;
+        return r.draftN;
+    };
+    const int32_t always = drafted(0.0f), some = drafted(0.5f), never = drafted(1.0f);
+    EXPECT_GT(always, 0);
+    EXPECT_GT(some, 0);
+    EXPECT_LT(some, always);
+    EXPECT_EQ(never, 0);
+}
+
 TEST(Speculative, TheCacheAfterRejectedDraftsIsThePlainOnesByteForByte) {
     TempDir dir;
     auto target = loadTestEngine(kStories, {256});
