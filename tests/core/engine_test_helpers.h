@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "model_test_helpers.h"
 
 namespace inferscope::testing_model {
 
@@ -38,6 +39,21 @@ inline std::unique_ptr<Engine> loadTestEngine(const std::filesystem::path& path,
     auto e = tryLoadEngine(path, load);
     EXPECT_TRUE(e) << e.error().message;
     return e ? std::move(*e) : nullptr;
+}
+
+// A model and a copy of it with every matrix in Q8_0, both loaded: a drafter, a second model to
+// compare with. The copy's file lives as long as this does.
+struct ModelWithQ8Copy {
+    TempDir dir;
+    std::unique_ptr<Engine> model, copy;
+};
+inline std::unique_ptr<ModelWithQ8Copy> loadWithQ8Copy(const std::string& path, const TestLoad& load = {}) {
+    auto pair = std::make_unique<ModelWithQ8Copy>();
+    const auto q8 = pair->dir / "copy-q8_0.gguf";
+    writeConverted(path, q8, GgmlType::Q8_0);
+    pair->model = loadTestEngine(path, load);
+    pair->copy = loadTestEngine(q8, load);
+    return pair;
 }
 
 // Greedy decoding of maxTokens tokens, recording the top topN candidates of each step.

@@ -89,11 +89,9 @@ TEST(CompareTeacherForced, AModelAgainstItselfMovesNothing) {
 // B = stories260K with every matrix in Q8_0: each token's KL, Δp and flip are those computed
 // independently from the two models' decode-path logits (Engine::score), within rounding.
 TEST(CompareTeacherForced, AQuantizedCopyMovesWhatTheDecodePathSays) {
-    TempDir dir;
-    const auto q8 = dir / "stories-q8_0.gguf";
-    writeConverted(kStories, q8, GgmlType::Q8_0);
-    auto a = loadTestEngine(kStories);
-    auto b = loadTestEngine(q8);
+    const auto pair = loadWithQ8Copy(kStories);
+    auto& a = pair->model;
+    auto& b = pair->copy;
     int32_t start = 0;
     const auto seq = answered(*a, start, 64);
     const auto la = decodeLogits(*a, seq), lb = decodeLogits(*b, seq);
@@ -120,11 +118,9 @@ TEST(CompareTeacherForced, AQuantizedCopyMovesWhatTheDecodePathSays) {
 // token outside a model's top 3 has 0 there), and B's record is SamplerChain::describe of B's
 // logits at that token.
 TEST(CompareTeacherForced, TheDetailIsBothModelsCandidatesAndBsRecord) {
-    TempDir dir;
-    const auto q8 = dir / "stories-q8_0.gguf";
-    writeConverted(kStories, q8, GgmlType::Q8_0);
-    auto a = loadTestEngine(kStories);
-    auto b = loadTestEngine(q8);
+    const auto pair = loadWithQ8Copy(kStories);
+    auto& a = pair->model;
+    auto& b = pair->copy;
     int32_t start = 0;
     const auto seq = answered(*a, start, 32);
     const auto la = decodeLogits(*a, seq), lb = decodeLogits(*b, seq);

@@ -26,6 +26,7 @@
 #include "backend/compute_device.h"
 #include "common/kernel_set.h"
 #include "model/llama_model.h"
+#include "kv_test_helpers.h"
 #include "model_test_helpers.h"
 #include "shared_data.h"
 
@@ -194,21 +195,6 @@ void expectSameTrace(const Trace& got, const Trace& want) {
     for (size_t t = 0; t < got.logits.size(); ++t) EXPECT_TRUE(sameBits(got.logits[t], want.logits[t])) << "step " << t;
 }
 
-// The K and V bytes of every cached position, every layer and head.
-void expectSameCache(const KvCache& a, const KvCache& b) {
-    ASSERT_EQ(a.used(), b.used());
-    const auto& layout = a.layout();
-    for (int32_t l = 0; l < layout.nLayer; ++l)
-        for (int32_t h = 0; h < layout.nHeadKv; ++h) {
-            const size_t offset = size_t(h) * size_t(layout.nCtx) * a.rowBytes(), bytes = size_t(a.used()) * a.rowBytes();
-            const auto* ka = static_cast<const uint8_t*>(a.layerKeysData(l)) + offset;
-            const auto* kb = static_cast<const uint8_t*>(b.layerKeysData(l)) + offset;
-            const auto* va = static_cast<const uint8_t*>(a.layerValuesData(l)) + offset;
-            const auto* vb = static_cast<const uint8_t*>(b.layerValuesData(l)) + offset;
-            ASSERT_EQ(std::memcmp(ka, kb, bytes), 0) << "keys, layer " << l << " head " << h;
-            ASSERT_EQ(std::memcmp(va, vb, bytes), 0) << "values, layer " << l << " head " << h;
-        }
-}
 
 std::vector<size_t> inOrder(size_t n) {
     std::vector<size_t> order(n);
@@ -234,7 +220,7 @@ TEST_P(DecodeBatch, EverySequenceIsItsOneTokenForwardBitForBit) {
         for (int i = 0; i < b; ++i) {
             SCOPED_TRACE("sequence " + std::to_string(i) + ", prompt of " + std::to_string(prompts_[size_t(i)].size()));
             expectSameTrace(traces[size_t(i)], alone_[size_t(i)]);
-            expectSameCache(contexts[size_t(i)]->cache(), aloneContexts_[size_t(i)]->cache());
+            expectSameCacheBytes(contexts[size_t(i)]->cache(), aloneContexts_[size_t(i)]->cache());
         }
     }
 }
@@ -300,7 +286,7 @@ TEST_P(DecodeBatchIsolation, FinishingOrTruncatingOneSlotLeavesTheOthers) {
     EXPECT_EQ(slots[0].step, 8);
     EXPECT_EQ(slots[1].step, 3);
     EXPECT_EQ(slots[2].step, 5);
-    expectSameCache(slots[0].ctx->cache(), aloneContexts_[0]->cache());
+    expectSameCacheBytes(slots[0].ctx->cache(), aloneContexts_[0]->cache());
 }
 
 // The group sizes the batch takes: 4 rows, 2 for K-quant matrices where an integer kernel runs them.

@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "record/step_record_codec.h"
 #include "engine_test_helpers.h"
+#include "kv_test_helpers.h"
 #include "model_test_helpers.h"
 #include "shared_data.h"
 
@@ -54,11 +55,9 @@ SpeculativeOptions withNgrams(int32_t k) {
 // and 7: one and two verification passes) and with prompt lookup.
 void expectGreedyIdentical(const std::string& model, const std::string& prompt, int32_t maxTokens, bool twoPasses = true) {
     SCOPED_TRACE(model);
-    TempDir dir;
-    const auto q8 = dir / "draft-q8_0.gguf";
-    writeConverted(model, q8, GgmlType::Q8_0);
-    auto target = loadTestEngine(model, {512});
-    auto draft = loadTestEngine(q8, {512});
+    const auto pair = loadWithQ8Copy(model, {512});
+    auto& target = pair->model;
+    auto& draft = pair->copy;
     ASSERT_TRUE(target && draft);
     GenerateRequest req = greedyRequest(target->tokenizer().encode(prompt, target->tokenizer().addBosByDefault()), maxTokens);
     std::vector<StepRecord> plainSteps;
@@ -119,11 +118,9 @@ TEST(Speculative, GreedyIsPlainDecodingOnAKQuantFile) {
 // test is on the drafter's raw probability. p-min 1 stops every draft (no raw probability reaches
 // 1), a middle value some, and the answer is plain decoding's every time.
 TEST(Speculative, PMinStopsDraftsWhereTheDrafterIsUnsureEvenWhenGreedy) {
-    TempDir dir;
-    const auto q8 = dir / "draft-q8_0.gguf";
-    writeConverted(kStories, q8, GgmlType::Q8_0);
-    auto target = loadTestEngine(kStories, {512});
-    auto draft = loadTestEngine(q8, {512});
+    const auto pair = loadWithQ8Copy(kStories, {512});
+    auto& target = pair->model;
+    auto& draft = pair->copy;
     ASSERT_TRUE(target && draft);
     const GenerateRequest req = greedyRequest(target->tokenizer().encode("Once upon a time, there was a little girl named Lily. She", true), 64);
     const GenerationSummary plain = run(*target, req);
@@ -156,22 +153,8 @@ TEST(Speculative, TheCacheAfterRejectedDraftsIsThePlainOnesByteForByte) {
     const GenerationSummary plain = run(*plainEngine, req);
     ASSERT_EQ(spec.tokens, plain.tokens);
     EXPECT_LT(spec.draftAccepted, spec.draftN) << "no draft was rejected: the test shows nothing";
-    const KvCache& a = target->kvCache();
-    const KvCache& b = plainEngine->kvCache();
-    ASSERT_EQ(a.used(), b.used());
     ASSERT_EQ(target->cachedTokens().size(), plainEngine->cachedTokens().size());
-    const auto& layout = a.layout();
-    for (int32_t l = 0; l < layout.nLayer; ++l)
-        for (int32_t h = 0; h < layout.nHeadKv; ++h) {
-            const size_t offset = (size_t(h) * size_t(layout.nCtx)) * a.rowBytes();
-            const size_t bytes = size_t(a.used()) * a.rowBytes();
-            const auto* ka = static_cast<const uint8_t*>(a.layerKeysData(l)) + offset;
-            const auto* kb = static_cast<const uint8_t*>(b.layerKeysData(l)) + offset;
-            const auto* va = static_cast<const uint8_t*>(a.layerValuesData(l)) + offset;
-            const auto* vb = static_cast<const uint8_t*>(b.layerValuesData(l)) + offset;
-            ASSERT_EQ(std::memcmp(ka, kb, bytes), 0) << "keys, layer " << l << " head " << h;
-            ASSERT_EQ(std::memcmp(va, vb, bytes), 0) << "values, layer " << l << " head " << h;
-        }
+    expectSameCacheBytes(target->kvCache(), plainEngine->kvCache());
 }
 
 // Sampled at temperature 1.5 over the whole vocabulary: over 1,500 fixed seeds, the second token's
@@ -181,11 +164,9 @@ TEST(Speculative, TheCacheAfterRejectedDraftsIsThePlainOnesByteForByte) {
 // rejected). The corrections drawn from max(0, p − q) must restore exactly the model's
 // distribution; drawing them from p instead fails this test (tried).
 TEST(Speculative, SampledOutputFollowsTheModelsDistribution) {
-    TempDir dir;
-    const auto q8 = dir / "draft-q8_0.gguf";
-    writeConverted(kStories, q8, GgmlType::Q8_0);
-    auto target = loadTestEngine(kStories, {64});
-    auto draft = loadTestEngine(q8, {64});
+    const auto pair = loadWithQ8Copy(kStories, {64});
+    auto& target = pair->model;
+    auto& draft = pair->copy;
     GenerateRequest req;
     req.prompt = target->tokenizer().encode("the cat and the dog and the bird and the cat saw the dog and", true);
     req.sampler.temperature = 1.5f;
