@@ -11,6 +11,7 @@
 #include "engine/highest_logits.h"
 #include "engine/inspection_readout.h"
 #include "engine/load_memory.h"
+#include "engine/shared_passes.h"
 #include "engine/stop_strings.h"
 
 namespace inferscope {
@@ -142,6 +143,39 @@ Result<void> Engine::checkModelFile() {
     return {};
 }
 
+Result<std::unique_ptr<Engine>> Engine::newSession(int32_t contextLength, SharedPasses* passes) {
+    assert(passes);
+    auto context = model_->createContext(contextLength, context_->maxBatch(), context_->cache().type());
+    if (!context) return std::unexpected(context.error());
+    std::unique_ptr<Engine> session(new Engine());
+    session->info_ = info_;
+    session->device_ = device_;
+    session->tokenizer_ = tokenizer_;
+    session->model_ = model_;
+    session->context_ = std::move(*context);
+    session->notices_ = notices_;
+    session->tokenTrie_ = tokenTrie_;
+    session->loadUs_ = loadUs_;
+    session->passes_ = passes_ = passes;
+    return session;
+}
+
+Result<void> Engine::setContextLength(int32_t contextLength) {
+    if (contextLength < 1) return fail(ErrorKind::InvalidArgument, fmt::format("context length must be positive, got {}", contextLength));
+    if (contextLength == this->contextLength()) return {};
+    auto context = model_->createContext(contextLength, context_->maxBatch(), context_->cache().type());
+    if (!context) return std::unexpected(context.error());
+    context_ = std::move(*context);
+    cachedTokens_.clear();
+    return {};
+}
+
+std::span<const float> Engine::runPass(LlamaContext& ctx, std::span<const int32_t> tokens, int32_t position0, CellOrigin origin,
+                                       ForwardProbe* probe, float* everyRow) {
+    if (passes_) return passes_->forward(*model_, ctx, tokens, position0, origin, probe, everyRow);
+    return model_->forward(ctx, tokens, position0, origin, probe, everyRow);
+}
+
 void Engine::truncate(int32_t nTokens) {
     nTokens = std::clamp(nTokens, 0, int32_t(cachedTokens_.size()));
     context_->cache().truncate(nTokens);
@@ -159,7 +193,7 @@ std::span<const float> Engine::runBatched(std::span<const int32_t> tokens, int32
         // generate() never asks past the context: the cache, the RoPE table and the activations
         // are sized for it (the sanitizer build keeps asserts, so every test checks this).
         assert(count >= 1 && pos + count <= context_->cache().capacity());
-        logits = model_->forward(*context_, tokens.subspan(size_t(pos), size_t(count)), pos,
+        logits = runPass(*context_, tokens.subspan(size_t(pos), size_t(count)), pos,
                                  pos < promptLength ? CellOrigin::Prompt : CellOrigin::Generated, pos + count == n ? probe : nullptr);
         cachedTokens_.insert(cachedTokens_.end(), tokens.begin() + pos, tokens.begin() + pos + count);
         pos += count;
@@ -257,6 +291,15 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
         pos += count;
     }
     summary.prefill = PrefillStats{nPrompt, reuse, nPrompt - reuse, usSince(t0)};
+    // A session of a group: from here its one-token passes join the other sessions' decode batches
+    // (before the observer hears of the prefill, so that a batch is never run without it).
+    struct Decoding {
+        SharedPasses* passes;
+        explicit Decoding(SharedPasses* p) : passes(p) { if (passes) passes->beginDecoding(); }
+        ~Decoding() { if (passes) passes->endDecoding(); }
+        Decoding(const Decoding&) = delete;
+        Decoding& operator=(const Decoding&) = delete;
+    } decoding(request.useKvCache && !request.speculative ? passes_ : nullptr);
     if (observer) {
         observer->onPrefill(summary.prefill);
         observer->onKvCache(cache.stats());

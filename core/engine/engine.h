@@ -27,6 +27,7 @@
 namespace inferscope {
 
 namespace grammar { class TokenTrie; }
+class SharedPasses;
 
 struct EngineOptions {
     std::filesystem::path modelPath;
@@ -55,6 +56,15 @@ class Engine {
 public:
     static Result<std::unique_ptr<Engine>> load(const EngineOptions& options, const LoadProgress& progress = {});
     ~Engine();
+
+    // Another session on this engine's model (engine_group.h): the same weights, device and
+    // tokenizer, its own KV cache of contextLength positions and its own state. Its passes, and
+    // from then on this engine's, run through `passes` (not null; it outlives both engines), which
+    // batches the decode steps of every session. Call on the passes' compute thread.
+    Result<std::unique_ptr<Engine>> newSession(int32_t contextLength, SharedPasses* passes);
+    // Re-creates the KV cache with capacity contextLength (the same type and batch); the cached
+    // tokens are dropped. Refused, the old cache kept, when it does not fit.
+    Result<void> setContextLength(int32_t contextLength);
 
     const ModelInfo& info() const { return info_; }
     const LlamaHParams& hparams() const { return model_->hparams(); }
@@ -125,7 +135,12 @@ public:
     void reset() { truncate(0); }
 
 private:
+    friend class EngineGroup;
     Engine() = default;
+    // One forward pass of the model (LlamaModel::forward), on the shared compute thread when the
+    // engine is a session of a group (newSession), else here.
+    std::span<const float> runPass(LlamaContext& ctx, std::span<const int32_t> tokens, int32_t position0, CellOrigin origin,
+                                   ForwardProbe* probe = nullptr, float* everyRow = nullptr);
     // Runs tokens[from..) at their positions through the model in batches; returns the last logits.
     // probe: kept of the last token's pass (the one whose logits are returned).
     std::span<const float> runBatched(std::span<const int32_t> tokens, int32_t from, int32_t promptLength,
@@ -141,9 +156,10 @@ private:
     Result<void> checkScoredSequence(std::span<const int32_t> tokens);
 
     ModelInfo info_;
-    std::unique_ptr<ComputeDevice> device_;
+    std::shared_ptr<ComputeDevice> device_;  // shared by a group's sessions (newSession)
     std::shared_ptr<const Tokenizer> tokenizer_;
-    std::unique_ptr<LlamaModel> model_;
+    std::shared_ptr<LlamaModel> model_;
+    SharedPasses* passes_ = nullptr;         // a session's compute thread; null: compute here
     std::unique_ptr<LlamaContext> context_;
     std::vector<int32_t> cachedTokens_;
     std::vector<std::string> notices_;

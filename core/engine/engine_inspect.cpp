@@ -28,7 +28,7 @@ Result<PositionInspection> Engine::inspectPosition(int32_t position, const Inspe
     device_->bindThreads();
     probe_.rerun = true;
     probe_.keepAttention = options.attention;
-    model_->forward(*context_, std::span(cachedTokens_).subspan(size_t(position), 1), position, CellOrigin::Prompt, &probe_);
+    runPass(*context_, std::span(cachedTokens_).subspan(size_t(position), 1), position, CellOrigin::Prompt, &probe_);
     if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());
     auto inspection = readInspection(*model_, probe_, cachedTokens_[size_t(position)], options);
     if (!inspection) return std::unexpected(inspection.error());

@@ -27,7 +27,7 @@ Result<void> Engine::score(std::span<const int32_t> tokens, const ScoreCallback&
     device_->bindThreads();
     truncate(0);
     for (int32_t pos = 0; pos < int32_t(tokens.size()); ++pos) {
-        const auto logits = model_->forward(*context_, tokens.subspan(size_t(pos), 1), pos, CellOrigin::Prompt);
+        const auto logits = runPass(*context_, tokens.subspan(size_t(pos), 1), pos, CellOrigin::Prompt);
         cachedTokens_.push_back(tokens[size_t(pos)]);
         if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());
         onLogits(pos, logits);
@@ -51,7 +51,7 @@ Result<void> Engine::scoreRows(std::span<const int32_t> tokens, int32_t from, in
         return fail(ErrorKind::InvalidArgument, "scoreRows: the cache does not hold the tokens before these rows");
     device_->bindThreads();
     logits.resize(size_t(count) * size_t(hparams().nVocab));
-    model_->forward(*context_, tokens.subspan(size_t(from), size_t(count)), from, CellOrigin::Prompt, nullptr, logits.data());
+    runPass(*context_, tokens.subspan(size_t(from), size_t(count)), from, CellOrigin::Prompt, nullptr, logits.data());
     cachedTokens_.insert(cachedTokens_.end(), tokens.begin() + from, tokens.begin() + from + count);
     return checkModelFile();
 }
@@ -70,8 +70,8 @@ Result<void> Engine::scoreWithKvTypes(KvType a, KvType b, std::span<const int32_
         if (cancel && cancel()) return fail(ErrorKind::Cancelled, "cancelled");
         const auto token = tokens.subspan(size_t(pos), 1);
         // Each in its own context's buffer: A's stays valid while B runs.
-        const auto logitsA = model_->forward(**contextA, token, pos, CellOrigin::Prompt);
-        const auto logitsB = model_->forward(**contextB, token, pos, CellOrigin::Prompt);
+        const auto logitsA = runPass(**contextA, token, pos, CellOrigin::Prompt);
+        const auto logitsB = runPass(**contextB, token, pos, CellOrigin::Prompt);
         if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());
         onLogits(pos, logitsA, logitsB);
     }

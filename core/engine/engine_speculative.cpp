@@ -262,7 +262,7 @@ Result<GenerationSummary> Engine::decodeSpeculative(const GenerateRequest& reque
         const size_t passRows = size_t(model_->exactDecodeRows());
         for (size_t from = 0; from < verify.size(); from += passRows) {
             const size_t count = std::min<size_t>(passRows, verify.size() - from);
-            model_->forward(*context_, std::span(verify).subspan(from, count), pendingPos + int32_t(from), CellOrigin::Generated, nullptr,
+            runPass(*context_, std::span(verify).subspan(from, count), pendingPos + int32_t(from), CellOrigin::Generated, nullptr,
                             rows.data() + from * vocab);
             cachedTokens_.insert(cachedTokens_.end(), verify.begin() + ptrdiff_t(from), verify.begin() + ptrdiff_t(from + count));
             summary.nDecodePasses += 1;

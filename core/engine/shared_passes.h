@@ -1,0 +1,99 @@
+#pragma once
+// One model's forward passes for several sessions (a server's slots), run on one compute thread:
+// continuous batching. Each session is an Engine on its own thread with its own context (KV
+// cache); instead of computing, it hands its pass here and waits for the logits.
+//
+//   - Decode passes (one token, nothing probed) wait until every session that is decoding has one
+//     pending (or `gather` has passed since the oldest: a session busy elsewhere never holds the
+//     others up for long), then run as one LlamaModel::decodeBatch: each weight read once for all.
+//   - Other passes (a prompt's chunk of up to the context's batch, a verification of several rows)
+//     run one per step, first come first served, after that step's decode batch: a long prompt is
+//     prefilled chunk by chunk while the running streams keep their pace (chunked prefill).
+//
+// Exactness: decodeBatch gives every sequence the logits and cache bytes its own one-token pass
+// would (llama_model.h), so a session's tokens do not depend on who else is running.
+// OpenMP's team belongs to the compute thread: the model is loaded and warmed up there (run()).
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "kv_cache/kv_cache.h"
+
+namespace inferscope {
+
+class LlamaModel;
+class LlamaContext;
+struct ForwardProbe;
+
+// What the compute thread has done so far (monotonic counters, and the last step's figures).
+struct SharedPassStats {
+    uint64_t steps = 0;             // compute steps (a decode batch and/or one other pass)
+    uint64_t decodeTokens = 0;      // tokens decoded in batches
+    uint64_t promptTokens = 0;      // tokens of other passes (prefill chunks, verification rows)
+    uint64_t batchedSteps = 0;      // steps whose decode batch held more than one sequence
+    int32_t lastBatch = 0;          // sequences in the last decode batch
+    int32_t largestBatch = 0;
+    int32_t decoding = 0;           // sessions decoding now
+    uint64_t computeUs = 0;         // time spent computing
+    std::vector<uint64_t> batchSizes;  // [b]: decode batches of b sequences (index 0 unused)
+};
+
+class SharedPasses {
+public:
+    explicit SharedPasses(std::chrono::microseconds gather = std::chrono::milliseconds(10));
+    ~SharedPasses();  // stops the compute thread; no pass may be pending
+    SharedPasses(const SharedPasses&) = delete;
+    SharedPasses& operator=(const SharedPasses&) = delete;
+
+    // Runs fn on the compute thread and waits for it (loading, making contexts, tearing down).
+    void run(const std::function<void()>& fn);
+
+    // The pass LlamaModel::forward(ctx, tokens, position0, origin, probe, everyRow) would run, run on
+    // the compute thread; returns its logits (ctx's buffer, valid until ctx's next pass).
+    std::span<const float> forward(LlamaModel& model, LlamaContext& ctx, std::span<const int32_t> tokens, int32_t position0,
+                                   CellOrigin origin, ForwardProbe* probe = nullptr, float* everyRow = nullptr);
+
+    // A session starts / stops decoding one token a pass: decode batches wait for the sessions
+    // between the two calls.
+    void beginDecoding();
+    void endDecoding();
+
+    SharedPassStats stats() const;
+
+private:
+    struct Pass {
+        LlamaModel* model = nullptr;
+        LlamaContext* ctx = nullptr;
+        std::span<const int32_t> tokens;
+        int32_t position = 0;
+        CellOrigin origin = CellOrigin::Prompt;
+        ForwardProbe* probe = nullptr;
+        float* everyRow = nullptr;
+        std::function<void()> task;  // run(): a task instead of a pass
+        std::span<const float> logits;
+        bool done = false;
+        std::chrono::steady_clock::time_point queued;
+        bool isDecode() const { return !task && tokens.size() == 1 && !probe && !everyRow; }
+    };
+    void submit(Pass& pass);
+    void loop();
+    void runDecodes(std::vector<Pass*>& decodes);
+
+    const std::chrono::microseconds gather_;
+    mutable std::mutex mutex_;
+    std::condition_variable wake_, done_;
+    std::deque<Pass*> decodes_, others_;
+    int32_t decoding_ = 0;
+    bool quit_ = false;
+    SharedPassStats stats_;
+    std::thread thread_;
+};
+
+}  // namespace inferscope
