@@ -93,10 +93,10 @@ int run(const ServeArgs& a) {
     }
     o.engine.contextLength = a.ctx;
     o.engine.batchSize = a.batch;
-    // Slots generate at the same time: by default they share the cores instead of each taking all.
+    // One compute thread runs every slot's passes (their decode steps batched) with all the threads.
     const int32_t cores = int32_t(std::max(1u, std::thread::hardware_concurrency()));
     o.engine.privateWeights = a.noMmap;
-    o.engine.threads = a.threads > 0 ? a.threads : a.parallel > 1 ? std::max(1, cores / a.parallel) : 0;
+    o.engine.threads = a.threads;
     o.modelId = a.modelId.empty() ? o.engine.modelPath.stem().string() : a.modelId;
     auto speculative = speculativeChoice(a.draft);
     if (!speculative) return reportError(speculative.error().message);
@@ -104,6 +104,9 @@ int run(const ServeArgs& a) {
     if (*speculative && (*speculative)->source == DraftSource::Model) {
         EngineOptions d = o.engine;
         d.modelPath = a.draft.model;
+        d.contextLength = a.ctx > 0 ? std::max(16, a.ctx / a.parallel) : 0;  // a slot's share, as the model's
+        // Each slot drafts on its own thread: the slots share the cores.
+        d.threads = a.threads > 0 ? a.threads : std::max(1, cores / a.parallel);
         o.draftModel = d;
     }
     const bool loopback = server::isLoopbackAddress(a.host);
@@ -173,7 +176,7 @@ void addServeCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--allowed-hosts", a->allowedHosts, "Host names accepted besides localhost/127.0.0.1/[::1] (e.g. a reverse proxy's)")->delimiter(',');
     cmd->add_option("--cors-origins", a->corsOrigins, "web origins allowed to call the API from a browser (scheme://host[:port], or *)")->delimiter(',');
     cmd->add_option("--log-file", a->logFile, "append the access log (one line per request) to FILE instead of stderr")->check(kNotEmpty);
-    cmd->add_option("--parallel", a->parallel, "slots: requests generated at once, each with its own KV cache")->capture_default_str()->check(CLI::Range(1, 64));
+    cmd->add_option("--parallel", a->parallel, "slots: requests generated at once, each with its own KV cache, their decode steps batched")->capture_default_str()->check(CLI::Range(1, 64));
     cmd->add_option("--queue", a->queue, "requests that may wait for a slot; more get HTTP 429")->capture_default_str()->check(CLI::Range(0, 1024));
     cmd->add_option("--max-body", a->maxBody, "largest request body in bytes; larger get HTTP 413")->capture_default_str()->check(CLI::Range(1024, 64 << 20));
     cmd->add_option("--max-connections", a->maxConnections, "open connections at most; more get HTTP 503")->capture_default_str()->check(CLI::Range(1, 100000));
@@ -182,8 +185,8 @@ void addServeCommand(CLI::App& app, int& exitCode) {
     cmd->add_option("--write-timeout", a->writeTimeout, "seconds a client may stop reading an answer before it is dropped")->capture_default_str()->check(CLI::Range(0.1, 3600.0));
     cmd->add_option("--model-id", a->modelId, "the model's id in /v1/models and requests (default: the file name without .gguf)")->check(kNotEmpty);
     cmd->add_option("--chat-template", a->chatTemplate, "auto (the file's), completion, llama2, mistral, chatml, zephyr, llama3, gemma or phi3")->capture_default_str();
-    cmd->add_option("--ctx,-c", a->ctx, "context length per slot (0 = the model's trained length, or the largest that fits in memory)")->capture_default_str()->check(CLI::NonNegativeNumber);
-    cmd->add_option("--threads,-t", a->threads, "compute threads per slot (0: the cores shared among the slots)")->capture_default_str()->check(CLI::NonNegativeNumber);
+    cmd->add_option("--ctx,-c", a->ctx, "KV budget in tokens, split evenly among the slots (0 = the model's trained length, or the largest that fits in memory)")->capture_default_str()->check(CLI::NonNegativeNumber);
+    cmd->add_option("--threads,-t", a->threads, "compute threads (0: one per core); with --draft, each slot's draft model takes its share")->capture_default_str()->check(CLI::NonNegativeNumber);
     cmd->add_option("--batch", a->batch, "most prompt tokens per prefill pass")->capture_default_str();
     cmd->add_option("--device", a->device, "auto, cpu or gpu")->capture_default_str();
     cmd->add_option("--compute", a->compute, "matmul precision: auto (the file's), f32, bf16 or int8")->capture_default_str();

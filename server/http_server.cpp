@@ -32,18 +32,13 @@ void OpenAiServer::run() { listener_.run(); }
 void OpenAiServer::shutdown() { listener_.shutdown(std::chrono::milliseconds(1800)); }
 
 Result<void> OpenAiServer::loadSlots() {
-    for (int32_t i = 0; i < options_.parallel; ++i) {
-        auto engine = slots_.addSlot(options_.engine, options_.draftModel);
-        if (!engine) return std::unexpected(engine.error());
-        if (i == 0) {
-            tokenizer_ = (*engine)->sharedTokenizer();
-            contextLength_ = (*engine)->contextLength();
-            template_.kind = options_.chatTemplate.value_or(
-                defaultChatTemplate(detectChatTemplate((*engine)->info().chatTemplate), tokenizer_.get()));
-            for (int32_t id = 0; id < tokenizer_->vocabSize(); ++id)
-                maxTokenBytes_ = std::max({maxTokenBytes_, tokenizer_->tokenBytes(id).size(), tokenizer_->piece(id).size()});
-        }
-    }
+    if (auto ok = slots_.load(options_.engine, options_.parallel, options_.draftModel); !ok) return ok;
+    const Engine& engine = slots_.engine(0);
+    tokenizer_ = engine.sharedTokenizer();
+    contextLength_ = engine.contextLength();  // a slot's share of the budget
+    template_.kind = options_.chatTemplate.value_or(defaultChatTemplate(detectChatTemplate(engine.info().chatTemplate), tokenizer_.get()));
+    for (int32_t id = 0; id < tokenizer_->vocabSize(); ++id)
+        maxTokenBytes_ = std::max({maxTokenBytes_, tokenizer_->tokenBytes(id).size(), tokenizer_->piece(id).size()});
     admission_ = std::make_unique<Admission>(slots_.size(), size_t(std::max(0, options_.queue)),
                                              [this](size_t slot) { return slots_.cachedTokens(slot); });
     ready_ = true;
@@ -58,6 +53,19 @@ std::string OpenAiServer::health() const {
                      {"requests", requests_.load()},
                      {"requests_cancelled", cancelled_.load()},
                      {"connections", listener_.openConnections()}});
+}
+
+ServerFigures OpenAiServer::figures() const {
+    ServerFigures f;
+    for (size_t i = 0; i < slots_.size(); ++i) f.slots.push_back(slots_.state(i));
+    f.passes = slots_.passStats();
+    f.requests = requests_.load();
+    f.cancelled = cancelled_.load();
+    f.promptTokens = promptTokens_.load();
+    f.generatedTokens = generatedTokens_.load();
+    f.queued = admission_->waiting();
+    f.connections = listener_.openConnections();
+    return f;
 }
 
 http::HeadVerdict OpenAiServer::onHead(const http::RequestHead& head) {
@@ -78,6 +86,13 @@ void OpenAiServer::onRequest(std::shared_ptr<http::Exchange> exchange, const htt
         case Route::Health:
             if (!ready_) return exchange->reply(errorReply({503, "the model is loading", "server_error", {}, "model_loading"}));
             return exchange->reply(http::Reply{200, "application/json", {}, health()});
+        case Route::Metrics:
+        case Route::Slots: {
+            if (!ready_) return exchange->reply(errorReply({503, "the model is loading", "server_error", {}, "model_loading"}));
+            const ServerFigures f = figures();
+            if (Route(verdict.tag) == Route::Slots) return exchange->reply(http::Reply{200, "application/json", {}, slotsJson(f)});
+            return exchange->reply(http::Reply{200, "text/plain; version=0.0.4; charset=utf-8", {}, prometheusText(f)});
+        }
         case Route::Models: {
             Json model = {{"id", options_.modelId}, {"object", "model"}, {"created", created_}, {"owned_by", "inferscope"}};
             if (ready_) model["context_length"] = contextLength_;

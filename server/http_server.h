@@ -32,6 +32,7 @@
 #include "server/http/listener.h"
 #include "server/openai_request.h"
 #include "server/request_policy.h"
+#include "server/server_metrics.h"
 #include "server/slot_pool.h"
 #include "server/task_thread.h"
 
@@ -43,12 +44,12 @@ struct ServeOptions {
     ApiKeys keys;                         // none: no key needed
     std::vector<std::string> allowedHosts;  // Host names accepted besides loopback ones (loopback bind)
     std::vector<std::string> corsOrigins;   // origins allowed cross-origin ("*": any)
-    int32_t parallel = 1;                 // slots, each an engine with its own KV cache
+    int32_t parallel = 1;                 // slots, each a session with its own KV cache (one model)
     int32_t queue = 16;                   // requests that may wait for a slot; more get 429
     http::Limits limits;                  // connections, head, body, timeouts (maxBodyBytes: 413)
     std::string logFile;                  // the access log; empty: stderr
     std::string modelId;                  // the id /v1/models lists and requests may name
-    EngineOptions engine;                 // threads: per slot
+    EngineOptions engine;                 // contextLength: the KV budget of all the slots
     std::optional<EngineOptions> draftModel;   // speculative decoding with a draft model (one per slot)
     std::optional<SpeculativeOptions> speculative;  // the drafts' settings (draftModel set per slot)
     std::optional<ChatTemplateKind> chatTemplate;  // none: the file's (defaultChatTemplate)
@@ -65,7 +66,7 @@ public:
     std::optional<int> bind(std::string& error);
     // Serves on the calling thread until shutdown() has finished.
     void run();
-    // Loads the slots one after another (the server answers 503 meanwhile). Error: the first load's.
+    // Loads the model and makes the slots (the server answers 503 meanwhile).
     Result<void> loadSlots();
     // Any thread: stop (see above). run() returns when every answer is written, 2 s at most.
     void shutdown();
@@ -81,6 +82,7 @@ private:
     void interrupt(const std::shared_ptr<Job>& job);
     std::function<void()> run(Job& job, Engine& engine, Engine* draft);
     std::string health() const;
+    ServerFigures figures() const;
 
     ServeOptions options_;
     AccessPolicy policy_;
@@ -99,6 +101,7 @@ private:
     int64_t created_ = 0;
     std::atomic<uint64_t> requests_{0};
     std::atomic<uint64_t> cancelled_{0};
+    std::atomic<uint64_t> promptTokens_{0}, generatedTokens_{0};  // of finished generations
     std::unique_ptr<TaskThread> requestThread_;
 };
 

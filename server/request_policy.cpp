@@ -52,6 +52,8 @@ std::optional<Route> routeOf(std::string_view path) {
     if (path == "/v1/models") return Route::Models;
     if (path == "/v1/chat/completions") return Route::ChatCompletions;
     if (path == "/v1/completions") return Route::Completions;
+    if (path == "/metrics") return Route::Metrics;
+    if (path == "/slots") return Route::Slots;
     return std::nullopt;
 }
 
@@ -143,7 +145,7 @@ HeadDecision decideHead(const http::RequestHead& head, const AccessPolicy& polic
         return d;
     }
     const auto route = routeOf(path);
-    if (!route) return refuse(404, "no such route: this server has GET /health, GET /v1/models, POST /v1/chat/completions and POST /v1/completions", "unknown_url");
+    if (!route) return refuse(404, "no such route: this server has GET /health, GET /v1/models, GET /slots, GET /metrics, POST /v1/chat/completions and POST /v1/completions", "unknown_url");
     d.route = *route;
     const bool isPost = *route == Route::ChatCompletions || *route == Route::Completions;
     const bool methodOk = isPost ? head.method == "POST" : (head.method == "GET" || head.method == "HEAD");

@@ -19,7 +19,7 @@
 
 namespace inferscope::server {
 
-enum class Route { Health, Models, ChatCompletions, Completions, Preflight };
+enum class Route { Health, Models, ChatCompletions, Completions, Preflight, Metrics, Slots };
 
 struct AccessPolicy {
     bool loopbackBind = true;               // bound to 127.0.0.0/8, ::1 or localhost

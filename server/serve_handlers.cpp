@@ -250,7 +250,14 @@ std::function<void()> OpenAiServer::run(Job& job, Engine& engine, Engine* draft)
     const bool generateNothing = r.maxTokens && *r.maxTokens == 0;
     auto generate = [&](GenerationObserver* observer) -> Result<GenerationSummary> {
         if (echoError && echoError->kind != ErrorKind::Cancelled) return std::unexpected(*echoError);
-        if (!generateNothing && !echoError) return engine.generate(job.generate, observer, cancel);
+        if (!generateNothing && !echoError) {
+            auto result = engine.generate(job.generate, observer, cancel);
+            if (result) {
+                promptTokens_ += uint64_t(result->prefill.nPrompt);
+                generatedTokens_ += uint64_t(result->nGenerated);
+            }
+            return result;
+        }
         GenerationSummary none;  // the prompt alone, as scored (or the client left while it was)
         none.reason = echoError || cancel() ? FinishReason::Cancelled : FinishReason::MaxTokens;
         none.prefill.nPrompt = int32_t(job.generate.prompt.size());

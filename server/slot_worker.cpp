@@ -2,8 +2,8 @@
 
 namespace inferscope::server {
 
-SlotWorker::SlotWorker(const EngineOptions& options, const std::optional<EngineOptions>& draft)
-    : thread_([this, options, draft] { loop(options, draft); }) {
+SlotWorker::SlotWorker(Engine& engine, const std::optional<EngineOptions>& draft)
+    : engine_(engine), thread_([this, draft] { loop(draft); }) {
     std::unique_lock lock(mutex_);
     wake_.wait(lock, [this] { return loaded_; });
 }
@@ -25,17 +25,14 @@ void SlotWorker::post(Work work) {
     wake_.notify_all();
 }
 
-void SlotWorker::loop(EngineOptions options, std::optional<EngineOptions> draft) {
-    auto loaded = Engine::load(options);
-    auto draftLoaded = loaded && draft ? Engine::load(*draft) : Result<std::unique_ptr<Engine>>(nullptr);
+void SlotWorker::loop(std::optional<EngineOptions> draft) {
+    auto draftLoaded = draft ? Engine::load(*draft) : Result<std::unique_ptr<Engine>>(nullptr);
     {
         std::lock_guard lock(mutex_);
-        if (!loaded) {
-            loadError_ = loaded.error();
-        } else if (!draftLoaded) {
+        if (!draftLoaded) {
+            failed_ = true;
             loadError_ = Error{draftLoaded.error().kind, "draft model: " + draftLoaded.error().message};
         } else {
-            engine_ = std::move(*loaded);
             draft_ = std::move(*draftLoaded);
         }
         loaded_ = true;
@@ -48,12 +45,11 @@ void SlotWorker::loop(EngineOptions options, std::optional<EngineOptions> draft)
         auto work = std::move(work_.front());
         work_.pop_front();
         lock.unlock();
-        if (engine_) work(*engine_, draft_.get());
+        if (!failed_) work(engine_, draft_.get());
         lock.lock();
     }
     lock.unlock();
-    draft_.reset();  // freed on the thread that made them
-    engine_.reset();
+    draft_.reset();  // freed on the thread that made it
 }
 
 }  // namespace inferscope::server

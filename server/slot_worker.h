@@ -1,7 +1,8 @@
 #pragma once
-// One slot's thread: loads its engine, then runs the work posted to it, one piece at a time, until
-// destroyed (which first lets the piece in progress finish). The engine is created, used and
-// destroyed on this thread only.
+// One slot's thread: runs the work posted to it, one piece at a time, on its session of the
+// shared model (engine_group.h: the session's passes run on the group's compute thread) until
+// destroyed (which first lets the piece in progress finish). A draft model for speculative
+// decoding is the slot's own: loaded, used and destroyed on this thread only.
 
 #include <condition_variable>
 #include <deque>
@@ -17,28 +18,30 @@ namespace inferscope::server {
 
 class SlotWorker {
 public:
-    // Starts the thread and waits for the load (and the draft model's, for speculative decoding);
-    // engine() is null when one failed (loadError()).
-    SlotWorker(const EngineOptions& options, const std::optional<EngineOptions>& draft);
+    // Starts the thread and waits for the draft model's load when one is asked for; ok() is
+    // false when it failed (loadError()).
+    SlotWorker(Engine& engine, const std::optional<EngineOptions>& draft);
     ~SlotWorker();
     SlotWorker(const SlotWorker&) = delete;
     SlotWorker& operator=(const SlotWorker&) = delete;
 
-    Engine* engine() const { return engine_.get(); }
+    Engine& engine() const { return engine_; }
     Engine* draft() const { return draft_.get(); }  // null: no draft model
+    bool ok() const { return !failed_; }
     const Error& loadError() const { return loadError_; }
     // Queues work(engine, draft) for the thread and returns at once.
     using Work = std::function<void(Engine&, Engine*)>;
     void post(Work work);
 
 private:
-    void loop(EngineOptions options, std::optional<EngineOptions> draft);
+    void loop(std::optional<EngineOptions> draft);
 
+    Engine& engine_;
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<Work> work_;
-    bool loaded_ = false, quit_ = false;
-    std::unique_ptr<Engine> engine_, draft_;
+    bool loaded_ = false, quit_ = false, failed_ = false;
+    std::unique_ptr<Engine> draft_;
     Error loadError_;
     std::thread thread_;
 };

@@ -295,11 +295,12 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
     // (before the observer hears of the prefill, so that a batch is never run without it).
     struct Decoding {
         SharedPasses* passes;
-        explicit Decoding(SharedPasses* p) : passes(p) { if (passes) passes->beginDecoding(); }
-        ~Decoding() { if (passes) passes->endDecoding(); }
+        const LlamaContext& ctx;
+        Decoding(SharedPasses* p, const LlamaContext& c) : passes(p), ctx(c) { if (passes) passes->beginDecoding(ctx); }
+        ~Decoding() { if (passes) passes->endDecoding(ctx); }
         Decoding(const Decoding&) = delete;
         Decoding& operator=(const Decoding&) = delete;
-    } decoding(request.useKvCache && !request.speculative ? passes_ : nullptr);
+    } decoding(request.useKvCache && !request.speculative ? passes_ : nullptr, *context_);
     if (observer) {
         observer->onPrefill(summary.prefill);
         observer->onKvCache(cache.stats());

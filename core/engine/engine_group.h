@@ -33,6 +33,9 @@ public:
     const Engine& session(size_t i) const { return *sessions_[i]; }
     SharedPassStats stats() const { return passes_->stats(); }
     int32_t totalContext() const;  // the budget: every session's capacity summed
+    // Positions of session i's KV cache in use as its last pass left them (any thread; while it
+    // generates, its own cachedTokens() may not be read from another).
+    int32_t positionsInUse(size_t i) const { return passes_->extentOf(*sessions_[i]->context_); }
 
 private:
     EngineGroup() = default;

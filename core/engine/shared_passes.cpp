@@ -44,28 +44,69 @@ void SharedPasses::submit(Pass& pass) {
     std::unique_lock lock(mutex_);
     pass.queued = Clock::now();
     (pass.isDecode() ? decodes_ : others_).push_back(&pass);
+    if (pass.isDecode() && std::ranges::count(decoding_, pass.ctx) > 0 && std::ranges::count(waitFor_, pass.ctx) == 0)
+        waitFor_.push_back(pass.ctx);
     wake_.notify_all();
     done_.wait(lock, [&pass] { return pass.done; });
 }
 
-void SharedPasses::beginDecoding() {
+void SharedPasses::beginDecoding(const LlamaContext& ctx) {
     std::lock_guard lock(mutex_);
-    ++decoding_;
-    stats_.decoding = decoding_;
+    decoding_.push_back(&ctx);
+    stats_.decoding = int32_t(decoding_.size());
+    waitFor_.push_back(&ctx);
 }
 
-void SharedPasses::endDecoding() {
+void SharedPasses::endDecoding(const LlamaContext& ctx) {
     {
         std::lock_guard lock(mutex_);
-        --decoding_;
-        stats_.decoding = decoding_;
+        std::erase(decoding_, &ctx);
+        stats_.decoding = int32_t(decoding_.size());
+        std::erase(waitFor_, &ctx);
     }
     wake_.notify_all();  // the others' batch may be complete now
 }
 
+bool SharedPasses::everyWaitedForIsPending() const {
+    for (const LlamaContext* c : waitFor_)
+        if (std::none_of(decodes_.begin(), decodes_.end(), [c](const Pass* p) { return p->ctx == c; })) return false;
+    return true;
+}
+
+bool SharedPasses::decodesReady() const {
+    return !decodes_.empty() && (everyWaitedForIsPending() || Clock::now() >= decodes_.front()->queued + gather_);
+}
+
+namespace {
+int64_t secondsNow() { return std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count(); }
+}  // namespace
+
+void SharedPasses::countRate(int64_t second, uint64_t tokens) {
+    if (second > rateSecond_) {  // shift the buckets by the seconds gone by
+        const int64_t shift = std::min<int64_t>(second - rateSecond_, kRateWindow + 1);
+        for (int i = kRateWindow; i >= 0; --i) rateBuckets_[i] = i >= shift ? rateBuckets_[i - shift] : 0;
+        rateSecond_ = second;
+    }
+    rateBuckets_[0] += tokens;
+}
+
 SharedPassStats SharedPasses::stats() const {
     std::lock_guard lock(mutex_);
-    return stats_;
+    SharedPassStats s = stats_;
+    // The last kRateWindow whole seconds (now - kRateWindow .. now - 1); bucket j counts the
+    // second rateSecond_ - j.
+    const int64_t lag = secondsNow() - rateSecond_;
+    uint64_t sum = 0;
+    for (int64_t j = std::max<int64_t>(0, 1 - lag); j <= std::min<int64_t>(kRateWindow, kRateWindow - lag); ++j) sum += rateBuckets_[j];
+    s.decodeTokensPerSecond = double(sum) / kRateWindow;
+    return s;
+}
+
+int32_t SharedPasses::extentOf(const LlamaContext& ctx) const {
+    std::lock_guard lock(mutex_);
+    for (const auto& [c, n] : extents_)
+        if (c == &ctx) return n;
+    return 0;
 }
 
 void SharedPasses::runDecodes(std::vector<Pass*>& decodes) {
@@ -92,12 +133,8 @@ void SharedPasses::runDecodes(std::vector<Pass*>& decodes) {
 void SharedPasses::loop() {
     std::unique_lock lock(mutex_);
     for (;;) {
-        // Decode passes are ready when every decoding session has one pending, or the oldest has
+        // Decode passes are ready when every session waited for has one pending, or the oldest has
         // waited `gather`; another pass is ready at once.
-        auto decodesReady = [this] {
-            return !decodes_.empty() &&
-                   (int32_t(decodes_.size()) >= decoding_ || Clock::now() >= decodes_.front()->queued + gather_);
-        };
         if (quit_ && decodes_.empty() && others_.empty()) return;
         if (others_.empty() && !decodesReady()) {
             if (decodes_.empty()) wake_.wait(lock);
@@ -106,8 +143,14 @@ void SharedPasses::loop() {
         }
         std::vector<Pass*> decodes;
         if (decodesReady()) {
+            if (!everyWaitedForIsPending()) stats_.gatherTimeouts += 1;
             decodes.assign(decodes_.begin(), decodes_.end());
             decodes_.clear();
+            // A decoding session missing from this batch is busy elsewhere: the next batches do
+            // not wait for it until its pass arrives (submit() puts it back).
+            std::erase_if(waitFor_, [&decodes](const LlamaContext* c) {
+                return std::none_of(decodes.begin(), decodes.end(), [c](const Pass* p) { return p->ctx == c; });
+            });
         }
         Pass* other = nullptr;
         if (!others_.empty()) {
@@ -128,15 +171,32 @@ void SharedPasses::loop() {
         stats_.computeUs += us;
         if (!decodes.empty()) {
             const auto b = int32_t(decodes.size());
-            stats_.decodeTokens += uint64_t(b);
+            // A prompt of one token (or one left after the cached prefix) runs in the batch too.
+            const auto prompts = uint64_t(std::ranges::count_if(decodes, [](const Pass* p) { return p->origin == CellOrigin::Prompt; }));
+            stats_.decodeTokens += uint64_t(b) - prompts;
+            stats_.promptTokens += prompts;
+            countRate(secondsNow(), uint64_t(b) - prompts);
             stats_.lastBatch = b;
             stats_.largestBatch = std::max(stats_.largestBatch, b);
             if (b > 1) stats_.batchedSteps += 1;
             if (stats_.batchSizes.size() <= size_t(b)) stats_.batchSizes.resize(size_t(b) + 1);
             stats_.batchSizes[size_t(b)] += 1;
         }
-        if (other && !other->task) stats_.promptTokens += other->tokens.size();
-        for (Pass* p : decodes) p->done = true;
+        if (other && !other->task && other->origin == CellOrigin::Prompt) stats_.promptTokens += other->tokens.size();
+        auto noteExtent = [this](const Pass& p) {
+            const int32_t n = p.position + int32_t(p.tokens.size());
+            for (auto& [c, extent] : extents_)
+                if (c == p.ctx) {
+                    extent = n;
+                    return;
+                }
+            extents_.emplace_back(p.ctx, n);
+        };
+        for (Pass* p : decodes) {
+            noteExtent(*p);
+            p->done = true;
+        }
+        if (other && !other->task) noteExtent(*other);
         if (other) other->done = true;
         done_.notify_all();
     }

@@ -4,8 +4,10 @@
 // cache); instead of computing, it hands its pass here and waits for the logits.
 //
 //   - Decode passes (one token, nothing probed) wait until every session that is decoding has one
-//     pending (or `gather` has passed since the oldest: a session busy elsewhere never holds the
-//     others up for long), then run as one LlamaModel::decodeBatch: each weight read once for all.
+//     pending, then run as one LlamaModel::decodeBatch: each weight read once for all. A session
+//     busy elsewhere (a client that does not read its stream blocks its thread) holds the others up
+//     for `gather` at most, once: a batch run without it no longer waits for it until its next pass
+//     arrives.
 //   - Other passes (a prompt's chunk of up to the context's batch, a verification of several rows)
 //     run one per step, first come first served, after that step's decode batch: a long prompt is
 //     prefilled chunk by chunk while the running streams keep their pace (chunked prefill).
@@ -35,18 +37,21 @@ struct ForwardProbe;
 // What the compute thread has done so far (monotonic counters, and the last step's figures).
 struct SharedPassStats {
     uint64_t steps = 0;             // compute steps (a decode batch and/or one other pass)
-    uint64_t decodeTokens = 0;      // tokens decoded in batches
-    uint64_t promptTokens = 0;      // tokens of other passes (prefill chunks, verification rows)
+    uint64_t decodeTokens = 0;      // generated tokens run in decode batches
+    uint64_t promptTokens = 0;      // prompt tokens run (chunks, or a last token in a decode batch)
     uint64_t batchedSteps = 0;      // steps whose decode batch held more than one sequence
+    uint64_t gatherTimeouts = 0;    // decode batches run at the gather wait, a decoding session missing
     int32_t lastBatch = 0;          // sequences in the last decode batch
     int32_t largestBatch = 0;
     int32_t decoding = 0;           // sessions decoding now
     uint64_t computeUs = 0;         // time spent computing
+    double decodeTokensPerSecond = 0;  // decoded over the last kRateWindow seconds (whole seconds)
     std::vector<uint64_t> batchSizes;  // [b]: decode batches of b sequences (index 0 unused)
 };
 
 class SharedPasses {
 public:
+    static constexpr int kRateWindow = 10;
     explicit SharedPasses(std::chrono::microseconds gather = std::chrono::milliseconds(10));
     ~SharedPasses();  // stops the compute thread; no pass may be pending
     SharedPasses(const SharedPasses&) = delete;
@@ -60,12 +65,14 @@ public:
     std::span<const float> forward(LlamaModel& model, LlamaContext& ctx, std::span<const int32_t> tokens, int32_t position0,
                                    CellOrigin origin, ForwardProbe* probe = nullptr, float* everyRow = nullptr);
 
-    // A session starts / stops decoding one token a pass: decode batches wait for the sessions
-    // between the two calls.
-    void beginDecoding();
-    void endDecoding();
+    // The session of context ctx starts / stops decoding one token a pass: decode batches wait for
+    // the sessions between the two calls.
+    void beginDecoding(const LlamaContext& ctx);
+    void endDecoding(const LlamaContext& ctx);
 
     SharedPassStats stats() const;
+    // Positions of ctx's cache its last pass here left filled (0 before any).
+    int32_t extentOf(const LlamaContext& ctx) const;
 
 private:
     struct Pass {
@@ -90,9 +97,16 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable wake_, done_;
     std::deque<Pass*> decodes_, others_;
-    int32_t decoding_ = 0;
+    bool everyWaitedForIsPending() const;  // under mutex_
+    bool decodesReady() const;             // under mutex_
+    std::vector<const LlamaContext*> decoding_;  // the sessions decoding
+    std::vector<const LlamaContext*> waitFor_;   // of which those a batch waits for
+    std::vector<std::pair<const LlamaContext*, int32_t>> extents_;  // extentOf
     bool quit_ = false;
     SharedPassStats stats_;
+    int64_t rateSecond_ = 0;                     // the second buckets_[0] counts
+    uint64_t rateBuckets_[kRateWindow + 1] = {}; // decoded tokens per second, [0] the current one
+    void countRate(int64_t second, uint64_t tokens);
     std::thread thread_;
 };
 

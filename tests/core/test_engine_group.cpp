@@ -8,6 +8,8 @@
 //   K-quant file (../shared/models).
 // - The KV budget: --ctx is split among the sessions; too small a share is refused with a message.
 // - Cancelling one session's generation leaves the others' answers as they are alone.
+// - A session whose thread is held up elsewhere (a client that does not read its stream) holds
+//   the others' batches up once, for the gather wait, and not again until its next pass.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -151,8 +153,13 @@ TEST_P(EngineGroupModels, EveryAnswerIsTheAnswerAloneAndTheStepsRanBatched) {
     ASSERT_GT(stats.batchSizes.size(), size_t(kSessions));
     EXPECT_GE(stats.batchSizes[kSessions], 1u);
     uint64_t decoded = 0;
-    for (const auto& s : got) decoded += uint64_t(s.decodedTokens) + (s.prefill.nComputed == 1 ? 1 : 0);  // a one-token prompt joins too
+    uint64_t prompted = 0;
+    for (const auto& s : got) {
+        decoded += uint64_t(s.decodedTokens);
+        prompted += uint64_t(s.prefill.nComputed);
+    }
     EXPECT_EQ(stats.decodeTokens, decoded);
+    EXPECT_EQ(stats.promptTokens, prompted);
     EXPECT_EQ(stats.decoding, 0);
 
     // Round two: each conversation goes on (the cached prompt and answer reused, a few new tokens).
@@ -223,4 +230,52 @@ TEST(EngineGroup, ACancelledSessionLeavesTheOthersAsTheyAreAlone) {
     EXPECT_EQ(got[0].tokens, expected[0]);
     EXPECT_EQ(got[2].tokens, expected[2]);
     EXPECT_EQ((*group)->stats().decoding, 0);
+}
+
+TEST(EngineGroup, ASessionHeldUpElsewhereStopsHoldingUpTheOthersAfterOneWait) {
+    auto group = EngineGroup::load(optionsFor(testing_model::kStories, kShare * 2), 2, std::chrono::milliseconds(50));
+    ASSERT_TRUE(group) << group.error().message;
+    const int32_t nVocab = (*group)->session(0).hparams().nVocab;
+    std::vector<GenerateRequest> requests{requestFor(0, promptFor(0, nVocab, 5)), requestFor(2, promptFor(2, nVocab, 7))};
+    requests[0].maxTokens = 6;
+    requests[1].maxTokens = 30;
+    const auto expected = aloneTokens(testing_model::kStories, {requests})[0];
+
+    // Session 0 stops in its third step's callback until session 1 has finished its answer.
+    Latch bothPrefilled(2);
+    std::mutex m;
+    std::condition_variable cv;
+    bool secondDone = false;
+    std::vector<GenerationSummary> got(2);
+    std::thread held([&] {
+        struct Observer : LatchObserver {
+            std::function<void()> onThird;
+            int steps = 0;
+            void onStep(const StepRecord&) override {
+                if (++steps == 3) onThird();
+            }
+        } o;
+        o.latch = &bothPrefilled;
+        o.onThird = [&] {
+            std::unique_lock lock(m);
+            cv.wait(lock, [&] { return secondDone; });
+        };
+        auto s = (*group)->session(0).generate(requests[0], &o);
+        ASSERT_TRUE(s) << s.error().message;
+        got[0] = std::move(*s);
+    });
+    LatchObserver o;
+    o.latch = &bothPrefilled;
+    auto s = (*group)->session(1).generate(requests[1], &o);
+    ASSERT_TRUE(s) << s.error().message;
+    got[1] = std::move(*s);
+    EXPECT_EQ((*group)->stats().gatherTimeouts, 1u);  // one wait for the held session, then none
+    {
+        std::lock_guard lock(m);
+        secondDone = true;
+    }
+    cv.notify_all();
+    held.join();
+    EXPECT_EQ(got[0].tokens, expected[0]);
+    EXPECT_EQ(got[1].tokens, expected[1]);
 }

@@ -1,4 +1,5 @@
-// A soak: 16 clients streaming answers from one `serve` (2 slots, the rest waiting in line) for
+// A soak: 32 clients streaming answers from one `serve` (8 slots, their decode steps batched, the
+// rest waiting in line) for
 // INFERSCOPE_SOAK_SECONDS (default 300). Every answer must arrive whole (its chunked framing
 // closed, a finish_reason, [DONE], the streamed text equal to the usage's token count in pieces),
 // none refused, and the server's resident memory flat: after a minute's warm-up it may not grow by
@@ -57,8 +58,8 @@ std::string checkStream(const Response& r) {
 
 }  // namespace
 
-TEST(ServeSoak, SixteenStreamingClientsForMinutes) {
-    ServeProcess s({"--model", inferscope::testing_model::kStories, "--parallel", "2", "--queue", "32", "--log-file", "/dev/null"});
+TEST(ServeSoak, ThirtyTwoStreamingClientsForMinutes) {
+    ServeProcess s({"--model", inferscope::testing_model::kStories, "--parallel", "8", "--queue", "32", "--log-file", "/dev/null"});
     ASSERT_TRUE(s.port() > 0 && s.waitReady());
     const int seconds = soakSeconds();
     const auto start = std::chrono::steady_clock::now();
@@ -69,7 +70,7 @@ TEST(ServeSoak, SixteenStreamingClientsForMinutes) {
     std::mutex firstBadMutex;
     std::string firstBad;
     std::vector<std::thread> clients;
-    for (int k = 0; k < 16; ++k)
+    for (int k = 0; k < 32; ++k)
         clients.emplace_back([&, k] {
             Client c(s.port());
             for (int i = 0; std::chrono::steady_clock::now() < end && i < 100000; ++i) {
@@ -96,8 +97,20 @@ TEST(ServeSoak, SixteenStreamingClientsForMinutes) {
     std::printf("soak: %d s, %d answers, %d bad; RSS %ld KiB after warm-up, %ld KiB at the end\n", seconds, answers.load(), bad.load(),
                 rssWarm.load(), rssEnd);
     EXPECT_EQ(bad.load(), 0) << firstBad;
-    EXPECT_GT(answers.load(), 16);
+    EXPECT_GT(answers.load(), 32);
     EXPECT_TRUE(s.alive());
+    // The slots ran batched, and every request was counted and let go of its slot.
+    Client c(s.port());
+    auto slots = c.get("/slots");
+    ASSERT_TRUE(slots && slots->status == 200);
+    const json j = json::parse(slots->body);
+    EXPECT_GE(j["largest_batch"].get<int>(), 2);
+    EXPECT_EQ(j["queue"], 0);
+    EXPECT_EQ(j["decoding"], 0);
+    for (const json& slot : j["slots"]) EXPECT_EQ(slot["state"], "idle");
+    auto health = c.get("/health");
+    ASSERT_TRUE(health && health->status == 200);
+    EXPECT_EQ(json::parse(health->body)["requests"].get<int>(), answers.load() + bad.load());
 #ifndef INFERSCOPE_SANITIZED
     ASSERT_GT(rssWarm.load(), 0);
     EXPECT_LT(rssEnd, rssWarm + 16 * 1024);
