@@ -174,7 +174,7 @@ std::optional<ApiError> readLogitBias(const json& body, SamplerParams& s) {
 std::optional<ApiError> refuseUnimplemented(const json& body, Endpoint endpoint) {
     auto isNeutral = [](const std::string& key, const json& v) {
         if (v.is_null()) return true;
-        if (v.is_boolean()) return !v.get<bool>();                        // echo: false, ignore_eos: false, ...
+        if (v.is_boolean()) return !v.get<bool>();                        // echo: false, ...
         if (v.is_array() || v.is_object() || v.is_string()) {
             if (key == "modalities") return v == json::array({"text"});
             if (key == "tool_choice") return v.is_string() && v.get<std::string>() == "none";
@@ -191,7 +191,7 @@ std::optional<ApiError> refuseUnimplemented(const json& body, Endpoint endpoint)
     static const char* const kUnimplemented[] = {
         "tools", "tool_choice", "functions", "function_call", "guided_json",
         "guided_regex", "guided_choice", "guided_grammar", "structured_outputs", "suffix", "best_of", "min_tokens",
-        "ignore_eos", "stop_token_ids", "bad_words", "typical_p", "tfs_z", "mirostat",
+        "stop_token_ids", "bad_words", "typical_p", "tfs_z", "mirostat",
         "dry_multiplier", "xtc_probability", "top_n_sigma", "use_beam_search", "length_penalty",
         "truncate_prompt_tokens", "prediction", "audio", "modalities", "reasoning_effort"};
     for (const char* key : kUnimplemented) {
@@ -289,6 +289,7 @@ std::expected<ServeRequest, ApiError> parseServeRequest(std::string_view body, E
             error = badParameter("echo", "echo is not supported by this server on chat completions (it would change the answer); leave it out");
     }
     if (!error) error = readSampling(j, r);
+    if (!error) error = readBool(j, "ignore_eos", r.ignoreEos);
     if (!error) error = readStop(j, r);
     if (!error) error = readLogprobs(j, r);
     if (!error) error = readBool(j, "stream", r.stream);

@@ -122,6 +122,9 @@ struct ServeRequest {
     // first, each with its log-probability given the tokens before it (the first has none: null),
     // as OpenAI's legacy endpoint answers (what evaluation harnesses score log-likelihoods with).
     bool echo = false;
+    // llama.cpp's and vLLM's ignore_eos: the tokens that end an answer (end of generation, BOS) are
+    // never sampled (the server biases them by -1e9), so it runs to max_tokens or a stop string.
+    bool ignoreEos = false;
     // vLLM's prompt_logprobs: each prompt token's raw log-probability given the tokens before it,
     // its rank, and the N most probable tokens at its position (the first token: null). Not with
     // stream (as vLLM).

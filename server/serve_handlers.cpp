@@ -140,6 +140,10 @@ void OpenAiServer::handleCompletion(const std::shared_ptr<http::Exchange>& excha
     for (const auto& [id, bias] : r.sampler.logitBias)
         if (id >= tokenizer_->vocabSize())
             return ex.reply(errorReply(badParameter("logit_bias", fmt::format("logit_bias names a token past the vocabulary of {} tokens", tokenizer_->vocabSize()))));
+    if (r.ignoreEos) {  // every token that would end the answer: a generated BOS ends it too (engine.h)
+        for (int32_t id : tokenizer_->endOfGenerationIds()) r.sampler.logitBias.emplace_back(id, -1e9f);
+        if (tokenizer_->bosId() >= 0) r.sampler.logitBias.emplace_back(tokenizer_->bosId(), -1e9f);
+    }
     for (int32_t id : r.logprobTokenIds)
         if (id >= tokenizer_->vocabSize())
             return ex.reply(errorReply(badParameter("logprob_token_ids", fmt::format("logprob_token_ids names a token past the vocabulary of {} tokens", tokenizer_->vocabSize()))));

@@ -277,7 +277,6 @@ TEST(OpenAiRequest, FieldsThatWouldChangeTheAnswerAreRefusedByName) {
     for (const auto& [f, param] : std::vector<std::pair<std::string, std::string>>{
              {R"("functions":[{"name":"f"}])", "functions"},
              {R"("function_call":"auto")", "function_call"},
-             {R"("ignore_eos":true)", "ignore_eos"},
              {R"("min_tokens":5)", "min_tokens"},
              {R"("best_of":3)", "best_of"},
              {R"("guided_json":{"type":"object"})", "guided_json"},
@@ -293,6 +292,9 @@ TEST(OpenAiRequest, FieldsThatWouldChangeTheAnswerAreRefusedByName) {
                           R"("echo":false)", R"("modalities":["text"])"})
         EXPECT_TRUE(parseServeRequest(chat + f + "}", Endpoint::Chat)) << f;
     EXPECT_EQ(parseServeRequest(chat + R"("echo":true})", Endpoint::Chat).error().param, "echo");
+    // ignore_eos (llama.cpp's and vLLM's) is implemented: a boolean.
+    EXPECT_TRUE(parseServeRequest(chat + R"("ignore_eos":true})", Endpoint::Chat)->ignoreEos);
+    EXPECT_EQ(parseServeRequest(chat + R"("ignore_eos":1})", Endpoint::Chat).error().message, "ignore_eos must be true or false, not a number");
     EXPECT_EQ(parseServeRequest(R"({"prompt":"a","suffix":"b"})", Endpoint::Completion).error().param, "suffix");
     // Tools are read on chat completions (test_tool_calls.cpp); the legacy endpoint has none.
     EXPECT_TRUE(parseServeRequest(chat + R"("tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"})", Endpoint::Chat));

@@ -4,6 +4,7 @@
 //   and the server did batch them;
 // - GET /slots shows each slot's KV cache against its share of the --ctx budget, in exact bytes;
 // - GET /metrics is Prometheus text whose counters follow the requests served;
+// - ignore_eos runs an answer that would end to max_tokens (what the throughput bench asks for);
 // - both need the API key like the API; a budget too small for the slots is refused at start.
 // Every loop is bounded.
 #include <gtest/gtest.h>
@@ -158,6 +159,26 @@ TEST_F(ServeBatching, MetricsCountTheRequestsServed) {
     }
     EXPECT_EQ(after["inferscope_batch_size_bucket{le=\"+Inf\"}"], last);
     EXPECT_EQ(after["inferscope_batch_size_count"], last);
+}
+
+TEST_F(ServeBatching, IgnoreEosRunsTheAnswerToMaxTokens) {
+    // stories260K ends this story (with BOS, as llama2.c's models do) after 213 tokens.
+    auto c = server_->client();
+    json body = {{"prompt", "The cat sat"}, {"temperature", 0}, {"max_tokens", 240}};
+    auto ends = c.post("/v1/completions", body.dump());
+    ASSERT_TRUE(ends && ends->status == 200);
+    const json stopped = json::parse(ends->body);
+    EXPECT_EQ(stopped["choices"][0]["finish_reason"], "stop");
+    EXPECT_EQ(stopped["usage"]["completion_tokens"], 213);
+    body["ignore_eos"] = true;
+    auto runs = c.post("/v1/completions", body.dump());
+    ASSERT_TRUE(runs && runs->status == 200);
+    const json ran = json::parse(runs->body);
+    EXPECT_EQ(ran["choices"][0]["finish_reason"], "length");
+    EXPECT_EQ(ran["usage"]["completion_tokens"], 240);
+    // The same answer up to where the first one ended.
+    const std::string first = stopped["choices"][0]["text"];
+    EXPECT_EQ(ran["choices"][0]["text"].get<std::string>().substr(0, first.size()), first);
 }
 
 TEST(ServeBatchingSetup, SlotsAndMetricsNeedTheKeyAndATooSmallBudgetIsRefused) {
