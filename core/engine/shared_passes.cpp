@@ -43,9 +43,11 @@ std::span<const float> SharedPasses::forward(LlamaModel& model, LlamaContext& ct
 void SharedPasses::submit(Pass& pass) {
     std::unique_lock lock(mutex_);
     pass.queued = Clock::now();
-    (pass.isDecode() ? decodes_ : others_).push_back(&pass);
-    if (pass.isDecode() && std::ranges::count(decoding_, pass.ctx) > 0 && std::ranges::count(waitFor_, pass.ctx) == 0)
-        waitFor_.push_back(pass.ctx);
+    // Only a decoding session's step joins a batch. A one-token prompt comes before its session
+    // decodes: held for the batch, it would wait on sessions that may be waiting for it.
+    const bool decode = pass.isDecode() && std::ranges::count(decoding_, pass.ctx) > 0;
+    (decode ? decodes_ : others_).push_back(&pass);
+    if (decode && std::ranges::count(waitFor_, pass.ctx) == 0) waitFor_.push_back(pass.ctx);
     wake_.notify_all();
     done_.wait(lock, [&pass] { return pass.done; });
 }
@@ -171,7 +173,7 @@ void SharedPasses::loop() {
         stats_.computeUs += us;
         if (!decodes.empty()) {
             const auto b = int32_t(decodes.size());
-            // A prompt of one token (or one left after the cached prefix) runs in the batch too.
+            // Steps of a session's prompt (none while only decoding sessions' steps batch) count as prompt.
             const auto prompts = uint64_t(std::ranges::count_if(decodes, [](const Pass* p) { return p->origin == CellOrigin::Prompt; }));
             stats_.decodeTokens += uint64_t(b) - prompts;
             stats_.promptTokens += prompts;

@@ -3,8 +3,9 @@
 // continuous batching. Each session is an Engine on its own thread with its own context (KV
 // cache); instead of computing, it hands its pass here and waits for the logits.
 //
-//   - Decode passes (one token, nothing probed) wait until every session that is decoding has one
-//     pending, then run as one LlamaModel::decodeBatch: each weight read once for all. A session
+//   - Decode passes (one token, nothing probed, of a session between beginDecoding and
+//     endDecoding) wait until every session that is decoding has one pending, then run as one
+//     LlamaModel::decodeBatch: each weight read once for all. A session
 //     busy elsewhere (a client that does not read its stream blocks its thread) holds the others up
 //     for `gather` at most, once: a batch run without it no longer waits for it until its next pass
 //     arrives.
@@ -38,7 +39,7 @@ struct ForwardProbe;
 struct SharedPassStats {
     uint64_t steps = 0;             // compute steps (a decode batch and/or one other pass)
     uint64_t decodeTokens = 0;      // generated tokens run in decode batches
-    uint64_t promptTokens = 0;      // prompt tokens run (chunks, or a last token in a decode batch)
+    uint64_t promptTokens = 0;      // prompt tokens run (a prompt's passes, chunk by chunk)
     uint64_t batchedSteps = 0;      // steps whose decode batch held more than one sequence
     uint64_t gatherTimeouts = 0;    // decode batches run at the gather wait, a decoding session missing
     int32_t lastBatch = 0;          // sequences in the last decode batch
