@@ -78,7 +78,7 @@ ColumnLayout {
     FontMetrics { id: body; font.pixelSize: Theme.fontSmall }
     readonly property real figuresWidth: {
         let chars = 0
-        for (const s of serverSlots.slotList)
+        for (const s of card.serverSlots.slotList)
             chars = Math.max(chars, (Units.count(s.kvTokens) + " / " + Units.count(s.kvCapacity)).length)
         return Math.ceil(chars * mono.advanceWidth("0"))
     }
