@@ -2,6 +2,7 @@
 // - against a real `inferscope-cli serve --parallel 2 --ctx 512` on 127.0.0.1, connected through
 //   the app's controllers: the exact figures before and after a chat the app ran itself, each as
 //   QML reads it; no request while the view is not active;
+// - the KV cache panel's card on a report: the texts and bars it shows, no QML warning;
 // - against a server in the test: a 404 is "does not report slots", said once, not asked again;
 //   llama.cpp's list is another format; hostile bodies (too big, wrong types, 1,000 slots, totals
 //   that do not add up, not JSON) are refused with the reason and nothing shown; an error body is
@@ -11,6 +12,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QQmlComponent>
+#include <QQmlEngine>
+#include <QQuickItem>
 #include <QSignalSpy>
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -119,6 +123,18 @@ QByteArray withSlotField(const char* key, const QJsonValue& value) {
     return json(r);
 }
 
+// An item by objectName among the QObject children and the visual children (a Repeater's
+// delegates are the latter).
+QObject* findItem(QObject* root, const QString& name) {
+    if (root->objectName() == name) return root;
+    for (QObject* c : root->children())
+        if (QObject* found = findItem(c, name)) return found;
+    if (auto* item = qobject_cast<QQuickItem*>(root))
+        for (QQuickItem* c : item->childItems())
+            if (QObject* found = findItem(c, name)) return found;
+    return nullptr;
+}
+
 }  // namespace
 
 class TestServerSlots : public QObject {
@@ -203,6 +219,60 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(slots.phase(), ServerSlots::Phase::Off, 30000);
         QVERIFY(!slots.polling());
         QVERIFY(slots.slotList().isEmpty());
+    }
+
+    void theCardShowsTheReport() {
+        ChatFixture f(8);  // the app's QML singletons (Theme reads AppSettings)
+        QJsonObject r = reportOf(2, 10);
+        QJsonArray list = r["slots"].toArray();
+        QJsonObject first = list[0].toObject();
+        first["state"] = "generating";
+        list[0] = first;
+        r["slots"] = list;
+        r["queue"] = 3;
+        r["decoding"] = 1;
+        r["largest_batch"] = 2;
+        r["decode_tokens_per_second"] = 85.3;
+        FakeServer server;
+        server.answer(http("200 OK", json(r)));
+        ServerSlots slots;
+        slots.setServer(serverAt(server));
+        QVERIFY(nextReply(slots, [&] { slots.setActive(true); }));
+        QCOMPARE(slots.phase(), ServerSlots::Phase::Live);
+
+        QQmlEngine engine;
+        AppGraph::prepareQmlEngine(engine);
+        QList<QQmlError> warnings;
+        connect(&engine, &QQmlEngine::warnings, this, [&warnings](const QList<QQmlError>& w) { warnings << w; });
+        QQmlComponent component(&engine);
+        component.setData("import Inferscope.Visualizer\nServerSlotsCard { width: 380 }", QUrl());
+        std::unique_ptr<QObject> card(component.createWithInitialProperties({{QStringLiteral("serverSlots"), QVariant::fromValue(&slots)}}));
+        QVERIFY2(card, qPrintable(component.errorString()));
+        const auto text = [&](const char* name) {
+            QObject* o = findItem(card.get(), QLatin1String(name));
+            return o ? o->property("text").toString() : QStringLiteral("(no %1)").arg(QLatin1String(name));
+        };
+        QCOMPARE(text("slotsStatus"), QStringLiteral("Live from %1, asked every second while this panel is open.").arg(server.url()));
+        QCOMPARE(text("slotTokens0"), QStringLiteral("10 / 256"));
+        QCOMPARE(text("slotTokens1"), QStringLiteral("0 / 256"));
+        QCOMPARE(findItem(card.get(), QStringLiteral("slotBar0"))->property("used").toDouble(), 10.0);
+        QCOMPARE(findItem(card.get(), QStringLiteral("slotBar0"))->property("size").toDouble(), 256.0);
+        QCOMPARE(findItem(card.get(), QStringLiteral("totalBar"))->property("used").toDouble(), 12800.0);
+        QCOMPARE(findItem(card.get(), QStringLiteral("totalBar"))->property("size").toDouble(), 655360.0);
+        QCOMPARE(text("totalBytes"), QStringLiteral("12.5 KiB of 640 KiB in use (a budget of 512 tokens)"));
+        QCOMPARE(text("slotsFigure_busy"), QStringLiteral("1 of 2 generating"));
+        QCOMPARE(text("slotsFigure_queue"), QStringLiteral("3"));
+        QCOMPARE(text("slotsFigure_batch"), QStringLiteral("1 now, 2 at most"));
+        QCOMPARE(text("slotsFigure_rate"), QStringLiteral("85.3 tokens/s"));
+        QVERIFY2(warnings.isEmpty(), qPrintable(warnings.isEmpty() ? QString() : warnings.first().toString()));
+
+        // A 404 later (another server at that address): the figures go, the status says why.
+        server.answer(http("404 Not Found", "{}"));
+        slots.setActive(false);
+        QVERIFY(nextReply(slots, [&] { slots.setActive(true); }));
+        QVERIFY(text("slotsStatus").contains(QLatin1String("does not report slots")));
+        QVERIFY(!findItem(card.get(), QStringLiteral("totalBar"))->property("visible").toBool());
+        QVERIFY2(warnings.isEmpty(), qPrintable(warnings.isEmpty() ? QString() : warnings.first().toString()));
     }
 
     void aServerWithoutSlotsIsSaidOnceAndNotAskedAgain() {

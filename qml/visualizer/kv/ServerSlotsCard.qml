@@ -13,7 +13,7 @@ import Inferscope.Visualizer
 ColumnLayout {
     id: card
     required property ServerSlots serverSlots
-    readonly property bool live: serverSlots.phase === ServerSlots.Live
+    readonly property bool live: card.serverSlots.phase === ServerSlots.Live
     spacing: 6
 
     // A bar of `used` against `size`, filled in `fill`.
