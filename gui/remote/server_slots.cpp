@@ -45,7 +45,7 @@ void ServerSlots::setServer(const std::optional<RemoteServer>& server) {
 }
 
 int ServerSlots::generatingSlots() const {
-    return int(std::count_if(report_.slots.begin(), report_.slots.end(), [](const SlotFigures& s) { return s.generating; }));
+    return int(std::count_if(report_.perSlot.begin(), report_.perSlot.end(), [](const SlotFigures& s) { return s.generating; }));
 }
 
 void ServerSlots::schedule() {
@@ -129,7 +129,7 @@ void ServerSlots::show(Phase phase, const QString& status, SlotReport report) {
     status_ = status;
     report_ = std::move(report);
     slotList_.clear();
-    for (const SlotFigures& s : report_.slots)
+    for (const SlotFigures& s : report_.perSlot)
         slotList_.append(QVariantMap{{QStringLiteral("id"), double(s.id)},
                                      {QStringLiteral("state"), s.generating ? QStringLiteral("generating") : QStringLiteral("idle")},
                                      {QStringLiteral("generating"), s.generating},

@@ -72,9 +72,9 @@ std::expected<SlotReport, SlotReportError> parseSlotReport(const QByteArray& bod
     if (doc.isArray()) return std::unexpected(SlotReportError{tr("a list of slots, as llama.cpp's server answers"), true});
     if (!doc.isObject()) return std::unexpected(SlotReportError{tr("it is not a JSON object")});
     const QJsonObject o = doc.object();
-    const QJsonValue slots = o.value(QLatin1String("slots"));
-    if (!slots.isArray()) return std::unexpected(SlotReportError{tr("\u201cslots\u201d is missing or not a list")});
-    const QJsonArray list = slots.toArray();
+    const QJsonValue listed = o.value(QLatin1String("slots"));
+    if (!listed.isArray()) return std::unexpected(SlotReportError{tr("\u201cslots\u201d is missing or not a list")});
+    const QJsonArray list = listed.toArray();
     if (list.size() > kMaxSlots)
         return std::unexpected(SlotReportError{tr("it lists %1 slots, more than the %2 this app shows").arg(count(list.size())).arg(kMaxSlots)});
 
@@ -88,9 +88,9 @@ std::expected<SlotReport, SlotReportError> parseSlotReport(const QByteArray& bod
         capacity += slot->kvCapacity;
         used += slot->kvBytesUsed;
         reserved += slot->kvBytesReserved;
-        r.slots.push_back(*slot);
+        r.perSlot.push_back(*slot);
     }
-    const int64_t n = int64_t(r.slots.size());
+    const int64_t n = int64_t(r.perSlot.size());
     Fields f{o, {}, {}};
     r.budgetTokens = f.read("kv_budget_tokens", kMaxSlotTokens * kMaxSlots);
     r.bytesUsed = f.read("kv_bytes_used", kMaxSlotBytes * kMaxSlots);

@@ -26,7 +26,7 @@ struct SlotFigures {
 };
 
 struct SlotReport {
-    std::vector<SlotFigures> slots;
+    std::vector<SlotFigures> perSlot;
     int64_t budgetTokens = 0;  // --ctx: the slots' shares together
     int64_t bytesUsed = 0, bytesReserved = 0;
     int64_t queue = 0;         // requests waiting for a slot

@@ -48,8 +48,8 @@ QString connectTo(AppGraph& f, const QString& url, const QString& key) {
 }
 
 // Waits for the view's next reply (read, refused or failed) after `start`.
-bool nextReply(ServerSlots& slots, const std::function<void()>& start = {}) {
-    QSignalSpy replied(&slots, &ServerSlots::replied);
+bool nextReply(ServerSlots& view, const std::function<void()>& start = {}) {
+    QSignalSpy replied(&view, &ServerSlots::replied);
     if (start) start();
     return QTest::qWaitFor([&] { return !replied.isEmpty(); }, 20000);
 }
@@ -99,14 +99,14 @@ RemoteServer serverAt(const FakeServer& s) { return {RemoteSession::normalizeBas
 
 // A report as serve writes it: `n` idle slots of kShare positions, slot 0 holding `tokens`.
 QJsonObject reportOf(int n, int tokens) {
-    QJsonArray slots;
+    QJsonArray entries;
     for (int i = 0; i < n; ++i) {
         const int held = i == 0 ? tokens : 0;
-        slots.append(QJsonObject{{"id", i}, {"state", "idle"}, {"kv_tokens", held}, {"kv_capacity", kShare},
+        entries.append(QJsonObject{{"id", i}, {"state", "idle"}, {"kv_tokens", held}, {"kv_capacity", kShare},
                                  {"kv_bytes_used", double(held * kKvBytesPerToken)}, {"kv_bytes_reserved", double(kShare * kKvBytesPerToken)},
                                  {"requests", i == 0 ? 1 : 0}});
     }
-    return {{"slots", slots}, {"kv_budget_tokens", kShare * n}, {"kv_bytes_used", double(tokens * kKvBytesPerToken)},
+    return {{"slots", entries}, {"kv_budget_tokens", kShare * n}, {"kv_bytes_used", double(tokens * kKvBytesPerToken)},
             {"kv_bytes_reserved", double(n * kShare * kKvBytesPerToken)}, {"queue", 0}, {"decoding", 0},
             {"last_batch", 1}, {"largest_batch", 1}, {"decode_tokens_per_second", 0.0}};
 }
@@ -115,11 +115,11 @@ QByteArray json(const QJsonObject& o) { return QJsonDocument(o).toJson(QJsonDocu
 // The report with one slot field replaced.
 QByteArray withSlotField(const char* key, const QJsonValue& value) {
     QJsonObject r = reportOf(2, 10);
-    QJsonArray slots = r["slots"].toArray();
-    QJsonObject first = slots[0].toObject();
+    QJsonArray entries = r["slots"].toArray();
+    QJsonObject first = entries[0].toObject();
     first[QLatin1String(key)] = value;
-    slots[0] = first;
-    r["slots"] = slots;
+    entries[0] = first;
+    r["slots"] = entries;
     return json(r);
 }
 
@@ -147,17 +147,17 @@ private slots:
         ServeProcess server({"--model", kModel, "--parallel", "2", "--ctx", "512", "--api-key", kKey.toStdString()});
         QVERIFY2(server.port() > 0 && server.waitReady(kKey.toStdString()), "inferscope-cli serve did not start");
         ChatFixture f(kMaxTokens);
-        ServerSlots slots;
-        slots.setEngine(f.engine.get());
-        slots.setActive(true);
-        QCOMPARE(slots.phase(), ServerSlots::Phase::Off);  // no server: nothing asked
-        QVERIFY(!slots.polling());
+        ServerSlots view;
+        view.setEngine(f.engine.get());
+        view.setActive(true);
+        QCOMPARE(view.phase(), ServerSlots::Phase::Off);  // no server: nothing asked
+        QVERIFY(!view.polling());
 
         QCOMPARE(connectTo(f, QStringLiteral("http://127.0.0.1:%1").arg(server.port()), kKey), QString());
-        QTRY_COMPARE_WITH_TIMEOUT(slots.phase(), ServerSlots::Phase::Live, 20000);
-        QVERIFY(slots.polling());  // the next one is due
-        QCOMPARE(slots.report().slots.size(), size_t(2));
-        for (const SlotFigures& s : slots.report().slots) {
+        QTRY_COMPARE_WITH_TIMEOUT(view.phase(), ServerSlots::Phase::Live, 20000);
+        QVERIFY(view.polling());  // the next one is due
+        QCOMPARE(view.report().perSlot.size(), size_t(2));
+        for (const SlotFigures& s : view.report().perSlot) {
             QCOMPARE(s.kvTokens, int64_t(0));
             QCOMPARE(s.kvCapacity, int64_t(kShare));
             QCOMPARE(s.kvBytesReserved, kShare * kKvBytesPerToken);
@@ -172,17 +172,17 @@ private slots:
         // Waited for: a report asked while the answer streamed may still arrive after it ended.
         const auto describe = [&] {
             QStringList now;
-            for (const SlotFigures& s : slots.report().slots)
+            for (const SlotFigures& s : view.report().perSlot)
                 now << QString::number(s.kvTokens) + (s.generating ? QStringLiteral(" (generating)") : QString());
             return QStringLiteral("expected %1 tokens in one slot; they hold %2").arg(held).arg(now.join(QStringLiteral(", ")));
         };
-        QTRY_VERIFY2_WITH_TIMEOUT(slots.report().bytesUsed == held * kKvBytesPerToken && slots.generatingSlots() == 0,
+        QTRY_VERIFY2_WITH_TIMEOUT(view.report().bytesUsed == held * kKvBytesPerToken && view.generatingSlots() == 0,
                                   qPrintable(describe()), 20000);
 
         // As QML reads them.
-        QCOMPARE(slots.property("phase").value<ServerSlots::Phase>(), ServerSlots::Phase::Live);
-        QVERIFY(slots.property("status").toString().startsWith(QStringLiteral("Live from http://127.0.0.1:%1").arg(server.port())));
-        const QVariantList list = slots.property("slotList").toList();
+        QCOMPARE(view.property("phase").value<ServerSlots::Phase>(), ServerSlots::Phase::Live);
+        QVERIFY(view.property("status").toString().startsWith(QStringLiteral("Live from http://127.0.0.1:%1").arg(server.port())));
+        const QVariantList list = view.property("slotList").toList();
         QCOMPARE(list.size(), 2);
         const int used = list[0].toMap()["kvTokens"].toInt() > 0 ? 0 : 1;  // the slot the request took
         const QVariantMap busy = list[used].toMap(), other = list[1 - used].toMap();
@@ -199,26 +199,26 @@ private slots:
         QCOMPARE(other["kvBytesUsed"].toDouble(), 0.0);
         QCOMPARE(other["kvBytesReserved"].toDouble(), double(kShare * kKvBytesPerToken));
         QCOMPARE(other["requests"].toDouble(), 0.0);
-        QCOMPARE(slots.property("budgetTokens").toDouble(), 512.0);
-        QCOMPARE(slots.property("bytesUsed").toDouble(), double(held * kKvBytesPerToken));
-        QCOMPARE(slots.property("bytesReserved").toDouble(), 512.0 * kKvBytesPerToken);  // 655,360
-        QCOMPARE(slots.property("queue").toInt(), 0);
-        QCOMPARE(slots.property("decoding").toInt(), 0);
-        QCOMPARE(slots.property("generatingSlots").toInt(), 0);
-        QCOMPARE(slots.property("lastBatch").toInt(), 1);  // alone: batches of one
-        QCOMPARE(slots.property("largestBatch").toInt(), 1);
-        QVERIFY(slots.property("decodeTokensPerSecond").toDouble() >= 0);
+        QCOMPARE(view.property("budgetTokens").toDouble(), 512.0);
+        QCOMPARE(view.property("bytesUsed").toDouble(), double(held * kKvBytesPerToken));
+        QCOMPARE(view.property("bytesReserved").toDouble(), 512.0 * kKvBytesPerToken);  // 655,360
+        QCOMPARE(view.property("queue").toInt(), 0);
+        QCOMPARE(view.property("decoding").toInt(), 0);
+        QCOMPARE(view.property("generatingSlots").toInt(), 0);
+        QCOMPARE(view.property("lastBatch").toInt(), 1);  // alone: batches of one
+        QCOMPARE(view.property("largestBatch").toInt(), 1);
+        QVERIFY(view.property("decodeTokensPerSecond").toDouble() >= 0);
 
         // Not on screen: nothing under way and nothing due; back on screen: asked at once.
-        slots.setActive(false);
-        QVERIFY(!slots.polling());
-        QVERIFY(nextReply(slots, [&] { slots.setActive(true); }));
-        QCOMPARE(slots.phase(), ServerSlots::Phase::Live);
+        view.setActive(false);
+        QVERIFY(!view.polling());
+        QVERIFY(nextReply(view, [&] { view.setActive(true); }));
+        QCOMPARE(view.phase(), ServerSlots::Phase::Live);
         // A file loaded instead: no server, nothing asked.
         f.engine->loadModel(QString::fromStdString(kModel));
-        QTRY_COMPARE_WITH_TIMEOUT(slots.phase(), ServerSlots::Phase::Off, 30000);
-        QVERIFY(!slots.polling());
-        QVERIFY(slots.slotList().isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(view.phase(), ServerSlots::Phase::Off, 30000);
+        QVERIFY(!view.polling());
+        QVERIFY(view.slotList().isEmpty());
     }
 
     void theCardShowsTheReport() {
@@ -235,10 +235,10 @@ private slots:
         r["decode_tokens_per_second"] = 85.3;
         FakeServer server;
         server.answer(http("200 OK", json(r)));
-        ServerSlots slots;
-        slots.setServer(serverAt(server));
-        QVERIFY(nextReply(slots, [&] { slots.setActive(true); }));
-        QCOMPARE(slots.phase(), ServerSlots::Phase::Live);
+        ServerSlots view;
+        view.setServer(serverAt(server));
+        QVERIFY(nextReply(view, [&] { view.setActive(true); }));
+        QCOMPARE(view.phase(), ServerSlots::Phase::Live);
 
         QQmlEngine engine;
         AppGraph::prepareQmlEngine(engine);
@@ -246,7 +246,7 @@ private slots:
         connect(&engine, &QQmlEngine::warnings, this, [&warnings](const QList<QQmlError>& w) { warnings << w; });
         QQmlComponent component(&engine);
         component.setData("import Inferscope.Visualizer\nServerSlotsCard { width: 380 }", QUrl());
-        std::unique_ptr<QObject> card(component.createWithInitialProperties({{QStringLiteral("serverSlots"), QVariant::fromValue(&slots)}}));
+        std::unique_ptr<QObject> card(component.createWithInitialProperties({{QStringLiteral("serverSlots"), QVariant::fromValue(&view)}}));
         QVERIFY2(card, qPrintable(component.errorString()));
         const auto text = [&](const char* name) {
             QObject* o = findItem(card.get(), QLatin1String(name));
@@ -268,8 +268,8 @@ private slots:
 
         // A 404 later (another server at that address): the figures go, the status says why.
         server.answer(http("404 Not Found", "{}"));
-        slots.setActive(false);
-        QVERIFY(nextReply(slots, [&] { slots.setActive(true); }));
+        view.setActive(false);
+        QVERIFY(nextReply(view, [&] { view.setActive(true); }));
         QVERIFY(text("slotsStatus").contains(QLatin1String("does not report slots")));
         QVERIFY(!findItem(card.get(), QStringLiteral("totalBar"))->property("visible").toBool());
         QVERIFY2(warnings.isEmpty(), qPrintable(warnings.isEmpty() ? QString() : warnings.first().toString()));
@@ -278,17 +278,17 @@ private slots:
     void aServerWithoutSlotsIsSaidOnceAndNotAskedAgain() {
         FakeServer server;
         server.answer(http("404 Not Found", R"({"error":{"message":"no such route SECRET-BODY"}})"));
-        ServerSlots slots;
-        slots.setServer(serverAt(server));
-        QVERIFY(nextReply(slots, [&] { slots.setActive(true); }));
-        QCOMPARE(slots.phase(), ServerSlots::Phase::NotReported);
-        QCOMPARE(slots.status(), QStringLiteral("%1 does not report slots: GET /slots answered 404. inferscope-cli serve reports them; "
+        ServerSlots view;
+        view.setServer(serverAt(server));
+        QVERIFY(nextReply(view, [&] { view.setActive(true); }));
+        QCOMPARE(view.phase(), ServerSlots::Phase::NotReported);
+        QCOMPARE(view.status(), QStringLiteral("%1 does not report slots: GET /slots answered 404. inferscope-cli serve reports them; "
                                                "other servers (vLLM, llama.cpp's) do not, so this view stays empty.").arg(server.url()));
-        QVERIFY(!slots.polling());
+        QVERIFY(!view.polling());
         // Hidden and shown again: still not asked.
-        slots.setActive(false);
-        slots.setActive(true);
-        QVERIFY(!slots.polling());
+        view.setActive(false);
+        view.setActive(true);
+        QVERIFY(!view.polling());
         QCOMPARE(server.heads.size(), 1);
         QVERIFY(server.heads[0].startsWith("GET /slots HTTP/1.1"));
         QVERIFY(server.heads[0].contains("Authorization: Bearer " + kKey.toUtf8()));
@@ -297,12 +297,12 @@ private slots:
     void llamaCppsListIsAnotherFormat() {
         FakeServer server;
         server.answer(http("200 OK", R"([{"id":0,"n_ctx":4096,"is_processing":false}])"));
-        ServerSlots slots;
-        slots.setServer(serverAt(server));
-        QVERIFY(nextReply(slots, [&] { slots.setActive(true); }));
-        QCOMPARE(slots.phase(), ServerSlots::Phase::NotReported);
-        QVERIFY2(slots.status().contains(QLatin1String("another form")), qPrintable(slots.status()));
-        QVERIFY(!slots.polling());
+        ServerSlots view;
+        view.setServer(serverAt(server));
+        QVERIFY(nextReply(view, [&] { view.setActive(true); }));
+        QCOMPARE(view.phase(), ServerSlots::Phase::NotReported);
+        QVERIFY2(view.status().contains(QLatin1String("another form")), qPrintable(view.status()));
+        QVERIFY(!view.polling());
     }
 
     void hostileReportsAreRefused_data() {
@@ -346,32 +346,32 @@ private slots:
         QFETCH(QString, expected);
         FakeServer server;
         server.answer(reply);
-        ServerSlots slots;
-        slots.setServer(serverAt(server));
-        QVERIFY(nextReply(slots, [&] { slots.setActive(true); }));
-        QCOMPARE(slots.phase(), ServerSlots::Phase::Failed);
-        QCOMPARE(slots.status(), expected.arg(server.url()));
-        QVERIFY(!slots.status().contains(QLatin1String("SECRET")));
-        QVERIFY(slots.slotList().isEmpty());
-        QCOMPARE(slots.budgetTokens(), 0.0);
-        QVERIFY(slots.polling());  // asked again later: a server may recover
+        ServerSlots view;
+        view.setServer(serverAt(server));
+        QVERIFY(nextReply(view, [&] { view.setActive(true); }));
+        QCOMPARE(view.phase(), ServerSlots::Phase::Failed);
+        QCOMPARE(view.status(), expected.arg(server.url()));
+        QVERIFY(!view.status().contains(QLatin1String("SECRET")));
+        QVERIFY(view.slotList().isEmpty());
+        QCOMPARE(view.budgetTokens(), 0.0);
+        QVERIFY(view.polling());  // asked again later: a server may recover
     }
 
     void aGoodReportAfterARefusedOneIsShown() {
         FakeServer server;
         server.answer(http("200 OK", withSlotField("kv_tokens", "120")));
-        ServerSlots slots;
-        slots.setServer(serverAt(server));
-        QVERIFY(nextReply(slots, [&] { slots.setActive(true); }));
-        QCOMPARE(slots.phase(), ServerSlots::Phase::Failed);
+        ServerSlots view;
+        view.setServer(serverAt(server));
+        QVERIFY(nextReply(view, [&] { view.setActive(true); }));
+        QCOMPARE(view.phase(), ServerSlots::Phase::Failed);
         server.answer(http("200 OK", json(reportOf(3, 42))));
-        slots.setActive(false);  // shown again: asked at once, not after the retry delay
-        QVERIFY(nextReply(slots, [&] { slots.setActive(true); }));
-        QCOMPARE(slots.phase(), ServerSlots::Phase::Live);
-        QCOMPARE(slots.slotList().size(), 3);
-        QCOMPARE(slots.slotList()[0].toMap()["kvTokens"].toDouble(), 42.0);
-        QCOMPARE(slots.bytesUsed(), 42.0 * kKvBytesPerToken);
-        QCOMPARE(slots.bytesReserved(), 3.0 * kShare * kKvBytesPerToken);
+        view.setActive(false);  // shown again: asked at once, not after the retry delay
+        QVERIFY(nextReply(view, [&] { view.setActive(true); }));
+        QCOMPARE(view.phase(), ServerSlots::Phase::Live);
+        QCOMPARE(view.slotList().size(), 3);
+        QCOMPARE(view.slotList()[0].toMap()["kvTokens"].toDouble(), 42.0);
+        QCOMPARE(view.bytesUsed(), 42.0 * kKvBytesPerToken);
+        QCOMPARE(view.bytesReserved(), 3.0 * kShare * kKvBytesPerToken);
     }
 
     void aRedirectToAnotherPortIsNotFollowed() {
@@ -380,24 +380,24 @@ private slots:
         FakeServer server;
         server.answer("HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:" + QByteArray::number(other.port()) +
                       "/slots\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-        ServerSlots slots;
-        slots.setServer(serverAt(server));
-        QVERIFY(nextReply(slots, [&] { slots.setActive(true); }));
-        QCOMPARE(slots.phase(), ServerSlots::Phase::Failed);
-        QVERIFY2(slots.status().startsWith(QStringLiteral("%1 redirected the request to another server (%2)").arg(server.url(), other.url())),
-                 qPrintable(slots.status()));
+        ServerSlots view;
+        view.setServer(serverAt(server));
+        QVERIFY(nextReply(view, [&] { view.setActive(true); }));
+        QCOMPARE(view.phase(), ServerSlots::Phase::Failed);
+        QVERIFY2(view.status().startsWith(QStringLiteral("%1 redirected the request to another server (%2)").arg(server.url(), other.url())),
+                 qPrintable(view.status()));
         QVERIFY(other.heads.isEmpty());  // the key never went there
     }
 
     void aServerThatSaysNothingMeetsTheDeadline() {
         FakeServer server;
         server.respond = [](QTcpSocket*) {};  // reads the request, answers nothing
-        ServerSlots slots;
-        slots.setTimeouts({2000, 300, 300});
-        slots.setServer(serverAt(server));
-        QVERIFY(nextReply(slots, [&] { slots.setActive(true); }));
-        QCOMPARE(slots.phase(), ServerSlots::Phase::Failed);
-        QCOMPARE(slots.status(), QStringLiteral("Slots: %1 accepted the request but sent nothing for 0.3 s; the request was given up.").arg(server.url()));
+        ServerSlots view;
+        view.setTimeouts({2000, 300, 300});
+        view.setServer(serverAt(server));
+        QVERIFY(nextReply(view, [&] { view.setActive(true); }));
+        QCOMPARE(view.phase(), ServerSlots::Phase::Failed);
+        QCOMPARE(view.status(), QStringLiteral("Slots: %1 accepted the request but sent nothing for 0.3 s; the request was given up.").arg(server.url()));
     }
 };
 
