@@ -106,6 +106,8 @@ public:
     Q_INVOKABLE void connectToServer(const QString& url, const QString& apiKey, const QString& model);
     BackendAbilities abilities() const;
     QString serverUrl() const;
+    // The server in use (its address and credentials), or none while no server is connected.
+    std::optional<RemoteServer> connectedServer() const;
     QStringList reportedStages() const;
     QStringList serverModels() const { return serverModels_; }
     QString serverError() const { return serverError_; }

@@ -24,6 +24,11 @@ QStringList EngineController::reportedStages() const {
     return {all.first()};
 }
 
+std::optional<RemoteServer> EngineController::connectedServer() const {
+    if (!model_ || backend_ != remote_) return std::nullopt;
+    return remote_->session().server();
+}
+
 std::optional<std::string> EngineController::tokenBytes(int32_t id) const {
     auto t = tokenText(id);
     return t ? std::optional<std::string>(std::move(t->bytes)) : std::nullopt;

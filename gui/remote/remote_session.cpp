@@ -11,35 +11,11 @@
 namespace inferscope {
 namespace {
 
-QNetworkRequest requestFor(const RemoteServer& server, const QString& path) {
-    QUrl url = server.base;
-    url.setPath(url.path() + path);
-    QNetworkRequest r(url);
-    r.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
-    // The key, or else the address's user info as HTTP Basic credentials (a reverse proxy's).
-    if (!server.apiKey.isEmpty()) r.setRawHeader("Authorization", "Bearer " + server.apiKey.toUtf8());
-    else if (!server.userInfo.isEmpty()) r.setRawHeader("Authorization", "Basic " + server.userInfo.toUtf8().toBase64());
-    // Only to the same scheme, host and port: a redirect elsewhere would carry the key there.
-    r.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::SameOriginRedirectPolicy);
-    r.setMaximumRedirectsAllowed(5);
-    return r;
-}
-
 // "1 token", "3 tokens" (the app ships no translations: %n's "(s)" would show).
 QString tokenCount(int n) { return n == 1 ? RemoteSession::tr("1 token") : RemoteSession::tr("%1 tokens").arg(n); }
 
 bool isEventStream(const QNetworkReply* reply) {
     return reply->header(QNetworkRequest::ContentTypeHeader).toString().startsWith(QLatin1String("text/event-stream"));
-}
-
-// Where a refused redirect pointed, as scheme://host:port only (a path or query may hold anything).
-QString redirectTarget(const QNetworkReply* reply) {
-    const QByteArray location = reply->rawHeader("Location").left(2048);
-    const QUrl target = reply->url().resolved(QUrl::fromEncoded(location));
-    if (!target.isValid() || target.host().isEmpty()) return {};
-    QString where = target.scheme() + QLatin1String("://") + target.host();
-    if (target.port() > 0) where += QLatin1Char(':') + QString::number(target.port());
-    return where.left(200);
 }
 
 QJsonObject chatBody(const QString& model, const RemoteChatRequest& request) {
@@ -119,12 +95,7 @@ QString RemoteSession::userInfoOf(const QString& text) {
 QString RemoteSession::httpError(QNetworkReply* reply, const QByteArray& body) const {
     const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
     const QString where = server_.base.toString();
-    if (reply->error() == QNetworkReply::InsecureRedirectError || reply->error() == QNetworkReply::TooManyRedirectsError) {
-        const QString target = redirectTarget(reply);
-        return target.isEmpty() || reply->error() == QNetworkReply::TooManyRedirectsError
-            ? tr("%1 redirected the request too many times; it was given up.").arg(where)
-            : tr("%1 redirected the request to another server (%2). Redirects are followed only on the same server, so that the API key stays with %1; connect to %2 directly if you trust it.").arg(where, target);
-    }
+    if (const QString redirect = redirectProblem(reply, where); !redirect.isEmpty()) return redirect;
     const QString said = errorMessageOf(body);
     if (status == 401)
         return server_.apiKey.isEmpty() ? tr("%1 needs an API key (401 Unauthorized)%2").arg(where, said.isEmpty() ? QString() : ": " + said)
@@ -147,7 +118,7 @@ void RemoteSession::listModels(const RemoteServer& server) {
         emit modelsFailed(tr("Not a server address: give one like http://127.0.0.1:8080"));
         return;
     }
-    QNetworkReply* reply = network_.get(requestFor(server, QStringLiteral("/v1/models")));
+    QNetworkReply* reply = network_.get(remoteRequest(server, QStringLiteral("/v1/models")));
     reply->setReadBufferSize(kReadBufferBytes);
     modelsReply_ = reply;
     modelsGuard_ = new ReplyGuard(reply, timeouts_, kMaxModelListBytes);
@@ -210,7 +181,7 @@ void RemoteSession::startChat(quint64 jobId, const RemoteChatRequest& request) {
     tooMany_.clear();
     maxSteps_ = std::max<int32_t>(0, request.maxTokens) + kExtraTokens;
     const QByteArray body = QJsonDocument(chatBody(server_.model, request)).toJson(QJsonDocument::Compact);
-    QNetworkRequest r = requestFor(server_, QStringLiteral("/v1/chat/completions"));
+    QNetworkRequest r = remoteRequest(server_, QStringLiteral("/v1/chat/completions"));
     r.setRawHeader("Accept", "text/event-stream");
     clock_.start();
     reply_ = network_.post(r, body);

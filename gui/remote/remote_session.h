@@ -10,7 +10,7 @@
 // Cancelled with what arrived. GUI thread only; one answer at a time.
 //
 // The server is not trusted: redirects are followed only to the same scheme, host and port (the
-// API key never leaves the server it was given for); every reply has deadlines and a byte cap
+// API key never leaves the server it was given for: remote_request.h); every reply has deadlines and a byte cap
 // (reply_guard.h); a model list is at most 4 MiB, an error body is read up to 64 KiB, an answer
 // sent whole up to 16 MiB, a stream up to 128 MiB and 64 tokens past the ones asked for, each
 // event up to 1 MiB (openai_stream_parser.h). Past a limit the connection is closed and the
@@ -27,19 +27,13 @@
 
 #include "engine/engine_types.h"
 #include "remote/openai_stream_parser.h"
+#include "remote/remote_request.h"  // RemoteServer, the requests' credentials and redirect policy
 #include "remote/reply_guard.h"
 #include "remote/remote_vocabulary.h"
 
 class QNetworkReply;
 
 namespace inferscope {
-
-struct RemoteServer {
-    QUrl base;        // scheme, host, port and any path before /v1 ("http://127.0.0.1:8080"), no user info
-    QString apiKey;   // "" = none
-    QString model;    // the id from /v1/models
-    QString userInfo; // "user:password" given in the address: this run's HTTP credentials, never stored
-};
 
 struct RemoteChatRequest {
     std::vector<std::pair<QString, QString>> messages;  // (role: "system" | "user" | "assistant", content)

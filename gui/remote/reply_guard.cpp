@@ -52,9 +52,12 @@ void ReplyGuard::exceeded(qint64 cap) {
 }
 
 void ReplyGuard::trip(Problem p) {
-    if (problem_ != Problem::None || reply_->isFinished()) return;
+    if (problem_ != Problem::None) return;
     problem_ = p;
     timer_.stop();
+    // A reply that has ended (its last bytes read in the reader's finished handler) has nothing
+    // left to stop, but went past the cap all the same: the reader still hears why.
+    if (reply_->isFinished()) return;
     // After the reader's turn: it may be inside its readyRead handler. finished() follows, with
     // OperationCanceledError, and the reader asks problem() first.
     QMetaObject::invokeMethod(reply_, &QNetworkReply::abort, Qt::QueuedConnection);

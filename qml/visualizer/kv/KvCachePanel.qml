@@ -22,6 +22,8 @@ ScrollView {
     // Hidden (another tab, or the inspector closed), the panel does no work per batch.
     property KvCacheView view: KvCacheView { engine: EngineController; active: panel.visible }
     property KvCalculatorModel calculator: KvCalculatorModel { engine: EngineController }
+    // A server's slots, asked for only while the panel is on screen and a server is connected.
+    property ServerSlots serverSlots: ServerSlots { engine: EngineController; active: panel.visible && EngineController.abilities.overNetwork }
 
     ColumnLayout {
         width: panel.availableWidth - 3 * Theme.spacing
@@ -61,9 +63,16 @@ ScrollView {
             Layout.preferredWidth: 100  // fills the row; its unwrapped width must not drive the layout
             wrapMode: Text.Wrap
             color: Theme.muted
-            text: EngineController.hasModel && !EngineController.abilities.showsCache
+            text: panel.serverSlots.phase === ServerSlots.Live
+                  ? qsTr("%1 runs on a server, which does not show its KV cache position by position; what it reports of its slots is below. The calculator works out the cache of any published shape.").arg(EngineController.loaded.name)
+                  : EngineController.hasModel && !EngineController.abilities.showsCache
                   ? qsTr("%1 runs on a server, which does not expose its KV cache: no cache figures are shown for it. The calculator below works out the cache of any published shape.").arg(EngineController.loaded.name)
                   : qsTr("Load a model to see its KV cache fill as it reads the prompt and generates. The calculator below works without one.")
+        }
+        ServerSlotsCard {
+            serverSlots: panel.serverSlots
+            visible: EngineController.abilities.overNetwork
+            Layout.fillWidth: true
         }
 
         KvCacheMap { view: panel.view; visible: panel.view.shape.hasCache; Layout.fillWidth: true }
