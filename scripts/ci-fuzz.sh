@@ -93,6 +93,8 @@ fuzz_parser fuzz_grammar "${FUZZ_GRAMMAR_SECONDS:-30}" fuzz/grammar_seeds fuzz/g
 fuzz_parser fuzz_request_head "${FUZZ_HEAD_SECONDS:-20}" fuzz/head_seeds fuzz/http.dict 20000 "the request head and its policy"
 # The app's reader of a server's streamed answer (gui/remote/openai_stream_parser.cpp).
 fuzz_parser fuzz_openai_stream "${FUZZ_STREAM_SECONDS:-20}" fuzz/sse_seeds fuzz/sse.dict 65536 "the app's OpenAI stream parser"
+# The app's reader of a server's slot report (gui/remote/slot_report.cpp), up to the 64 KiB it is read with.
+fuzz_parser fuzz_slot_report "${FUZZ_SLOTS_SECONDS:-15}" fuzz/slots_seeds fuzz/slots.dict 65536 "the app's slot report reader"
 # The model catalog's readers of other tools' files and our header cache (catalog/source_files.cpp,
 # header_cache.cpp), up to the 1 MiB such a file is read with; and of what the hub sends
 # (catalog/hub_responses.cpp, a GGUF header from a prefix), up to the 8 MiB a listing may take.

@@ -4,17 +4,17 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLocale>
 #include <cmath>
 #include <optional>
 #include <set>
-
-#include "app/units.h"
 
 namespace inferscope {
 namespace {
 
 QString tr(const char* text) { return QCoreApplication::translate("ServerSlots", text); }
-QString count(int64_t n) { return groupedCount(uint64_t(n)); }
+// "4,096", as the app's units print counts (Qt Core only: the fuzz target links no QML).
+QString count(int64_t n) { return QLocale(QLocale::English, QLocale::UnitedStates).toString(qlonglong(n)); }
 
 std::optional<int64_t> wholeNumber(const QJsonValue& v, int64_t max) {
     if (!v.isDouble()) return std::nullopt;

@@ -309,9 +309,9 @@ private slots:
         QTest::addColumn<QByteArray>("reply");
         QTest::addColumn<QString>("expected");  // the status: "%1" is the server's address
         const QString refused = QStringLiteral("%1 sent a slot report this app refuses: %2. Nothing of it is shown.");
-        QByteArray big = R"({"slots":[],"pad":")" + QByteArray(100 << 10, 'x') + R"("})";
+        QByteArray big = "{\"slots\":[],\"pad\":\"" + QByteArray(100 << 10, 'x') + "\"}";
         QTest::newRow("too big") << http("200 OK", big)
-                                 << QStringLiteral("Slots: %1 sent more than 64 KB, more than any answer needs; the connection was closed.");
+                                 << QStringLiteral("Slots: %1 sent more than 64 kB, more than any answer needs; the connection was closed.");
         QTest::newRow("a count as text") << http("200 OK", withSlotField("kv_tokens", "120"))
                                          << refused.arg(QStringLiteral("%1"), QStringLiteral("slot 0's \u201ckv_tokens\u201d is missing or not a whole number from 0 to 16,777,216"));
         QTest::newRow("a negative count") << http("200 OK", withSlotField("requests", -1))
@@ -322,7 +322,7 @@ private slots:
                                              << refused.arg(QStringLiteral("%1"), QStringLiteral("slot 0's \u201cstate\u201d is neither \u201cidle\u201d nor \u201cgenerating\u201d"));
         QTest::newRow("more tokens than the share") << http("200 OK", withSlotField("kv_tokens", kShare + 1))
                                                     << refused.arg(QStringLiteral("%1"), QStringLiteral("slot 0 holds 257 tokens in a share of 256"));
-        QByteArray thousand = R"({"slots":[)";
+        QByteArray thousand = "{\"slots\":[";
         for (int i = 0; i < 1000; ++i) thousand += i ? ",{}" : "{}";
         thousand += "]}";
         QTest::newRow("1000 slots") << http("200 OK", thousand)
@@ -337,7 +337,7 @@ private slots:
                                                        << refused.arg(QStringLiteral("%1"), QStringLiteral("\u201clargest_batch\u201d is missing or not a whole number from 0 to 2"));
         QTest::newRow("not JSON") << http("200 OK", "<html>SECRET-BODY</html>") << refused.arg(QStringLiteral("%1"), QStringLiteral("it is not JSON"));
         QTest::newRow("an error page") << http("500 Internal Server Error", "SECRET-BODY") << QStringLiteral("%1 answered HTTP 500 to GET /slots.");
-        QTest::newRow("a refused key") << http("401 Unauthorized", R"({"error":{"message":"SECRET-BODY"}})")
+        QTest::newRow("a refused key") << http("401 Unauthorized", "{\"error\":{\"message\":\"SECRET-BODY\"}}")
                                        << QStringLiteral("%1 refused the API key for its slots (HTTP 401).");
     }
 
