@@ -21,8 +21,15 @@ namespace onednn {
 using dnnl::memory;
 using dt = memory::data_type;
 
-inline constexpr int64_t kF32Chunks[] = {128, 64, 32};                   // fixed-M f32 prefill primitives
+// Fixed-M f32/bf16 prefill primitives: m is cut into the first three greedily, what is left is
+// zero-padded to the smallest chunk that holds it (from kPadFromRows rows).
+inline constexpr int64_t kF32Chunks[] = {128, 64, 32, 16};
 inline constexpr int64_t kInt8Chunks[] = {128, 64, 32, 16, 8, 4, 2, 1};  // fixed-M s8 primitives (any m)
+// Rows left after the fixed chunks from which they are zero-padded to the smallest chunk rather
+// than run at runtime M (gemm:jit on a strided destination). TinyLlama F16 on AVX-512, 2 threads:
+// runtime M took 26-42 ms a row (pp8 206 ms, pp9 224, pp21 882, pp31 967), the 16-row chunk
+// 256-287 ms and the 32-row one 353 ms (one round each).
+inline constexpr int64_t kPadFromRows = 12;
 inline constexpr int64_t kWidenRows = 256;  // BF16/F16 weight rows widened to f32 per matmul call (2 MiB at K = 2048)
 
 // A primitive with memory objects made once and re-pointed (set_data_handle) at every call.
@@ -71,6 +78,8 @@ struct ComputeDevice::Impl {
     std::map<std::tuple<int64_t, int64_t, dt>, dnnl::matmul> gpuPrims;     // (K, N, act type)
     AlignedBuffer<float> widened;      // [kWidenRows][K] f32 weights being multiplied (prefill)
     AlignedBuffer<float> blockOut;     // [128][kWidenRows] one chunk's outputs for those rows
+    AlignedBuffer<float> padIn;        // the last rows of x, zero-padded to a fixed chunk
+    AlignedBuffer<float> padOut;       // [chunk][nb] that chunk's outputs
     AlignedBuffer<uint16_t> widenedBf16;  // [kWidenRows][K] quantized rows decoded to bf16 (nativeBf16)
     AlignedBuffer<int8_t> srcS8;       // [m][K] quantized activations
     AlignedBuffer<float> srcScales;    // [m]

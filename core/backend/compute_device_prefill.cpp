@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <span>
 
 #include "backend/compute_device_impl.h"
 #include "gguf/quant_blocks.h"
@@ -77,13 +78,14 @@ void ComputeDevice::Impl::run(Matmul& mm, const void* src, const void* wei, floa
 
 // y[m][ld] columns [0, nb) = x[m][k] · wᵀ for w [nb][k] as stored, x and w both f32 or both bf16:
 // fixed-M chunks (each into blockOut first when ld != nb: fixed-M brgemm wants a contiguous
-// destination, a strided one fell back to gemm:jit, measured 15-25% slower), runtime M for the rest.
+// destination, a strided one fell back to gemm:jit, measured 15-25% slower); the rest zero-padded to
+// the smallest chunk from kPadFromRows rows, runtime M below that.
 void ComputeDevice::Impl::matmulChunks(dt type, const void* w, int64_t nb, int64_t ld, int64_t k, const void* x, int64_t m, float* y) {
     const size_t xRow = size_t(k) * (type == dt::bf16 ? 2 : 4);
     auto xAt = [&](int64_t r) { return static_cast<const uint8_t*>(x) + size_t(r) * xRow; };
     auto fixed = [&](int64_t chunk) -> Matmul& { return type == dt::bf16 ? bf16Fixed_(k, nb, chunk) : f32Fixed_(k, nb, chunk); };
     int64_t r = 0;
-    for (int64_t chunk : kF32Chunks)
+    for (int64_t chunk : std::span(kF32Chunks).first(3))
         for (; m - r >= chunk; r += chunk) {
             if (ld == nb) {
                 run(fixed(chunk), xAt(r), w, y + r * ld);
@@ -93,8 +95,21 @@ void ComputeDevice::Impl::matmulChunks(dt type, const void* w, int64_t nb, int64
 #pragma omp parallel for schedule(static) num_threads(nThreads()) if (chunk * nb > 16384)
             for (int64_t i = 0; i < chunk; ++i) std::memcpy(y + (r + i) * ld, blockOut.data() + i * nb, size_t(nb) * sizeof(float));
         }
+    const int64_t rest = m - r;
+    if (rest >= kPadFromRows) {  // zero-padded to the smallest fixed chunk; the padding's outputs are dropped
+        const int64_t chunk = rest <= kF32Chunks[3] ? kF32Chunks[3] : kF32Chunks[2];
+        const size_t inBytes = size_t(chunk) * xRow;
+        if (padIn.bytes() < inBytes) padIn.allocate((inBytes + sizeof(float) - 1) / sizeof(float));
+        if (padOut.size() < size_t(chunk * nb)) padOut.allocate(size_t(chunk * nb));
+        auto* in = reinterpret_cast<uint8_t*>(padIn.data());
+        std::memcpy(in, xAt(r), size_t(rest) * xRow);
+        std::memset(in + size_t(rest) * xRow, 0, size_t(chunk - rest) * xRow);
+        run(fixed(chunk), in, w, padOut.data());
+#pragma omp parallel for schedule(static) num_threads(nThreads()) if (rest * nb > 16384)
+        for (int64_t i = 0; i < rest; ++i) std::memcpy(y + (r + i) * ld, padOut.data() + i * nb, size_t(nb) * sizeof(float));
+        return;
+    }
     if (r < m) {
-        const int64_t rest = m - r;
         memory src(memory::desc({rest, k}, type, {k, 1}), engine, const_cast<uint8_t*>(xAt(r)));
         memory wei(memory::desc({k, nb}, type, {1, k}), engine, const_cast<void*>(w));
         memory dst(memory::desc({rest, nb}, dt::f32, {ld, 1}), engine, y + r * ld);
