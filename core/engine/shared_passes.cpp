@@ -75,8 +75,14 @@ bool SharedPasses::everyWaitedForIsPending() const {
     return true;
 }
 
+// The gather wait runs from the later of the oldest pass's arrival and the end of the last step:
+// passes that queued while a step computed do not run the moment it ends, without the sessions
+// that step served, whose next passes are about to come (that split 4 sessions into two batches
+// of 2 that took turns, each always ready first).
+Clock::time_point SharedPasses::gatherDeadline() const { return std::max(decodes_.front()->queued, stepEnded_) + gather_; }
+
 bool SharedPasses::decodesReady() const {
-    return !decodes_.empty() && (everyWaitedForIsPending() || Clock::now() >= decodes_.front()->queued + gather_);
+    return !decodes_.empty() && (everyWaitedForIsPending() || Clock::now() >= gatherDeadline());
 }
 
 namespace {
@@ -140,7 +146,7 @@ void SharedPasses::loop() {
         if (quit_ && decodes_.empty() && others_.empty()) return;
         if (others_.empty() && !decodesReady()) {
             if (decodes_.empty()) wake_.wait(lock);
-            else wake_.wait_until(lock, decodes_.front()->queued + gather_);
+            else wake_.wait_until(lock, gatherDeadline());
             continue;
         }
         std::vector<Pass*> decodes;
@@ -169,6 +175,7 @@ void SharedPasses::loop() {
         const auto us = uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
 
         lock.lock();
+        stepEnded_ = Clock::now();
         stats_.steps += 1;
         stats_.computeUs += us;
         if (!decodes.empty()) {

@@ -7,8 +7,8 @@
 //     endDecoding) wait until every session that is decoding has one pending, then run as one
 //     LlamaModel::decodeBatch: each weight read once for all. A session
 //     busy elsewhere (a client that does not read its stream blocks its thread) holds the others up
-//     for `gather` at most, once: a batch run without it no longer waits for it until its next pass
-//     arrives.
+//     for `gather` at most (counted from the later of the first pending pass and the last step's
+//     end), once: a batch run without it no longer waits for it until its next pass arrives.
 //   - Other passes (a prompt's chunk of up to the context's batch, a verification of several rows)
 //     run one per step, first come first served, after that step's decode batch: a long prompt is
 //     prefilled chunk by chunk while the running streams keep their pace (chunked prefill).
@@ -100,6 +100,8 @@ private:
     std::deque<Pass*> decodes_, others_;
     bool everyWaitedForIsPending() const;  // under mutex_
     bool decodesReady() const;             // under mutex_
+    std::chrono::steady_clock::time_point gatherDeadline() const;  // under mutex_, decodes_ not empty
+    std::chrono::steady_clock::time_point stepEnded_{};            // when the last step's compute ended
     std::vector<const LlamaContext*> decoding_;  // the sessions decoding
     std::vector<const LlamaContext*> waitFor_;   // of which those a batch waits for
     std::vector<std::pair<const LlamaContext*, int32_t>> extents_;  // extentOf
