@@ -223,7 +223,7 @@ void ComputeDevice::linear(const Linear& w, const float* x, int64_t m, float* y)
 
 int ComputeDevice::exactRows(std::span<const Linear* const> ws) const {
     if (isGpu_) return 1;
-    int rows = kGemvMaxRows;
+    int rows = kGemvPlainMaxRows;
     for (const Linear* w : ws) {
         if (w->format_ == WeightFormat::S8) continue;
         const auto* st = static_cast<const LinearState*>(w->state_.get());
@@ -248,7 +248,9 @@ void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x
     for (size_t i = 0; i < ws.size(); ++i) {
         const Linear& w = *ws[i];
         auto* st = static_cast<LinearState*>(w.state_.get());
-        if (w.format_ != WeightFormat::S8 && m <= kGemvMaxRows && nTasks < std::size(tasks)) {
+        const bool plain = w.format_ == WeightFormat::F32 || w.format_ == WeightFormat::BF16 || w.format_ == WeightFormat::F16;
+        const bool gemvRows = plain ? m <= kGemvPlainMaxRows : w.format_ != WeightFormat::S8 && m <= kGemvMaxRows;
+        if (gemvRows && nTasks < std::size(tasks)) {
             tasks[nTasks++] = GemvTask{st->plain, w.format_, w.rows_, w.cols_, ys[i], w.blockType_};
             continue;
         }

@@ -40,7 +40,7 @@ public:
     // 63 on one side, none beyond the quantization step with 63 on both (191·63·2 fits).
     int int8Levels() const { return int8Levels_; }
     int threads() const { return nThreads_; }
-    // Prefill (m > kGemvMaxRows) multiplies BF16 weights, and quantized blocks decoded to bf16, by
+    // Prefill (m past the GEMV's rows) multiplies BF16 weights, and quantized blocks decoded to bf16, by
     // x rounded to bf16 (round to nearest even, f32 accumulation), as ggml does for BF16 weights: on a CPU with AMX, where oneDNN's
     // bf16 matmul runs several times its f32 one. Elsewhere, and in decode, x stays f32.
     bool bf16Activations() const;
@@ -59,7 +59,8 @@ public:
                               ComputeType compute);
 
     // y[m, N] = x[m, K] · Wᵀ, row-major f32 in and out (any m >= 1).
-    //   m <= kGemvMaxRows (decode): hand-written GEMV (gemv.h), no allocation, no oneDNN call
+    //   m <= kGemvMaxRows (decode; kGemvPlainMaxRows for F32/BF16/F16 weights): hand-written GEMV
+    //   (gemv.h), no allocation, no oneDNN call
     //   larger m (prefill): oneDNN. F32: fixed-M brgemm primitives (M = 128, 64, 32 chunks, runtime
     //   M for the rest) on the weights as stored; BF16 weights on a CPU with AMX
     //   (bf16Activations): bf16 × bf16 brgemm on the weights as stored, x rounded to
@@ -73,7 +74,8 @@ public:
     void linearMany(std::span<const Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys);
     // The most rows of x a linear/linearMany call on ws may take while each row's y stays bit for
     // bit what the call with that row alone (m = 1, a decode step) gives: the decode GEMV's
-    // gemvExactRows (gemv.h; kGemvMaxRows, or 2 for the K-quant integer kernels); Int8 too (oneDNN's
+    // gemvExactRows (gemv.h; kGemvPlainMaxRows for F32/BF16/F16, kGemvMaxRows for the block
+    // formats, 2 for the K-quant integer kernels); Int8 kGemvPlainMaxRows too (oneDNN's
     // s8 × s8 sums are exact integers, the scales applied per element); 1 on a GPU, where every m
     // goes through one oneDNN matmul whose summation order may depend on m.
     int exactRows(std::span<const Linear* const> ws) const;

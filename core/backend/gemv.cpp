@@ -38,6 +38,21 @@ int64_t rowBytesOf(const GemvTask& t) {
     return t.k / info.blockSize * info.typeSize;
 }
 
+// More than 4 rows of x (up to kGemvPlainMaxRows, F32/BF16/F16): 16 weight rows at a time are
+// multiplied by x's first 4 rows, then, from the cache, by the others, so the weights come from
+// memory once. Each row's sums are those of the 4-row (and 1-row) kernel: the same bits.
+template <class Rows>
+void rowsPastFour(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, const float* xs, Rows&& rowsOf) {
+    GemvTask rest = t;
+    rest.y = t.y + 4 * t.n;
+    const int64_t k = t.k;
+    for (int64_t n = n0; n < n1; n += 16) {
+        const int64_t end = std::min(n + 16, n1);
+        rowsOf(t, x, 4, n, end, xs);
+        rowsOf(rest, x + 4 * k, m - 4, n, end, xs ? xs + 4 * k : nullptr);
+    }
+}
+
 #ifdef INFERSCOPE_GEMV_AVX512
 
 // 16 weights from row w at column c as f32 (masked: columns past the row's end read as 0).
@@ -290,7 +305,10 @@ void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, 
         case 1: rowsOf<1>(t, x, n0, n1, xs); break;
         case 2: rowsOf<2>(t, x, n0, n1, xs); break;
         case 3: rowsOf<3>(t, x, n0, n1, xs); break;
-        default: rowsOf<4>(t, x, n0, n1, xs); break;
+        case 4: rowsOf<4>(t, x, n0, n1, xs); break;
+        default: rowsPastFour(t, x, m, n0, n1, xs, [](const GemvTask& tt, const float* xx, int64_t mm, int64_t a, int64_t b, const float* s) {
+            rows(tt, xx, mm, a, b, s);
+        });
     }
 }
 
@@ -326,7 +344,10 @@ void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, 
         case 1: rows<1>(t, x, n0, n1, xs); break;
         case 2: rows<2>(t, x, n0, n1, xs); break;
         case 3: rows<3>(t, x, n0, n1, xs); break;
-        default: rows<4>(t, x, n0, n1, xs); break;
+        case 4: rows<4>(t, x, n0, n1, xs); break;
+        default: rowsPastFour(t, x, m, n0, n1, xs, [](const GemvTask& tt, const float* xx, int64_t mm, int64_t a, int64_t b, const float* s) {
+            rows(tt, xx, mm, a, b, s);
+        });
     }
 }
 #endif

@@ -13,7 +13,10 @@
 
 namespace inferscope {
 
-inline constexpr int kGemvMaxRows = 4;  // rows of x one call takes
+inline constexpr int kGemvMaxRows = 4;  // rows of x one call takes, any format
+// Rows of x one call takes when every task is F32, BF16 or F16: a decode step of up to 8 sequences
+// reads those weights once (8 rows in two calls of 4 read them twice).
+inline constexpr int kGemvPlainMaxRows = 8;
 
 struct GemvTask {
     const void* w = nullptr;  // [n][k] of `type`
@@ -23,7 +26,8 @@ struct GemvTask {
     uint32_t blockType = 0;   // Blocks: the GgmlType id of the stored blocks
 };
 
-// Runs every task on the same x [m][k] (m = 1..kGemvMaxRows), on up to nThreads OpenMP threads
+// Runs every task on the same x [m][k] (m = 1..kGemvMaxRows; up to kGemvPlainMaxRows when no task
+// is Blocks), on up to nThreads OpenMP threads
 // (one when the whole job is too small to pay for the fork). No allocation after a thread's first
 // call.
 // Runs in the active kernel set (common/kernel_set.h).
@@ -33,7 +37,7 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
 // on: the kernels compute every row of x on its own (no sum mixes rows; per-row rounding of x for
 // the block formats; the thread split is by weight rows), so with up to gemvExactRows(t) rows in a
 // call each row's y is bit for bit what a call with that row alone gives, whatever the other rows
-// hold. That is kGemvMaxRows for every format, except where a kernel's summation order changes
+// hold. That is kGemvPlainMaxRows for F32/BF16/F16, kGemvMaxRows for the block formats, except where a kernel's summation order changes
 // with the row count: the K-quant integer kernels (Q4_K, Q5_K, Q6_K in the avx2 and avx512 sets)
 // keep 4 accumulators per row for 1-2 rows and 2 for 3-4 (AVX2's 16 registers), so 2 there
 // (kKQuantExactRows, gemv_kquants.h). Asked of the active kernel set.

@@ -1,6 +1,6 @@
 // Engine::decodeSpeculative: generation's decode loop under speculative decoding (speculative.h).
 // Each round: draft up to k tokens (the draft model, or prompt lookup), run the pending token and
-// the draft through the model in passes of at most kGemvMaxRows rows (LlamaModel::exactDecodeRows), then walk the draft with
+// the draft through the model in passes of at most LlamaModel::exactDecodeRows rows, then walk the draft with
 // exact speculative sampling; the model's cache is cut back to what was accepted.
 #include <fmt/format.h>
 

@@ -14,7 +14,7 @@
 // tokens that followed the most recent earlier occurrence of the sequence's last n tokens, a point
 // mass (q = 1 for the proposed token), no second model.
 //
-// Verification runs the pending token and the draft in passes of at most kGemvMaxRows rows (the
+// Verification runs the pending token and the draft in passes of at most LlamaModel::exactDecodeRows rows (the
 // decode kernels, row for row the arithmetic of one-token decode steps; 2 rows for files with
 // K-quant matrices, whose kernels sum 3 or 4 rows in another order: LlamaModel::exactDecodeRows),
 // so the logits each verified position sees are those plain decoding would have computed.

@@ -311,10 +311,10 @@ namespace inferscope {
 
 void LlamaModel::warmUp(LlamaContext& ctx) {
     // One decode pass, then a batch that takes the prefill path (larger than the GEMV's rows).
-    const int32_t batch = std::min({ctx.maxBatch(), ctx.cache().capacity(), int32_t(kGemvMaxRows + 4)});
+    const int32_t batch = std::min({ctx.maxBatch(), ctx.cache().capacity(), int32_t(kGemvPlainMaxRows + 4)});
     std::vector<int32_t> tokens(size_t(batch), 0);
     forward(ctx, std::span(tokens).first(1), 0, CellOrigin::Prompt);
-    if (batch > kGemvMaxRows) forward(ctx, tokens, 0, CellOrigin::Prompt);
+    if (batch > kGemvPlainMaxRows) forward(ctx, tokens, 0, CellOrigin::Prompt);
     ctx.cache().truncate(0);
     ctx.cache().resetCounters();
 }

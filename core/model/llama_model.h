@@ -141,8 +141,8 @@ public:
     // One decode step of B independent sequences (a server's slots, each with its own context):
     // every sequence's token runs at its own position against its own KV cache, and its logits
     // [n_vocab] are put in logits[i] (ctx's buffer: valid until that context's next pass). The
-    // matrix multiplies take the B rows together, in groups of ComputeDevice::exactRows (4; 2 for
-    // K-quant matrices; 1 on a GPU), so each weight is read once per group instead of once per
+    // matrix multiplies take the B rows together, in groups of ComputeDevice::exactRows (8 for
+    // F32/BF16/F16 and Int8, 4 for the block formats, 2 for K-quant matrices; 1 on a GPU), so each weight is read once per group instead of once per
     // sequence (decode is bandwidth-bound); embedding, norms, RoPE, the cache write, attention and
     // the activations run per sequence, on its own context, through the steps forward() runs.
     // Exactness (CPU, every kernel set): each sequence's logits and the K/V written into its cache

@@ -70,8 +70,8 @@ Result<void> LlamaModel::decodeBatch(std::span<const DecodeSequence> batch, std:
         for (size_t j = 0; j < i; ++j) assert(batch[j].ctx != batch[i].ctx && "one context per sequence");
     }
     // Staging for one group: inputs up to the widest K, outputs up to the widest sum of N.
-    const size_t inFloats = size_t(kGemvMaxRows) * size_t(std::max({hp.nEmbd, hp.qDim(), hp.nFf}));
-    const size_t outFloats = size_t(kGemvMaxRows) * size_t(std::max({hp.qDim() + 2 * hp.kvDim(), 2 * hp.nFf, hp.nEmbd, hp.nVocab}));
+    const size_t inFloats = size_t(kGemvPlainMaxRows) * size_t(std::max({hp.nEmbd, hp.qDim(), hp.nFf}));
+    const size_t outFloats = size_t(kGemvPlainMaxRows) * size_t(std::max({hp.qDim() + 2 * hp.kvDim(), 2 * hp.nFf, hp.nEmbd, hp.nVocab}));
     try {
         if (batchX_.size() < inFloats) batchX_.allocate(inFloats);
         if (batchY_.size() < outFloats) batchY_.allocate(outFloats);

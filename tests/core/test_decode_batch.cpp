@@ -289,8 +289,9 @@ TEST_P(DecodeBatchIsolation, FinishingOrTruncatingOneSlotLeavesTheOthers) {
     expectSameCacheBytes(slots[0].ctx->cache(), aloneContexts_[0]->cache());
 }
 
-// The group sizes the batch takes: 4 rows, 2 for K-quant matrices where an integer kernel runs them.
-TEST(DecodeBatchGroups, KQuantMatricesGoTwoRowsAtATimeOthersFour) {
+// The group sizes the batch takes: 8 rows for F32/BF16/F16 (and Int8, exact in oneDNN), 4 for the
+// block formats, 2 for K-quant matrices where an integer kernel runs them.
+TEST(DecodeBatchGroups, KQuantMatricesGoTwoRowsAtATimeBlocksFourPlainEight) {
     auto device = ComputeDevice::create(DeviceKind::Cpu, 2);
     ASSERT_TRUE(device);
     auto exactRows = [&](const std::string& path, ComputePrecision precision) {
@@ -306,8 +307,8 @@ TEST(DecodeBatchGroups, KQuantMatricesGoTwoRowsAtATimeOthersFour) {
         }
         return (*model)->exactDecodeRows();
     };
-    EXPECT_EQ(exactRows(kStories, ComputePrecision::Auto), 4);
-    EXPECT_EQ(exactRows(kStories, ComputePrecision::Int8), 4);
+    EXPECT_EQ(exactRows(kStories, ComputePrecision::Auto), 8);
+    EXPECT_EQ(exactRows(kStories, ComputePrecision::Int8), 8);
     INFERSCOPE_SHARED_FILE_OR_SKIP(kquant, "models/quant/stories260K-wide-Q4_K_M.gguf");
     EXPECT_EQ(exactRows(kquant, ComputePrecision::Auto), activeKernelSet() == KernelSet::Portable ? 4 : 2);
     INFERSCOPE_SHARED_FILE_OR_SKIP(q8, "models/quant/stories260K-wide-Q8_0.gguf");
