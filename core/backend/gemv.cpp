@@ -42,14 +42,14 @@ int64_t rowBytesOf(const GemvTask& t) {
 // multiplied by x's first 4 rows, then, from the cache, by the others, so the weights come from
 // memory once. Each row's sums are those of the 4-row (and 1-row) kernel: the same bits.
 template <class Rows>
-void rowsPastFour(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, const float* xs, Rows&& rowsOf) {
+void rowsPastFour(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, const float* xs, Rows&& upToFour) {
     GemvTask rest = t;
     rest.y = t.y + 4 * t.n;
     const int64_t k = t.k;
     for (int64_t n = n0; n < n1; n += 16) {
         const int64_t end = std::min(n + 16, n1);
-        rowsOf(t, x, 4, n, end, xs);
-        rowsOf(rest, x + 4 * k, m - 4, n, end, xs ? xs + 4 * k : nullptr);
+        upToFour(t, x, 4, n, end, xs);
+        upToFour(rest, x + 4 * k, m - 4, n, end, xs ? xs + 4 * k : nullptr);
     }
 }
 
@@ -151,17 +151,6 @@ void deinterleave(const float* x, int64_t m, int64_t k, float* xs) {
                 xs[i * k + c + j] = x[i * k + c + 2 * j];
                 xs[i * k + c + 16 + j] = x[i * k + c + 2 * j + 1];
             }
-}
-
-template <int M>
-void rows(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const float* xs) {
-    switch (t.type) {
-        case WeightFormat::F32: rowsKernel<WeightFormat::F32, M>(t, x, n0, n1, xs); break;
-        case WeightFormat::BF16: rowsKernel<WeightFormat::BF16, M>(t, x, n0, n1, xs); break;
-        case WeightFormat::F16: rowsKernel<WeightFormat::F16, M>(t, x, n0, n1, xs); break;
-        case WeightFormat::S8: break;  // int8 runs through oneDNN
-        case WeightFormat::Blocks: break;  // gemvBlockRows
-    }
 }
 
 #elif defined(INFERSCOPE_GEMV_AVX2)
@@ -271,17 +260,6 @@ void rowsKernel(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const
     for (; n < n1; ++n) blockOf(n, std::integral_constant<int, 1>{});
 }
 
-template <int M>
-void rowsOf(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const float* xs) {
-    switch (t.type) {
-        case WeightFormat::F32: rowsKernel<WeightFormat::F32, M>(t, x, n0, n1, xs); break;
-        case WeightFormat::BF16: rowsKernel<WeightFormat::BF16, M>(t, x, n0, n1, xs); break;
-        case WeightFormat::F16: rowsKernel<WeightFormat::F16, M>(t, x, n0, n1, xs); break;
-        case WeightFormat::S8: break;      // int8 runs through oneDNN
-        case WeightFormat::Blocks: break;  // gemvBlockRows
-    }
-}
-
 // x's rows with each 16-column block split into its 8 even then 8 odd elements (BF16 kernel);
 // columns past the last whole 16 as they are.
 void deinterleave(const float* x, int64_t m, int64_t k, float* xs) {
@@ -293,22 +271,6 @@ void deinterleave(const float* x, int64_t m, int64_t k, float* xs) {
                 xs[i * k + c + 8 + j] = x[i * k + c + 2 * j + 1];
             }
         for (int64_t c = kMain; c < k; ++c) xs[i * k + c] = x[i * k + c];
-    }
-}
-
-void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, const float* xs) {
-    if (t.type == WeightFormat::Blocks) {
-        gemvBlockRows(t, x, m, n0, n1);
-        return;
-    }
-    switch (m) {
-        case 1: rowsOf<1>(t, x, n0, n1, xs); break;
-        case 2: rowsOf<2>(t, x, n0, n1, xs); break;
-        case 3: rowsOf<3>(t, x, n0, n1, xs); break;
-        case 4: rowsOf<4>(t, x, n0, n1, xs); break;
-        default: rowsPastFour(t, x, m, n0, n1, xs, [](const GemvTask& tt, const float* xx, int64_t mm, int64_t a, int64_t b, const float* s) {
-            rows(tt, xx, mm, a, b, s);
-        });
     }
 }
 
@@ -334,17 +296,29 @@ void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, 
 }
 #endif
 
-#ifdef INFERSCOPE_GEMV_AVX512
+#if defined(INFERSCOPE_GEMV_AVX512) || defined(INFERSCOPE_GEMV_AVX2)
+// The vector sets: the kernel of this set for the format and the row count.
+template <int M>
+void rowsOf(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const float* xs) {
+    switch (t.type) {
+        case WeightFormat::F32: rowsKernel<WeightFormat::F32, M>(t, x, n0, n1, xs); break;
+        case WeightFormat::BF16: rowsKernel<WeightFormat::BF16, M>(t, x, n0, n1, xs); break;
+        case WeightFormat::F16: rowsKernel<WeightFormat::F16, M>(t, x, n0, n1, xs); break;
+        case WeightFormat::S8: break;      // int8 runs through oneDNN
+        case WeightFormat::Blocks: break;  // gemvBlockRows
+    }
+}
+
 void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, const float* xs) {
     if (t.type == WeightFormat::Blocks) {
         gemvBlockRows(t, x, m, n0, n1);
         return;
     }
     switch (m) {
-        case 1: rows<1>(t, x, n0, n1, xs); break;
-        case 2: rows<2>(t, x, n0, n1, xs); break;
-        case 3: rows<3>(t, x, n0, n1, xs); break;
-        case 4: rows<4>(t, x, n0, n1, xs); break;
+        case 1: rowsOf<1>(t, x, n0, n1, xs); break;
+        case 2: rowsOf<2>(t, x, n0, n1, xs); break;
+        case 3: rowsOf<3>(t, x, n0, n1, xs); break;
+        case 4: rowsOf<4>(t, x, n0, n1, xs); break;
         default: rowsPastFour(t, x, m, n0, n1, xs, [](const GemvTask& tt, const float* xx, int64_t mm, int64_t a, int64_t b, const float* s) {
             rows(tt, xx, mm, a, b, s);
         });
