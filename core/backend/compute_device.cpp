@@ -248,9 +248,7 @@ void ComputeDevice::linearMany(std::span<const Linear* const> ws, const float* x
     for (size_t i = 0; i < ws.size(); ++i) {
         const Linear& w = *ws[i];
         auto* st = static_cast<LinearState*>(w.state_.get());
-        const bool plain = w.format_ == WeightFormat::F32 || w.format_ == WeightFormat::BF16 || w.format_ == WeightFormat::F16;
-        const bool gemvRows = plain ? m <= kGemvPlainMaxRows : w.format_ != WeightFormat::S8 && m <= kGemvMaxRows;
-        if (gemvRows && nTasks < std::size(tasks)) {
+        if (m <= gemvMaxRows(w.format_) && nTasks < std::size(tasks)) {
             tasks[nTasks++] = GemvTask{st->plain, w.format_, w.rows_, w.cols_, ys[i], w.blockType_};
             continue;
         }

@@ -42,7 +42,7 @@ int64_t rowBytesOf(const GemvTask& t) {
 // multiplied by x's first 4 rows, then, from the cache, by the others, so the weights come from
 // memory once. Each row's sums are those of the 4-row (and 1-row) kernel: the same bits.
 template <class Rows>
-void rowsPastFour(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, const float* xs, Rows&& upToFour) {
+void rowsPastFour(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, const float* xs, Rows upToFour) {
     GemvTask rest = t;
     rest.y = t.y + 4 * t.n;
     const int64_t k = t.k;
@@ -319,9 +319,7 @@ void rows(const GemvTask& t, const float* x, int64_t m, int64_t n0, int64_t n1, 
         case 2: rowsOf<2>(t, x, n0, n1, xs); break;
         case 3: rowsOf<3>(t, x, n0, n1, xs); break;
         case 4: rowsOf<4>(t, x, n0, n1, xs); break;
-        default: rowsPastFour(t, x, m, n0, n1, xs, [](const GemvTask& tt, const float* xx, int64_t mm, int64_t a, int64_t b, const float* s) {
-            rows(tt, xx, mm, a, b, s);
-        });
+        default: rowsPastFour(t, x, m, n0, n1, xs, rows); break;
     }
 }
 #endif

@@ -18,6 +18,13 @@ inline constexpr int kGemvMaxRows = 4;  // rows of x one call takes, any format
 // reads those weights once (8 rows in two calls of 4 read them twice).
 inline constexpr int kGemvPlainMaxRows = 8;
 
+// F32, BF16 and F16: the weights stored as plain numbers (neither blocks nor oneDNN's int8).
+constexpr bool isPlainFormat(WeightFormat f) { return f == WeightFormat::F32 || f == WeightFormat::BF16 || f == WeightFormat::F16; }
+// Rows of x one gemv call takes for weights of this format (0: the format has no GEMV, oneDNN's S8).
+constexpr int gemvMaxRows(WeightFormat f) {
+    return isPlainFormat(f) ? kGemvPlainMaxRows : f == WeightFormat::Blocks ? kGemvMaxRows : 0;
+}
+
 struct GemvTask {
     const void* w = nullptr;  // [n][k] of `type`
     WeightFormat type = WeightFormat::F32;  // F32, BF16, F16 or Blocks

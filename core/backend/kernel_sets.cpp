@@ -24,7 +24,7 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
 
 int gemvExactRows(const GemvTask& t) {
     if (t.type == WeightFormat::Blocks && activeBackendKernels().kquantKernelFor(t.blockType)) return kKQuantExactRows;
-    return t.type == WeightFormat::Blocks ? kGemvMaxRows : kGemvPlainMaxRows;
+    return gemvMaxRows(t.type);
 }
 
 void rmsNorm(const float* x, const float* w, int64_t m, int64_t n, float eps, float* out) {

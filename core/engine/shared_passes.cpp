@@ -180,11 +180,8 @@ void SharedPasses::loop() {
         stats_.computeUs += us;
         if (!decodes.empty()) {
             const auto b = int32_t(decodes.size());
-            // Steps of a session's prompt (none while only decoding sessions' steps batch) count as prompt.
-            const auto prompts = uint64_t(std::ranges::count_if(decodes, [](const Pass* p) { return p->origin == CellOrigin::Prompt; }));
-            stats_.decodeTokens += uint64_t(b) - prompts;
-            stats_.promptTokens += prompts;
-            countRate(secondsNow(), uint64_t(b) - prompts);
+            stats_.decodeTokens += uint64_t(b);  // only decoding sessions' steps join a batch (submit)
+            countRate(secondsNow(), uint64_t(b));
             stats_.lastBatch = b;
             stats_.largestBatch = std::max(stats_.largestBatch, b);
             if (b > 1) stats_.batchedSteps += 1;
