@@ -8,22 +8,17 @@
 // written and parsed again is the same cache.
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
+
 #include <string>
 #include <string_view>
 
 #include "catalog/header_cache.h"
 #include "catalog/source_files.h"
+#include "require.h"
 
 namespace {
 
 using namespace inferscope::catalog;
-
-void require(bool condition, const char* what) {
-    if (condition) return;
-    std::fprintf(stderr, "fuzz_catalog_files: broken property: %s\n", what);
-    std::abort();
-}
 
 bool plain(std::string_view s) { return s.find('\0') == std::string_view::npos && s.find('\n') == std::string_view::npos; }
 
@@ -36,38 +31,38 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         case 0:
             if (auto layers = parseOllamaManifest(text))
                 for (const auto& l : *layers) {
-                    require(l.digest.size() == 71 && l.digest.starts_with("sha256"), "a layer digest is a sha256");
+                    FUZZ_REQUIRE(l.digest.size() == 71 && l.digest.starts_with("sha256"), "a layer digest is a sha256");
                     const std::string blob = ollamaBlobName(l.digest);
-                    require(blob.find('/') == std::string::npos && blob.find("..") == std::string::npos, "a blob name stays in blobs/");
+                    FUZZ_REQUIRE(blob.find('/') == std::string::npos && blob.find("..") == std::string::npos, "a blob name stays in blobs/");
                 }
             break;
         case 1:
-            if (auto c = parseJanModelYml(text)) require(!c->modelPath.empty() && plain(c->modelPath) && plain(c->name), "model.yml values are plain");
+            if (auto c = parseJanModelYml(text)) FUZZ_REQUIRE(!c->modelPath.empty() && plain(c->modelPath) && plain(c->name), "model.yml values are plain");
             break;
         case 2:
-            if (auto n = parseJanModelJsonName(text)) require(!n->empty() && plain(*n), "model.json names are plain");
+            if (auto n = parseJanModelJsonName(text)) FUZZ_REQUIRE(!n->empty() && plain(*n), "model.json names are plain");
             break;
         case 3:
-            if (auto v = parseIniValue(text, "modelPath")) require(!v->empty() && plain(*v), "INI values are plain");
+            if (auto v = parseIniValue(text, "modelPath")) FUZZ_REQUIRE(!v->empty() && plain(*v), "INI values are plain");
             break;
         case 4:
-            for (const auto& [file, name] : parseGpt4allModelsJson(text)) require(plain(file) && plain(name), "models3.json names are plain");
+            for (const auto& [file, name] : parseGpt4allModelsJson(text)) FUZZ_REQUIRE(plain(file) && plain(name), "models3.json names are plain");
             break;
         case 5:
-            if (auto p = parseLmStudioHomePointer(text)) require(p->front() == '/' && plain(*p), "the home pointer is an absolute path");
-            if (auto p = parseLmStudioDownloadsFolder(text)) require(p->front() == '/' && plain(*p), "downloadsFolder is absolute");
+            if (auto p = parseLmStudioHomePointer(text)) FUZZ_REQUIRE(p->front() == '/' && plain(*p), "the home pointer is an absolute path");
+            if (auto p = parseLmStudioDownloadsFolder(text)) FUZZ_REQUIRE(p->front() == '/' && plain(*p), "downloadsFolder is absolute");
             break;
         case 6:
-            if (auto url = parseLlamaCppMetadataUrl(text)) require(plain(*url), "the url is plain");
-            if (auto name = hubNameFromResolveUrl(text)) require(plain(*name) && !name->empty(), "a hub name is plain");
+            if (auto url = parseLlamaCppMetadataUrl(text)) FUZZ_REQUIRE(plain(*url), "the url is plain");
+            if (auto name = hubNameFromResolveUrl(text)) FUZZ_REQUIRE(plain(*name) && !name->empty(), "a hub name is plain");
             break;
         default: {
             const HeaderCache cache = HeaderCache::parse(text);
-            require(cache.size() <= kMaxHeaderCacheEntries, "the cache is bounded");
+            FUZZ_REQUIRE(cache.size() <= kMaxHeaderCacheEntries, "the cache is bounded");
             const std::string written = cache.serialize();
             const HeaderCache again = HeaderCache::parse(written);
-            require(again.size() == cache.size(), "a cache written and read again keeps its entries");
-            require(again.serialize() == written, "a cache written and read again is the same");
+            FUZZ_REQUIRE(again.size() == cache.size(), "a cache written and read again keeps its entries");
+            FUZZ_REQUIRE(again.serialize() == written, "a cache written and read again is the same");
             break;
         }
     }

@@ -7,8 +7,7 @@
 // hex digits, a redirect resolves to an http(s) URL or nothing, and a prefix that "needs more"
 // never also parsed.
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
+
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -16,17 +15,12 @@
 
 #include "catalog/hub_responses.h"
 #include "gguf/gguf_file.h"
+#include "require.h"
 
 namespace {
 
 using namespace inferscope;
 using namespace inferscope::catalog;
-
-void require(bool condition, const char* what) {
-    if (condition) return;
-    std::fprintf(stderr, "fuzz_hub_responses: broken property: %s\n", what);
-    std::abort();
-}
 
 }  // namespace
 
@@ -36,23 +30,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     switch (data[0] % 5) {
         case 0:
             if (auto repos = parseSearchResponse(text))
-                for (const auto& r : *repos) require(validRepoId(r.id), "a listed repository id is valid");
+                for (const auto& r : *repos) FUZZ_REQUIRE(validRepoId(r.id), "a listed repository id is valid");
             break;
         case 1:
             if (auto files = parseTreeResponse(text))
                 for (const auto& f : *files) {
-                    require(validRepoPath(f.path), "a listed path is valid");
-                    require(f.sha256.empty() || (f.sha256.size() == 64 && f.sha256.find_first_not_of("0123456789abcdef") == std::string::npos),
+                    FUZZ_REQUIRE(validRepoPath(f.path), "a listed path is valid");
+                    FUZZ_REQUIRE(f.sha256.empty() || (f.sha256.size() == 64 && f.sha256.find_first_not_of("0123456789abcdef") == std::string::npos),
                             "a sha256 is 64 lowercase hex digits");
                 }
             break;
         case 2: {
-            if (auto next = nextPageLink(text)) require(!originOf(*next).empty(), "a next page is an http(s) URL");
+            if (auto next = nextPageLink(text)) FUZZ_REQUIRE(!originOf(*next).empty(), "a next page is an http(s) URL");
             (void)retryAfterSeconds(text, 1);
             (void)contentRangeStart(text);
             const size_t split = text.find('\n');
             const std::string_view from = text.substr(0, split), location = split == std::string_view::npos ? "" : text.substr(split + 1);
-            if (auto to = resolveRedirect(from, location)) require(!originOf(*to).empty(), "a redirect goes to an http(s) URL");
+            if (auto to = resolveRedirect(from, location)) FUZZ_REQUIRE(!originOf(*to).empty(), "a redirect goes to an http(s) URL");
             break;
         }
         case 3:
@@ -67,8 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             const std::vector<uint8_t> prefix(text.begin() + 4, text.end());
             bool more = false;
             auto parsed = GgufFile::parseHeader(prefix, prefix.size() + (extra & 0xffffff), &more);
-            require(!(parsed && more), "a header that parsed needs nothing more");
-            if (parsed) require(parsed->headerOnly() && parsed->fileSize() >= prefix.size(), "a prefix's file is at least the prefix");
+            FUZZ_REQUIRE(!(parsed && more), "a header that parsed needs nothing more");
+            if (parsed) FUZZ_REQUIRE(parsed->headerOnly() && parsed->fileSize() >= prefix.size(), "a prefix's file is at least the prefix");
             break;
         }
     }

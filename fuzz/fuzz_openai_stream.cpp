@@ -6,21 +6,15 @@
 
 #include <QByteArray>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
+
 #include <vector>
 
 #include "remote/openai_stream_parser.h"
+#include "require.h"
 
 namespace {
 
 using namespace inferscope;
-
-void require(bool condition, const char* what) {
-    if (condition) return;
-    std::fprintf(stderr, "fuzz_openai_stream: broken property: %s\n", what);
-    std::abort();
-}
 
 QByteArray describe(const std::vector<StreamEvent>& events) {
     QByteArray out;
@@ -56,16 +50,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const qsizetype cut = body.isEmpty() ? 0 : qsizetype(data[0]) * body.size() / 256;
     const auto whole = parse({body});
     const auto split = parse({body.left(cut), body.mid(cut)});
-    require(describe(whole) == describe(split), "the same events whole and split");
+    FUZZ_REQUIRE(describe(whole) == describe(split), "the same events whole and split");
     for (size_t i = 0; i < whole.size(); ++i) {
         const StreamEvent& e = whole[i];
-        if (e.kind == StreamEvent::Kind::Done) require(i + 1 == whole.size(), "nothing after [DONE]");
-        if (e.kind == StreamEvent::Kind::Error) require(!e.error.isEmpty(), "an error says something");
-        require(e.content.size() <= OpenAiStreamParser::kMaxEventBytes, "no event past the limit");
+        if (e.kind == StreamEvent::Kind::Done) FUZZ_REQUIRE(i + 1 == whole.size(), "nothing after [DONE]");
+        if (e.kind == StreamEvent::Kind::Error) FUZZ_REQUIRE(!e.error.isEmpty(), "an error says something");
+        FUZZ_REQUIRE(e.content.size() <= OpenAiStreamParser::kMaxEventBytes, "no event past the limit");
     }
     // A whole (non-streamed) answer, a model list and an error body, as the app reads them.
     (void)parseStreamData(body);
-    if (const auto ids = parseModelList(body)) for (const QString& id : *ids) require(!id.isEmpty(), "no empty model id");
+    if (const auto ids = parseModelList(body)) for (const QString& id : *ids) FUZZ_REQUIRE(!id.isEmpty(), "no empty model id");
     (void)errorMessageOf(body);
     return 0;
 }

@@ -7,22 +7,16 @@
 // split the response, and what is accepted is what the rules allow.
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
+
 #include <string_view>
 
 #include "server/http/head_reader.h"
 #include "server/request_policy.h"
+#include "require.h"
 
 namespace {
 
 using namespace inferscope::server;
-
-void require(bool condition, const char* what) {
-    if (condition) return;
-    std::fprintf(stderr, "fuzz_request_head: broken property: %s\n", what);
-    std::abort();
-}
 
 bool printable(std::string_view s) {
     for (char c : s)
@@ -33,25 +27,25 @@ bool printable(std::string_view s) {
 void judge(const http::RequestHead& head, const AccessPolicy& policy) {
     const HeadDecision d = decideHead(head, policy);
     for (const http::Header& h : d.headers)
-        require(h.name.find_first_of("\r\n") == std::string::npos && h.value.find_first_of("\r\n") == std::string::npos, "no header splits the answer");
+        FUZZ_REQUIRE(h.name.find_first_of("\r\n") == std::string::npos && h.value.find_first_of("\r\n") == std::string::npos, "no header splits the answer");
     if (d.refusal) {
         const int s = d.refusal->status;
-        require(s == 400 || s == 401 || s == 403 || s == 404 || s == 405 || s == 411 || s == 413 || s == 415 || s == 501, "a refusal's status is the policy's");
-        require(printable(d.refusal->message) && !d.refusal->message.empty(), "a refusal says nothing of the request");
+        FUZZ_REQUIRE(s == 400 || s == 401 || s == 403 || s == 404 || s == 405 || s == 411 || s == 413 || s == 415 || s == 501, "a refusal's status is the policy's");
+        FUZZ_REQUIRE(printable(d.refusal->message) && !d.refusal->message.empty(), "a refusal says nothing of the request");
         return;
     }
-    if (policy.loopbackBind) require(isLoopbackHost(head.host), "a loopback server answers only its own names");
-    if (!head.origin.empty()) require(head.origin == "https://app.example", "only the listed origin is let through");
+    if (policy.loopbackBind) FUZZ_REQUIRE(isLoopbackHost(head.host), "a loopback server answers only its own names");
+    if (!head.origin.empty()) FUZZ_REQUIRE(head.origin == "https://app.example", "only the listed origin is let through");
     if (d.route == Route::ChatCompletions || d.route == Route::Completions) {
-        require(head.method == "POST", "completions by POST");
-        require(head.contentLength ? *head.contentLength <= policy.maxBodyBytes : !head.transferEncoding.empty(), "a body within the limit, or chunked");
+        FUZZ_REQUIRE(head.method == "POST", "completions by POST");
+        FUZZ_REQUIRE(head.contentLength ? *head.contentLength <= policy.maxBodyBytes : !head.transferEncoding.empty(), "a body within the limit, or chunked");
         std::string encoding;
         for (char c : head.contentEncoding)
             if (c != ' ' && c != '\t') encoding += char(c >= 'A' && c <= 'Z' ? c + 32 : c);
-        require(encoding.empty() || encoding == "identity", "no compressed body");
+        FUZZ_REQUIRE(encoding.empty() || encoding == "identity", "no compressed body");
     }
     if (d.route != Route::Health && d.route != Route::Preflight && policy.keys && !policy.keys->empty())
-        require(d.keyIndex >= 0, "every route but /health needs a key");
+        FUZZ_REQUIRE(d.keyIndex >= 0, "every route but /health needs a key");
 }
 
 }  // namespace

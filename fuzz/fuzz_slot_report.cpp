@@ -7,41 +7,30 @@
 
 #include <QByteArray>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 
 #include "remote/slot_report.h"
-
-namespace {
-
-void require(bool condition, const char* what) {
-    if (condition) return;
-    std::fprintf(stderr, "fuzz_slot_report: broken property: %s\n", what);
-    std::abort();
-}
-
-}  // namespace
+#include "require.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace inferscope;
     const QByteArray body(reinterpret_cast<const char*>(data), qsizetype(size));
     const auto report = parseSlotReport(body);
     if (!report) {
-        require(!report.error().reason.isEmpty(), "a refusal says why");
-        require(report.error().reason.size() <= 160, "a refusal is a short sentence, not the body");
+        FUZZ_REQUIRE(!report.error().reason.isEmpty(), "a refusal says why");
+        FUZZ_REQUIRE(report.error().reason.size() <= 160, "a refusal is a short sentence, not the body");
         return 0;
     }
-    require(report->perSlot.size() <= size_t(kMaxSlots), "at most kMaxSlots slots");
+    FUZZ_REQUIRE(report->perSlot.size() <= size_t(kMaxSlots), "at most kMaxSlots slots");
     int64_t capacity = 0, used = 0, reserved = 0;
     for (const SlotFigures& s : report->perSlot) {
-        require(s.kvTokens >= 0 && s.kvTokens <= s.kvCapacity && s.kvCapacity <= kMaxSlotTokens, "tokens within the share");
-        require(s.kvBytesUsed >= 0 && s.kvBytesUsed <= s.kvBytesReserved && s.kvBytesReserved <= kMaxSlotBytes, "bytes within the reservation");
+        FUZZ_REQUIRE(s.kvTokens >= 0 && s.kvTokens <= s.kvCapacity && s.kvCapacity <= kMaxSlotTokens, "tokens within the share");
+        FUZZ_REQUIRE(s.kvBytesUsed >= 0 && s.kvBytesUsed <= s.kvBytesReserved && s.kvBytesReserved <= kMaxSlotBytes, "bytes within the reservation");
         capacity += s.kvCapacity;
         used += s.kvBytesUsed;
         reserved += s.kvBytesReserved;
     }
-    require(capacity == report->budgetTokens && used == report->bytesUsed && reserved == report->bytesReserved, "totals are the sums");
-    require(report->lastBatch <= report->largestBatch && report->largestBatch <= int64_t(report->perSlot.size()), "batches within the slots");
-    require(report->decodeTokensPerSecond >= 0 && report->decodeTokensPerSecond <= kMaxTokensPerSecond, "a rate in range");
+    FUZZ_REQUIRE(capacity == report->budgetTokens && used == report->bytesUsed && reserved == report->bytesReserved, "totals are the sums");
+    FUZZ_REQUIRE(report->lastBatch <= report->largestBatch && report->largestBatch <= int64_t(report->perSlot.size()), "batches within the slots");
+    FUZZ_REQUIRE(report->decodeTokensPerSecond >= 0 && report->decodeTokensPerSecond <= kMaxTokensPerSecond, "a rate in range");
     return 0;
 }
