@@ -89,11 +89,15 @@ std::string_view openAiFinishReason(FinishReason reason) {
 }
 
 Json usageJson(const GenerationSummary& s) {
-    return {{"prompt_tokens", s.prefill.nPrompt}, {"completion_tokens", s.nGenerated}, {"total_tokens", s.prefill.nPrompt + s.nGenerated}};
+    return {{"prompt_tokens", s.prefill.nPrompt},
+            {"completion_tokens", s.nGenerated},
+            {"total_tokens", s.prefill.nPrompt + s.nGenerated},
+            {"prompt_tokens_details", {{"cached_tokens", s.prefill.nReused}}}};
 }
 
 Json timingsJson(const GenerationSummary& s) {
     Json t = {{"prompt_tokens_reused", s.prefill.nReused},
+              {"prompt_tokens_copied", s.prefill.nCopied},
               {"prefill_ms", double(s.prefill.us) / 1000.0},
               {"prefill_tokens_per_s", s.prefill.tokensPerSecond()},
               {"decode_ms", double(s.decodeUs) / 1000.0},

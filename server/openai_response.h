@@ -38,8 +38,11 @@ std::string_view openAiFinishReason(FinishReason reason);  // "stop" or "length"
 // The finish_reason of an answer the server stopped because it is shutting down (vLLM's word for
 // an aborted request): the text so far, marked as cut.
 inline constexpr std::string_view kFinishAborted = "abort";
+// OpenAI's usage; prompt_tokens_details.cached_tokens: the prompt's tokens whose KV cache was
+// reused (the slot's own, or copied from another slot's).
 Json usageJson(const GenerationSummary& summary);
-// Ours, beside usage: prompt_tokens_reused, prefill_ms, prefill_tokens_per_s, decode_ms,
+// Ours, beside usage: prompt_tokens_reused, prompt_tokens_copied (of those, from another slot's
+// cache), prefill_ms, prefill_tokens_per_s, decode_ms,
 // decode_tokens_per_s, time_to_first_token_ms; with speculative decoding draft_n and
 // draft_n_accepted (llama.cpp's server's names).
 Json timingsJson(const GenerationSummary& summary);

@@ -32,7 +32,9 @@ std::string slotsJson(const ServerFigures& f) {
                                   {"decoding", f.passes.decoding},
                                   {"last_batch", f.passes.lastBatch},
                                   {"largest_batch", f.passes.largestBatch},
-                                  {"decode_tokens_per_second", f.passes.decodeTokensPerSecond}};
+                                  {"decode_tokens_per_second", f.passes.decodeTokensPerSecond},
+                                  {"prefix_copies", f.passes.prefixCopies},
+                                  {"prefix_tokens_copied", f.passes.prefixTokensCopied}};
     return out.dump();
 }
 
@@ -66,6 +68,10 @@ std::string prometheusText(const ServerFigures& f) {
     metric(out, "inferscope_decode_steps_total", "counter", "Compute steps (a decode batch and/or one prompt chunk).", double(f.passes.steps));
     metric(out, "inferscope_decode_tokens_total", "counter", "Tokens decoded in batches.", double(f.passes.decodeTokens));
     metric(out, "inferscope_prefill_tokens_total", "counter", "Tokens run in prompt chunks.", double(f.passes.promptTokens));
+    metric(out, "inferscope_prefix_copies_total", "counter", "Prompts that started from another slot's cached prefix.",
+           double(f.passes.prefixCopies));
+    metric(out, "inferscope_prefix_copied_tokens_total", "counter", "Prompt positions copied from another slot's KV cache, not computed.",
+           double(f.passes.prefixTokensCopied));
     metric(out, "inferscope_compute_seconds_total", "counter", "Time the compute thread spent computing.", double(f.passes.computeUs) / 1e6);
     metric(out, "inferscope_decode_tokens_per_second", "gauge", "Tokens decoded per second over the last 10 seconds, all slots.",
            f.passes.decodeTokensPerSecond);

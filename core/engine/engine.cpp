@@ -242,6 +242,16 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
         reuse = std::min(reuse, nPrompt - 1);  // the last prompt token must run to give logits
     }
     truncate(reuse);
+    int32_t copied = 0;
+    if (passes_ && request.useKvCache && reuse < nPrompt - 1) {
+        // A session of a group: another session's cache may hold more of the prompt.
+        const int32_t n = passes_->copyLongestPrefix(*context_, std::span(request.prompt).first(size_t(nPrompt - 1)), reuse);
+        if (n > reuse) {
+            cachedTokens_.assign(request.prompt.begin(), request.prompt.begin() + n);
+            copied = n - reuse;
+            reuse = n;
+        }
+    }
     std::vector<int32_t> sequence = request.prompt;  // prompt, then generated tokens
     auto t0 = Clock::now();
     std::span<const float> logits;
@@ -257,7 +267,7 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
         if (auto ok = checkModelFile(); !ok) return std::unexpected(ok.error());  // the logits may be of zeros
         pos += count;
     }
-    summary.prefill = PrefillStats{nPrompt, reuse, nPrompt - reuse, usSince(t0)};
+    summary.prefill = PrefillStats{nPrompt, reuse, nPrompt - reuse, usSince(t0), copied};
     // A session of a group: from here its one-token passes join the other sessions' decode batches
     // (before the observer hears of the prefill, so that a batch is never run without it).
     struct Decoding {

@@ -63,7 +63,8 @@ public:
     // batches the decode steps of every session. Call on the passes' compute thread.
     Result<std::unique_ptr<Engine>> newSession(int32_t contextLength, SharedPasses* passes);
     // Re-creates the KV cache with capacity contextLength (the same type and batch); the cached
-    // tokens are dropped. Refused, the old cache kept, when it does not fit.
+    // tokens are dropped. Refused, the old cache kept, when it does not fit, and for a session of
+    // a group (whose cache the others may copy from).
     Result<void> setContextLength(int32_t contextLength);
 
     const ModelInfo& info() const { return info_; }
@@ -81,7 +82,9 @@ public:
     int64_t loadUs() const { return loadUs_; }
 
     // Generates from request.prompt. The longest prefix of the prompt already in the KV cache is
-    // reused (so regenerate, edit-and-resend and branching prefill only what changed).
+    // reused (so regenerate, edit-and-resend and branching prefill only what changed); a session
+    // of a group starts from another session's cache instead when that holds more of the prompt
+    // (SharedPasses::copyLongestPrefix; PrefillStats::nCopied).
     // Errors: invalid parameters or prompt (empty, ids out of range, longer than the context: a
     // prompt is never cut, the caller decides what to drop); Io when the model file changed on disk
     // while in use (truncated, rewritten), after which every call returns that error: load again.
@@ -112,7 +115,8 @@ public:
 
     // The KV cache's element type. setKvType re-creates the cache in that type (same context):
     // the cached tokens are dropped, so the next generation prefills its whole prompt. Refused,
-    // the old cache kept, when the head dimension does not suit a block type or it does not fit.
+    // the old cache kept, when the head dimension does not suit a block type or it does not fit,
+    // and for a session of a group.
     KvType kvType() const { return context_->cache().type(); }
     Result<void> setKvType(KvType type);
 

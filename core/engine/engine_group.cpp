@@ -6,7 +6,10 @@ namespace inferscope {
 
 EngineGroup::~EngineGroup() {
     // The sessions' contexts and model go on the thread that computed with them.
-    passes_->run([this] { sessions_.clear(); });
+    passes_->run([this] {
+        passes_->forgetMembers();
+        sessions_.clear();
+    });
 }
 
 int32_t EngineGroup::totalContext() const {
@@ -57,6 +60,9 @@ Result<std::unique_ptr<EngineGroup>> EngineGroup::load(const EngineOptions& opti
             }
             group->sessions_.push_back(std::move(*session));
         }
+        // A prompt may start from the longest prefix any session's cache holds (a shared system
+        // prompt, a conversation continued on another slot).
+        for (auto& s : group->sessions_) group->passes_->addMember(*s->context_);
     });
     if (!made) return std::unexpected(made.error());
     return group;

@@ -80,6 +80,7 @@ Result<void> Engine::scoreWithKvTypes(KvType a, KvType b, std::span<const int32_
 
 Result<void> Engine::setKvType(KvType type) {
     if (type == kvType()) return {};
+    if (passes_) return fail(ErrorKind::InvalidArgument, "a session of a group keeps its KV cache's type");
     if (auto ok = checkKvHeadDim(type, hparams().headDim); !ok) return ok;
     auto context = model_->createContext(contextLength(), context_->maxBatch(), type);
     if (!context) return std::unexpected(context.error());

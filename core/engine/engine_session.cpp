@@ -29,6 +29,7 @@ Result<std::unique_ptr<Engine>> Engine::newSession(int32_t contextLength, Shared
 Result<void> Engine::setContextLength(int32_t contextLength) {
     if (contextLength < 1) return fail(ErrorKind::InvalidArgument, fmt::format("context length must be positive, got {}", contextLength));
     if (contextLength == this->contextLength()) return {};
+    if (passes_) return fail(ErrorKind::InvalidArgument, "a session of a group keeps its context length");
     auto context = model_->createContext(contextLength, context_->maxBatch(), context_->cache().type());
     if (!context) return std::unexpected(context.error());
     context_ = std::move(*context);

@@ -117,6 +117,67 @@ int32_t SharedPasses::extentOf(const LlamaContext& ctx) const {
     return 0;
 }
 
+void SharedPasses::addMember(LlamaContext& ctx) {
+    std::lock_guard lock(mutex_);
+    members_.push_back(Member{&ctx, {}});
+}
+
+void SharedPasses::forgetMembers() {
+    std::lock_guard lock(mutex_);
+    members_.clear();
+}
+
+void SharedPasses::noteWritten(const Pass& pass) {
+    for (Member& m : members_)
+        if (m.ctx == pass.ctx) {
+            // A pass writes at its position: what the cache held from there on is overwritten.
+            m.written.resize(size_t(pass.position));
+            m.written.insert(m.written.end(), pass.tokens.begin(), pass.tokens.end());
+            return;
+        }
+}
+
+std::pair<const SharedPasses::Member*, size_t> SharedPasses::longestPrefix(const LlamaContext& into, std::span<const int32_t> tokens,
+                                                                           size_t have) const {
+    const Member* from = nullptr;
+    size_t best = have + kMinCopy - 1;
+    for (const Member& m : members_) {
+        if (m.ctx == &into || m.ctx->cache().layout() != into.cache().layout()) continue;
+        const size_t n = std::min(m.written.size(), tokens.size());
+        const auto shared = size_t(std::mismatch(m.written.begin(), m.written.begin() + ptrdiff_t(n), tokens.begin()).first - m.written.begin());
+        if (shared > best) {
+            best = shared;
+            from = &m;
+        }
+    }
+    return {from, from ? best : have};
+}
+
+int32_t SharedPasses::copyLongestPrefix(LlamaContext& into, std::span<const int32_t> tokens, int32_t have) {
+    {
+        // Asked here first, so that a prompt no other cache shares does not wait for a step.
+        std::lock_guard lock(mutex_);
+        if (!longestPrefix(into, tokens, size_t(have)).first) return have;
+    }
+    int32_t got = have;
+    // Between steps, on the compute thread: no pass writes any cache meanwhile, and members_ and
+    // their tokens change only on this thread (under the lock, for the readers elsewhere).
+    run([&] {
+        const auto self = std::ranges::find_if(members_, [&into](const Member& m) { return m.ctx == &into; });
+        const auto [from, n] = longestPrefix(into, tokens, size_t(have));
+        if (!from || self == members_.end() || into.cache().used() != have) return;
+        into.cache().copyPositions(from->ctx->cache(), have, int32_t(n));
+        std::lock_guard lock(mutex_);
+        self->written.assign(tokens.begin(), tokens.begin() + ptrdiff_t(n));
+        got = int32_t(n);
+        stats_.prefixCopies += 1;
+        stats_.prefixTokensCopied += n - size_t(have);
+        for (auto& [c, extent] : extents_)
+            if (c == &into) extent = got;
+    });
+    return got;
+}
+
 void SharedPasses::runDecodes(std::vector<Pass*>& decodes) {
     // One decodeBatch per model (a server has one; a context made by another model cannot join).
     std::stable_sort(decodes.begin(), decodes.end(), [](const Pass* a, const Pass* b) { return a->model < b->model; });
@@ -190,6 +251,7 @@ void SharedPasses::loop() {
         }
         if (other && !other->task && other->origin == CellOrigin::Prompt) stats_.promptTokens += other->tokens.size();
         auto noteExtent = [this](const Pass& p) {
+            noteWritten(p);
             const int32_t n = p.position + int32_t(p.tokens.size());
             for (auto& [c, extent] : extents_)
                 if (c == p.ctx) {

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <span>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "kv_cache/kv_cache.h"
@@ -42,6 +43,8 @@ struct SharedPassStats {
     uint64_t promptTokens = 0;      // prompt tokens run (a prompt's passes, chunk by chunk)
     uint64_t batchedSteps = 0;      // steps whose decode batch held more than one sequence
     uint64_t gatherTimeouts = 0;    // decode batches run at the gather wait, a decoding session missing
+    uint64_t prefixCopies = 0;      // prompts that started from another session's cached prefix
+    uint64_t prefixTokensCopied = 0;  // positions so copied instead of computed
     int32_t lastBatch = 0;          // sequences in the last decode batch
     int32_t largestBatch = 0;
     int32_t decoding = 0;           // sessions decoding now
@@ -53,6 +56,7 @@ struct SharedPassStats {
 class SharedPasses {
 public:
     static constexpr int kRateWindow = 10;
+    static constexpr size_t kMinCopy = 16;
     explicit SharedPasses(std::chrono::microseconds gather = std::chrono::milliseconds(10));
     ~SharedPasses();  // stops the compute thread; no pass may be pending
     SharedPasses(const SharedPasses&) = delete;
@@ -70,6 +74,21 @@ public:
     // the sessions between the two calls.
     void beginDecoding(const LlamaContext& ctx);
     void endDecoding(const LlamaContext& ctx);
+
+    // The sessions' own contexts (a group's): their caches are the ones a prefix may be copied
+    // from and into (copyLongestPrefix). Call on the compute thread (in run()); each must outlive
+    // this object or be forgotten first (forgetMembers, also on the compute thread).
+    void addMember(LlamaContext& ctx);
+    void forgetMembers();
+    // A prefix cache shared by the sessions. `into` (a member) holds exactly `have` positions, the
+    // first `have` of `tokens`. Of the other members' caches, as their passes here left them (a
+    // session that is decoding included: the copy runs between steps), the one sharing the longest
+    // prefix with `tokens`: when that is longer than `have`, its positions have .. n-1 are copied
+    // into `into`'s cache (as prompt cells; the keys and values the other session computed for
+    // the same tokens at the same positions). Returns n, or `have` when no cache shares at least
+    // kMinCopy positions more (the copy makes the prompt wait for a step; a few positions more
+    // are computed in its first chunk about as fast).
+    int32_t copyLongestPrefix(LlamaContext& into, std::span<const int32_t> tokens, int32_t have);
 
     SharedPassStats stats() const;
     // Positions of ctx's cache its last pass here left filled (0 before any).
@@ -105,6 +124,15 @@ private:
     std::vector<const LlamaContext*> decoding_;  // the sessions decoding
     std::vector<const LlamaContext*> waitFor_;   // of which those a batch waits for
     std::vector<std::pair<const LlamaContext*, int32_t>> extents_;  // extentOf
+    struct Member {
+        LlamaContext* ctx = nullptr;
+        std::vector<int32_t> written;  // the tokens whose keys and values its cache holds, by position
+    };
+    std::vector<Member> members_;  // changed on the compute thread only, under mutex_
+    void noteWritten(const Pass& pass);  // under mutex_
+    // Of the members other than into, the one whose cache shares the longest prefix with tokens,
+    // by kMinCopy positions or more than `have` (null when none), and that length. Under mutex_ or on the compute thread.
+    std::pair<const Member*, size_t> longestPrefix(const LlamaContext& into, std::span<const int32_t> tokens, size_t have) const;
     bool quit_ = false;
     SharedPassStats stats_;
     int64_t rateSecond_ = 0;                     // the second buckets_[0] counts

@@ -111,6 +111,19 @@ void KvCache::commit(int32_t position0, int32_t m, CellOrigin origin) {
     }
 }
 
+void KvCache::copyPositions(const KvCache& source, int32_t from, int32_t to) {
+    assert(source.layout_ == layout_ && from == used_ && from <= to && to <= layout_.nCtx);
+    const size_t rb = rowBytes();
+    for (int32_t layer = 0; layer < layout_.nLayer; ++layer)
+        for (int32_t h = 0; h < layout_.nHeadKv; ++h) {
+            const size_t at = layerOffset(layer) + (size_t(h) * size_t(layout_.nCtx) + size_t(from)) * rb;
+            std::memcpy(keys_.data() + at, source.keys_.data() + at, size_t(to - from) * rb);
+            std::memcpy(values_.data() + at, source.values_.data() + at, size_t(to - from) * rb);
+        }
+    std::fill(origins_.begin() + from, origins_.begin() + to, CellOrigin::Prompt);
+    used_ = to;
+}
+
 void KvCache::truncate(int32_t n) {
     n = std::clamp(n, 0, used_);
     std::fill(origins_.begin() + n, origins_.begin() + used_, CellOrigin::Empty);

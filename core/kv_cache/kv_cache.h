@@ -62,6 +62,11 @@ public:
     // the work a forward pass over them did.
     void commit(int32_t position0, int32_t m, CellOrigin origin);
 
+    // Copies positions from .. to-1 of `source` (the same layout) into this cache, which holds
+    // exactly `from` positions: keys and values another cache computed for the same tokens at the
+    // same positions (sessions sharing a prompt's prefix). They count as prompt cells, not as work.
+    void copyPositions(const KvCache& source, int32_t from, int32_t to);
+
     // Forgets positions >= n (regenerate, edit, branch). Cheap: storage is overwritten later.
     void truncate(int32_t n);
     void clear() { truncate(0); }

@@ -23,6 +23,7 @@ struct KvCacheLayout {
     // [nLayer]: 1 for a sliding-window layer (which ones: the architecture's pattern, e.g. Gemma 2's
     // even layers); empty when there are none. Bookkeeping for the visualizer: storage ignores it.
     std::vector<uint8_t> slidingLayers{};
+    bool operator==(const KvCacheLayout&) const = default;
     bool isSliding(int32_t layer) const {
         return slidingWindow > 0 && size_t(layer) < slidingLayers.size() && slidingLayers[size_t(layer)] != 0;
     }

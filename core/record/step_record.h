@@ -24,6 +24,7 @@ struct PrefillStats {
     int32_t nReused = 0;      // of which already in the KV cache (common prefix), not recomputed
     int32_t nComputed = 0;    // of which run through the model now, in one batched pass
     int64_t us = 0;           // wall time of the prefill forward pass(es)
+    int32_t nCopied = 0;      // of nReused, copied from another session's cache (a server's slots share prefixes)
     double tokensPerSecond() const { return us > 0 ? nComputed * 1e6 / double(us) : 0.0; }
 };
 

@@ -9,6 +9,8 @@
 // - The KV budget: --ctx is split among the sessions; too small a share is refused with a message.
 // - Cancelling one session's generation leaves the others' answers as they are alone.
 // - A one-token prompt does not wait for the sessions decoding (they may be waiting for it).
+// - The prefix cache shared by the sessions: a prompt starts from the longest prefix any other
+//   session's cache holds, decoding or not, and answers as an engine continuing its own cache.
 // - A session whose thread is held up elsewhere (a client that does not read its stream) holds
 //   the others' batches up once, for the gather wait, and not again until its next pass.
 #include <gtest/gtest.h>
@@ -18,6 +20,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -185,6 +188,57 @@ TEST_P(EngineGroupModels, EveryAnswerIsTheAnswerAloneAndTheStepsRanBatched) {
     }
 }
 
+// The prefix cache shared by the sessions: session 1 continues session 0's conversation. It copies
+// every position session 0 computed and answers exactly as one engine continuing its own cache
+// does; then session 0 writes another prompt over its cache, and session 1's next round is still
+// its own conversation's (the positions were copied, not shared).
+TEST_P(EngineGroupModels, APromptStartsFromTheLongestPrefixAnotherSessionCached) {
+    std::string file = testing_model::kStories;
+    if (!GetParam().empty()) {
+        INFERSCOPE_SHARED_FILE_OR_SKIP(shared, "models/" + GetParam());
+        file = *shared_opt;
+    }
+    auto group = EngineGroup::load(optionsFor(file, kShare * 2), 2);
+    ASSERT_TRUE(group) << group.error().message;
+    const int32_t nVocab = (*group)->session(0).hparams().nVocab;
+    auto followOn = [&](const GenerateRequest& r, const std::vector<int32_t>& answer, int i, int32_t extra) {
+        std::vector<int32_t> prompt = r.prompt;
+        prompt.insert(prompt.end(), answer.begin(), answer.end());
+        const auto more = promptFor(i + 9, nVocab, extra);
+        prompt.insert(prompt.end(), more.begin(), more.end());
+        return requestFor(i, prompt);
+    };
+
+    const GenerateRequest first = requestFor(0, promptFor(0, nVocab, 20));
+    auto a = (*group)->session(0).generate(first);
+    ASSERT_TRUE(a) << a.error().message;
+    const auto computedBySession0 = int32_t((*group)->session(0).cachedTokens().size());
+    ASSERT_GT(computedBySession0, int32_t(first.prompt.size()));  // the prompt and the answer's tokens run
+
+    const GenerateRequest second = followOn(first, a->tokens, 1, 4);  // sampled with a seed
+    auto b = (*group)->session(1).generate(second);
+    ASSERT_TRUE(b) << b.error().message;
+    EXPECT_EQ(b->prefill.nCopied, computedBySession0);
+    EXPECT_EQ(b->prefill.nReused, computedBySession0);
+    EXPECT_EQ(b->prefill.nComputed, int32_t(second.prompt.size()) - computedBySession0);
+
+    auto other = (*group)->session(0).generate(requestFor(2, promptFor(5, nVocab, 30)));
+    ASSERT_TRUE(other) << other.error().message;
+    const GenerateRequest third = followOn(second, b->tokens, 3, 3);
+    auto c = (*group)->session(1).generate(third);
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->prefill.nCopied, 0);
+    EXPECT_GT(c->prefill.nReused, int32_t(second.prompt.size()));
+
+    const auto expected = aloneTokens(file, {{first}, {second}, {third}});
+    EXPECT_EQ(a->tokens, expected[0][0]);
+    EXPECT_EQ(b->tokens, expected[1][0]);
+    EXPECT_EQ(c->tokens, expected[2][0]);
+    const SharedPassStats stats = (*group)->stats();
+    EXPECT_EQ(stats.prefixCopies, 1u);
+    EXPECT_EQ(stats.prefixTokensCopied, uint64_t(computedBySession0));
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, EngineGroupModels, ::testing::ValuesIn(modelFiles()), [](const auto& info) {
     std::string name = info.param.empty() ? "stories260K" : std::filesystem::path(info.param).stem().string();
     for (char& c : name)
@@ -332,4 +386,81 @@ TEST(EngineGroup, ASessionHeldUpElsewhereStopsHoldingUpTheOthersAfterOneWait) {
     held.join();
     EXPECT_EQ(got[0].tokens, expected[0]);
     EXPECT_EQ(got[1].tokens, expected[1]);
+}
+
+// A prompt copies the prefix of a session that is decoding (a shared system prompt while another
+// client's answer streams): here session 0 waits at its first token until session 1 has
+// prefilled, so the copy runs between session 0's steps. Both answers are those of engines alone.
+TEST(EngineGroup, APromptCopiesThePrefixOfASessionThatIsDecoding) {
+    auto group = EngineGroup::load(optionsFor(testing_model::kStories, kShare * 2), 2);
+    ASSERT_TRUE(group) << group.error().message;
+    const int32_t nVocab = (*group)->session(0).hparams().nVocab;
+    GenerateRequest first = requestFor(0, promptFor(0, nVocab, 24));
+    first.maxTokens = 30;
+    const auto firstAlone = aloneTokens(testing_model::kStories, {{first}})[0][0];
+    ASSERT_FALSE(firstAlone.empty());
+    // Session 1's prompt: the same 24 tokens, then not session 0's answer.
+    std::vector<int32_t> prompt = first.prompt;
+    for (int32_t t : promptFor(3, nVocab, 6)) prompt.push_back(t);
+    if (prompt[24] == firstAlone[0]) prompt[24] = 1 + prompt[24] % (nVocab - 1);
+    const GenerateRequest second = requestFor(1, prompt);
+    // Alone: an engine that prefilled the same 24 tokens, then reads the rest.
+    const auto secondAlone = aloneTokens(testing_model::kStories, {{first}, {second}})[1][0];
+
+    std::mutex m;
+    std::condition_variable cv;
+    bool firstDecoding = false, secondPrefilled = false;
+    struct Observer : GenerationObserver {
+        std::function<void()> prefilled, stepped;
+        void onPrefill(const PrefillStats&) override {
+            if (prefilled) prefilled();
+        }
+        void onStep(const StepRecord&) override {
+            if (stepped) stepped();
+            stepped = nullptr;
+        }
+    };
+    std::optional<GenerationSummary> got0;
+    std::thread decoding([&] {
+        Observer o;
+        o.stepped = [&] {
+            std::unique_lock lock(m);
+            firstDecoding = true;
+            cv.notify_all();
+            cv.wait(lock, [&] { return secondPrefilled; });
+        };
+        auto s = (*group)->session(0).generate(first, &o);
+        ASSERT_TRUE(s) << s.error().message;
+        got0 = std::move(*s);
+    });
+    {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return firstDecoding; });
+    }
+    Observer o;
+    o.prefilled = [&] {
+        std::lock_guard lock(m);
+        secondPrefilled = true;
+        cv.notify_all();
+    };
+    auto s = (*group)->session(1).generate(second, &o);
+    decoding.join();
+    ASSERT_TRUE(s) << s.error().message;
+    ASSERT_TRUE(got0);
+    EXPECT_EQ(s->prefill.nCopied, 24);
+    EXPECT_EQ(s->prefill.nComputed, int32_t(prompt.size()) - 24);
+    EXPECT_EQ(s->tokens, secondAlone);
+    EXPECT_EQ(got0->tokens, firstAlone);
+}
+
+TEST(EngineGroup, ASessionKeepsItsCacheTypeAndLength) {
+    auto group = EngineGroup::load(optionsFor(testing_model::kStories, kShare * 2), 2);
+    ASSERT_TRUE(group) << group.error().message;
+    auto kv = (*group)->session(1).setKvType(KvType::F16);
+    ASSERT_FALSE(kv);
+    EXPECT_EQ(kv.error().message, "a session of a group keeps its KV cache's type");
+    auto ctx = (*group)->session(0).setContextLength(64);
+    ASSERT_FALSE(ctx);
+    EXPECT_EQ(ctx.error().message, "a session of a group keeps its context length");
+    EXPECT_EQ((*group)->session(0).contextLength(), kShare);
 }

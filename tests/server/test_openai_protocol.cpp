@@ -201,12 +201,15 @@ TEST(OpenAiResponse, ChunksAndWholeAnswers) {
     GenerationSummary s;
     s.reason = FinishReason::EndOfGeneration;
     s.prefill.nPrompt = 5;
+    s.prefill.nReused = 2;
+    s.prefill.nCopied = 2;
     s.nGenerated = 3;
     const Json whole = completionResponse(h, "Hi!", s, none, r, pieces());
     EXPECT_EQ(whole["object"], "chat.completion");
     EXPECT_EQ(whole["choices"][0]["message"]["content"], "Hi!");
     EXPECT_EQ(whole["choices"][0]["finish_reason"], "stop");
-    EXPECT_EQ(dumpJson(whole["usage"]), R"({"prompt_tokens":5,"completion_tokens":3,"total_tokens":8})");
+    EXPECT_EQ(dumpJson(whole["usage"]), R"({"prompt_tokens":5,"completion_tokens":3,"total_tokens":8,"prompt_tokens_details":{"cached_tokens":2}})");
+    EXPECT_EQ(whole["timings"]["prompt_tokens_copied"], 2);
     EXPECT_TRUE(whole["timings"].contains("decode_tokens_per_s"));
     ServeRequest legacy;
     legacy.endpoint = Endpoint::Completion;

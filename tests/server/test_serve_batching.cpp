@@ -4,6 +4,7 @@
 //   and the server did batch them;
 // - GET /slots shows each slot's KV cache against its share of the --ctx budget, in exact bytes;
 // - GET /metrics is Prometheus text whose counters follow the requests served;
+// - a prompt that starts as another slot's cached sequence copies it (the shared prefix cache);
 // - ignore_eos runs an answer that would end to max_tokens (what the throughput bench asks for);
 // - both need the API key like the API; a budget too small for the slots is refused at start.
 // Every loop is bounded.
@@ -18,6 +19,7 @@
 
 #include "model_test_helpers.h"
 #include "process_runner.h"
+#include "raw_http.h"
 #include "serve_process.h"
 
 using nlohmann::json;
@@ -189,6 +191,38 @@ TEST_F(ServeBatching, IgnoreEosRunsTheAnswerToMaxTokens) {
     // The same answer up to where the first one ended.
     const std::string first = stopped["choices"][0]["text"];
     EXPECT_EQ(ran["choices"][0]["text"].get<std::string>().substr(0, first.size()), first);
+}
+
+// A prompt that starts as another slot's cached sequence (the system prompt every client sends)
+// copies that slot's keys and values instead of computing them. Client A streams a long answer
+// and, after its first event (its prompt has run), reads no more: with a small receive buffer the
+// server's write waits and A's slot stays taken. Client B's prompt, the same start and another
+// end, goes to another slot, copies A's positions, says so, and /metrics and /slots count them.
+TEST_F(ServeBatching, APromptStartsFromAnotherSlotsCachedPrefix) {
+    using namespace inferscope::testing_http;
+    const std::string start = "Mia was a little girl who loved to play outside in the park with her big red ball and her friends.";
+    const int holder = connectTo(server_->port(), 4096);
+    ASSERT_GE(holder, 0);
+    const std::string body = json({{"prompt", start + " One day"}, {"stream", true}, {"logprobs", 20}, {"temperature", 0},
+                                   {"max_tokens", 200}, {"ignore_eos", true}})
+                                 .dump();
+    ASSERT_TRUE(sendAll(holder, requestText("POST", "/v1/completions", body)));
+    Reader events(holder, std::chrono::seconds(60), 1 << 20);
+    ASSERT_TRUE(events.until("data: ")) << "no first event from client A's stream";
+
+    auto before = metrics(*server_);
+    const json b = completion(*server_, start + " The dog", 8);
+    ASSERT_TRUE(b.contains("timings")) << b.dump();
+    auto after = metrics(*server_);
+    ::close(holder);  // A leaves: its generation is cancelled
+    const int copied = b["timings"]["prompt_tokens_copied"];
+    EXPECT_GE(copied, 20);  // the start's words
+    EXPECT_LT(copied, b["usage"]["prompt_tokens"].get<int>());
+    EXPECT_EQ(b["usage"]["prompt_tokens_details"]["cached_tokens"], b["timings"]["prompt_tokens_reused"]);
+    EXPECT_GE(b["timings"]["prompt_tokens_reused"].get<int>(), copied);
+    EXPECT_EQ(after["inferscope_prefix_copied_tokens_total"] - before["inferscope_prefix_copied_tokens_total"], double(copied));
+    EXPECT_EQ(after["inferscope_prefix_copies_total"] - before["inferscope_prefix_copies_total"], 1.0);
+    EXPECT_EQ(getJson(*server_, "/slots")["prefix_tokens_copied"].get<double>(), after["inferscope_prefix_copied_tokens_total"]);
 }
 
 TEST(ServeBatchingSetup, SlotsAndMetricsNeedTheKeyAndATooSmallBudgetIsRefused) {
