@@ -32,5 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_REQUIRE(capacity == report->budgetTokens && used == report->bytesUsed && reserved == report->bytesReserved, "totals are the sums");
     FUZZ_REQUIRE(report->lastBatch <= report->largestBatch && report->largestBatch <= int64_t(report->perSlot.size()), "batches within the slots");
     FUZZ_REQUIRE(report->decodeTokensPerSecond >= 0 && report->decodeTokensPerSecond <= kMaxTokensPerSecond, "a rate in range");
+    const bool prefixSaid = report->prefixCopies >= 0 && report->prefixCopies <= kMaxCount && report->prefixTokensCopied >= 0 &&
+                            report->prefixTokensCopied <= kMaxCount;
+    FUZZ_REQUIRE(prefixSaid || (report->prefixCopies == -1 && report->prefixTokensCopied == -1), "prefix copies both said, in range, or neither");
     return 0;
 }

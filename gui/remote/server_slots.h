@@ -51,6 +51,9 @@ class ServerSlots : public QObject {
     Q_PROPERTY(int lastBatch READ lastBatch NOTIFY changed)
     Q_PROPERTY(int largestBatch READ largestBatch NOTIFY changed)
     Q_PROPERTY(double decodeTokensPerSecond READ decodeTokensPerSecond NOTIFY changed)
+    // -1: the server does not say (SlotReport).
+    Q_PROPERTY(double prefixCopies READ prefixCopies NOTIFY changed)
+    Q_PROPERTY(double prefixTokensCopied READ prefixTokensCopied NOTIFY changed)
 
 public:
     // Off: no server. Asking: before its first answer. Live: the last report, read well.
@@ -91,6 +94,8 @@ public:
     int lastBatch() const { return int(report_.lastBatch); }
     int largestBatch() const { return int(report_.largestBatch); }
     double decodeTokensPerSecond() const { return report_.decodeTokensPerSecond; }
+    double prefixCopies() const { return double(report_.prefixCopies); }
+    double prefixTokensCopied() const { return double(report_.prefixTokensCopied); }
 
 signals:
     void engineChanged();

@@ -99,6 +99,10 @@ std::expected<SlotReport, SlotReportError> parseSlotReport(const QByteArray& bod
     r.decoding = f.read("decoding", n);
     r.lastBatch = f.read("last_batch", n);
     r.largestBatch = f.read("largest_batch", n);
+    if (o.contains(QLatin1String("prefix_copies")) || o.contains(QLatin1String("prefix_tokens_copied"))) {
+        r.prefixCopies = f.read("prefix_copies", kMaxCount);
+        r.prefixTokensCopied = f.read("prefix_tokens_copied", kMaxCount);
+    }
     if (!f.why.isEmpty()) return std::unexpected(SlotReportError{f.why});
     const QJsonValue rate = o.value(QLatin1String("decode_tokens_per_second"));
     if (!rate.isDouble() || !std::isfinite(rate.toDouble()) || rate.toDouble() < 0 || rate.toDouble() > kMaxTokensPerSecond)

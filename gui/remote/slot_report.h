@@ -33,6 +33,9 @@ struct SlotReport {
     int64_t decoding = 0;      // slots between their prefill and their last token
     int64_t lastBatch = 0, largestBatch = 0;  // sequences in a decode step: the last, the most so far
     double decodeTokensPerSecond = 0;         // all slots together, over the server's last seconds
+    // The slots' shared prefix cache: prompts that started from another slot's cached prefix, and
+    // the positions so copied; -1 when the server does not say (one older than these fields).
+    int64_t prefixCopies = -1, prefixTokensCopied = -1;
 };
 
 struct SlotReportError {

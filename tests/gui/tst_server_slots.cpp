@@ -208,6 +208,8 @@ private slots:
         QCOMPARE(view.property("lastBatch").toInt(), 1);  // alone: batches of one
         QCOMPARE(view.property("largestBatch").toInt(), 1);
         QVERIFY(view.property("decodeTokensPerSecond").toDouble() >= 0);
+        QCOMPARE(view.property("prefixCopies").toDouble(), 0.0);  // one chat: no other slot held its start
+        QCOMPARE(view.property("prefixTokensCopied").toDouble(), 0.0);
 
         // Not on screen: nothing under way and nothing due; back on screen: asked at once.
         view.setActive(false);
@@ -233,6 +235,8 @@ private slots:
         r["decoding"] = 1;
         r["largest_batch"] = 2;
         r["decode_tokens_per_second"] = 85.3;
+        r["prefix_copies"] = 3;
+        r["prefix_tokens_copied"] = 1536;
         FakeServer server;
         server.answer(http("200 OK", json(r)));
         ServerSlots view;
@@ -264,6 +268,7 @@ private slots:
         QCOMPARE(text("slotsFigure_queue"), QStringLiteral("3"));
         QCOMPARE(text("slotsFigure_batch"), QStringLiteral("1 now, 2 at most"));
         QCOMPARE(text("slotsFigure_rate"), QStringLiteral("85.3 tokens/s"));
+        QCOMPARE(text("slotsFigure_prefix"), QStringLiteral("3 prompts, 1,536 positions copied"));
         QVERIFY2(warnings.isEmpty(), qPrintable(warnings.isEmpty() ? QString() : warnings.first().toString()));
 
         // A 404 later (another server at that address): the figures go, the status says why.
@@ -335,6 +340,11 @@ private slots:
         bigBatch["largest_batch"] = 3;
         QTest::newRow("a batch larger than the slots") << http("200 OK", json(bigBatch))
                                                        << refused.arg(QStringLiteral("%1"), QStringLiteral("\u201clargest_batch\u201d is missing or not a whole number from 0 to 2"));
+        QJsonObject copies = reportOf(2, 10);
+        copies["prefix_copies"] = 2;
+        copies["prefix_tokens_copied"] = "many";
+        QTest::newRow("copied positions as text") << http("200 OK", json(copies))
+                                                  << refused.arg(QStringLiteral("%1"), QStringLiteral("\u201cprefix_tokens_copied\u201d is missing or not a whole number from 0 to 1,125,899,906,842,624"));
         QTest::newRow("not JSON") << http("200 OK", "<html>SECRET-BODY</html>") << refused.arg(QStringLiteral("%1"), QStringLiteral("it is not JSON"));
         QTest::newRow("an error page") << http("500 Internal Server Error", "SECRET-BODY") << QStringLiteral("%1 answered HTTP 500 to GET /slots.");
         QTest::newRow("a refused key") << http("401 Unauthorized", "{\"error\":{\"message\":\"SECRET-BODY\"}}")
@@ -372,6 +382,7 @@ private slots:
         QCOMPARE(view.slotList()[0].toMap()["kvTokens"].toDouble(), 42.0);
         QCOMPARE(view.bytesUsed(), 42.0 * kKvBytesPerToken);
         QCOMPARE(view.bytesReserved(), 3.0 * kShare * kKvBytesPerToken);
+        QCOMPARE(view.prefixCopies(), -1.0);  // a report without the prefix fields: not said
     }
 
     void aRedirectToAnotherPortIsNotFollowed() {

@@ -163,7 +163,9 @@ ColumnLayout {
                 {key: "batch", label: qsTr("Decode batch"),
                  tip: qsTr("Sequences that advanced together in the last decode step, and the most so far: each weight is read once for all of them.")},
                 {key: "rate", label: qsTr("Decode speed"),
-                 tip: qsTr("Tokens decoded per second by all slots together, over the server's last seconds.")}
+                 tip: qsTr("Tokens decoded per second by all slots together, over the server's last seconds.")},
+                {key: "prefix", label: qsTr("Shared prefixes"),
+                 tip: qsTr("Prompts whose start another slot's cache already held (a system prompt every client sends): those positions' keys and values were copied from it, not computed.")}
             ]
             delegate: Repeater {
                 id: figure
@@ -175,7 +177,12 @@ ColumnLayout {
                     case "busy": return qsTr("%1 of %2 generating").arg(slots.generatingSlots).arg(slots.slotList.length)
                     case "queue": return Units.count(slots.queue)
                     case "batch": return qsTr("%1 now, %2 at most").arg(slots.lastBatch).arg(slots.largestBatch)
-                    default: return qsTr("%1 tokens/s").arg(slots.decodeTokensPerSecond > 0 ? Theme.rate(slots.decodeTokensPerSecond) : "0")
+                    case "rate": return qsTr("%1 tokens/s").arg(slots.decodeTokensPerSecond > 0 ? Theme.rate(slots.decodeTokensPerSecond) : "0")
+                    default:
+                        if (slots.prefixCopies < 0) return qsTr("not reported by this server")
+                        if (slots.prefixCopies === 0) return qsTr("none copied yet")
+                        if (slots.prefixCopies === 1) return qsTr("1 prompt, %1 positions copied").arg(Units.count(slots.prefixTokensCopied))
+                        return qsTr("%1 prompts, %2 positions copied").arg(Units.count(slots.prefixCopies)).arg(Units.count(slots.prefixTokensCopied))
                     }
                 }
                 model: 2
