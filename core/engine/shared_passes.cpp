@@ -101,7 +101,6 @@ void SharedPasses::countRate(int64_t second, uint64_t tokens) {
 SharedPassStats SharedPasses::stats() const {
     std::lock_guard lock(mutex_);
     SharedPassStats s = stats_;
-    s.pending = int32_t(decodes_.size() + others_.size());
     // The last kRateWindow whole seconds (now - kRateWindow .. now - 1); bucket j counts the
     // second rateSecond_ - j.
     const int64_t lag = secondsNow() - rateSecond_;
@@ -222,24 +221,18 @@ void SharedPasses::loop() {
                 return std::none_of(decodes.begin(), decodes.end(), [c](const Pass* p) { return p->ctx == c; });
             });
         }
-        // Other passes in arrival order, up to kStepTokens rows in all (at least one): the prompts
-        // of several clients that came together run in one step, not one a step between decodes.
-        std::vector<Pass*> others;
-        for (size_t rows = 0; !others_.empty();) {
-            const size_t next = others_.front()->tokens.size();
-            if (!others.empty() && rows + next > kStepTokens) break;
-            rows += next;
-            others.push_back(others_.front());
+        Pass* other = nullptr;
+        if (!others_.empty()) {
+            other = others_.front();
             others_.pop_front();
         }
         lock.unlock();
 
         const auto t0 = Clock::now();
         if (!decodes.empty()) runDecodes(decodes);
-        for (Pass* other : others) {
-            if (other->task) other->task();
-            else other->logits = other->model->forward(*other->ctx, other->tokens, other->position, other->origin, other->probe, other->everyRow);
-        }
+        if (other && other->task) other->task();
+        else if (other)
+            other->logits = other->model->forward(*other->ctx, other->tokens, other->position, other->origin, other->probe, other->everyRow);
         const auto us = uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
 
         lock.lock();
@@ -256,8 +249,7 @@ void SharedPasses::loop() {
             if (stats_.batchSizes.size() <= size_t(b)) stats_.batchSizes.resize(size_t(b) + 1);
             stats_.batchSizes[size_t(b)] += 1;
         }
-        for (const Pass* other : others)
-            if (!other->task && other->origin == CellOrigin::Prompt) stats_.promptTokens += other->tokens.size();
+        if (other && !other->task && other->origin == CellOrigin::Prompt) stats_.promptTokens += other->tokens.size();
         auto noteExtent = [this](const Pass& p) {
             noteWritten(p);
             const int32_t n = p.position + int32_t(p.tokens.size());
@@ -272,10 +264,8 @@ void SharedPasses::loop() {
             noteExtent(*p);
             p->done = true;
         }
-        for (Pass* other : others) {
-            if (!other->task) noteExtent(*other);
-            other->done = true;
-        }
+        if (other && !other->task) noteExtent(*other);
+        if (other) other->done = true;
         done_.notify_all();
     }
 }

@@ -10,10 +10,8 @@
 //     for `gather` at most (counted from the later of the first pending pass and the last step's
 //     end), once: a batch run without it no longer waits for it until its next pass arrives.
 //   - Other passes (a prompt's chunk of up to the context's batch, a verification of several rows)
-//     run after that step's decode batch, first come first served, up to kStepTokens rows a step
-//     (one pass at least): a long prompt is prefilled chunk by chunk while the running streams keep
-//     their pace (chunked prefill), and the short prompts of clients that came together run in
-//     the same step.
+//     run one per step, first come first served, after that step's decode batch: a long prompt is
+//     prefilled chunk by chunk while the running streams keep their pace (chunked prefill).
 //
 // Exactness: decodeBatch gives every sequence the logits and cache bytes its own one-token pass
 // would (llama_model.h), so a session's tokens do not depend on who else is running.
@@ -50,7 +48,6 @@ struct SharedPassStats {
     int32_t lastBatch = 0;          // sequences in the last decode batch
     int32_t largestBatch = 0;
     int32_t decoding = 0;           // sessions decoding now
-    int32_t pending = 0;            // passes waiting for the compute thread now
     uint64_t computeUs = 0;         // time spent computing
     double decodeTokensPerSecond = 0;  // decoded over the last kRateWindow seconds (whole seconds)
     std::vector<uint64_t> batchSizes;  // [b]: decode batches of b sequences (index 0 unused)
@@ -60,7 +57,6 @@ class SharedPasses {
 public:
     static constexpr int kRateWindow = 10;
     static constexpr size_t kMinCopy = 16;
-    static constexpr size_t kStepTokens = 512;  // rows of other passes one step runs (EngineOptions::batchSize's default)
     explicit SharedPasses(std::chrono::microseconds gather = std::chrono::milliseconds(10));
     ~SharedPasses();  // stops the compute thread; no pass may be pending
     SharedPasses(const SharedPasses&) = delete;

@@ -27,7 +27,6 @@
 
 #include "engine/engine.h"
 #include "engine/engine_group.h"
-#include "engine/shared_passes.h"
 #include "model_test_helpers.h"
 #include "shared_data.h"
 
@@ -464,42 +463,4 @@ TEST(EngineGroup, ASessionKeepsItsCacheTypeAndLength) {
     ASSERT_FALSE(ctx);
     EXPECT_EQ(ctx.error().message, "a session of a group keeps its context length");
     EXPECT_EQ((*group)->session(0).contextLength(), kShare);
-}
-
-// Passes that queued while the compute thread was busy run in one step (up to kStepTokens rows):
-// the prompts of clients that came together do not each wait for a step of their own. Here the
-// thread is held by one task while three more queue.
-TEST(SharedPasses, PassesThatQueuedTogetherRunInOneStep) {
-    SharedPasses passes;
-    std::mutex m;
-    std::condition_variable cv;
-    bool holding = false, release = false;
-    std::thread holder([&] {
-        passes.run([&] {
-            std::unique_lock lock(m);
-            holding = true;
-            cv.notify_all();
-            cv.wait(lock, [&] { return release; });
-        });
-    });
-    {
-        std::unique_lock lock(m);
-        cv.wait(lock, [&] { return holding; });
-    }
-    std::atomic<int> ran{0};
-    std::vector<std::thread> queued;
-    for (int i = 0; i < 3; ++i) queued.emplace_back([&] { passes.run([&] { ++ran; }); });
-    // Polled until the three are queued (each thread's first act), 30 s at most.
-    for (int i = 0; i < 30000 && passes.stats().pending < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    ASSERT_EQ(passes.stats().pending, 3);
-    {
-        std::lock_guard lock(m);
-        release = true;
-    }
-    cv.notify_all();
-    holder.join();
-    for (auto& t : queued) t.join();
-    EXPECT_EQ(ran, 3);
-    EXPECT_EQ(passes.stats().steps, 2u);  // the holding task's step, then one for the three
-    EXPECT_EQ(passes.stats().pending, 0);
 }
