@@ -79,7 +79,7 @@ def main():
         return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
     print(json.dumps({"tag": a.tag, "clients": a.clients, "tokens": a.tokens, "wall_s": wall, "aggregate_tok_s": total / wall,
-                      "ttft_p50_ms": 1e3 * pct(ttft, 50), "tpot_p50_ms": 1e3 * pct(tpot, 50), "tpot_p95_ms": 1e3 * pct(tpot, 95)}))
+                      "ttft_p50_ms": 1e3 * pct(ttft, 50), "ttft_p95_ms": 1e3 * pct(ttft, 95), "tpot_p50_ms": 1e3 * pct(tpot, 50), "tpot_p95_ms": 1e3 * pct(tpot, 95)}))
 
 
 if __name__ == "__main__":
