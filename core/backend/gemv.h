@@ -45,9 +45,9 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
 // the block formats; the thread split is by weight rows), so with up to gemvExactRows(t) rows in a
 // call each row's y is bit for bit what a call with that row alone gives, whatever the other rows
 // hold. That is kGemvPlainMaxRows for F32/BF16/F16, kGemvMaxRows for the block formats, except where a kernel's summation order changes
-// with the row count: the K-quant integer kernels (Q4_K, Q5_K, Q6_K in the avx2 and avx512 sets)
-// keep 4 accumulators per row for 1-2 rows and 2 for 3-4 (AVX2's 16 registers), so 2 there
-// (kKQuantExactRows, gemv_kquants.h). Asked of the active kernel set.
+// with the row count: the K-quant integer kernels (Q4_K, Q5_K, Q6_K) keep 4 accumulators per row
+// for 1-2 rows and 2 for 3-4 (the registers), so 2 there, except Q4_K's in the avx512 set, which
+// keeps 4 for up to 4 rows (kquantExactRows, gemv_kquants.h). Asked of the active kernel set.
 int gemvExactRows(const GemvTask& t);
 
 // Above this many weight bytes a call runs on nThreads threads; below, one thread finishes before

@@ -105,6 +105,8 @@ bool kquantKernelFor(uint32_t blockType) {
 #endif
 }
 
+int kquantExactRows(uint32_t blockType) { return GgmlType(blockType) == GgmlType::Q4_K ? kQ4KExactRows : kKQuantExactRows; }
+
 void quantizeX256(const float* x, int64_t m, int64_t k, XBlock256* out) {
     for (int64_t i = 0; i < m; ++i)
         for (int64_t c = 0; c < k; c += 256) quantizeBlock(x + i * k + c, *out++);

@@ -41,17 +41,25 @@ static_assert(offsetof(XBlock256, d) % 32 == 0 && offsetof(XBlock256, sum16) % 3
 static_assert(offsetof(XBlock256, rsum16) % 32 == 0 && offsetof(XBlock256, sum32) % 16 == 0);
 inline constexpr float kXResidueSteps = 254.0f;  // r's steps per step of q
 
-// The kernels keep 4 independent accumulators per row of x up to this many rows, 2 beyond (the
-// registers run out): a row's sum is associated differently with 3 or 4 rows than alone, so only
-// calls of up to this many rows give each row the bits it gets alone (gemvExactRows, gemv.h).
-inline constexpr int kKQuantExactRows = 2;
-
 }  // namespace inferscope
 
 // A kernel set's functions (common/kernel_set.h), declared in its sources only; elsewhere they are
 // reached through backend/kernel_table.h.
 #ifdef INFERSCOPE_KERNELS_NS
 namespace inferscope::INFERSCOPE_KERNELS_NS {
+
+// The kernels keep 4 independent accumulators per row of x up to kquantExactRows(type) rows, 2
+// beyond, where the registers run out: Q4_K's 4 rows × 4 fit AVX-512's 32 vector registers
+// (objdump: no spill), not AVX2's 16; Q5_K's and Q6_K's kernels hold more values and spill, so 2
+// there. A row's sum is associated differently with 2 accumulators than with 4, so only calls of
+// up to that many rows give each row the bits it gets alone (gemvExactRows, gemv.h).
+#if defined(__AVX512F__)
+inline constexpr int kQ4KExactRows = 4;
+#else
+inline constexpr int kQ4KExactRows = 2;
+#endif
+inline constexpr int kKQuantExactRows = 2;  // Q5_K, Q6_K
+int kquantExactRows(uint32_t blockType);
 
 // True when this kernel set computes blocks of `blockType` (a GgmlType id) with an integer kernel.
 bool kquantKernelFor(uint32_t blockType);

@@ -54,7 +54,8 @@ inline __m256i wordPair(int p) { return _mm256_load_si256(reinterpret_cast<const
 template <int M, bool FifthBit>
 void q45Rows(const GemvTask& t, const XBlock256* xq, int64_t n0, int64_t n1) {
     constexpr int blockBytes = FifthBit ? 176 : 144, qsOffset = FifthBit ? 48 : 16;
-    constexpr int A = M <= kKQuantExactRows ? 4 : 2;  // accumulators per row: independent multiply-add chains
+    constexpr int exactRows = FifthBit ? kKQuantExactRows : kQ4KExactRows;  // kquantExactRows
+    constexpr int A = M <= exactRows ? 4 : 2;  // accumulators per row: independent multiply-add chains
     const int64_t nb = t.k / 256;
     const auto* base = static_cast<const uint8_t*>(t.w);
     const __m256i low4 = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10), ones16 = _mm256_set1_epi16(1);

@@ -23,7 +23,8 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
 }
 
 int gemvExactRows(const GemvTask& t) {
-    if (t.type == WeightFormat::Blocks && activeBackendKernels().kquantKernelFor(t.blockType)) return kKQuantExactRows;
+    const BackendKernels& set = activeBackendKernels();
+    if (t.type == WeightFormat::Blocks && set.kquantKernelFor(t.blockType)) return set.kquantExactRows(t.blockType);
     return gemvMaxRows(t.type);
 }
 

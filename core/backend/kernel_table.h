@@ -35,6 +35,7 @@ struct BackendKernels {
     bool (*hasInt8BlockKernel)(GgmlType type);
     ActivationBlocks32 (*quantizeActivations32)(const float* x, int64_t m, int64_t k);
     void (*gemvInt8BlockRows)(const GemvTask& t, const ActivationBlocks32& xq, int64_t n0, int64_t n1);
+    int (*kquantExactRows)(uint32_t blockType);  // rows of x a call takes, each row's bits its alone ones
 };
 
 // The table of a built set (kernelSetBuilt(set)).

@@ -120,4 +120,5 @@ extern "C" const inferscope::BackendKernels INFERSCOPE_BACKEND_TABLE = {
     &inferscope::INFERSCOPE_KERNELS_NS::hasInt8BlockKernel,
     &inferscope::INFERSCOPE_KERNELS_NS::quantizeActivations32,
     &inferscope::INFERSCOPE_KERNELS_NS::gemvInt8BlockRows,
+    &inferscope::INFERSCOPE_KERNELS_NS::kquantExactRows,
 };

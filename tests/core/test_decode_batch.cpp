@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backend/compute_device.h"
+#include "backend/gemv.h"
 #include "common/kernel_set.h"
 #include "model/llama_model.h"
 #include "kv_test_helpers.h"
@@ -290,7 +291,8 @@ TEST_P(DecodeBatchIsolation, FinishingOrTruncatingOneSlotLeavesTheOthers) {
 }
 
 // The group sizes the batch takes: 8 rows for F32/BF16/F16 (and Int8, exact in oneDNN), 4 for the
-// block formats, 2 for K-quant matrices where an integer kernel runs them.
+// block formats, 2 for K-quant matrices where an integer kernel runs them (Q4_K's 4 in the avx512
+// set; a Q4_K_M file's Q6_K matrices keep the whole model's at 2).
 TEST(DecodeBatchGroups, KQuantMatricesGoTwoRowsAtATimeBlocksFourPlainEight) {
     auto device = ComputeDevice::create(DeviceKind::Cpu, 2);
     ASSERT_TRUE(device);
@@ -311,6 +313,10 @@ TEST(DecodeBatchGroups, KQuantMatricesGoTwoRowsAtATimeBlocksFourPlainEight) {
     EXPECT_EQ(exactRows(kStories, ComputePrecision::Int8), 8);
     INFERSCOPE_SHARED_FILE_OR_SKIP(kquant, "models/quant/stories260K-wide-Q4_K_M.gguf");
     EXPECT_EQ(exactRows(kquant, ComputePrecision::Auto), activeKernelSet() == KernelSet::Portable ? 4 : 2);
+    auto taskRows = [](GgmlType type) { return gemvExactRows(GemvTask{nullptr, WeightFormat::Blocks, 0, 256, nullptr, uint32_t(type)}); };
+    EXPECT_EQ(taskRows(GgmlType::Q4_K), activeKernelSet() == KernelSet::Avx2 ? 2 : 4);
+    EXPECT_EQ(taskRows(GgmlType::Q6_K), activeKernelSet() == KernelSet::Portable ? 4 : 2);
+    EXPECT_EQ(taskRows(GgmlType::Q5_K), activeKernelSet() == KernelSet::Portable ? 4 : 2);
     INFERSCOPE_SHARED_FILE_OR_SKIP(q8, "models/quant/stories260K-wide-Q8_0.gguf");
     EXPECT_EQ(exactRows(q8, ComputePrecision::Auto), 4);
 }
