@@ -66,6 +66,44 @@ struct LatchObserver : GenerationObserver {
     }
 };
 
+// Session 0, decoding, stops in one of its observer's callbacks until session 1 has prefilled; the
+// test starts session 1 once session 0 has stopped there.
+class Handoff {
+public:
+    void firstStopsUntilSecondPrefilled() {  // session 0's thread
+        std::unique_lock lock(m_);
+        firstDecoding_ = true;
+        cv_.notify_all();
+        cv_.wait(lock, [this] { return secondPrefilled_; });
+    }
+    void waitForFirst() {
+        std::unique_lock lock(m_);
+        cv_.wait(lock, [this] { return firstDecoding_; });
+    }
+    void secondPrefilled() {  // session 1's thread
+        std::lock_guard lock(m_);
+        secondPrefilled_ = true;
+        cv_.notify_all();
+    }
+
+private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool firstDecoding_ = false, secondPrefilled_ = false;
+};
+
+// Calls `prefilled` in onPrefill and `stepped` in the first onStep, when given.
+struct HandoffObserver : GenerationObserver {
+    std::function<void()> prefilled, stepped;
+    void onPrefill(const PrefillStats&) override {
+        if (prefilled) prefilled();
+    }
+    void onStep(const StepRecord&) override {
+        if (stepped) stepped();
+        stepped = nullptr;
+    }
+};
+
 std::vector<int32_t> promptFor(int i, int32_t nVocab, int32_t length) {
     std::vector<int32_t> p;
     for (int32_t j = 0; j < length; ++j) p.push_back(1 + (i * 131 + j * 17) % (nVocab - 1));
@@ -301,36 +339,19 @@ TEST(EngineGroup, AOneTokenPromptDoesNotWaitForTheDecodingSessions) {
     std::vector<GenerateRequest> requests{requestFor(0, promptFor(0, nVocab, 6)), requestFor(1, promptFor(1, nVocab, 1))};
     const auto expected = aloneTokens(testing_model::kStories, {requests})[0];
 
-    std::mutex m;
-    std::condition_variable cv;
-    bool firstDecoding = false, secondPrefilled = false;
-    struct Observer : GenerationObserver {
-        std::function<void()> prefilled;
-        void onPrefill(const PrefillStats&) override { prefilled(); }
-    };
+    Handoff handoff;
     std::vector<GenerationSummary> got(2);
     std::thread first([&] {
-        Observer o;
-        o.prefilled = [&] {  // session 0 is decoding now: it waits for session 1's prompt
-            std::unique_lock lock(m);
-            firstDecoding = true;
-            cv.notify_all();
-            cv.wait(lock, [&] { return secondPrefilled; });
-        };
+        HandoffObserver o;
+        // session 0 is decoding now: it waits for session 1's prompt
+        o.prefilled = [&] { handoff.firstStopsUntilSecondPrefilled(); };
         auto s = (*group)->session(0).generate(requests[0], &o);
         ASSERT_TRUE(s) << s.error().message;
         got[0] = std::move(*s);
     });
-    {
-        std::unique_lock lock(m);
-        cv.wait(lock, [&] { return firstDecoding; });
-    }
-    Observer o;
-    o.prefilled = [&] {
-        std::lock_guard lock(m);
-        secondPrefilled = true;
-        cv.notify_all();
-    };
+    handoff.waitForFirst();
+    HandoffObserver o;
+    o.prefilled = [&] { handoff.secondPrefilled(); };
     auto s = (*group)->session(1).generate(requests[1], &o);
     ASSERT_TRUE(s) << s.error().message;
     got[1] = std::move(*s);
@@ -407,42 +428,18 @@ TEST(EngineGroup, APromptCopiesThePrefixOfASessionThatIsDecoding) {
     // Alone: an engine that prefilled the same 24 tokens, then reads the rest.
     const auto secondAlone = aloneTokens(testing_model::kStories, {{first}, {second}})[1][0];
 
-    std::mutex m;
-    std::condition_variable cv;
-    bool firstDecoding = false, secondPrefilled = false;
-    struct Observer : GenerationObserver {
-        std::function<void()> prefilled, stepped;
-        void onPrefill(const PrefillStats&) override {
-            if (prefilled) prefilled();
-        }
-        void onStep(const StepRecord&) override {
-            if (stepped) stepped();
-            stepped = nullptr;
-        }
-    };
+    Handoff handoff;
     std::optional<GenerationSummary> got0;
     std::thread decoding([&] {
-        Observer o;
-        o.stepped = [&] {
-            std::unique_lock lock(m);
-            firstDecoding = true;
-            cv.notify_all();
-            cv.wait(lock, [&] { return secondPrefilled; });
-        };
+        HandoffObserver o;
+        o.stepped = [&] { handoff.firstStopsUntilSecondPrefilled(); };
         auto s = (*group)->session(0).generate(first, &o);
         ASSERT_TRUE(s) << s.error().message;
         got0 = std::move(*s);
     });
-    {
-        std::unique_lock lock(m);
-        cv.wait(lock, [&] { return firstDecoding; });
-    }
-    Observer o;
-    o.prefilled = [&] {
-        std::lock_guard lock(m);
-        secondPrefilled = true;
-        cv.notify_all();
-    };
+    handoff.waitForFirst();
+    HandoffObserver o;
+    o.prefilled = [&] { handoff.secondPrefilled(); };
     auto s = (*group)->session(1).generate(second, &o);
     decoding.join();
     ASSERT_TRUE(s) << s.error().message;
