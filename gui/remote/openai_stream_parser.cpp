@@ -17,12 +17,19 @@ QString shownText(QString text) {
     return text;
 }
 
+// An error's text as shown; never empty, even when the server's message is nothing but control
+// characters (the window would otherwise show an error that says nothing).
 QString errorText(const QJsonValue& error) {
-    if (error.isString()) return shownText(error.toString());
-    const QJsonObject o = error.toObject();
-    const QString message = o.value(QLatin1String("message")).toString();
-    if (!message.isEmpty()) return shownText(message);
-    return shownText(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)));
+    QString shown;
+    if (error.isString()) {
+        shown = shownText(error.toString());
+    } else {
+        const QJsonObject o = error.toObject();
+        const QString message = o.value(QLatin1String("message")).toString();
+        shown = shownText(message.isEmpty() ? QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)) : message);
+    }
+    if (shown.trimmed().isEmpty()) return QStringLiteral("The server reported an error without a readable message.");
+    return shown;
 }
 
 // The kMaxAlternatives most probable alternatives, each byte string once (its highest logprob),

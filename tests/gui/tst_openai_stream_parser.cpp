@@ -155,6 +155,13 @@ private slots:
         QCOMPARE(events[2].error, QStringLiteral("The server sent an event that is not JSON: not json"));
         QCOMPARE(errorMessageOf("{\"error\":{\"message\":\"invalid api key\",\"type\":\"invalid_request_error\"}}"), QStringLiteral("invalid api key"));
         QCOMPARE(errorMessageOf("<html>nope</html>"), QString());
+        // A message of nothing but control characters, and an empty one, still say there was an error.
+        const QString unreadable = QStringLiteral("The server reported an error without a readable message.");
+        const auto events2 = p.feed("data: {\"error\":{\"message\":\"\\u0000\\u0001\\u001b\",\"code\":252}}\n\n");
+        QCOMPARE(events2.size(), size_t(1));
+        QCOMPARE(events2[0].kind, StreamEvent::Kind::Error);
+        QCOMPARE(events2[0].error, unreadable);
+        QCOMPARE(errorMessageOf("{\"error\":\"\"}"), unreadable);
     }
 
     // What vLLM, llama.cpp, SGLang and Ollama do differently.
