@@ -2,15 +2,15 @@
 
 #include <algorithm>
 
+#include "common/prefix.h"
+
 namespace inferscope::server {
 
 int pickSlot(const std::vector<std::span<const int32_t>>& freeCaches, std::span<const int32_t> prompt) {
     int best = -1;
     size_t bestShared = 0;
     for (size_t i = 0; i < freeCaches.size(); ++i) {
-        const auto& cache = freeCaches[i];
-        const size_t n = std::min(cache.size(), prompt.size());
-        const size_t shared = size_t(std::mismatch(cache.begin(), cache.begin() + ptrdiff_t(n), prompt.begin()).first - cache.begin());
+        const size_t shared = commonPrefixLength(freeCaches[i], prompt);
         if (best < 0 || shared > bestShared) {
             best = int(i);
             bestShared = shared;

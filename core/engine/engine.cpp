@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/memory_budget.h"
+#include "common/prefix.h"
 #include "engine/highest_logits.h"
 #include "engine/inspection_readout.h"
 #include "engine/load_memory.h"
@@ -237,8 +238,7 @@ Result<GenerationSummary> Engine::generate(const GenerateRequest& request, Gener
     // ---- prefill: the prompt minus what the cache already holds, in one batched pass ----------
     int32_t reuse = 0;
     if (request.useKvCache) {
-        const auto mismatch = std::mismatch(cachedTokens_.begin(), cachedTokens_.end(), request.prompt.begin(), request.prompt.end());
-        reuse = int32_t(mismatch.first - cachedTokens_.begin());
+        reuse = int32_t(commonPrefixLength(cachedTokens_, request.prompt));
         reuse = std::min(reuse, nPrompt - 1);  // the last prompt token must run to give logits
     }
     truncate(reuse);

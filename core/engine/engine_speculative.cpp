@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "backend/gemv.h"
+#include "common/prefix.h"
 #include "engine/compare.h"
 #include "engine/engine.h"
 #include "engine/highest_logits.h"
@@ -228,8 +229,7 @@ Result<GenerationSummary> Engine::decodeSpeculative(const GenerateRequest& reque
             Engine& d = *draftEngine;
             d.device_->bindThreads();
             // Bring the drafter's cache to the sequence (it keeps what it shares), then run its end.
-            const auto mismatch = std::mismatch(d.cachedTokens_.begin(), d.cachedTokens_.end(), sequence.begin(), sequence.end());
-            const int32_t shared = std::min<int32_t>(int32_t(mismatch.first - d.cachedTokens_.begin()), int32_t(sequence.size()) - 1);
+            const int32_t shared = std::min<int32_t>(int32_t(commonPrefixLength(d.cachedTokens_, sequence)), int32_t(sequence.size()) - 1);
             const int32_t draftRoom = d.contextLength() - int32_t(sequence.size());
             if (draftRoom > 0) {
                 d.truncate(shared);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/prefix.h"
 #include "model/llama_model.h"
 
 namespace inferscope {
@@ -112,8 +113,8 @@ SharedPassStats SharedPasses::stats() const {
 
 int32_t SharedPasses::extentOf(const LlamaContext& ctx) const {
     std::lock_guard lock(mutex_);
-    for (const auto& [c, n] : extents_)
-        if (c == &ctx) return n;
+    for (const Member& m : members_)
+        if (m.ctx == &ctx) return int32_t(m.written.size());
     return 0;
 }
 
@@ -143,8 +144,7 @@ std::pair<const SharedPasses::Member*, size_t> SharedPasses::longestPrefix(const
     size_t best = have + kMinCopy - 1;
     for (const Member& m : members_) {
         if (m.ctx == &into || m.ctx->cache().layout() != into.cache().layout()) continue;
-        const size_t n = std::min(m.written.size(), tokens.size());
-        const auto shared = size_t(std::mismatch(m.written.begin(), m.written.begin() + ptrdiff_t(n), tokens.begin()).first - m.written.begin());
+        const size_t shared = commonPrefixLength(m.written, tokens);
         if (shared > best) {
             best = shared;
             from = &m;
@@ -172,8 +172,6 @@ int32_t SharedPasses::copyLongestPrefix(LlamaContext& into, std::span<const int3
         got = int32_t(n);
         stats_.prefixCopies += 1;
         stats_.prefixTokensCopied += n - size_t(have);
-        for (auto& [c, extent] : extents_)
-            if (c == &into) extent = got;
     });
     return got;
 }
@@ -250,21 +248,11 @@ void SharedPasses::loop() {
             stats_.batchSizes[size_t(b)] += 1;
         }
         if (other && !other->task && other->origin == CellOrigin::Prompt) stats_.promptTokens += other->tokens.size();
-        auto noteExtent = [this](const Pass& p) {
-            noteWritten(p);
-            const int32_t n = p.position + int32_t(p.tokens.size());
-            for (auto& [c, extent] : extents_)
-                if (c == p.ctx) {
-                    extent = n;
-                    return;
-                }
-            extents_.emplace_back(p.ctx, n);
-        };
         for (Pass* p : decodes) {
-            noteExtent(*p);
+            noteWritten(*p);
             p->done = true;
         }
-        if (other && !other->task) noteExtent(*other);
+        if (other && !other->task) noteWritten(*other);
         if (other) other->done = true;
         done_.notify_all();
     }

@@ -91,7 +91,8 @@ public:
     int32_t copyLongestPrefix(LlamaContext& into, std::span<const int32_t> tokens, int32_t have);
 
     SharedPassStats stats() const;
-    // Positions of ctx's cache its last pass here left filled (0 before any).
+    // Positions of a member's cache its passes here (and prefix copies) left filled (0 before any,
+    // and for a context that is not a member).
     int32_t extentOf(const LlamaContext& ctx) const;
 
 private:
@@ -123,7 +124,6 @@ private:
     std::chrono::steady_clock::time_point stepEnded_{};            // when the last step's compute ended
     std::vector<const LlamaContext*> decoding_;  // the sessions decoding
     std::vector<const LlamaContext*> waitFor_;   // of which those a batch waits for
-    std::vector<std::pair<const LlamaContext*, int32_t>> extents_;  // extentOf
     struct Member {
         LlamaContext* ctx = nullptr;
         std::vector<int32_t> written;  // the tokens whose keys and values its cache holds, by position
