@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/compare.h"
+#include "engine/compare_text.h"
 #include "engine/prompt_builder.h"  // PromptChunk
 #include "record/answer_origin.h"
 
@@ -23,6 +24,9 @@ struct CompareJob {
     // The answer's sampler settings (none: stored before answers kept them): each token's final
     // probabilities under both models and B's record through the same stages (CompareDetail).
     std::optional<SamplerParams> sampler;
+    // The conversation before the answer as plain text (the system prompt and the messages, no
+    // template): what both models read before the answer's text when their vocabularies differ.
+    std::string contextText;
 };
 
 // perToken[i] belongs to the answer's step i; the meters hold every token's figures.
@@ -36,6 +40,11 @@ struct CompareResult {
     double compareMs = 0;        // the teacher-forced pass through both models
     // B as an answer it writes keeps it (GenerationJob::otherModel: B continues an answer).
     AnswerOrigin originB;
+    // Vocabularies that differ: no token-by-token figures (perToken empty, the meters unused); both
+    // models read contextText then the answer's text (A's tokens decoded), word by word
+    // (engine/compare_text.h). `why` says how the vocabularies differ.
+    std::optional<TextComparison> text;
+    std::string answerText, why;
 };
 
 }  // namespace inferscope

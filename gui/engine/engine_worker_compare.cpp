@@ -74,8 +74,20 @@ void EngineWorker::compareModels(const CompareJob& job) {
         result.loadMs = double(clock.nsecsElapsed()) / 1e6;
     }
     if (auto same = checkSameVocabulary(engine_->tokenizer(), engineB_->tokenizer()); !same) {
-        emit compareFailed(job.id, tr("The vocabularies differ, so the two models cannot be compared token by token: %1")
-                                       .arg(QString::fromStdString(same.error().message)));
+        // Compared on the text instead: both read the same bytes with their own tokenizers.
+        result.why = same.error().message;
+        result.answerText = engine_->tokenizer().decode(job.answer);
+        clock.restart();
+        auto text = compareOnText(*engine_, *engineB_, job.contextText, result.answerText);
+        if (!text) {
+            emit compareFailed(job.id, tr("The vocabularies differ (%1), and the answer could not be compared on its text: %2")
+                                           .arg(QString::fromStdString(same.error().message), QString::fromStdString(text.error().message)));
+            return;
+        }
+        result.text = std::move(*text);
+        result.compareMs = double(clock.nsecsElapsed()) / 1e6;
+        result.originB = localAnswerOrigin(describeLoaded(*engineB_, modelPathB_), engineB_->kvStats());
+        emit compareFinished(job.id, result);
         return;
     }
     std::vector<int32_t> sequence = tokenizeChunks(engine_->tokenizer(), job.chunks);

@@ -2,9 +2,46 @@
 
 #include <QFileInfo>
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <QUrl>
 
 namespace inferscope {
+namespace {
+
+// The conversation before `row` as plain text: the system prompt and each message, a blank line
+// after each (no template: a model of another vocabulary has its own).
+std::string plainContext(ChatController& chat, int row) {
+    QString text;
+    if (!chat.systemPrompt().trimmed().isEmpty()) text += chat.systemPrompt() + QStringLiteral("\n\n");
+    const ChatModel& messages = *chat.messages();
+    for (int r = 0; r < row && r < messages.count(); ++r) text += messages.at(r).text + QStringLiteral("\n\n");
+    return text.toStdString();
+}
+
+// The figures of a comparison on the text (vocabularies that differ) into s.
+void summarizeText(const CompareResult& result, CompareSummary& s) {
+    const TextComparison& c = *result.text;
+    s.onText = true;
+    s.why = QString::fromStdString(result.why);
+    s.bytes = int(c.bytes);
+    s.words = int(c.words.size());
+    s.tokensA = c.tokensA;
+    s.tokensB = c.tokensB;
+    s.bitsPerByteA = c.bitsPerByteA();
+    s.bitsPerByteB = c.bitsPerByteB();
+    std::vector<size_t> order(c.words.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    auto gap = [&c](size_t i) { return std::abs(c.words[i].bitsB - c.words[i].bitsA); };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return gap(a) > gap(b); });
+    for (size_t i = 0; i < order.size() && i < size_t(CompareSummary::kShownGaps); ++i) {
+        const WordSurprisal& w = c.words[order[i]];
+        const QString word = QString::fromUtf8(result.answerText.substr(w.begin, w.end - w.begin)).trimmed();
+        s.gaps.append(QVariantMap{{"text", word}, {"bitsA", w.bitsA}, {"bitsB", w.bitsB}});
+    }
+}
+
+}  // namespace
 
 CompareModel::CompareModel(QObject* parent) : QObject(parent) {}
 
@@ -103,6 +140,7 @@ bool CompareModel::run(const QString& pathOrUrl) {
     job.answer = std::move(context->answer);
     job.modelB = path.toStdString();
     job.sampler = answer.stats.sampler;
+    job.contextText = plainContext(*chat_, row);
     const int n = int(job.answer.size());
     job_ = engine->compareModels(std::move(job));
     if (job_ == 0) {
@@ -155,6 +193,15 @@ void CompareModel::onFinished(quint64 jobId, const CompareResult& result) {
     s.modelA = answer.origin.modelName.empty() ? chat_->engine()->modelName() : QString::fromStdString(answer.origin.modelName);
     s.modelBPath = QString::fromStdString(result.modelB);
     s.modelB = QFileInfo(s.modelBPath).fileName();
+    if (result.text) {  // vocabularies that differ: no token figures, no tint
+        s.loadMs = result.loadMs;
+        s.compareMs = result.compareMs;
+        summarizeText(result, s);
+        summary_ = s;
+        emit resultChanged();
+        setStatus(QString());
+        return;
+    }
     s.tokens = int(result.divergence.count());
     s.promptTokens = result.promptTokens;
     const DivergenceMeter& d = result.divergence;

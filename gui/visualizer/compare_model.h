@@ -6,6 +6,9 @@
 // go to the chat's heat map (tint "compare"), the statistics to `summary`. No figure is computed
 // here. GUI thread only.
 //
+// B with another vocabulary: the answer compared on its text instead (CompareResult::text; the
+// summary's onText, bits per byte and the words where they differ most; no tint).
+//
 // The result belongs to the answer it was made of (its row, version and tokens) and names B's file:
 // when that answer is gone (another conversation, a new version shown, the row removed) it is
 // cleared, the tint with it.

@@ -6,6 +6,7 @@
 
 #include <QMetaType>
 #include <QString>
+#include <QVariantList>
 #include <QtQml/qqmlregistration.h>
 
 namespace inferscope {
@@ -52,7 +53,22 @@ struct CompareSummary {
     Q_PROPERTY(double perplexityBError MEMBER perplexityBError)
     Q_PROPERTY(double loadMs MEMBER loadMs)             // B's load (0: kept from the previous comparison)
     Q_PROPERTY(double compareMs MEMBER compareMs)       // the pass through both models
+    // Vocabularies that differ (onText): the answer compared on its text, word by word
+    // (engine/compare_text.h), none of the token figures above. `why` says how the vocabularies
+    // differ; bytes and words of the answer's text, each tokenizer's tokens for it, each model's
+    // bits of surprisal per byte; `gaps`: the words where the two differ most, most first, each
+    // {text, bitsA, bitsB} (up to kShownGaps).
+    Q_PROPERTY(bool onText MEMBER onText)
+    Q_PROPERTY(QString why MEMBER why)
+    Q_PROPERTY(int bytes MEMBER bytes)
+    Q_PROPERTY(int words MEMBER words)
+    Q_PROPERTY(int tokensA MEMBER tokensA)
+    Q_PROPERTY(int tokensB MEMBER tokensB)
+    Q_PROPERTY(double bitsPerByteA MEMBER bitsPerByteA)
+    Q_PROPERTY(double bitsPerByteB MEMBER bitsPerByteB)
+    Q_PROPERTY(QVariantList gaps MEMBER gaps)
 public:
+    static constexpr int kShownGaps = 6;
     bool valid = false;
     int row = -1, version = 0, tokens = 0, promptTokens = 0, sameTop1 = 0, firstFlip = -1, firstFlipTokenB = -1;
     QString modelA, modelB, modelBPath;
@@ -61,6 +77,11 @@ public:
     double meanDp = 0, meanDpError = 0, rmsDp = 0, rmsDpError = 0, dpP1 = 0, dpP5 = 0, dpMedian = 0, dpP95 = 0, dpP99 = 0;
     double perplexityA = 0, perplexityAError = 0, perplexityB = 0, perplexityBError = 0;
     double loadMs = 0, compareMs = 0;
+    bool onText = false;
+    QString why;
+    int bytes = 0, words = 0, tokensA = 0, tokensB = 0;
+    double bitsPerByteA = 0, bitsPerByteB = 0;
+    QVariantList gaps;
 };
 
 }  // namespace inferscope

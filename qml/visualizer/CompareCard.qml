@@ -10,7 +10,9 @@ import Inferscope.Visualizer
 
 // "Compare with…": the selected answer (or the latest) read by a second GGUF beside the model that
 // wrote it (CompareModel: core's compareTeacherForced on the worker). Per token KL(P_A ‖ P_B) and
-// the flips tint the answer; the statistics are llama-perplexity's, with their ± errors.
+// the flips tint the answer; the statistics are llama-perplexity's, with their ± errors. A model of
+// another vocabulary is compared on the answer's text instead: bits of surprisal per byte, and the
+// words where the two differ most.
 ColumnLayout {
     id: card
     spacing: 6
@@ -34,7 +36,7 @@ ColumnLayout {
         objectName: "compareTitle"
         text: qsTr("Compare with another model")
         font.bold: true
-        explanation: qsTr("Another quantization of this model (or any model with the same vocabulary) reads this answer's own tokens, teacher-forced, beside the model that wrote it. For each token: how far the two distributions are apart (KL divergence, nats), whether they rank another token first (a flip), and how the chosen token's probability moved (Δp).")
+        explanation: qsTr("Another quantization of this model (or any model with the same vocabulary) reads this answer's own tokens, teacher-forced, beside the model that wrote it. For each token: how far the two distributions are apart (KL divergence, nats), whether they rank another token first (a flip), and how the chosen token's probability moved (Δp). A model with another vocabulary reads the answer's text with its own tokens instead; the two are then compared word by word, in bits of surprisal.")
     }
     Label {
         visible: !card.local
@@ -123,13 +125,93 @@ ColumnLayout {
         wrapMode: Text.Wrap
         font.pixelSize: Theme.fontSmall
         color: Theme.muted
-        text: qsTr("%1 tokens of the answer in message %2 (version %3), written by %4 (A), read by %5 (B) in %6 ms.")
+        text: card.s.onText
+              ? qsTr("%1: compared on the text, each model reading it with its own tokens. Message %2 (version %3), written by %4 (A), read by %5 (B) in %6 ms.")
+                  .arg(card.s.why.charAt(0).toUpperCase() + card.s.why.slice(1)).arg(card.s.row + 1).arg(card.s.version).arg(card.s.modelA).arg(card.s.modelB)
+                  .arg(card.s.compareMs.toFixed(0))
+              : qsTr("%1 tokens of the answer in message %2 (version %3), written by %4 (A), read by %5 (B) in %6 ms.")
                   .arg(card.s.tokens).arg(card.s.row + 1).arg(card.s.version).arg(card.s.modelA).arg(card.s.modelB)
                   .arg(card.s.compareMs.toFixed(0))
     }
+    // ---- vocabularies that differ: the text, word by word -----------------------------------------
+    GridLayout {
+        objectName: "compareTextResult"
+        visible: compare.hasResult && card.s.onText
+        Layout.fillWidth: true
+        columns: 2
+        rowSpacing: 2
+        KvCacheTerm {
+            Layout.fillWidth: true
+            text: qsTr("Bits per byte, A / B")
+            explanation: qsTr("Each model's surprisal of the answer's text (−log₂ p of its own tokens, spread over their bytes), per byte: lower reads the text as more likely. Per byte, not per token, because the two tokenizers cut the text differently.")
+            font.pixelSize: Theme.fontSmall + 1
+        }
+        Label {
+            objectName: "compare_bitsPerByte"
+            Layout.alignment: Qt.AlignRight
+            font.family: "monospace"
+            font.pixelSize: Theme.fontSmall + 1
+            text: card.s.bitsPerByteA.toFixed(3) + " / " + card.s.bitsPerByteB.toFixed(3)
+        }
+        KvCacheTerm {
+            Layout.fillWidth: true
+            text: qsTr("Words / bytes")
+            explanation: qsTr("The answer's words (a word with the whitespace before it) and bytes: what the two models are compared on.")
+            font.pixelSize: Theme.fontSmall + 1
+        }
+        Label {
+            objectName: "compare_textSize"
+            Layout.alignment: Qt.AlignRight
+            font.family: "monospace"
+            font.pixelSize: Theme.fontSmall + 1
+            text: card.s.words + " / " + card.s.bytes
+        }
+        KvCacheTerm {
+            Layout.fillWidth: true
+            text: qsTr("Tokens, A / B")
+            explanation: qsTr("How many tokens each model's tokenizer makes of the answer's text.")
+            font.pixelSize: Theme.fontSmall + 1
+        }
+        Label {
+            objectName: "compare_textTokens"
+            Layout.alignment: Qt.AlignRight
+            font.family: "monospace"
+            font.pixelSize: Theme.fontSmall + 1
+            text: card.s.tokensA + " / " + card.s.tokensB
+        }
+        KvCacheTerm {
+            Layout.columnSpan: 2
+            text: qsTr("Where they differ most (bits, A / B)")
+            explanation: qsTr("The answer's words whose surprisal differs most between the two models, most first.")
+            font.pixelSize: Theme.fontSmall + 1
+        }
+        Repeater {
+            model: card.s.onText ? card.s.gaps : []
+            delegate: RowLayout {
+                id: gapRow
+                required property var modelData
+                required property int index
+                Layout.columnSpan: 2
+                Layout.fillWidth: true
+                Label {
+                    Layout.fillWidth: true
+                    Layout.preferredWidth: 60
+                    elide: Text.ElideRight
+                    font.pixelSize: Theme.fontSmall + 1
+                    text: "“" + gapRow.modelData.text + "”"
+                }
+                Label {
+                    objectName: "compareGap_" + gapRow.index
+                    font.family: "monospace"
+                    font.pixelSize: Theme.fontSmall + 1
+                    text: gapRow.modelData.bitsA.toFixed(2) + " / " + gapRow.modelData.bitsB.toFixed(2)
+                }
+            }
+        }
+    }
     GridLayout {
         objectName: "compareResult"
-        visible: compare.hasResult
+        visible: compare.hasResult && !card.s.onText
         Layout.fillWidth: true
         columns: 2
         rowSpacing: 2
@@ -180,7 +262,7 @@ ColumnLayout {
         }
     }
     RowLayout {
-        visible: compare.hasResult
+        visible: compare.hasResult && !card.s.onText
         Layout.fillWidth: true
         Button {
             objectName: "compareBranch"

@@ -1794,6 +1794,57 @@ private slots:
         app_->chat->newConversation();
         QTRY_VERIFY(!visibleNamed(QStringLiteral("compare_meanKl")));
     }
+
+    // "Compare with…" a model of another vocabulary (qwen2-tiny against the bundled stories260K):
+    // the card says why it compares on the text, shows bits per byte and the words where the two
+    // differ most, and none of the token figures (no KL, no flips, no branch).
+    void compareWithAnotherVocabularyOnTheText() {
+        const QString qwen2 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/qwen2-tiny.gguf");
+        if (!QFile::exists(qwen2)) QSKIP("../shared/models/arch/qwen2-tiny.gguf not found");
+        QVERIFY(start(1400, 900));
+        app_->sampling->setMaxTokens(40);
+        app_->settings->noteModelLoaded(qwen2);  // used before: in the recent list
+        QVERIFY(loadAndWait(*app_->engine, bundledModel()));
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
+        QQuickItem* choose = nullptr;
+        QTRY_VERIFY((choose = visibleNamed(QStringLiteral("compareChoose"))));
+        QQuickItem* panel = choose;
+        while (panel && !panel->inherits("QQuickScrollView")) panel = panel->parentItem();
+        QVERIFY(panel);
+        QQuickItem* flick = panel->property("contentItem").value<QQuickItem*>();
+        QVERIFY(settled(choose));
+        const QPointF inContent = choose->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
+        flick->setProperty("contentY", std::max(0.0, inContent.y() - 200));
+        QTRY_VERIFY(insideWindow(choose));
+        QTRY_VERIFY(choose->property("enabled").toBool());
+        click(choose);
+        click(waitText(QStringLiteral("qwen2-tiny.gguf")));
+        QQuickItem* bits = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT((bits = visibleNamed(QStringLiteral("compare_bitsPerByte"))), 30000);
+        auto* compare = app_->find<QObject>(QStringLiteral("compareModel"));
+        QVERIFY(compare);
+        const CompareSummary s = compare->property("summary").value<CompareSummary>();
+        QVERIFY(s.valid && s.onText);
+        QCOMPARE(bits->property("text").toString(), QString::number(s.bitsPerByteA, 'f', 3) + QStringLiteral(" / ") + QString::number(s.bitsPerByteB, 'f', 3));
+        QCOMPARE(visibleNamed(QStringLiteral("compare_textTokens"))->property("text").toString(),
+                 QStringLiteral("%1 / %2").arg(s.tokensA).arg(s.tokensB));
+        QVERIFY(!s.gaps.isEmpty());
+        const QVariantMap top = s.gaps.first().toMap();
+        QCOMPARE(visibleNamed(QStringLiteral("compareGap_0"))->property("text").toString(),
+                 QString::number(top.value("bitsA").toDouble(), 'f', 2) + QStringLiteral(" / ") + QString::number(top.value("bitsB").toDouble(), 'f', 2));
+        const QString caption = visibleNamed(QStringLiteral("compareCaption"))->property("text").toString();
+        QVERIFY2(caption.startsWith(QStringLiteral("The two vocabularies differ")) && caption.contains(QStringLiteral("compared on the text")),
+                 qPrintable(caption));
+        QVERIFY(!visibleNamed(QStringLiteral("compare_meanKl")));
+        QVERIFY(!visibleNamed(QStringLiteral("compareBranch")));
+        QCOMPARE(app_->engine->modelPath(), bundledModel());
+        QQuickItem* captionItem = visibleNamed(QStringLiteral("compareCaption"));
+        const QPointF captionAt = captionItem->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
+        flick->setProperty("contentY", std::max(0.0, captionAt.y() - 380));
+        QTRY_VERIFY(insideWindow(captionItem));
+        shot(QStringLiteral("compare-text"));
+    }
 };
 
 int main(int argc, char** argv) {

@@ -1,8 +1,9 @@
 // "Compare with…" (issue 30): an answer read by a second model beside the one that wrote it
 // (CompareModel on the worker). The same file gives KL 0 exactly and the same top token
 // everywhere; another quantization gives exactly what core's compareTeacherForced gives on the
-// same tokens; a second model with another vocabulary, or a file that is no model, is refused with
-// a message, the conversation's model kept; a result goes with the answer it describes.
+// same tokens; a second model with another vocabulary reads the answer's text instead, word by word,
+// exactly as core's compareOnText on the conversation's plain text; a file that is no model is
+// refused with a message, the conversation's model kept; a result goes with the answer it describes.
 #include <QFile>
 #include <QFileInfo>
 #include <QSignalSpy>
@@ -13,6 +14,8 @@
 #include "chat/token_heatmap.h"
 #include "chat_fixture.h"
 #include "engine/compare.h"
+#include "engine/compare_text.h"
+#include "tokenizer/tokenizer.h"
 #include "kv_cache/kv_cache.h"
 #include "visualizer/compare_model.h"
 #include "visualizer/position_inspector.h"
@@ -316,7 +319,67 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(layers.status(), QStringLiteral("ready"), 20000);
     }
 
-    // Another vocabulary, a file that is no model: said plainly; the conversation's model stays.
+    // Another vocabulary: the answer's text read by both, word by word, as core computes it on the
+    // conversation's plain text (the prompt and a blank line) and A's tokens decoded; no tint, no
+    // token figures; the conversation's model stays.
+    void anotherVocabularyIsComparedOnTheText() {
+        if (!QFileInfo::exists(kQwen2)) QSKIP("../shared/models/arch/qwen2-tiny.gguf not found: skipped");
+        ChatFixture app(24);
+        QVERIFY(loadAndWait(*app.engine, bundledModel()));
+        Sequence seq;
+        QVERIFY(answerWithSequence(app, seq));
+        const int row = app.chat->messages()->count() - 1;
+        CompareModel compare;
+        compare.setChat(app.chat.get());
+        const QString status = runAndWait(compare, kQwen2);
+        QVERIFY2(status.isEmpty(), qPrintable(status));
+        QVERIFY(compare.hasResult());
+        const CompareSummary s = compare.summary();
+        QVERIFY(s.onText);
+        QCOMPARE(s.row, row);
+        QCOMPARE(s.modelB, QStringLiteral("qwen2-tiny.gguf"));
+        QVERIFY2(!s.why.isEmpty(), "the card says how the vocabularies differ");
+
+        auto a = loadLikeTheApp(app, bundledModel()), b = loadLikeTheApp(app, kQwen2);
+        QVERIFY(a && b);
+        QString context = app.chat->systemPrompt().trimmed().isEmpty() ? QString() : app.chat->systemPrompt() + QStringLiteral("\n\n");
+        context += QStringLiteral("Once upon a time\n\n");
+        const std::vector<int32_t> answer(seq.tokens.begin() + seq.answerStart, seq.tokens.end());
+        const std::string text = (*a)->tokenizer().decode(answer);
+        auto expected = compareOnText(**a, **b, context.toStdString(), text);
+        QVERIFY2(expected, expected ? "" : expected.error().message.c_str());
+        QCOMPARE(s.bytes, int(text.size()));
+        QCOMPARE(s.words, int(expected->words.size()));
+        QCOMPARE(s.tokensA, expected->tokensA);
+        QCOMPARE(s.tokensB, expected->tokensB);
+        QCOMPARE(s.bitsPerByteA, expected->bitsPerByteA());
+        QCOMPARE(s.bitsPerByteB, expected->bitsPerByteB());
+        QVERIFY(s.bitsPerByteA != s.bitsPerByteB);  // two models, two readings
+        // The words where the two differ most, most first.
+        QCOMPARE(s.gaps.size(), std::min<qsizetype>(CompareSummary::kShownGaps, qsizetype(expected->words.size())));
+        double largest = 0;
+        const WordSurprisal* first = nullptr;
+        for (const WordSurprisal& w : expected->words)
+            if (std::abs(w.bitsB - w.bitsA) > largest) {
+                largest = std::abs(w.bitsB - w.bitsA);
+                first = &w;
+            }
+        QVERIFY(first);
+        const QVariantMap top = s.gaps.first().toMap();
+        QCOMPARE(top.value("text").toString(), QString::fromStdString(text.substr(first->begin, first->end - first->begin)).trimmed());
+        QCOMPARE(top.value("bitsA").toDouble(), first->bitsA);
+        QCOMPARE(top.value("bitsB").toDouble(), first->bitsB);
+        for (qsizetype i = 1; i < s.gaps.size(); ++i) {
+            const QVariantMap g = s.gaps[i].toMap(), before = s.gaps[i - 1].toMap();
+            QVERIFY(std::abs(g.value("bitsB").toDouble() - g.value("bitsA").toDouble()) <=
+                    std::abs(before.value("bitsB").toDouble() - before.value("bitsA").toDouble()));
+        }
+        QVERIFY(app.last().compareKl.empty());  // no token figures to tint
+        QCOMPARE(app.engine->modelPath(), bundledModel());
+        QVERIFY(app.answer(QStringLiteral("The end")));
+    }
+
+    // A file that is no model: said plainly; the conversation's model stays.
     void whatCannotBeComparedIsSaid() {
         ChatFixture app(16);
         QVERIFY(loadAndWait(*app.engine, bundledModel()));
@@ -337,15 +400,6 @@ private slots:
         QString status = runAndWait(compare, hostile);
         QVERIFY2(status.startsWith(QStringLiteral("The second model could not be loaded: ")), qPrintable(status));
         QVERIFY(!compare.hasResult());
-
-        if (QFileInfo::exists(kQwen2)) {
-            status = runAndWait(compare, kQwen2);
-            QVERIFY2(status.startsWith(QStringLiteral("The vocabularies differ, so the two models cannot be compared token by token: ")),
-                     qPrintable(status));
-            QVERIFY(!compare.hasResult());
-        } else {
-            qInfo("../shared/models/arch/qwen2-tiny.gguf not found: the vocabulary check is skipped");
-        }
         QCOMPARE(app.engine->modelPath(), bundledModel());
         QCOMPARE(app.engine->state(), EngineController::State::Ready);
         QVERIFY(app.answer(QStringLiteral("The end")));
