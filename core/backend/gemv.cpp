@@ -376,11 +376,16 @@ void gemv(std::span<const GemvTask> tasks, const float* x, int64_t m, int nThrea
         runRows(0, totalRows);
         return;
     }
-    // Threads take chunks of ~64 KiB of weights from a shared counter: a thread that loses its
-    // core for a while (the GUI, another process) leaves its share to the others instead of
-    // making every thread wait for it at the region's end.
+    // Threads take chunks of weights from a shared counter: a thread that loses its core for a
+    // while (the GUI, another process) leaves its share to the others instead of making every
+    // thread wait for it at the region's end. A chunk is a quarter of a thread's share, between
+    // 64 KiB and 1 MiB: each chunk restarts the weight streams (the hardware prefetchers and the
+    // kernels' prefetch distance, 8 KiB ahead for the blocks), and 64 KiB chunks for every matrix
+    // left TinyLlama decode 15-20% slower in Q4_K_M and Q4_0 and ~9% in F16 (AVX-512 host, bench
+    // tg32, interleaved runs; bench/README.md).
     const int64_t rowBytes = totalBytes / std::max<int64_t>(totalRows, 1);
-    const int64_t chunk = std::max<int64_t>(4, (65536 / std::max<int64_t>(rowBytes, 1)) / 4 * 4);
+    const int64_t chunkBytes = std::clamp<int64_t>(totalBytes / (4 * int64_t(threads)), kGemvMinChunkBytes, kGemvMaxChunkBytes);
+    const int64_t chunk = std::max<int64_t>(4, (chunkBytes / std::max<int64_t>(rowBytes, 1)) / 4 * 4);
     std::atomic<int64_t> next{0};
 #pragma omp parallel num_threads(threads)
     for (int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed); begin < totalRows;

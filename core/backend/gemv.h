@@ -53,6 +53,8 @@ int gemvExactRows(const GemvTask& t);
 // Above this many weight bytes a call runs on nThreads threads; below, one thread finishes before
 // a fork/join would pay off.
 inline constexpr int64_t kGemvParallelBytes = 256 * 1024;
+// The bytes of weights a thread takes at a time when several share a call (gemv.cpp).
+inline constexpr int64_t kGemvMinChunkBytes = 64 * 1024, kGemvMaxChunkBytes = 1024 * 1024;
 
 }  // namespace inferscope
 
