@@ -187,6 +187,30 @@ class TestAcceptance : public QObject {
         QVERIFY2(insideWindow(i), qPrintable(name));
         QTest::mouseClick(window(), Qt::LeftButton, {}, i->mapToScene(QPointF(i->width() / 2, i->height() / 2)).toPoint());
     }
+    // Loads modelA, has it answer "Once upon a time" (40 tokens), and picks modelB in the
+    // Probabilities panel's "Compare with…" menu (modelB put in the recent models first); `flick`:
+    // the panel's Flickable, to scroll the result into view. The caller checks currentTestFailed().
+    void compareFromRecentModels(const QString& modelA, const QString& modelB, QQuickItem*& flick) {
+        QVERIFY(start(1400, 900));
+        app_->sampling->setMaxTokens(40);
+        app_->settings->noteModelLoaded(modelB);  // used before: in the recent list
+        QVERIFY(loadAndWait(*app_->engine, modelA));
+        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
+        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
+        QQuickItem* choose = nullptr;
+        QTRY_VERIFY((choose = visibleNamed(QStringLiteral("compareChoose"))));
+        QQuickItem* panel = choose;
+        while (panel && !panel->inherits("QQuickScrollView")) panel = panel->parentItem();
+        QVERIFY(panel);
+        flick = panel->property("contentItem").value<QQuickItem*>();
+        QVERIFY(settled(choose));
+        const QPointF inContent = choose->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
+        flick->setProperty("contentY", std::max(0.0, inContent.y() - 200));
+        QTRY_VERIFY(insideWindow(choose));
+        QTRY_VERIFY(choose->property("enabled").toBool());
+        click(choose);
+        click(waitText(QFileInfo(modelB).fileName()));
+    }
     // Clicks what `find` returns once it has settled; found again if a view made it anew meanwhile
     // (the file dialog's list is refilled by a thread of its own while it opens).
     void clickFound(const std::function<QQuickItem*()>& find) {
@@ -1726,25 +1750,9 @@ private slots:
         const QString wide = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/quant/stories260K-wide.gguf");
         const QString q4 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/quant/stories260K-wide-Q4_0.gguf");
         if (!QFile::exists(wide) || !QFile::exists(q4)) QSKIP("../shared/models/quant/stories260K-wide{,-Q4_0}.gguf not found");
-        QVERIFY(start(1400, 900));
-        app_->sampling->setMaxTokens(40);
-        app_->settings->noteModelLoaded(q4);  // used before: in the recent list
-        QVERIFY(loadAndWait(*app_->engine, wide));
-        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
-        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
-        QQuickItem* choose = nullptr;
-        QTRY_VERIFY((choose = visibleNamed(QStringLiteral("compareChoose"))));
-        QQuickItem* panel = choose;
-        while (panel && !panel->inherits("QQuickScrollView")) panel = panel->parentItem();
-        QVERIFY(panel);
-        QQuickItem* flick = panel->property("contentItem").value<QQuickItem*>();
-        QVERIFY(settled(choose));
-        const QPointF inContent = choose->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
-        flick->setProperty("contentY", std::max(0.0, inContent.y() - 200));
-        QTRY_VERIFY(insideWindow(choose));
-        QTRY_VERIFY(choose->property("enabled").toBool());
-        click(choose);
-        click(waitText(QStringLiteral("stories260K-wide-Q4_0.gguf")));
+        QQuickItem* flick = nullptr;
+        compareFromRecentModels(wide, q4, flick);
+        if (QTest::currentTestFailed()) return;
         QQuickItem* mean = nullptr;
         QTRY_VERIFY_WITH_TIMEOUT((mean = visibleNamed(QStringLiteral("compare_meanKl"))), 30000);
         auto* compare = app_->find<QObject>(QStringLiteral("compareModel"));
@@ -1801,25 +1809,9 @@ private slots:
     void compareWithAnotherVocabularyOnTheText() {
         const QString qwen2 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/arch/qwen2-tiny.gguf");
         if (!QFile::exists(qwen2)) QSKIP("../shared/models/arch/qwen2-tiny.gguf not found");
-        QVERIFY(start(1400, 900));
-        app_->sampling->setMaxTokens(40);
-        app_->settings->noteModelLoaded(qwen2);  // used before: in the recent list
-        QVERIFY(loadAndWait(*app_->engine, bundledModel()));
-        QVERIFY(sendByKeyboard(QStringLiteral("Once upon a time")));
-        app_->settings->setInspectorTab(QStringLiteral("probabilities"));
-        QQuickItem* choose = nullptr;
-        QTRY_VERIFY((choose = visibleNamed(QStringLiteral("compareChoose"))));
-        QQuickItem* panel = choose;
-        while (panel && !panel->inherits("QQuickScrollView")) panel = panel->parentItem();
-        QVERIFY(panel);
-        QQuickItem* flick = panel->property("contentItem").value<QQuickItem*>();
-        QVERIFY(settled(choose));
-        const QPointF inContent = choose->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
-        flick->setProperty("contentY", std::max(0.0, inContent.y() - 200));
-        QTRY_VERIFY(insideWindow(choose));
-        QTRY_VERIFY(choose->property("enabled").toBool());
-        click(choose);
-        click(waitText(QStringLiteral("qwen2-tiny.gguf")));
+        QQuickItem* flick = nullptr;
+        compareFromRecentModels(bundledModel(), qwen2, flick);
+        if (QTest::currentTestFailed()) return;
         QQuickItem* bits = nullptr;
         QTRY_VERIFY_WITH_TIMEOUT((bits = visibleNamed(QStringLiteral("compare_bitsPerByte"))), 30000);
         auto* compare = app_->find<QObject>(QStringLiteral("compareModel"));
