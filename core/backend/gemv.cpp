@@ -24,12 +24,12 @@
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
 #define INFERSCOPE_GEMV_AVX2 1
+#include "backend/gemv_plain_avx2.h"
 #endif
 
 namespace inferscope::INFERSCOPE_KERNELS_NS {
 namespace {
 
-constexpr int64_t elementBytes(WeightFormat t) { return t == WeightFormat::F32 ? 4 : 2; }
 
 // Bytes of one stored row of a task (what the work split and the parallel threshold count).
 int64_t rowBytesOf(const GemvTask& t) {
@@ -85,16 +85,20 @@ constexpr int64_t kShortRowBytes = 4096;
 template <WeightFormat T, int M>
 void rowsKernel(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const float* xs) {
     const int64_t k = t.k;
-    const int64_t step = T == WeightFormat::BF16 ? 32 : 16;
+    // F16 takes 32 columns a step into two sets of accumulators (the even and the odd 16 columns,
+    // added at the end): two loads of a row in flight per step. TinyLlama F16 decode, 12 interleaved
+    // rounds against one set of 16: 1.06-1.09x (11 rounds of 12 faster; bench/README.md).
+    constexpr bool kTwo = T == WeightFormat::F16;
+    const int64_t step = T == WeightFormat::BF16 || kTwo ? 32 : 16;
     const int64_t kMain = k / step * step, kFull = k & ~int64_t(15);
     const __mmask16 tail = __mmask16((1u << (k - kFull)) - 1);
     const char* base = static_cast<const char*>(t.w);
     const int64_t rowBytes = k * elementBytes(T);
     auto blockOf = [&](int64_t n, auto rowsC) {
         constexpr int R = decltype(rowsC)::value;
-        __m512 acc[R][M];
+        __m512 acc[R][M], acc2[R][M];
         for (int r = 0; r < R; ++r)
-            for (int i = 0; i < M; ++i) acc[r][i] = _mm512_setzero_ps();
+            for (int i = 0; i < M; ++i) acc[r][i] = acc2[r][i] = _mm512_setzero_ps();
         const char* w[R];
         for (int r = 0; r < R; ++r) w[r] = base + (n + r) * rowBytes;
         const int64_t ahead = rowBytes < kShortRowBytes ? R * rowBytes : kPrefetchBytes;
@@ -112,6 +116,19 @@ void rowsKernel(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const
                     const __m512 odd = _mm512_castsi512_ps(_mm512_and_si512(h, _mm512_set1_epi32(int(0xFFFF0000u))));
                     for (int i = 0; i < M; ++i) acc[r][i] = _mm512_fmadd_ps(odd, xo[i], _mm512_fmadd_ps(even, xe[i], acc[r][i]));
                 }
+            } else if constexpr (kTwo) {
+                __m512 xv[M], xw[M];
+                for (int i = 0; i < M; ++i) {
+                    xv[i] = _mm512_loadu_ps(x + i * k + c);
+                    xw[i] = _mm512_loadu_ps(x + i * k + c + 16);
+                }
+                for (int r = 0; r < R; ++r) {
+                    const __m512 wv = load16<T>(w[r], c, __mmask16(0xFFFF)), ww = load16<T>(w[r], c + 16, __mmask16(0xFFFF));
+                    for (int i = 0; i < M; ++i) {
+                        acc[r][i] = _mm512_fmadd_ps(wv, xv[i], acc[r][i]);
+                        acc2[r][i] = _mm512_fmadd_ps(ww, xw[i], acc2[r][i]);
+                    }
+                }
             } else {
                 __m512 xv[M];
                 for (int i = 0; i < M; ++i) xv[i] = _mm512_loadu_ps(x + i * k + c);
@@ -121,6 +138,9 @@ void rowsKernel(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const
                 }
             }
         }
+        if constexpr (kTwo)
+            for (int r = 0; r < R; ++r)
+                for (int i = 0; i < M; ++i) acc[r][i] = _mm512_add_ps(acc[r][i], acc2[r][i]);
         for (int64_t c = kMain; c < k; c += 16) {  // the last columns, 16 (masked) at a time
             const __mmask16 mask = c < kFull ? __mmask16(0xFFFF) : tail;
             __m512 xv[M];
@@ -154,125 +174,7 @@ void deinterleave(const float* x, int64_t m, int64_t k, float* xs) {
 }
 
 #elif defined(INFERSCOPE_GEMV_AVX2)
-// AVX2 + FMA + F16C (a CPU without AVX-512, e.g. AMD Zen 2/3): 8 columns per step, bf16 widened by
-// a shift, f16 by vcvtph2ps; several weight rows share each load of x. The portable loop below
-// (one row, a scalar sum the compiler may not reorder) reached ~200 M weights/s here: the LM head
-// of a 152k-token vocabulary took 50 ms per token.
-
-template <WeightFormat T>
-inline __m256 load8(const char* row, int64_t c) {
-    if constexpr (T == WeightFormat::F32) {
-        return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + c);
-    } else if constexpr (T == WeightFormat::BF16) {
-        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + c));
-        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-    } else {
-        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + c)));
-    }
-}
-
-template <WeightFormat T>
-inline float load1(const char* row, int64_t c) {
-    if constexpr (T == WeightFormat::F32) return reinterpret_cast<const float*>(row)[c];
-    else if constexpr (T == WeightFormat::BF16) return bf16ToFp32(reinterpret_cast<const uint16_t*>(row)[c]);
-    else return fp16ToFp32(reinterpret_cast<const uint16_t*>(row)[c]);
-}
-
-inline float hsum(__m256 v) {
-    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
-}
-
-// Prefetch, once per 64-byte line of each weight row: kPrefetchBytes ahead along the row; for rows
-// shorter than kShortRowBytes the same column of the next block of rows instead (1 KiB ahead
-// would mostly land in rows this block already reads), as the AVX-512 kernel does.
-constexpr int kPrefetchBytes = 1024;
-constexpr int64_t kShortRowBytes = 4096;
-
-// Rows [n0, n1) of one task, R weight rows per load of x. F32 and F16 take 8 columns per step
-// (F16 widened by vcvtph2ps); BF16 takes 16 with one 256-bit load and no conversion: in a 32-bit
-// lane holding bf16 elements (2i, 2i+1), `lane << 16` is element 2i as f32 and `lane & 0xFFFF0000`
-// element 2i+1, multiplied by x's even and odd elements (xs: deinterleaved once per call). Every
-// step consumes whole 64-byte lines of each row for F32 (2 steps) and BF16/F16 (4 and 2 steps).
-template <WeightFormat T, int M>
-void rowsKernel(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const float* xs) {
-    const int64_t k = t.k;
-    constexpr int64_t step = T == WeightFormat::BF16 ? 16 : 8;
-    constexpr int64_t lineCols = 64 / elementBytes(T);  // columns per 64-byte line
-    const int64_t kMain = k / lineCols * lineCols;
-    const char* base = static_cast<const char*>(t.w);
-    const int64_t rowBytes = k * elementBytes(T);
-    auto blockOf = [&](int64_t n, auto rowsC) {
-        constexpr int R = decltype(rowsC)::value;
-        __m256 acc[R][M];
-        for (int r = 0; r < R; ++r)
-            for (int i = 0; i < M; ++i) acc[r][i] = _mm256_setzero_ps();
-        const char* w[R];
-        for (int r = 0; r < R; ++r) w[r] = base + (n + r) * rowBytes;
-        const int64_t ahead = rowBytes < kShortRowBytes ? R * rowBytes : kPrefetchBytes;
-        for (int64_t c0 = 0; c0 < kMain; c0 += lineCols) {
-            for (int r = 0; r < R; ++r) _mm_prefetch(w[r] + c0 * elementBytes(T) + ahead, _MM_HINT_T0);
-            for (int64_t c = c0; c < c0 + lineCols; c += step) {
-                if constexpr (T == WeightFormat::BF16) {
-                    __m256 xe[M], xo[M];
-                    for (int i = 0; i < M; ++i) {
-                        xe[i] = _mm256_loadu_ps(xs + i * k + c);
-                        xo[i] = _mm256_loadu_ps(xs + i * k + c + 8);
-                    }
-                    const __m256i high = _mm256_set1_epi32(int(0xFFFF0000u));
-                    for (int r = 0; r < R; ++r) {
-                        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[r] + c * 2));
-                        const __m256 even = _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
-                        const __m256 odd = _mm256_castsi256_ps(_mm256_and_si256(h, high));
-                        for (int i = 0; i < M; ++i) acc[r][i] = _mm256_fmadd_ps(odd, xo[i], _mm256_fmadd_ps(even, xe[i], acc[r][i]));
-                    }
-                } else {
-                    __m256 xv[M];
-                    for (int i = 0; i < M; ++i) xv[i] = _mm256_loadu_ps(x + i * k + c);
-                    for (int r = 0; r < R; ++r) {
-                        const __m256 wv = load8<T>(w[r], c);
-                        for (int i = 0; i < M; ++i) acc[r][i] = _mm256_fmadd_ps(wv, xv[i], acc[r][i]);
-                    }
-                }
-            }
-        }
-        for (int64_t c = kMain; c + 8 <= k; c += 8) {  // the last whole 8 columns of a line (x as given)
-            __m256 xv[M];
-            for (int i = 0; i < M; ++i) xv[i] = _mm256_loadu_ps(x + i * k + c);
-            for (int r = 0; r < R; ++r) {
-                const __m256 wv = load8<T>(w[r], c);
-                for (int i = 0; i < M; ++i) acc[r][i] = _mm256_fmadd_ps(wv, xv[i], acc[r][i]);
-            }
-        }
-        const int64_t kTail = kMain + (k - kMain) / 8 * 8;
-        for (int i = 0; i < M; ++i)
-            for (int r = 0; r < R; ++r) {
-                float sum = hsum(acc[r][i]);
-                for (int64_t c = kTail; c < k; ++c) sum += load1<T>(w[r], c) * x[i * k + c];  // the last k % 8 columns
-                t.y[i * t.n + n + r] = sum;
-            }
-    };
-    // 4 weight rows per x load for decode; 2 when x has several rows (16 ymm registers).
-    constexpr int kRows = M <= 2 ? 4 : 2;
-    int64_t n = n0;
-    for (; n + kRows <= n1; n += kRows) blockOf(n, std::integral_constant<int, kRows>{});
-    for (; n < n1; ++n) blockOf(n, std::integral_constant<int, 1>{});
-}
-
-// x's rows with each 16-column block split into its 8 even then 8 odd elements (BF16 kernel);
-// columns past the last whole 16 as they are.
-void deinterleave(const float* x, int64_t m, int64_t k, float* xs) {
-    const int64_t kMain = k / 16 * 16;
-    for (int64_t i = 0; i < m; ++i) {
-        for (int64_t c = 0; c < kMain; c += 16)
-            for (int j = 0; j < 8; ++j) {
-                xs[i * k + c + j] = x[i * k + c + 2 * j];
-                xs[i * k + c + 8 + j] = x[i * k + c + 2 * j + 1];
-            }
-        for (int64_t c = kMain; c < k; ++c) xs[i * k + c] = x[i * k + c];
-    }
-}
+// rowsKernel and deinterleave: gemv_plain_avx2.h, included above.
 
 #else
 // The portable set: one row at a time.

@@ -18,6 +18,8 @@ inline constexpr int kGemvMaxRows = 4;  // rows of x one call takes, any format
 // reads those weights once (8 rows in two calls of 4 read them twice).
 inline constexpr int kGemvPlainMaxRows = 8;
 
+// Bytes of one element of a plain format's row (F32 4, BF16 and F16 2).
+constexpr int64_t elementBytes(WeightFormat t) { return t == WeightFormat::F32 ? 4 : 2; }
 // F32, BF16 and F16: the weights stored as plain numbers (neither blocks nor oneDNN's int8).
 constexpr bool isPlainFormat(WeightFormat f) { return f == WeightFormat::F32 || f == WeightFormat::BF16 || f == WeightFormat::F16; }
 // Rows of x one gemv call takes for weights of this format (0: the format has no GEMV, oneDNN's S8).
