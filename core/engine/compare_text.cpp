@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -16,7 +17,8 @@ bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 }  // namespace
 
-Result<std::vector<double>> surprisalPerByte(Engine& e, std::string_view context, std::string_view text) {
+Result<std::vector<double>> surprisalPerByte(Engine& e, std::string_view context, std::string_view text,
+                                             const std::function<bool()>& cancel) {
     const Tokenizer& tok = e.tokenizer();
     const std::string whole = std::string(context) + std::string(text);
     const bool bos = tok.addBosByDefault() && tok.bosId() >= 0;
@@ -42,6 +44,7 @@ Result<std::vector<double>> surprisalPerByte(Engine& e, std::string_view context
     const size_t vocab = size_t(tok.vocabSize());
     const int32_t step = e.maxScoreRows();
     for (int32_t from = 0; from < n - 1; from += step) {
+        if (cancel && cancel()) return fail(ErrorKind::Cancelled, "cancelled");
         const int32_t count = std::min(step, n - 1 - from);
         if (auto ok = e.scoreRows(ids, from, count, rows); !ok) return std::unexpected(ok.error());
         for (int32_t r = 0; r < count; ++r) {
@@ -58,12 +61,13 @@ Result<std::vector<double>> surprisalPerByte(Engine& e, std::string_view context
     return perByte;
 }
 
-Result<TextComparison> compareOnText(Engine& a, Engine& b, std::string_view context, std::string_view text) {
+Result<TextComparison> compareOnText(Engine& a, Engine& b, std::string_view context, std::string_view text,
+                                     const std::function<bool()>& cancel) {
     if (text.empty()) return fail(ErrorKind::InvalidArgument, "the text to compare is empty");
-    auto pa = surprisalPerByte(a, context, text);
-    if (!pa) return fail(pa.error().kind, "model A: " + pa.error().message);
-    auto pb = surprisalPerByte(b, context, text);
-    if (!pb) return fail(pb.error().kind, "model B: " + pb.error().message);
+    auto pa = surprisalPerByte(a, context, text, cancel);
+    if (!pa) return pa.error().kind == ErrorKind::Cancelled ? std::unexpected(pa.error()) : fail(pa.error().kind, "model A: " + pa.error().message);
+    auto pb = surprisalPerByte(b, context, text, cancel);
+    if (!pb) return pb.error().kind == ErrorKind::Cancelled ? std::unexpected(pb.error()) : fail(pb.error().kind, "model B: " + pb.error().message);
     TextComparison c;
     c.bytes = text.size();
     c.tokensA = int32_t(a.tokenizer().encode(text, false).size());
@@ -85,6 +89,27 @@ Result<TextComparison> compareOnText(Engine& a, Engine& b, std::string_view cont
         c.words.push_back(w);
     }
     return c;
+}
+
+std::vector<float> tokenGaps(const TextComparison& c, const std::vector<std::string>& pieces, std::string_view text) {
+    std::string spelled;
+    for (const std::string& p : pieces) spelled += p;
+    size_t shift = 0;
+    if (spelled.size() == text.size() + 1 && spelled[0] == ' ' && std::string_view(spelled).substr(1) == text) shift = 1;
+    else if (spelled != text) return {};
+    std::vector<float> gaps(pieces.size(), 0.0f);
+    size_t at = 0, w = 0;  // the token's first byte in `spelled`; the first word not wholly before it
+    for (size_t t = 0; t < pieces.size(); ++t) {
+        const size_t end = at + pieces[t].size();
+        const size_t b0 = std::max(at, shift) - shift, b1 = std::max(end, shift) - shift;  // in `text`
+        at = end;
+        if (b1 <= b0) continue;  // no byte of the text (the dummy prefix's space, an empty piece)
+        while (w < c.words.size() && c.words[w].end <= b0) ++w;
+        double gap = 0;
+        for (size_t v = w; v < c.words.size() && c.words[v].begin < b1; ++v) gap = std::max(gap, std::abs(c.words[v].bitsB - c.words[v].bitsA));
+        gaps[t] = float(gap);
+    }
+    return gaps;
 }
 
 }  // namespace inferscope

@@ -6,6 +6,7 @@
 // byte compare models with different vocabularies (bits per token would not).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,9 +33,18 @@ struct TextComparison {
 
 // Each byte's share of the surprisal of the tokens that made `text` when it follows `context`
 // (not scored). Error: a tokenizer whose tokens do not spell the text back (it normalised it).
-Result<std::vector<double>> surprisalPerByte(Engine& e, std::string_view context, std::string_view text);
+// `cancel` (asked before every batch of rows) returning true stops it with ErrorKind::Cancelled.
+Result<std::vector<double>> surprisalPerByte(Engine& e, std::string_view context, std::string_view text,
+                                             const std::function<bool()>& cancel = {});
 
-// Both models over `text` after `context`, word by word.
-Result<TextComparison> compareOnText(Engine& a, Engine& b, std::string_view context, std::string_view text);
+// Per token of an answer whose pieces (each token's bytes, in order) spell `text`, or a space and
+// `text` (a SentencePiece dummy prefix the decoded text drops): the largest |bitsB − bitsA| of the
+// words its bytes fall in (0 for a token of no byte of the text), what the app tints each token
+// by. Empty when the pieces spell something else.
+std::vector<float> tokenGaps(const TextComparison& c, const std::vector<std::string>& pieces, std::string_view text);
+
+// Both models over `text` after `context`, word by word; `cancel` as above.
+Result<TextComparison> compareOnText(Engine& a, Engine& b, std::string_view context, std::string_view text,
+                                     const std::function<bool()>& cancel = {});
 
 }  // namespace inferscope

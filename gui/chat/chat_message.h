@@ -66,8 +66,10 @@ struct ChatMessage {
     int previousVariant = 0;            // shown before the version being streamed (a failed one goes back to it)
     std::vector<uint8_t> replayChanged; // per step: a replay picked another token (heat mode "replay")
     std::vector<float> kvKl;            // per step: KL in nats against another KV cache type (heat mode "kvcost")
-    std::vector<float> compareKl;       // per step: KL(P_A ‖ P_B) in nats against a second model (heat mode "compare")
+    std::vector<float> compareKl;       // per step: KL(P_A ‖ P_B) in nats against a second model (heat mode "compare"),
+                                        // or, compareOnText, the gap in bits of the step's words (tokenGaps)
     std::vector<uint8_t> compareFlip;   // per step: the second model ranked another token first
+    bool compareOnText = false;         // the second model's vocabulary differs: compared on the text
     // Heat-map text, built on demand and kept until the steps or the mode change.
     mutable bool heatValid = false;
     quint64 heatRevision = 0;  // ChatModel's count of heat maps made stale when this one last was

@@ -83,7 +83,8 @@ const HeatText* ChatModel::heatText(int row) const {
     if (!m.heatValid) {
         const bool compare = heatMode_ == HeatMode::Compare;
         m.heat = buildHeatText(m.steps, heatMode_, m.trimLeadingSpace, dark_, m.replayChanged, thinkingOf(m).answerStart,
-                               compare ? m.compareKl : m.kvKl, compare ? m.compareFlip : std::vector<uint8_t>{});
+                               compare ? m.compareKl : m.kvKl, compare ? m.compareFlip : std::vector<uint8_t>{},
+                               compare && m.compareOnText ? kCompareTextTintBits : kCompareTintNats);
         m.heatValid = true;
     }
     return &m.heat;
@@ -249,10 +250,15 @@ void ChatModel::setKvKl(int row, std::vector<float> kl) {
     if (heatMode_ == HeatMode::KvCost) invalidateHeat(row);
 }
 
-void ChatModel::setCompared(int row, std::vector<float> kl, std::vector<uint8_t> flips) {
+void ChatModel::setCompared(int row, std::vector<float> kl, std::vector<uint8_t> flips, bool onText) {
     if (row < 0 || row >= count()) return;
     messages_[size_t(row)].compareKl = std::move(kl);
     messages_[size_t(row)].compareFlip = std::move(flips);
+    messages_[size_t(row)].compareOnText = onText;
+    if (compareOnText_ != onText) {
+        compareOnText_ = onText;
+        emit heatModeChanged();
+    }
     if (heatMode_ == HeatMode::Compare) invalidateHeat(row);
 }
 
@@ -273,6 +279,7 @@ void ChatModel::addVariant(int row) {
     m.kvKl.clear();
     m.compareKl.clear();
     m.compareFlip.clear();
+    m.compareOnText = false;
     m.streaming = true;
     staleHeat(m);
     utf8_[size_t(row)] = Utf8Stream();
@@ -290,6 +297,7 @@ bool ChatModel::showVariant(int row, int variant) {
     m.kvKl.clear();
     m.compareKl.clear();
     m.compareFlip.clear();
+    m.compareOnText = false;
     m.activeVariant = variant;
     staleHeat(m);
     const QModelIndex i = index(row);

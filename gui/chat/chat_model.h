@@ -25,6 +25,8 @@ class ChatModel : public QAbstractListModel {
     // changed). AppGraph keeps it equal to AppSettings.heatMode (the saved choice).
     Q_PROPERTY(QString heatMode READ heatMode WRITE setHeatMode NOTIFY heatModeChanged)
     Q_PROPERTY(bool darkTheme READ darkTheme WRITE setDarkTheme NOTIFY heatModeChanged)
+    // The answer "Compare with…" tints was compared on the text (the tint's unit is bits, not nats).
+    Q_PROPERTY(bool compareOnText READ compareOnText NOTIFY heatModeChanged)
 public:
     enum Role {
         RoleRole = Qt::UserRole + 1,  // Message.User / Message.Assistant
@@ -103,8 +105,10 @@ public:
     void setDarkTheme(bool dark);
     void setReplayChanged(int row, std::vector<uint8_t> changed);
     void setKvKl(int row, std::vector<float> kl);  // "What q8_0 costs" (kv_cost_model.h); empty: none
-    // "Compare with…" (compare_model.h): per step KL(P_A ‖ P_B) and flips; empty: none.
-    void setCompared(int row, std::vector<float> kl, std::vector<uint8_t> flips);
+    // "Compare with…" (compare_model.h): per step KL(P_A ‖ P_B) and flips; empty: none. onText:
+    // the vocabularies differ, and kl holds each step's word gap in bits instead (no flips).
+    void setCompared(int row, std::vector<float> kl, std::vector<uint8_t> flips, bool onText = false);
+    bool compareOnText() const { return compareOnText_; }
 
     // Versions of an answer: the active one is saved into the list, then `index` is shown.
     void addVariant(int row);          // records the current content as a version (before a new one streams in)
@@ -123,6 +127,7 @@ private:
     quint64 heatRevisions_ = 0;
     std::vector<ChatMessage> messages_;
     HeatMode heatMode_ = HeatMode::Probability;
+    bool compareOnText_ = false;  // the last setCompared's
     bool dark_ = false;
     std::vector<Utf8Stream> utf8_;  // one per row (only answers being streamed use theirs)
     // Asked with each batch, never ringing on its own: a heat map rebuilt between two batches

@@ -31,7 +31,7 @@ QColor tint(double uncertainty, bool dark) {
 // How unsure the tokens [first, last] were, together, in the mode's terms (-1: no tint).
 // Several tokens of one character: the character's probability is the product of theirs.
 double uncertainty(const std::vector<StepRecord>& steps, size_t first, size_t last, HeatMode mode,
-                   const std::vector<uint8_t>& changed, const std::vector<float>& kvKl) {
+                   const std::vector<uint8_t>& changed, const std::vector<float>& kvKl, double compareFullTint) {
     double p = 1.0, entropy = 0.0, kl = -1.0, wanted = 1.0;
     bool anyChanged = false, constrained = true;
     for (size_t k = first; k <= last; ++k) {
@@ -54,7 +54,7 @@ double uncertainty(const std::vector<StepRecord>& steps, size_t first, size_t la
         // The fight meter: the model's own probability of the token, before the grammar's mask
         // (a character of several tokens: the product). Clear when it wanted it anyway.
         case HeatMode::Fight: return constrained ? 1.0 - wanted : -1.0;
-        case HeatMode::Compare: return kl < 0 ? -1.0 : kl / kCompareTintNats;
+        case HeatMode::Compare: return kl < 0 ? -1.0 : kl / compareFullTint;
         case HeatMode::Draft: break;  // tinted by fate (draftTint), not by a scale
         case HeatMode::Off: break;
     }
@@ -87,7 +87,7 @@ QColor flipTint(bool dark) {
 
 HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool trimLeadingSpace, bool dark,
                        const std::vector<uint8_t>& changed, qsizetype hiddenChars, const std::vector<float>& kvKl,
-                       const std::vector<uint8_t>& flips) {
+                       const std::vector<uint8_t>& flips, double compareFullTint) {
     HeatText out;
     out.tokenStarts.reserve(qsizetype(steps.size()));
     auto tintOf = [&](size_t first, size_t last) {
@@ -95,7 +95,7 @@ HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool
             for (size_t k = first; k <= last; ++k)
                 if (k < flips.size() && flips[k]) return flipTint(dark);
         if (mode == HeatMode::Draft) return steps[last].draft ? draftTint(steps[last].draft->fate, dark) : QColor();
-        const double u = uncertainty(steps, first, last, mode, changed, kvKl);
+        const double u = uncertainty(steps, first, last, mode, changed, kvKl, compareFullTint);
         return u < 0 ? QColor() : tint(u, dark);
     };
     QString full;  // the whole text; out.plain is what follows its first hiddenChars characters

@@ -26,6 +26,9 @@ inline constexpr double kKvCostTintNats = 0.05;
 // ... and in compare mode (a second model on the answer): 0.5 nats; another quantization of the
 // same model averages about 0.01 (Q8_0) to 0.1 (Q4_0), so the full tint marks where it parts.
 inline constexpr double kCompareTintNats = 0.5;
+// ... and in compare mode on the text (vocabularies that differ): a word one model finds 8 bits
+// (256 times) less likely than the other, the same scale as surprisal mode.
+inline constexpr double kCompareTextTintBits = 8.0;
 // A token where the two models rank different tokens first (a flip), in compare mode: its own hue.
 QColor flipTint(bool dark);
 
@@ -61,10 +64,11 @@ struct HeatText {
 // that wrote only hidden characters start at 0; kl: per step, in nats, KL(P_cache in use ‖
 // P_other cache) from "What q8_0 costs" (HeatMode::KvCost) or KL(P_A ‖ P_B) from a comparison
 // with a second model (HeatMode::Compare; flips: per step, whether the two ranked another token
-// first, tinted flipTint); steps past its end untinted.
+// first, tinted flipTint); steps past its end untinted. compareFullTint: the value of kl that
+// tints fully in compare mode (kCompareTintNats; kCompareTextTintBits when kl holds word gaps).
 HeatText buildHeatText(const std::vector<StepRecord>& steps, HeatMode mode, bool trimLeadingSpace, bool dark,
                        const std::vector<uint8_t>& changed = {}, qsizetype hiddenChars = 0, const std::vector<float>& kl = {},
-                       const std::vector<uint8_t>& flips = {});
+                       const std::vector<uint8_t>& flips = {}, double compareFullTint = kCompareTintNats);
 
 // A character that ends a line: '\n', and every other one Qt's text layout starts a paragraph or
 // a line at ('\r', VT, FF, NEL, U+2028, U+2029; a vocabulary can hold any of them, Gemma's does).

@@ -73,38 +73,37 @@ void EngineWorker::compareModels(const CompareJob& job) {
         stampB_ = stamp;
         result.loadMs = double(clock.nsecsElapsed()) / 1e6;
     }
-    if (auto same = checkSameVocabulary(engine_->tokenizer(), engineB_->tokenizer()); !same) {
-        // Compared on the text instead: both read the same bytes with their own tokenizers.
-        result.why = same.error().message;
-        result.answerText = engine_->tokenizer().decode(job.answer);
-        clock.restart();
-        auto text = compareOnText(*engine_, *engineB_, job.contextText, result.answerText);
-        if (!text) {
-            emit compareFailed(job.id, tr("The vocabularies differ (%1), and the answer could not be compared on its text: %2")
-                                           .arg(QString::fromStdString(same.error().message), QString::fromStdString(text.error().message)));
-            return;
-        }
-        result.text = std::move(*text);
-        result.compareMs = double(clock.nsecsElapsed()) / 1e6;
-        result.originB = localAnswerOrigin(describeLoaded(*engineB_, modelPathB_), engineB_->kvStats());
-        emit compareFinished(job.id, result);
-        return;
-    }
-    std::vector<int32_t> sequence = tokenizeChunks(engine_->tokenizer(), job.chunks);
-    result.promptTokens = int32_t(sequence.size());
-    sequence.insert(sequence.end(), job.answer.begin(), job.answer.end());
+    auto failed = [&](const Error& error, const QString& message) {
+        emit compareFailed(job.id, error.kind == ErrorKind::Cancelled ? QStringLiteral("cancelled") : message);
+    };
     if (cancelled()) {
         emit compareFailed(job.id, QStringLiteral("cancelled"));
         return;
     }
     clock.restart();
-    result.perToken.reserve(job.answer.size());
-    auto ok = compareTeacherForced(*engine_, *engineB_, sequence, result.promptTokens,
-                                   [&](const TokenComparison& t) { result.perToken.push_back(t); }, result.divergence,
-                                   result.perplexityA, result.perplexityB, cancelled, CompareDetail{kCompareCandidates, job.sampler});
-    if (!ok) {
-        emit compareFailed(job.id, ok.error().kind == ErrorKind::Cancelled ? QStringLiteral("cancelled") : QString::fromStdString(ok.error().message));
-        return;
+    if (auto same = checkSameVocabulary(engine_->tokenizer(), engineB_->tokenizer()); !same) {
+        // Compared on the text instead: both read the same bytes with their own tokenizers.
+        result.why = same.error().message;
+        result.answerText = engine_->tokenizer().decode(job.answer);
+        auto text = compareOnText(*engine_, *engineB_, job.contextText, result.answerText, cancelled);
+        if (!text) {
+            failed(text.error(), tr("The vocabularies differ (%1), and the answer could not be compared on its text: %2")
+                                     .arg(QString::fromStdString(same.error().message), QString::fromStdString(text.error().message)));
+            return;
+        }
+        result.text = std::move(*text);
+    } else {
+        std::vector<int32_t> sequence = tokenizeChunks(engine_->tokenizer(), job.chunks);
+        result.promptTokens = int32_t(sequence.size());
+        sequence.insert(sequence.end(), job.answer.begin(), job.answer.end());
+        result.perToken.reserve(job.answer.size());
+        auto ok = compareTeacherForced(*engine_, *engineB_, sequence, result.promptTokens,
+                                       [&](const TokenComparison& t) { result.perToken.push_back(t); }, result.divergence,
+                                       result.perplexityA, result.perplexityB, cancelled, CompareDetail{kCompareCandidates, job.sampler});
+        if (!ok) {
+            failed(ok.error(), QString::fromStdString(ok.error().message));
+            return;
+        }
     }
     result.compareMs = double(clock.nsecsElapsed()) / 1e6;
     result.originB = localAnswerOrigin(describeLoaded(*engineB_, modelPathB_), engineB_->kvStats());

@@ -33,8 +33,11 @@ void summarizeText(const CompareResult& result, CompareSummary& s) {
     std::vector<size_t> order(c.words.size());
     std::iota(order.begin(), order.end(), size_t(0));
     auto gap = [&c](size_t i) { return std::abs(c.words[i].bitsB - c.words[i].bitsA); };
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return gap(a) > gap(b); });
-    for (size_t i = 0; i < order.size() && i < size_t(CompareSummary::kShownGaps); ++i) {
+    // The largest gaps first, ties in the text's order.
+    const size_t shown = std::min(order.size(), size_t(CompareSummary::kShownGaps));
+    std::partial_sort(order.begin(), order.begin() + ptrdiff_t(shown), order.end(),
+                      [&](size_t a, size_t b) { return gap(a) != gap(b) ? gap(a) > gap(b) : a < b; });
+    for (size_t i = 0; i < shown; ++i) {
         const WordSurprisal& w = c.words[order[i]];
         const QString word = QString::fromUtf8(result.answerText.substr(w.begin, w.end - w.begin)).trimmed();
         s.gaps.append(QVariantMap{{"text", word}, {"bitsA", w.bitsA}, {"bitsB", w.bitsB}});
@@ -193,11 +196,19 @@ void CompareModel::onFinished(quint64 jobId, const CompareResult& result) {
     s.modelA = answer.origin.modelName.empty() ? chat_->engine()->modelName() : QString::fromStdString(answer.origin.modelName);
     s.modelBPath = QString::fromStdString(result.modelB);
     s.modelB = QFileInfo(s.modelBPath).fileName();
-    if (result.text) {  // vocabularies that differ: no token figures, no tint
+    if (result.text) {  // vocabularies that differ: no token figures; each token tinted by its words' gap
         s.loadMs = result.loadMs;
         s.compareMs = result.compareMs;
         summarizeText(result, s);
         summary_ = s;
+        std::vector<std::string> pieces;
+        pieces.reserve(answer.steps.size());
+        for (const StepRecord& step : answer.steps) pieces.push_back(step.piece);
+        std::vector<float> gaps = tokenGaps(*result.text, pieces, result.answerText);
+        if (!gaps.empty()) {
+            messages.setCompared(jobKey_.row, std::move(gaps), {}, true);
+            messages.setHeatMode(QStringLiteral("compare"));
+        }
         emit resultChanged();
         setStatus(QString());
         return;

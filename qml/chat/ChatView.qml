@@ -76,6 +76,7 @@ Rectangle {
                 : mode === "replay" ? qsTr("Tint: tokens the replay's settings would have picked differently")
                 : mode === "kvcost" ? qsTr("Tint: KL divergence between the two KV caches' distributions for each token — clear below 0.0015 nats, red at 0.05 and above")
                 : mode === "fight" ? qsTr("Tint: 1 − p before the grammar's mask — clear where the model wanted the token, red where the grammar overruled it")
+                : mode === "compare" && ChatController.messages.compareOnText ? qsTr("Tint: how many more bits one model needs for each word than the other — clear below 0.25 bits, red at 8 (256 times less likely)")
                 : mode === "compare" ? qsTr("Tint: KL(A ‖ B) per token against the second model — clear below 0.015 nats, red at 0.5; violet: a flip") : ""
             ToolTip.visible: legendMouse.containsMouse
             ToolTip.text: qsTr("Surprisal is how unexpected the picked token was, in bits: −log₂ of its probability (p 0.5 → 1 bit, p 0.25 → 2 bits). Entropy is the surprisal the model expected on average before it picked: how spread its distribution was.")

@@ -262,10 +262,11 @@ ColumnLayout {
         }
     }
     RowLayout {
-        visible: compare.hasResult && !card.s.onText
+        visible: compare.hasResult
         Layout.fillWidth: true
         Button {
             objectName: "compareBranch"
+            visible: !card.s.onText
             text: card.s.firstFlip >= 0 ? qsTr("Branch at the first flip (token %1)").arg(card.s.firstFlip + 1) : qsTr("No flip")
             enabled: card.s.firstFlip >= 0 && ChatController.canSend
             onClicked: compare.branchAtFirstFlip()
@@ -276,7 +277,7 @@ ColumnLayout {
         Button {
             objectName: "compareContinueB"
             text: qsTr("B goes on")
-            visible: card.s.firstFlip >= 0
+            visible: card.s.firstFlip >= 0 && !card.s.onText
             enabled: ChatController.canSend
             onClicked: compare.continueWithB()
             ToolTip.visible: hovered
@@ -291,7 +292,9 @@ ColumnLayout {
             onToggled: ChatController.messages.heatMode = checked ? "compare" : AppSettings.heatMode
             ToolTip.visible: hovered
             ToolTip.delay: 500
-            ToolTip.text: qsTr("Tints each token of the answer by its KL: clear where both models agree, red at 0.5 nats and above; a flip in violet.")
+            ToolTip.text: card.s.onText
+                          ? qsTr("Tints each word of the answer by how much more one model is surprised by it than the other: clear where both agree, red at 8 bits (256 times less likely) and above.")
+                          : qsTr("Tints each token of the answer by its KL: clear where both models agree, red at 0.5 nats and above; a flip in violet.")
         }
     }
 

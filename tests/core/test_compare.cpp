@@ -231,3 +231,35 @@ TEST(CompareOnText, BytesCarryTheirTokensSurprisal) {
     EXPECT_EQ(spelled, text);
     EXPECT_NEAR(c->bitsA, sum, 1e-9);
 }
+
+// A cancel asked before a batch of rows stops the comparison there, as Cancelled (the app's
+// "cancelled", not an error message); a cancel that never fires changes nothing.
+TEST(CompareOnText, StopsWhenCancelled) {
+    auto e = loadTestEngine(kStories);
+    const std::string context = "Once upon a time", text = ", there was a little girl named Lily.";
+    int asked = 0;
+    auto stopped = compareOnText(*e, *e, context, text, [&] { return ++asked > 1; });  // A's rows run, B's do not
+    ASSERT_FALSE(stopped);
+    EXPECT_EQ(stopped.error().kind, ErrorKind::Cancelled);
+    EXPECT_EQ(asked, 2);
+    auto never = compareOnText(*e, *e, context, text, [] { return false; });
+    auto plain = compareOnText(*e, *e, context, text);
+    ASSERT_TRUE(never && plain);
+    EXPECT_EQ(never->bitsA, plain->bitsA);
+    EXPECT_EQ(never->words.size(), plain->words.size());
+}
+
+// Each token of the answer takes the gap of the words its bytes fall in: a token inside one word
+// that word's, a token across two words the larger, the dummy prefix's space nothing; pieces
+// that spell another text give nothing.
+TEST(CompareOnText, TokensTakeTheirWordsGap) {
+    TextComparison c;
+    const std::string text = "ab cd ef";  // words "ab", " cd", " ef"
+    c.words = {{0, 2, 1.0, 3.0}, {2, 5, 4.0, 4.5}, {5, 8, 2.0, 0.0}};
+    const std::vector<std::string> pieces = {" ", "a", "b c", "d", " ef"};  // with a dummy prefix's space
+    EXPECT_EQ(tokenGaps(c, pieces, text), (std::vector<float>{0.0f, 2.0f, 2.0f, 0.5f, 2.0f}));
+    const std::vector<std::string> plain = {"ab", " cd e", "f"};
+    EXPECT_EQ(tokenGaps(c, plain, text), (std::vector<float>{2.0f, 2.0f, 2.0f}));
+    EXPECT_TRUE(tokenGaps(c, {"ab", " cd"}, text).empty());
+    EXPECT_TRUE(tokenGaps(c, {"xb cd ef"}, text).empty());
+}

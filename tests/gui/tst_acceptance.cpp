@@ -1835,7 +1835,29 @@ private slots:
         const QPointF captionAt = captionItem->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
         flick->setProperty("contentY", std::max(0.0, captionAt.y() - 380));
         QTRY_VERIFY(insideWindow(captionItem));
+        // The answer in the window is tinted word by word, and the tint can be switched off and on.
+        auto answerBody = [&]() -> QQuickItem* {
+            const auto all = visibleItems([](QQuickItem* i) { return i->objectName() == QLatin1String("messageText"); });
+            return all.isEmpty() ? nullptr : all.last();
+        };
+        auto tinted = [&] { return answerBody() && answerBody()->property("text").toString().contains(QLatin1String("background-color")); };
+        QCOMPARE(app_->chat->messages()->heatMode(), QStringLiteral("compare"));
+        QTRY_VERIFY2(tinted(), "the compared answer is not tinted");
+        QTRY_VERIFY(visibleNamed(QStringLiteral("heatLegend")) &&
+                    visibleNamed(QStringLiteral("heatLegend"))->property("text").toString().startsWith(QStringLiteral("Tint: how many more bits one model needs for each word")));
         shot(QStringLiteral("compare-text"));
+        QQuickItem* tint = visibleNamed(QStringLiteral("compareTint"));
+        QVERIFY2(tint && tint->property("checked").toBool(), "the tint box is hidden or unchecked on the text");
+        const QPointF tintAt = tint->mapToItem(flick->property("contentItem").value<QQuickItem*>(), QPointF(0, 0));
+        flick->setProperty("contentY", std::max(0.0, tintAt.y() - 300));
+        QTRY_VERIFY(insideWindow(tint));
+        const QString before = answerBody()->property("text").toString();
+        click(tint);
+        QTRY_VERIFY(app_->chat->messages()->heatMode() != QLatin1String("compare"));
+        QTRY_VERIFY(answerBody()->property("text").toString() != before);
+        click(tint);
+        QTRY_COMPARE(app_->chat->messages()->heatMode(), QStringLiteral("compare"));
+        QTRY_COMPARE(answerBody()->property("text").toString(), before);
     }
 };
 

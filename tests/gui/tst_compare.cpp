@@ -374,7 +374,20 @@ private slots:
             QVERIFY(std::abs(g.value("bitsB").toDouble() - g.value("bitsA").toDouble()) <=
                     std::abs(before.value("bitsB").toDouble() - before.value("bitsA").toDouble()));
         }
-        QVERIFY(app.last().compareKl.empty());  // no token figures to tint
+        // Each token is tinted by its words' gap, on the text's scale (8 bits), not the KL's.
+        const ChatMessage& m = app.last();
+        std::vector<std::string> pieces;
+        for (const StepRecord& step : m.steps) pieces.push_back(step.piece);
+        const std::vector<float> gaps = tokenGaps(*expected, pieces, text);
+        QCOMPARE(gaps.size(), m.steps.size());
+        QCOMPARE(m.compareKl, gaps);
+        QVERIFY(m.compareOnText && m.compareFlip.empty());
+        QCOMPARE(*std::max_element(gaps.begin(), gaps.end()), float(largest));
+        QCOMPARE(app.chat->messages()->heatMode(), QStringLiteral("compare"));
+        const HeatText* heat = app.chat->messages()->heatText(row);
+        QVERIFY(heat);
+        const bool dark = app.chat->messages()->darkTheme();
+        QVERIFY(heat->spans == buildHeatText(m.steps, HeatMode::Compare, m.trimLeadingSpace, dark, {}, 0, gaps, {}, kCompareTextTintBits).spans);
         QCOMPARE(app.engine->modelPath(), bundledModel());
         QVERIFY(app.answer(QStringLiteral("The end")));
     }
@@ -421,6 +434,12 @@ private slots:
         QCOMPARE(heat.spans, (QList<HeatSpan>{{QStringLiteral("a"), {}}, {QStringLiteral("b"), full}, {QStringLiteral("c"), flipTint(false)},
                                               {QStringLiteral("d"), {}}}));
         QVERIFY(flipTint(false) != full && flipTint(true) != flipTint(false));
+        // On the text (word gaps in bits): 8 bits is the full tint, 4 half of it (as 0.25 nats is on the KL's scale).
+        const HeatText half = buildHeatText(steps, HeatMode::Compare, false, false, {}, 0, {0.0f, 0.25f, 0.5f});
+        const HeatText onText = buildHeatText(steps, HeatMode::Compare, false, false, {}, 0, {0.0f, 4.0f, 8.0f}, {}, kCompareTextTintBits);
+        QCOMPARE(onText.spans, (QList<HeatSpan>{{QStringLiteral("a"), {}}, {QStringLiteral("b"), half.spans.value(1).tint}, {QStringLiteral("c"), full},
+                                                {QStringLiteral("d"), {}}}));
+        QVERIFY(half.spans.value(1).tint.isValid() && half.spans.value(1).tint != full);
         QCOMPARE(heatModeFromName(QStringLiteral("compare")), HeatMode::Compare);
         QCOMPARE(heatModeName(HeatMode::Compare), QStringLiteral("compare"));
     }
