@@ -4,25 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/highest_logits.h"
 #include "sampler/sampler_chain.h"
 #include "tokenizer/tokenizer.h"
 
 namespace inferscope {
 namespace {
-
-// The k highest logits' ids (ties: the lower id first), in `scratch`'s storage.
-void topIds(std::span<const float> logits, size_t k, std::vector<int32_t>& scratch, std::vector<int32_t>& out) {
-    scratch.resize(logits.size());
-    std::iota(scratch.begin(), scratch.end(), 0);
-    k = std::min(k, scratch.size());
-    auto higher = [&](int32_t x, int32_t y) { return logits[size_t(x)] > logits[size_t(y)] || (logits[size_t(x)] == logits[size_t(y)] && x < y); };
-    std::partial_sort(scratch.begin(), scratch.begin() + ptrdiff_t(k), scratch.end(), higher);
-    out.insert(out.end(), scratch.begin(), scratch.begin() + ptrdiff_t(k));
-}
 
 float probabilityIn(const std::vector<TokenProbability>& dist, int32_t id) {
     for (const TokenProbability& t : dist)
@@ -63,9 +53,9 @@ public:
             t.recordB = std::make_shared<const SampleRecord>(std::move(*record));
         }
         if (k_ == 0) return {};
-        ids_.clear();
-        topIds(la, k_, scratch_, ids_);
-        topIds(lb, k_, scratch_, ids_);
+        highestLogitIds(la, k_, ids_);
+        highestLogitIds(lb, k_, scratch_);
+        ids_.insert(ids_.end(), scratch_.begin(), scratch_.end());
         std::sort(ids_.begin(), ids_.end());
         ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
         const double zA = logSumExp(la), zB = logSumExp(lb);

@@ -17,9 +17,8 @@ uint32_t orderKey(float f) {
 
 }  // namespace
 
-void keepHighestLogits(std::span<const float> logits, size_t k, StepRecord& rec) {
+void highestLogitIds(std::span<const float> logits, size_t k, std::vector<int32_t>& ids) {
     k = std::min(k, logits.size());
-    std::vector<int32_t>& ids = rec.replayIds;
     auto higher = [&](int32_t a, int32_t b) { return logits[size_t(a)] > logits[size_t(b)] || (logits[size_t(a)] == logits[size_t(b)] && a < b); };
     ids.clear();
     if (k > 0 && k < logits.size()) {
@@ -52,6 +51,12 @@ void keepHighestLogits(std::span<const float> logits, size_t k, StepRecord& rec)
         ids.resize(k);
     }
     std::sort(ids.begin(), ids.end(), higher);
+}
+
+void keepHighestLogits(std::span<const float> logits, size_t k, StepRecord& rec) {
+    highestLogitIds(logits, k, rec.replayIds);
+    k = rec.replayIds.size();
+    const std::vector<int32_t>& ids = rec.replayIds;
     rec.replayLogits.resize(k);
     for (size_t i = 0; i < k; ++i) rec.replayLogits[i] = logits[size_t(ids[i])];
 }

@@ -38,6 +38,10 @@ TEST(HighestLogits, AreTheRankedPrefixWithTiesInIdOrder) {
         ASSERT_EQ(rec.replayIds, rankedPrefix(logits, k)) << "trial " << trial << ", n " << n << ", k " << k;
         ASSERT_EQ(rec.replayLogits.size(), rec.replayIds.size());
         for (size_t i = 0; i < rec.replayIds.size(); ++i) ASSERT_EQ(rec.replayLogits[i], logits[size_t(rec.replayIds[i])]);
+        // The ids alone (compare's candidates), into a vector that held something else.
+        std::vector<int32_t> ids(5, -1);
+        highestLogitIds(logits, k, ids);
+        ASSERT_EQ(ids, rec.replayIds) << "trial " << trial;
     }
 }
 
