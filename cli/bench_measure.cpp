@@ -1,5 +1,7 @@
 #include "bench_measure.h"
 
+#include "git_commit.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -51,20 +53,7 @@ uint64_t peakRssBytes() {
 }
 void resetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
-std::string gitCommit() {
-#ifdef INFERSCOPE_SOURCE_DIR
-    std::string out;
-    if (FILE* p = popen("git -C '" INFERSCOPE_SOURCE_DIR "' describe --always --dirty 2>/dev/null", "r")) {
-        char buf[128];
-        while (fgets(buf, sizeof buf, p)) out += buf;
-        pclose(p);
-    }
-    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-    return out.empty() ? "unknown" : out;
-#else
-    return "unknown";
-#endif
-}
+std::string gitCommit() { return INFERSCOPE_GIT_COMMIT; }
 
 std::vector<double> Stats::used() const {
     std::vector<double> out;

@@ -30,7 +30,8 @@ void waitForQuiet(double maxBusy, double seconds);
 uint64_t peakRssBytes();
 void resetPeakRss();
 
-// `git describe --always --dirty` of the source tree this binary was built from, or "unknown".
+// `git describe --always --dirty` of the source tree when this binary was built (cli/git_commit.cmake),
+// or "unknown".
 std::string gitCommit();
 
 struct Stats {

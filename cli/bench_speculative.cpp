@@ -36,15 +36,11 @@ Result<Run> generateOnce(Engine& e, const GenerateRequest& request) {
 int runSpeculativeBench(const SpeculativeBenchArgs& a) {
     auto speculative = speculativeChoice(a.draft);
     if (!speculative) return reportError(speculative.error().message);
-    EngineOptions opt;
-    if (auto ok = applyEngineChoices("cpu", a.compute, a.kv, opt); !ok) return reportError(ok.error().message);
     auto path = modelOrBundled(a.model);
     if (!path) return reportError(path.error().message);
-    opt.modelPath = *path;
-    opt.threads = a.threads;
-    opt.privateWeights = a.noMmap;
-    opt.contextLength = 2048;  // room for the test (checked below), not the model's whole context's cache
-    auto engine = Engine::load(opt);
+    // 2048 positions: room for the test (checked below), not the model's whole context's cache.
+    const LoadChoices choices{"cpu", a.compute, a.kv, a.threads, 2048, a.noMmap};
+    auto engine = loadWithChoices(choices, *path);
     if (!engine) return reportError(engine.error().message);
     Engine& e = **engine;
 
@@ -63,9 +59,7 @@ int runSpeculativeBench(const SpeculativeBenchArgs& a) {
     std::unique_ptr<Engine> draftEngine;
     std::string drafter = fmt::format("prompt lookup of up to {} tokens", a.draft.ngram);
     if ((*speculative)->source == DraftSource::Model) {
-        EngineOptions dopt = opt;
-        dopt.modelPath = a.draft.model;
-        auto d = Engine::load(dopt);
+        auto d = loadWithChoices(choices, a.draft.model);
         if (!d) return reportError("draft model: " + d.error().message);
         draftEngine = std::move(*d);
         (*speculative)->draftModel = draftEngine.get();
@@ -121,7 +115,7 @@ int runSpeculativeBench(const SpeculativeBenchArgs& a) {
 
     if (a.json) {
         nlohmann::ordered_json j = {
-            {"commit", gitCommit()}, {"model", opt.modelPath.filename().string()},
+            {"commit", gitCommit()}, {"model", path->filename().string()},
             {"drafter", (*speculative)->source == DraftSource::Model ? "model" : "ngram"}, {"draft", drafter},
             {"draft_max", a.draft.maxDraft}, {"draft_p_min", a.draft.pMin}, {"device", e.device().description()}, {"threads", e.device().threads()},
             {"kv_type", a.kv}, {"weights_pages", a.noMmap ? "private" : "shared"}, {"prompt_tokens", plain.prompt.size()},
@@ -133,7 +127,7 @@ int runSpeculativeBench(const SpeculativeBenchArgs& a) {
         if (!differs.empty()) j["difference"] = differs;
         std::printf("%s\n", j.dump().c_str());
     } else {
-        std::printf("model %s | drafter %s | draft max %d | KV %s | %s | commit %s\n", opt.modelPath.filename().string().c_str(),
+        std::printf("model %s | drafter %s | draft max %d | KV %s | %s | commit %s\n", path->filename().string().c_str(),
                     drafter.c_str(), a.draft.maxDraft, a.kv.c_str(), e.device().description().c_str(), gitCommit().c_str());
         std::printf("rounds %d, %d clean | prompt %zu tokens, %d generated greedily each way\n", a.repeat, nClean, plain.prompt.size(),
                     a.genTokens);
