@@ -48,24 +48,27 @@ inline float hsum(__m256 v) {
 constexpr int kPrefetchBytes = 1024;
 constexpr int64_t kShortRowBytes = 4096;
 
-// Rows [n0, n1) of one task, R weight rows per load of x. F32 and F16 take 8 columns per step
-// (F16 widened by vcvtph2ps); BF16 takes 16 with one 256-bit load and no conversion: in a 32-bit
-// lane holding bf16 elements (2i, 2i+1), `lane << 16` is element 2i as f32 and `lane & 0xFFFF0000`
-// element 2i+1, multiplied by x's even and odd elements (xs: deinterleaved once per call). Every
-// step consumes whole 64-byte lines of each row for F32 (2 steps) and BF16/F16 (4 and 2 steps).
+// Rows [n0, n1) of one task, R weight rows per load of x. F32 takes 8 columns per step, F16 16
+// (widened by vcvtph2ps, 8 at a time); BF16 takes 16 with one 256-bit load and no conversion: in a
+// 32-bit lane holding bf16 elements (2i, 2i+1), `lane << 16` is element 2i as f32 and
+// `lane & 0xFFFF0000` element 2i+1, multiplied by x's even and odd elements (xs: deinterleaved once
+// per call). A 64-byte line of a row is 2 steps in every format.
 template <WeightFormat T, int M>
 void rowsKernel(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const float* xs) {
     const int64_t k = t.k;
-    constexpr int64_t step = T == WeightFormat::BF16 ? 16 : 8;
+    // F16 takes 16 columns a step, 8 into each of two sets of accumulators (added at the end): two
+    // independent FMA chains per row, as the AVX-512 kernel does (bench/README.md, issue 29).
+    constexpr bool kTwo = T == WeightFormat::F16;
+    constexpr int64_t step = T == WeightFormat::BF16 || kTwo ? 16 : 8;
     constexpr int64_t lineCols = 64 / elementBytes(T);  // columns per 64-byte line
     const int64_t kMain = k / lineCols * lineCols;
     const char* base = static_cast<const char*>(t.w);
     const int64_t rowBytes = k * elementBytes(T);
     auto blockOf = [&](int64_t n, auto rowsC) {
         constexpr int R = decltype(rowsC)::value;
-        __m256 acc[R][M];
+        __m256 acc[R][M], acc2[R][M];
         for (int r = 0; r < R; ++r)
-            for (int i = 0; i < M; ++i) acc[r][i] = _mm256_setzero_ps();
+            for (int i = 0; i < M; ++i) acc[r][i] = acc2[r][i] = _mm256_setzero_ps();
         const char* w[R];
         for (int r = 0; r < R; ++r) w[r] = base + (n + r) * rowBytes;
         const int64_t ahead = rowBytes < kShortRowBytes ? R * rowBytes : kPrefetchBytes;
@@ -85,6 +88,18 @@ void rowsKernel(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const
                         const __m256 odd = _mm256_castsi256_ps(_mm256_and_si256(h, high));
                         for (int i = 0; i < M; ++i) acc[r][i] = _mm256_fmadd_ps(odd, xo[i], _mm256_fmadd_ps(even, xe[i], acc[r][i]));
                     }
+                } else if constexpr (kTwo) {  // this step's 8 columns into acc, the next 8 into acc2
+                    __m256 xv[M];
+                    for (int i = 0; i < M; ++i) xv[i] = _mm256_loadu_ps(x + i * k + c);
+                    for (int r = 0; r < R; ++r) {
+                        const __m256 wv = load8<T>(w[r], c);
+                        for (int i = 0; i < M; ++i) acc[r][i] = _mm256_fmadd_ps(wv, xv[i], acc[r][i]);
+                    }
+                    for (int i = 0; i < M; ++i) xv[i] = _mm256_loadu_ps(x + i * k + c + 8);
+                    for (int r = 0; r < R; ++r) {
+                        const __m256 wv = load8<T>(w[r], c + 8);
+                        for (int i = 0; i < M; ++i) acc2[r][i] = _mm256_fmadd_ps(wv, xv[i], acc2[r][i]);
+                    }
                 } else {
                     __m256 xv[M];
                     for (int i = 0; i < M; ++i) xv[i] = _mm256_loadu_ps(x + i * k + c);
@@ -95,6 +110,9 @@ void rowsKernel(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const
                 }
             }
         }
+        if constexpr (kTwo)
+            for (int r = 0; r < R; ++r)
+                for (int i = 0; i < M; ++i) acc[r][i] = _mm256_add_ps(acc[r][i], acc2[r][i]);
         for (int64_t c = kMain; c + 8 <= k; c += 8) {  // the last whole 8 columns of a line (x as given)
             __m256 xv[M];
             for (int i = 0; i < M; ++i) xv[i] = _mm256_loadu_ps(x + i * k + c);
@@ -111,8 +129,9 @@ void rowsKernel(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const
                 t.y[i * t.n + n + r] = sum;
             }
     };
-    // 4 weight rows per x load for decode; 2 when x has several rows (16 ymm registers).
-    constexpr int kRows = M <= 2 ? 4 : 2;
+    // 4 weight rows per x load for decode; fewer when x has several rows (16 ymm registers: F16's
+    // two sets of R x M accumulators and M rows of x).
+    constexpr int kRows = kTwo ? (M == 1 ? 4 : M == 2 ? 2 : 1) : M <= 2 ? 4 : 2;
     int64_t n = n0;
     for (; n + kRows <= n1; n += kRows) blockOf(n, std::integral_constant<int, kRows>{});
     for (; n < n1; ++n) blockOf(n, std::integral_constant<int, 1>{});
