@@ -27,6 +27,9 @@ struct CompareJob {
     // The conversation before the answer as plain text (the system prompt and the messages, no
     // template): what both models read before the answer's text when their vocabularies differ.
     std::string contextText;
+    // The answer's text when its tokens are not A's vocabulary's (side by side: B's own answer,
+    // vocabularies that differ; `answer` then unused): compared on this text. "": A's tokens decoded.
+    std::string answerText;
 };
 
 // perToken[i] belongs to the answer's step i; the meters hold every token's figures.

@@ -75,6 +75,7 @@ void EngineController::refreshLoaded() {
 // Each backend's events, for its current job only (a job of the other one, or an older one, is over).
 void EngineController::connectBackend(InferenceBackend* backend) {
     connect(backend, &InferenceBackend::promptPrepared, this, [this](quint64 jobId, const QList<QList<int>>& chunkTokens) {
+        if (routeToPair(jobId, [&](GenerationHandle* h) { emit h->promptPrepared(chunkTokens); })) return;
         if (jobId != currentJob_) return;
         if (current_) emit current_->promptPrepared(chunkTokens);
         emit promptPrepared(jobId, chunkTokens);
@@ -265,7 +266,7 @@ quint64 EngineController::requestInspection(InspectionRequest request) {
 void EngineController::stop() {
     if (!generating()) return;
     setState(State::Stopping);
-    backend_->cancel(currentJob_);
+    backend_->cancel(std::max(currentJob_, pairJob_));  // a pair's B has the higher id: both stop
 }
 
 void EngineController::setKv(const KvCacheStats& kv) {
@@ -277,6 +278,7 @@ void EngineController::setKv(const KvCacheStats& kv) {
 }
 
 void EngineController::onPrefillFinished(quint64 jobId, const PrefillStats& stats) {
+    if (routeToPair(jobId, [&](GenerationHandle* h) { emit h->prefillFinished(stats); })) return;
     if (jobId != currentJob_) return;
     if (!measuring_) {
         prefillTps_ = stats.tokensPerSecond();
@@ -289,6 +291,7 @@ void EngineController::onPrefillFinished(quint64 jobId, const PrefillStats& stat
 }
 
 void EngineController::onStepsReady(quint64 jobId, const StepBatch& batch) {
+    if (routeToPair(jobId, [&](GenerationHandle* h) { emit h->stepsArrived(batch); })) return;
     if (jobId != currentJob_) return;
     if (measuring_) {
         if (current_) emit current_->stepsArrived(batch);
@@ -309,6 +312,7 @@ void EngineController::onStepsReady(quint64 jobId, const StepBatch& batch) {
 }
 
 void EngineController::onGenerationFinished(quint64 jobId, const GenerationSummary& summary) {
+    if (routeToPair(jobId, [&](GenerationHandle* h) { emit h->finished(summary); }, true)) return;
     if (jobId != currentJob_) return;
     if (!measuring_) {
         setKv(summary.kv);
@@ -317,7 +321,7 @@ void EngineController::onGenerationFinished(quint64 jobId, const GenerationSumma
         ttftMs_ = double(summary.timeToFirstTokenUs) / 1000.0;
     }
     currentJob_ = 0;
-    setState(pendingLoad_ ? State::Loading : State::Ready);
+    setState(pendingLoad_ ? State::Loading : pairJob_ ? state_ : State::Ready);  // a pair's B still running: busy
     emit statsChanged();
     if (GenerationHandle* handle = std::exchange(current_, nullptr)) {
         emit handle->finished(summary);
@@ -327,10 +331,11 @@ void EngineController::onGenerationFinished(quint64 jobId, const GenerationSumma
 }
 
 void EngineController::onGenerationFailed(quint64 jobId, const QString& message) {
+    if (routeToPair(jobId, [&](GenerationHandle* h) { emit h->failed(message); }, true)) return;
     if (jobId != currentJob_) return;
     currentJob_ = 0;
     setError(message);
-    setState(pendingLoad_ ? State::Loading : State::Ready);
+    setState(pendingLoad_ ? State::Loading : pairJob_ ? state_ : State::Ready);
     if (GenerationHandle* handle = std::exchange(current_, nullptr)) {
         emit handle->failed(message);
         handle->deleteLater();

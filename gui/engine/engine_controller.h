@@ -168,6 +168,14 @@ public:
     // between two batches. The conversation's model stays loaded.
     quint64 compareModels(CompareJob job);
     void cancelCompare(quint64 jobId);
+    // Side by side: `a` on the loaded model and `b` on the second GGUF b.otherModel, at once
+    // (EngineWorker::generatePair); each its own handle. B's figures come as pairModelReady before
+    // its first event. Both null when no local model is ready; stop() stops both.
+    struct GenerationPair {
+        GenerationHandle* a = nullptr;
+        GenerationHandle* b = nullptr;
+    };
+    GenerationPair startPair(GenerationJob a, GenerationJob b);
 
 signals:
     void stateChanged();
@@ -185,6 +193,7 @@ signals:
     void kvCostFailed(quint64 jobId, const QString& message);
     void compareFinished(quint64 jobId, const inferscope::CompareResult& result);
     void compareFailed(quint64 jobId, const QString& message);
+    void pairModelReady(quint64 jobId, const inferscope::LoadedModel& model, double loadMs);
 
     void promptPrepared(quint64 jobId, const QList<QList<int>>& chunkTokens);
     void prefillFinished(quint64 jobId, const inferscope::PrefillStats& stats);
@@ -200,6 +209,7 @@ signals:
     void requestKvType(quint64 requestId, inferscope::KvType type);
     void requestKvCost(const inferscope::KvCostJob& job);
     void requestCompare(const inferscope::CompareJob& job);
+    void requestPair(const inferscope::GenerationJob& a, const inferscope::GenerationJob& b);
     void reportedStagesChanged();
     void serverModelsChanged();
 
@@ -217,6 +227,8 @@ private:
     QString machineKey() const;  // QSettings key of this CPU and thread count
     void connectKvRequests();    // engine_controller_kv.cpp
     void connectCompareRequests();  // engine_controller_compare.cpp
+    // A side-by-side pair's B (pairJob_) gets its own events on its handle: true when jobId is its.
+    bool routeToPair(quint64 jobId, const std::function<void(GenerationHandle*)>& deliver, bool ends = false);
     void onKvTypeSet(quint64 requestId, const KvCacheStats& stats, const QString& error);
     void connectRemote();  // engine_controller_remote.cpp: the session's signals
     void onServerModels(const QStringList& ids);
@@ -242,6 +254,8 @@ private:
     quint64 pendingLoad_ = 0;
     quint64 currentJob_ = 0;
     QPointer<GenerationHandle> current_;
+    quint64 pairJob_ = 0;               // a side-by-side pair's B while it runs
+    QPointer<GenerationHandle> pair_;
     bool measuring_ = false;  // the current job is a GenerationJob::measurement
     double prefillTps_ = 0, decodeTps_ = 0, ttftMs_ = 0;
     qint64 decodeStartUs_ = 0;

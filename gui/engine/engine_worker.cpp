@@ -22,8 +22,11 @@ constexpr qint64 kStepBatchMs = 100;
 
 class BatchingObserver : public GenerationObserver {
 public:
-    BatchingObserver(EngineWorker* worker, quint64 jobId, std::shared_ptr<const EngineWorker::StepHook> hook, std::function<bool()> cancelled)
-        : worker_(worker), jobId_(jobId), hook_(std::move(hook)), cancelled_(std::move(cancelled)) {
+    // inspects: this thread is the worker's, which looks inside the loaded model between steps
+    // (false for the second model's generation of a side-by-side pair, on a thread of its own).
+    BatchingObserver(EngineWorker* worker, quint64 jobId, std::shared_ptr<const EngineWorker::StepHook> hook, std::function<bool()> cancelled,
+                     bool inspects = true)
+        : worker_(worker), jobId_(jobId), hook_(std::move(hook)), cancelled_(std::move(cancelled)), inspects_(inspects) {
         clock_.start();
     }
 
@@ -32,7 +35,7 @@ public:
         batch_.steps.push_back(r);
         if (hook_) {
             flush();
-            worker_->inspectBetweenSteps(r.forwardUs);
+            if (inspects_) worker_->inspectBetweenSteps(r.forwardUs);
             (*hook_)(r.step, cancelled_);
             return;
         }
@@ -40,7 +43,7 @@ public:
         const qint64 stepMs = now - lastStepAt_;
         lastStepAt_ = now;
         if (r.step == 0 || now + stepMs >= kStepBatchMs) flush();
-        worker_->inspectBetweenSteps(r.forwardUs);  // an open Layers or Attention panel (one atomic load otherwise)
+        if (inspects_) worker_->inspectBetweenSteps(r.forwardUs);  // an open Layers or Attention panel (one atomic load otherwise)
     }
     void onKvCache(const KvCacheStats& s) override { batch_.kv = s; }
     void flush() {
@@ -56,6 +59,7 @@ private:
     quint64 jobId_;
     std::shared_ptr<const EngineWorker::StepHook> hook_;
     std::function<bool()> cancelled_;
+    bool inspects_;
     StepBatch batch_;
     QElapsedTimer clock_;
     qint64 lastStepAt_ = 0;  // ms after the last batch
@@ -160,7 +164,10 @@ void EngineWorker::generate(const GenerationJob& job) {
         emit generationFailed(job.id, tr("The second model of the comparison is no longer loaded: compare again to continue with it."));
         return;
     }
-    Engine& engine = byB ? *engineB_ : *engine_;
+    runJob(byB ? *engineB_ : *engine_, job, byB, false);
+}
+
+void EngineWorker::runJob(Engine& engine, const GenerationJob& job, bool byB, bool besideA) {
     auto cancelled = [this, id = job.id] { return cancelThrough_->load(std::memory_order_relaxed) >= id; };
     if (job.threads) {
         const std::string before = engine.device().description();
@@ -175,7 +182,7 @@ void EngineWorker::generate(const GenerationJob& job) {
     // about 15 s (during which neither stop nor closing the window could interrupt it).
     int64_t atLeast = 0;
     for (const PromptChunk& c : job.chunks)
-        atLeast += c.hasTokens ? int64_t(c.tokens.size()) : minTokensFor(int64_t(c.text.size()), maxTokenBytes_);
+        atLeast += c.hasTokens ? int64_t(c.tokens.size()) : minTokensFor(int64_t(c.text.size()), byB ? 0 : maxTokenBytes_);
     if (atLeast > engine.contextLength()) {
         emit generationFailed(job.id, tr("the prompt is at least %1 tokens but the context holds %2; shorten it or load with a larger context")
                                           .arg(atLeast).arg(engine.contextLength()));
@@ -207,12 +214,12 @@ void EngineWorker::generate(const GenerationJob& job) {
     }
 
     std::shared_ptr<const StepHook> hook;
-    {
+    if (!besideA) {
         std::lock_guard lock(hookMutex_);
         hook = stepHook_;
+        startGenerationBudget();
     }
-    startGenerationBudget();
-    BatchingObserver observer(this, job.id, std::move(hook), cancelled);
+    BatchingObserver observer(this, job.id, std::move(hook), cancelled, !besideA);
     auto result = engine.generate(req, &observer, cancelled);
     observer.flush();
     if (!result) {

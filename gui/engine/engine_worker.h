@@ -61,6 +61,11 @@ public slots:
     // (loaded here, kept for the next job while its file is unchanged); compareFinished or
     // compareFailed ("cancelled" when cancelled like a generation, through its id).
     void compareModels(const inferscope::CompareJob& job);
+    // engine_worker_pair.cpp: side by side. `a` runs on the loaded model here while `b` runs on the
+    // second model (b.otherModel: loaded as compareModels loads it, kept alike) on a thread of its
+    // own, both at once; each job's events come with its own id, as a generation's. B's figures
+    // come first as pairModelReady; a B that cannot be loaded (or does not fit beside A) fails both.
+    void generatePair(const inferscope::GenerationJob& a, const inferscope::GenerationJob& b);
     // Frees the second model (another model loaded, or nothing to compare any more).
     void releaseModelB();
     // Runs the pending inspection, if any (the engine idle).
@@ -84,12 +89,18 @@ signals:
     void compareFinished(quint64 jobId, const inferscope::CompareResult& result);
     void compareFailed(quint64 jobId, const QString& message);
     void inspectionReady(const inferscope::InspectionReply& reply);
+    void pairModelReady(quint64 jobId, const inferscope::LoadedModel& model, double loadMs);  // generatePair's B (loadMs 0: kept loaded)
 
 private:
     bool shuttingDown() const;  // EngineController is being destroyed: queued work is skipped
     // A job's speculative decoding as the engine takes it: its draft model loaded (or kept from the
     // last job) and checked against the model's vocabulary; else why not, in the user's words.
     Result<SpeculativeOptions> speculativeFor(const SpeculativeJob& job);
+    // Runs a job on `engine` (the loaded model's, or byB the second model's); besideA: on the
+    // thread of a side-by-side pair's B, where nothing looks inside and no step hook holds it.
+    void runJob(Engine& engine, const GenerationJob& job, bool byB, bool besideA);
+    // The second model at `path` loaded (or kept: the same file, context and KV type); else why not.
+    QString ensureModelB(const std::string& path, double* loadMs);
     std::unique_ptr<Engine> engine_;
     EngineOptions options_;                // what engine_ was loaded with (a draft model is loaded alike)
     std::unique_ptr<Engine> draftEngine_;  // the last job's draft model, kept for the next

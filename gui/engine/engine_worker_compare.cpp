@@ -51,27 +51,9 @@ void EngineWorker::compareModels(const CompareJob& job) {
     result.modelB = job.modelB;
     QElapsedTimer clock;
     clock.start();
-    const std::string stamp = fileStamp(job.modelB);
-    if (!engineB_ || modelPathB_ != job.modelB || stampB_ != stamp || engineB_->contextLength() < engine_->contextLength() ||
-        engineB_->kvType() != engine_->kvType()) {
-        engineB_.reset();  // the previous B's memory first
-        modelPathB_.clear();
-        EngineOptions options;
-        options.modelPath = job.modelB;
-        options.threads = engine_->device().threads();  // as A runs, so that one file read twice gives the same logits
-        options.contextLength = engine_->contextLength();
-        options.kvType = engine_->kvType();
-        options.kvTypeFallback = true;
-        options.warmUp = false;
-        auto loaded = Engine::load(options);
-        if (!loaded) {
-            emit compareFailed(job.id, tr("The second model could not be loaded: %1").arg(QString::fromStdString(loaded.error().message)));
-            return;
-        }
-        engineB_ = std::move(*loaded);
-        modelPathB_ = job.modelB;
-        stampB_ = stamp;
-        result.loadMs = double(clock.nsecsElapsed()) / 1e6;
+    if (QString error = ensureModelB(job.modelB, &result.loadMs); !error.isEmpty()) {
+        emit compareFailed(job.id, error);
+        return;
     }
     auto failed = [&](const Error& error, const QString& message) {
         emit compareFailed(job.id, error.kind == ErrorKind::Cancelled ? QStringLiteral("cancelled") : message);
@@ -84,7 +66,11 @@ void EngineWorker::compareModels(const CompareJob& job) {
     if (auto same = checkSameVocabulary(engine_->tokenizer(), engineB_->tokenizer()); !same) {
         // Compared on the text instead: both read the same bytes with their own tokenizers.
         result.why = same.error().message;
-        result.answerText = engine_->tokenizer().decode(job.answer);
+        if (job.answer.empty() && job.answerText.empty()) {
+            emit compareFailed(job.id, tr("Nothing to compare: the answer is empty."));
+            return;
+        }
+        result.answerText = job.answerText.empty() ? engine_->tokenizer().decode(job.answer) : job.answerText;
         auto text = compareOnText(*engine_, *engineB_, job.contextText, result.answerText, cancelled);
         if (!text) {
             failed(text.error(), tr("The vocabularies differ (%1), and the answer could not be compared on its text: %2")
@@ -108,6 +94,36 @@ void EngineWorker::compareModels(const CompareJob& job) {
     result.compareMs = double(clock.nsecsElapsed()) / 1e6;
     result.originB = localAnswerOrigin(describeLoaded(*engineB_, modelPathB_), engineB_->kvStats());
     emit compareFinished(job.id, result);
+}
+
+QString EngineWorker::ensureModelB(const std::string& path, double* loadMs) {
+    const std::string stamp = fileStamp(path);
+    if (engineB_ && modelPathB_ == path && stampB_ == stamp && engineB_->contextLength() >= engine_->contextLength() &&
+        engineB_->kvType() == engine_->kvType())
+        return {};
+    QElapsedTimer clock;
+    clock.start();
+    engineB_.reset();  // the previous B's memory first
+    modelPathB_.clear();
+    EngineOptions options;
+    options.modelPath = path;
+    options.threads = engine_->device().threads();  // as A runs, so that one file read twice gives the same logits
+    options.contextLength = engine_->contextLength();
+    options.kvType = engine_->kvType();
+    options.kvTypeFallback = true;
+    options.warmUp = false;
+    // Engine::load checks the memory it needs against what is available now, with A loaded.
+    auto loaded = Engine::load(options);
+    if (!loaded) {
+        if (loaded.error().kind == ErrorKind::OutOfMemory)
+            return tr("The two models do not fit in memory together: %1").arg(QString::fromStdString(loaded.error().message));
+        return tr("The second model could not be loaded: %1").arg(QString::fromStdString(loaded.error().message));
+    }
+    engineB_ = std::move(*loaded);
+    modelPathB_ = path;
+    stampB_ = stamp;
+    if (loadMs) *loadMs = double(clock.nsecsElapsed()) / 1e6;
+    return {};
 }
 
 void EngineWorker::releaseModelB() {

@@ -125,6 +125,20 @@ public:
         j.replayWidth = 64;
         inbox_.post([this, j] { worker_->generate(j); });
     }
+    // Side by side: job `a` on the loaded model and `b` on `modelB` (loaded beside it) at once.
+    void generatePair(uint64_t a, uint64_t b, const std::string& modelB, const std::string& text, int maxTokens, uint64_t seed) {
+        GenerationJob ja;
+        ja.id = a;
+        ja.chunks.push_back(PromptChunk{text, {}, false, true});
+        ja.sampler.temperature = 1.0f;
+        ja.sampler.seed = seed;
+        ja.maxTokens = maxTokens;
+        ja.threads = 1;
+        GenerationJob jb = ja;
+        jb.id = b;
+        jb.otherModel = modelB;
+        inbox_.post([this, ja, jb] { worker_->generatePair(ja, jb); });
+    }
     void cancelThrough(uint64_t job) { cancelThrough_->store(job); }  // EngineController::stop
     // What the worker did, counted on its thread as it signals: readable after the Worker is gone.
     struct Tally {
@@ -195,6 +209,26 @@ TEST(EngineThreads, StepsStreamToTheGuiThreadInOrder) {
     const Finished* f = last<Finished>(w.events());
     EXPECT_EQ(streamedIds(w.events(), 2), f->summary.tokens);
     EXPECT_FALSE(f->summary.tokens.empty());
+}
+
+// Side by side: the second model generates on a thread of its own while the loaded one generates
+// on the worker's; each job's steps stream in order under its own id. The same file on both sides,
+// with the same seed and one thread each, writes the same answer twice.
+TEST(EngineThreads, TwoModelsGenerateAtOnce) {
+    Mailbox gui;
+    Worker w(gui);
+    w.load(1, kStories);
+    ASSERT_TRUE(runUntil(gui, w, [&] { return count<Loaded>(w.events()) == 1; }));
+    w.generatePair(2, 3, kStories, "Once upon a time", 80, 5);
+    ASSERT_TRUE(runUntil(gui, w, [&] { return count<Finished>(w.events()) == 2; }));
+    std::vector<int32_t> tokens[2];
+    for (const Event& e : w.events())
+        if (auto* f = std::get_if<Finished>(&e)) tokens[f->job - 2] = f->summary.tokens;
+    EXPECT_FALSE(tokens[0].empty());
+    EXPECT_EQ(streamedIds(w.events(), 2), tokens[0]);
+    EXPECT_EQ(streamedIds(w.events(), 3), tokens[1]);
+    EXPECT_EQ(tokens[0], tokens[1]);
+    EXPECT_EQ(count<Failed>(w.events()), 0u);
 }
 
 TEST(EngineThreads, CancelFromTheGuiThreadStopsTheGeneration) {
