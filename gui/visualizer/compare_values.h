@@ -9,6 +9,8 @@
 #include <QVariantList>
 #include <QtQml/qqmlregistration.h>
 
+#include "engine/compare_jobs.h"
+
 namespace inferscope {
 
 struct CompareSummary {
@@ -83,6 +85,12 @@ public:
     double bitsPerByteA = 0, bitsPerByteB = 0;
     QVariantList gaps;
 };
+
+// The figures of a comparison on the text (vocabularies that differ: result.text) into s: onText,
+// why, bytes, words, tokens, bits per byte and the largest word gaps.
+void summarizeText(const CompareResult& result, CompareSummary& s);
+// The token-by-token figures into s: KL, same top token, Δp, both perplexities, with their errors.
+void summarizeTokens(const CompareResult& result, CompareSummary& s);
 
 }  // namespace inferscope
 
