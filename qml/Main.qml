@@ -47,6 +47,7 @@ ApplicationWindow {
         onWelcomeRequested: welcome.open()
         onConnectRequested: connectDialog.open()
         onLibraryRequested: library.open()
+        onSideBySideRequested: sideBySide.open()
     }
     footer: StatusBar {}
 
@@ -123,6 +124,7 @@ ApplicationWindow {
     WelcomeDialog { id: welcome; onLibraryRequested: library.open() }
     ConnectDialog { id: connectDialog }
     LibraryDialog { id: library }
+    SideBySideDialog { id: sideBySide }
 
     Shortcut { sequence: StandardKey.Open; onActivated: window.openModelDialog() }
     Shortcut { sequence: StandardKey.HelpContents; onActivated: welcome.open() }

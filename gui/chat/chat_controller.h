@@ -167,6 +167,9 @@ public:
         std::vector<int32_t> answer;
     };
     std::optional<AnswerContext> answerContext(int row) const;
+    // A job for `text` alone as the first turn (side by side): the template, system prompt,
+    // sampler, length and thread count of the next answer; its chunks rendered from the text.
+    GenerationJob singleTurnJob(const QString& text) const;
 
 signals:
     void settingsChanged();

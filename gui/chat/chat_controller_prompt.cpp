@@ -3,6 +3,7 @@
 // its own template (a backend without a tokenizer: BackendAbilities::tokenizes).
 #include "chat/chat_controller.h"
 #include "engine/engine_controller.h"
+#include "settings/sampling_settings.h"
 
 namespace inferscope {
 
@@ -46,6 +47,18 @@ std::optional<ChatController::AnswerContext> ChatController::answerContext(int r
     c.chunks = contextChunks(promptBuilder(), size_t(row));
     for (const StepRecord& step : m.steps) c.answer.push_back(step.sample.id);
     return c;
+}
+
+GenerationJob ChatController::singleTurnJob(const QString& text) const {
+    GenerationJob job;
+    std::vector<PromptTurn> turns(1);
+    turns[0].role = ChatRole::User;
+    turns[0].text = text.toStdString();
+    job.chunks = promptBuilder().chunks(std::move(turns));
+    job.sampler = samplerOverride_ ? *samplerOverride_ : sampling_->params();
+    job.maxTokens = maxTokensOverride_.value_or(sampling_->maxTokens());
+    job.threads = sampling_->threads();
+    return job;
 }
 
 std::vector<std::pair<std::string, std::string>> ChatController::remoteMessages(size_t contextRows) const {

@@ -14,6 +14,7 @@ ToolBar {
     signal connectRequested()
     signal welcomeRequested()
     signal libraryRequested()
+    signal sideBySideRequested()
 
     background: Rectangle {
         color: Theme.surface
@@ -111,6 +112,14 @@ ToolBar {
             ToolTip.text: qsTr("Chat template: auto follows the model's metadata.")
         }
 
+        ToolButton {
+            objectName: "sideBySideButton"
+            text: qsTr("Side by side")
+            enabled: EngineController.hasModel && EngineController.abilities.comparesModels && !ChatController.generating
+            onClicked: bar.sideBySideRequested()
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("One prompt to this model and a second one at once, in two columns")
+        }
         ToolButton {
             text: qsTr("New chat")
             onClicked: ChatController.newConversation()

@@ -1803,6 +1803,62 @@ private slots:
         QTRY_VERIFY(!visibleNamed(QStringLiteral("compare_meanKl")));
     }
 
+    // Side by side: the top bar's button opens the dialog with the recent file proposed as the
+    // second model; a typed prompt and Run both stream two columns at once, each with its own
+    // figures; then each answer is read by the other model and the window says how it fared.
+    void sideBySideInTheWindow() {
+        const QString wide = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/quant/stories260K-wide.gguf");
+        const QString q4 = QStringLiteral(INFERSCOPE_SHARED_DIR "/models/quant/stories260K-wide-Q4_0.gguf");
+        if (!QFile::exists(wide) || !QFile::exists(q4)) QSKIP("../shared/models/quant/stories260K-wide{,-Q4_0}.gguf not found");
+        QVERIFY(start(1400, 900));
+        app_->sampling->setMaxTokens(120);
+        app_->settings->noteModelLoaded(q4);  // used before: in the recent list
+        QVERIFY(loadAndWait(*app_->engine, wide));
+        QQuickItem* button = nullptr;
+        QTRY_VERIFY((button = visibleNamed(QStringLiteral("sideBySideButton"))));
+        QTRY_VERIFY(button->property("enabled").toBool());
+        click(button);
+        QQuickItem* prompt = nullptr;
+        QTRY_VERIFY((prompt = visibleNamed(QStringLiteral("sideBySidePrompt"))));
+        QTRY_COMPARE(visibleNamed(QStringLiteral("sideBySideModel"))->property("text").toString(), q4);
+        QTRY_VERIFY(prompt->hasActiveFocus());
+        typeText(QStringLiteral("Once upon a time"));
+        QCOMPARE(prompt->property("text").toString(), QStringLiteral("Once upon a time"));
+        click(visibleNamed(QStringLiteral("sideBySideRun")));
+        auto* pair = app_->find<QObject>(QStringLiteral("sideBySide"));
+        QVERIFY(pair);
+        QTRY_VERIFY_WITH_TIMEOUT(!pair->property("running").toBool(), 60000);
+        QCOMPARE(pair->property("status").toString(), QString());
+        auto kl = [](double v) { return v < 0.0001 && v > 0 ? QString::number(v, 'e', 2) : QString::number(v, 'f', 4); };
+        for (int side = 0; side < 2; ++side) {
+            const QVariantMap c = pair->property(side == 0 ? "columnA" : "columnB").toMap();
+            const QVariantMap other = pair->property(side == 0 ? "columnB" : "columnA").toMap();
+            const int tokens = c.value("tokens").toInt();
+            QVERIFY(tokens > 10 && tokens <= 120);
+            QQuickItem* title = visibleNamed(QStringLiteral("columnTitle%1").arg(side));
+            QVERIFY(title);
+            QCOMPARE(title->property("text").toString(), (side == 0 ? QStringLiteral("A · ") : QStringLiteral("B · ")) + c.value("name").toString());
+            QVERIFY(c.value("name").toString().endsWith(side == 0 ? QStringLiteral("(stories260K-wide.gguf)") : QStringLiteral("(stories260K-wide-Q4_0.gguf)")));
+            const QString figures = visibleNamed(QStringLiteral("columnFigures%1").arg(side))->property("text").toString();
+            QVERIFY2(figures.contains(QStringLiteral("first token ")) && figures.contains(QStringLiteral(" · %1 tokens · ").arg(tokens)), qPrintable(figures));
+            QCOMPARE(figures.startsWith(QStringLiteral("loaded in ")), side == 1);  // B was loaded for this run
+            QCOMPARE(visibleNamed(QStringLiteral("columnEnd%1").arg(side))->property("text").toString(),
+                     tokens == 120 ? QStringLiteral("Ended: length limit.") : QStringLiteral("Ended: ended its answer."));
+            const QVariantMap cmp = c.value("compared").toMap();
+            QVERIFY(cmp.value("valid").toBool());
+            const QString compared = visibleNamed(QStringLiteral("columnCompared%1").arg(side))->property("text").toString();
+            QVERIFY2(compared.startsWith(QStringLiteral("Read by %1: mean KL %2 ± %3 nats").arg(other.value("name").toString(), kl(cmp.value("meanKl").toDouble()),
+                                                                                                   kl(cmp.value("meanKlError").toDouble()))),
+                     qPrintable(compared));
+            // The answer's own text in its column.
+            QQuickItem* text = visibleNamed(QStringLiteral("columnText%1").arg(side));
+            QVERIFY(text);
+            QCOMPARE(text->property("length").toInt(), int(c.value("text").toString().size()));
+        }
+        QCOMPARE(app_->engine->modelPath(), wide);
+        shot(QStringLiteral("side-by-side"));
+    }
+
     // "Compare with…" a model of another vocabulary (qwen2-tiny against the bundled stories260K):
     // the card says why it compares on the text, shows bits per byte and the words where the two
     // differ most, and none of the token figures (no KL, no flips, no branch).
