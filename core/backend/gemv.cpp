@@ -68,14 +68,6 @@ inline __m512 load16(const void* w, int64_t c, __mmask16 mask) {
     }
 }
 
-// Software prefetch distance along each weight row (measured best of 0/512/1024/-/8192 on
-// TinyLlama-shape rows of 4–11 KiB) — except for rows shorter than kShortRowBytes, where 1 KiB
-// ahead is most of a row and the first lines of each next block of rows would be fetched on
-// demand: there the same column R rows down (the next block) is prefetched. On the 110M shape
-// (768-wide rows) that took decode from 94 to 114 tok/s in F16 and from 111 to 134 in BF16.
-constexpr int kPrefetchBytes = 1024;
-constexpr int64_t kShortRowBytes = 4096;
-
 // Rows [n0, n1) of one task: 4 weight rows at a time, each loaded once for all M rows of x.
 // F32 and F16 take 16 columns per step; BF16 takes 32 with one load and no conversion
 // instruction: in a 32-bit lane holding bf16 elements (2i, 2i+1), `lane << 16` is element 2i as
@@ -101,7 +93,8 @@ void rowsKernel(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const
             for (int i = 0; i < M; ++i) acc[r][i] = acc2[r][i] = _mm512_setzero_ps();
         const char* w[R];
         for (int r = 0; r < R; ++r) w[r] = base + (n + r) * rowBytes;
-        const int64_t ahead = rowBytes < kShortRowBytes ? R * rowBytes : kPrefetchBytes;
+        // Prefetch distance: kGemvPrefetchBytes along the row, or the next block of rows (gemv.h).
+        const int64_t ahead = rowBytes < kGemvShortRowBytes ? R * rowBytes : kGemvPrefetchBytes;
         for (int64_t c = 0; c < kMain; c += step) {
             for (int r = 0; r < R; ++r) _mm_prefetch(w[r] + c * elementBytes(T) + ahead, _MM_HINT_T0);
             if constexpr (T == WeightFormat::BF16) {

@@ -42,12 +42,6 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
 }
 
-// Prefetch, once per 64-byte line of each weight row: kPrefetchBytes ahead along the row; for rows
-// shorter than kShortRowBytes the same column of the next block of rows instead (1 KiB ahead
-// would mostly land in rows this block already reads), as the AVX-512 kernel does.
-constexpr int kPrefetchBytes = 1024;
-constexpr int64_t kShortRowBytes = 4096;
-
 // Rows [n0, n1) of one task, R weight rows per load of x. F32 takes 8 columns per step, F16 16
 // (widened by vcvtph2ps, 8 at a time); BF16 takes 16 with one 256-bit load and no conversion: in a
 // 32-bit lane holding bf16 elements (2i, 2i+1), `lane << 16` is element 2i as f32 and
@@ -71,7 +65,9 @@ void rowsKernel(const GemvTask& t, const float* x, int64_t n0, int64_t n1, const
             for (int i = 0; i < M; ++i) acc[r][i] = acc2[r][i] = _mm256_setzero_ps();
         const char* w[R];
         for (int r = 0; r < R; ++r) w[r] = base + (n + r) * rowBytes;
-        const int64_t ahead = rowBytes < kShortRowBytes ? R * rowBytes : kPrefetchBytes;
+        // Prefetch, once per 64-byte line of each row, as the AVX-512 kernel: kGemvPrefetchBytes along
+        // the row, or for rows shorter than kGemvShortRowBytes the next block of rows (gemv.h).
+        const int64_t ahead = rowBytes < kGemvShortRowBytes ? R * rowBytes : kGemvPrefetchBytes;
         for (int64_t c0 = 0; c0 < kMain; c0 += lineCols) {
             for (int r = 0; r < R; ++r) _mm_prefetch(w[r] + c0 * elementBytes(T) + ahead, _MM_HINT_T0);
             for (int64_t c = c0; c < c0 + lineCols; c += step) {
