@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <optional>
 
 #include "engine/engine.h"
 #include "engine/perplexity.h"
@@ -14,6 +15,15 @@ namespace inferscope {
 namespace {
 
 bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// How many bytes a tokenizer's pieces, put together (`spelled`), run ahead of the text they read:
+// 0 when they spell it, 1 when they spell a space and it (SentencePiece's dummy prefix, a space
+// before the first word that the text does not have); none when they spell something else.
+std::optional<size_t> dummyPrefixShift(std::string_view spelled, std::string_view text) {
+    if (spelled == text) return 0;
+    if (spelled.size() == text.size() + 1 && spelled[0] == ' ' && spelled.substr(1) == text) return 1;
+    return std::nullopt;
+}
 
 }  // namespace
 
@@ -32,11 +42,9 @@ Result<std::vector<double>> surprisalPerByte(Engine& e, std::string_view context
         spelled += tok.tokenBytes(ids[i]);
     }
     start[ids.size()] = spelled.size();
-    size_t shift = 0;
-    if (spelled != whole) {
-        if (spelled.size() == whole.size() + 1 && spelled[0] == ' ' && spelled.compare(1, std::string::npos, whole) == 0) shift = 1;
-        else return fail(ErrorKind::InvalidArgument, "this model's tokenizer does not spell the text back byte for byte (it normalises it): it cannot be compared on the text");
-    }
+    const std::optional<size_t> spelledShift = dummyPrefixShift(spelled, whole);
+    if (!spelledShift) return fail(ErrorKind::InvalidArgument, "this model's tokenizer does not spell the text back byte for byte (it normalises it): it cannot be compared on the text");
+    const size_t shift = *spelledShift;
     std::vector<double> perByte(text.size(), 0.0);
     const size_t textStart = context.size();
     const int32_t n = int32_t(ids.size());
@@ -94,9 +102,9 @@ Result<TextComparison> compareOnText(Engine& a, Engine& b, std::string_view cont
 std::vector<float> tokenGaps(const TextComparison& c, const std::vector<std::string>& pieces, std::string_view text) {
     std::string spelled;
     for (const std::string& p : pieces) spelled += p;
-    size_t shift = 0;
-    if (spelled.size() == text.size() + 1 && spelled[0] == ' ' && std::string_view(spelled).substr(1) == text) shift = 1;
-    else if (spelled != text) return {};
+    const std::optional<size_t> spelledShift = dummyPrefixShift(spelled, text);
+    if (!spelledShift) return {};
+    const size_t shift = *spelledShift;
     std::vector<float> gaps(pieces.size(), 0.0f);
     size_t at = 0, w = 0;  // the token's first byte in `spelled`; the first word not wholly before it
     for (size_t t = 0; t < pieces.size(); ++t) {
