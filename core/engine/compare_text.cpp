@@ -72,10 +72,14 @@ Result<std::vector<double>> surprisalPerByte(Engine& e, std::string_view context
 Result<TextComparison> compareOnText(Engine& a, Engine& b, std::string_view context, std::string_view text,
                                      const std::function<bool()>& cancel) {
     if (text.empty()) return fail(ErrorKind::InvalidArgument, "the text to compare is empty");
+    // A model's error named by the model ("model A: ..."); a cancel passes as it is.
+    auto named = [](std::string_view model, const Error& err) {
+        return err.kind == ErrorKind::Cancelled ? std::unexpected(err) : fail(err.kind, std::string(model) + ": " + err.message);
+    };
     auto pa = surprisalPerByte(a, context, text, cancel);
-    if (!pa) return pa.error().kind == ErrorKind::Cancelled ? std::unexpected(pa.error()) : fail(pa.error().kind, "model A: " + pa.error().message);
+    if (!pa) return named("model A", pa.error());
     auto pb = surprisalPerByte(b, context, text, cancel);
-    if (!pb) return pb.error().kind == ErrorKind::Cancelled ? std::unexpected(pb.error()) : fail(pb.error().kind, "model B: " + pb.error().message);
+    if (!pb) return named("model B", pb.error());
     TextComparison c;
     c.bytes = text.size();
     c.tokensA = int32_t(a.tokenizer().encode(text, false).size());
