@@ -58,7 +58,7 @@ Result<std::vector<double>> surprisalPerByte(Engine& e, std::string_view context
         for (int32_t r = 0; r < count; ++r) {
             const int32_t t = from + r + 1;  // the token these logits predict
             // Its bytes in `whole` (the dummy prefix's space belongs to no byte of the text).
-            const size_t b0 = std::max(start[size_t(t)], shift) - shift, b1 = start[size_t(t) + 1] - shift;
+            const size_t b0 = std::max(start[size_t(t)], shift) - shift, b1 = std::max(start[size_t(t) + 1], shift) - shift;
             if (b1 <= textStart || b1 <= b0) continue;
             const std::span<const float> logits(rows.data() + size_t(r) * vocab, vocab);
             const double bits = (logSumExp(logits) - double(logits[size_t(ids[size_t(t)])])) / std::numbers::ln2;
