@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
     QCommandLineOption compareOpt(QStringLiteral("compare"),
                                   QStringLiteral("With --screenshot: compare the answer with this GGUF (the Probabilities panel's \"Compare with…\") and capture the result."),
                                   QStringLiteral("file.gguf"));
+    QCommandLineOption againOpt(QStringLiteral("answer-again"),
+                                QStringLiteral("With --screenshot: once the answer is in (and compared, with --compare), regenerate it once and capture after that."));
     QCommandLineOption temperatureOpt(QStringLiteral("temperature"), QStringLiteral("With --screenshot: sample at this temperature instead of greedily."),
                                       QStringLiteral("t"));
     QCommandLineOption seedOpt(QStringLiteral("seed"), QStringLiteral("With --temperature: the sampler's seed."), QStringLiteral("n"), QStringLiteral("0"));
@@ -84,7 +86,7 @@ int main(int argc, char** argv) {
     QCommandLineOption schemaOpt(QStringLiteral("json-schema"),
                                  QStringLiteral("Structured output for this run: answers are JSON matching this schema (its text)."), QStringLiteral("schema"));
     cli.addOptions({connectOpt, remoteModelOpt, apiKeyOpt, schemaOpt});
-    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt, tintOpt, kvOpt, noMmapOpt, compareOpt, temperatureOpt, seedOpt, rejectedOpt});
+    cli.addOptions({modelOpt, shotOpt, promptOpt, sizeOpt, themeOpt, panelOpt, dataOpt, maxTokensOpt, rendererOpt, dialogOpt, tintOpt, kvOpt, noMmapOpt, compareOpt, againOpt, temperatureOpt, seedOpt, rejectedOpt});
     cli.process(app);
     const bool screenshot = cli.isSet(shotOpt);
 
@@ -158,6 +160,7 @@ int main(int argc, char** argv) {
         driver->setWindow(window);
         driver->setOpenDialog(cli.isSet(dialogOpt));
         if (cli.isSet(compareOpt)) driver->setCompareWith(cli.value(compareOpt));
+        driver->setAnswerAgain(cli.isSet(againOpt));
         if (cli.isSet(temperatureOpt)) driver->setSampling(cli.value(temperatureOpt).toFloat(), cli.value(seedOpt).toULongLong());
         if (cli.isSet(rejectedOpt)) driver->setShowRejectedDraft(graph.inspector.get());
         QObject::connect(driver.get(), &ScreenshotDriver::finished, &app, [](int code) { QCoreApplication::exit(code); });

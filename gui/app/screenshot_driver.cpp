@@ -63,9 +63,13 @@ ScreenshotDriver::ScreenshotDriver(EngineController* engine, ChatController* cha
             QTimer::singleShot(400, this, [this, row] { showRejectedDraftThenCapture(row); });
             return;
         }
-        QTimer::singleShot(400, this, openDialog_               ? &ScreenshotDriver::openDialogThenCapture
-                                      : !compareWith_.isEmpty() ? &ScreenshotDriver::compareThenCapture
-                                                                : &ScreenshotDriver::capture);
+        if (answerAgain_ && !answeredAgain_ && (compareWith_.isEmpty() || compared_)) {
+            QTimer::singleShot(400, this, &ScreenshotDriver::answerAgain);
+            return;
+        }
+        QTimer::singleShot(400, this, openDialog_                             ? &ScreenshotDriver::openDialogThenCapture
+                                      : !compareWith_.isEmpty() && !compared_ ? &ScreenshotDriver::compareThenCapture
+                                                                              : &ScreenshotDriver::capture);
     });
     timeout_.setSingleShot(true);
     timeout_.setInterval(300 * 1000);
@@ -155,6 +159,8 @@ void ScreenshotDriver::showComparison(QObject* compare) {
     }
     if (!compare->property("hasResult").toBool()) return failWith(tr("the comparison failed: %1").arg(compare->property("status").toString()));
     std::fprintf(stderr, "inferscope: compared with %s\n", qPrintable(compareWith_));
+    compared_ = true;
+    if (answerAgain_ && !answeredAgain_) return answerAgain();
     // Once the card is laid out with its figures: scrolled into view at the panel's foot.
     QTimer::singleShot(300, this, [this] {
         auto* caption = window_->findChild<QQuickItem*>(QStringLiteral("compareCaption"));
@@ -170,6 +176,15 @@ void ScreenshotDriver::showComparison(QObject* compare) {
         }
         QTimer::singleShot(400, this, &ScreenshotDriver::capture);
     });
+}
+
+void ScreenshotDriver::answerAgain() {
+    answeredAgain_ = true;
+    sinceFirstToken_.invalidate();  // the wall rate is the new answer's
+    inspections_ = 0;
+    inspectionUs_ = 0;
+    std::fprintf(stderr, "inferscope: answering again\n");
+    if (!chat_->regenerate()) failWith(tr("could not answer again: %1").arg(chat_->lastError()));
 }
 
 void ScreenshotDriver::capture() {

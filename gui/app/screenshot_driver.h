@@ -29,6 +29,10 @@ public:
     // Once the answer is in, compares it with this GGUF (the Probabilities panel's "Compare
     // with…") and captures the window with the result in view.
     void setCompareWith(const QString& path) { compareWith_ = path; }
+    // Once the answer is in (and compared, with setCompareWith), regenerates it once and captures
+    // after that: the second answer's rate is the app's with whatever the first left loaded (a
+    // comparison's second model, idle: bench/idle_second_model.sh).
+    void setAnswerAgain(bool again) { answerAgain_ = again; }
     // Samples at this temperature with this seed instead of answering greedily.
     void setSampling(float temperature, quint64 seed);
     // Once the answer is in, shows its rejected draft (speculative decoding) that came closest to
@@ -56,6 +60,8 @@ private:
     QTimer timeout_;
     bool sent_ = false;
     bool openDialog_ = false;
+    bool answerAgain_ = false, answeredAgain_ = false, compared_ = false;
+    void answerAgain();
     QElapsedTimer sinceFirstToken_;  // wall time of the decode, as the GUI saw it (bench/gui_vs_cli.sh)
     int inspections_ = 0;            // an open Layers or Attention panel's, while the answer streamed
     qint64 inspectionUs_ = 0;
