@@ -115,24 +115,24 @@ public:
         o.modelPath = path;
         inbox_.post([this, id, o] { worker_->loadModel(id, o); });
     }
-    void generate(uint64_t job, const std::string& text, int maxTokens, uint64_t seed) {
+    // A job of `text` sampled at temperature 1 with `seed`.
+    static GenerationJob job(uint64_t id, const std::string& text, int maxTokens, uint64_t seed) {
         GenerationJob j;
-        j.id = job;
+        j.id = id;
         j.chunks.push_back(PromptChunk{text, {}, false, true});
         j.sampler.temperature = 1.0f;
         j.sampler.seed = seed;
         j.maxTokens = maxTokens;
+        return j;
+    }
+    void generate(uint64_t id, const std::string& text, int maxTokens, uint64_t seed) {
+        GenerationJob j = job(id, text, maxTokens, seed);
         j.replayWidth = 64;
         inbox_.post([this, j] { worker_->generate(j); });
     }
     // Side by side: job `a` on the loaded model and `b` on `modelB` (loaded beside it) at once.
     void generatePair(uint64_t a, uint64_t b, const std::string& modelB, const std::string& text, int maxTokens, uint64_t seed) {
-        GenerationJob ja;
-        ja.id = a;
-        ja.chunks.push_back(PromptChunk{text, {}, false, true});
-        ja.sampler.temperature = 1.0f;
-        ja.sampler.seed = seed;
-        ja.maxTokens = maxTokens;
+        GenerationJob ja = job(a, text, maxTokens, seed);
         ja.threads = 1;
         GenerationJob jb = ja;
         jb.id = b;
