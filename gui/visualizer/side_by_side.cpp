@@ -61,9 +61,9 @@ void SideBySide::setChat(ChatController* chat) {
             if (!columns_[1].handle || columns_[1].handle->id() != jobId) return;
             columns_[1].model = model;
             columns_[1].loadMs = loadMs;
-            emit columnsChanged();
+            touch(1);
         });
-        connections_ << connect(chat_->messages(), &ChatModel::heatModeChanged, this, &SideBySide::columnsChanged);  // the theme
+        connections_ << connect(chat_->messages(), &ChatModel::heatModeChanged, this, [this] { touch(-1); });  // the theme
     }
     emit chatChanged();
     emit stateChanged();
@@ -129,7 +129,7 @@ bool SideBySide::run(const QString& prompt, const QString& pathOrUrl) {
     connectColumn(0, pair.a);
     connectColumn(1, pair.b);
     setStatus(tr("Both models are answering, each on %n thread(s).", nullptr, half));
-    emit columnsChanged();
+    touch(-1);
     return true;
 }
 
@@ -138,13 +138,13 @@ void SideBySide::connectColumn(int side, GenerationHandle* handle) {
     c.handle = handle;
     connect(handle, &GenerationHandle::prefillFinished, this, [this, side](const PrefillStats& stats) {
         columns_[side].prefill = stats;
-        emit columnsChanged();
+        touch(side);
     });
     connect(handle, &GenerationHandle::stepsArrived, this, [this, side](const StepBatch& batch) {
         Column& col = columns_[side];
         if (col.firstTokenMs < 0 && !batch.steps.empty()) col.firstTokenMs = double(clock_.nsecsElapsed()) / 1e6;
         col.steps.insert(col.steps.end(), batch.steps.begin(), batch.steps.end());
-        emit columnsChanged();
+        touch(side);
     });
     connect(handle, &GenerationHandle::finished, this, [this, side](const GenerationSummary& summary) {
         columns_[side].summary = summary;
@@ -157,7 +157,7 @@ void SideBySide::connectColumn(int side, GenerationHandle* handle) {
 }
 
 void SideBySide::onEnded() {
-    emit columnsChanged();
+    touch(-1);
     if (!columns_[0].ended() || !columns_[1].ended()) return;
     generating_ = false;
     const bool stopped = std::any_of(std::begin(columns_), std::end(columns_), [](const Column& c) {
@@ -190,6 +190,7 @@ void SideBySide::compareNext() {
     Column& c = columns_[side];
     if (c.steps.empty()) {
         c.compareError = tr("no tokens to compare");
+        touch(side);
         return compareNext();
     }
     CompareJob job;
@@ -204,10 +205,11 @@ void SideBySide::compareNext() {
     c.compareJob = chat_->engine()->compareModels(std::move(job));
     if (c.compareJob == 0) {
         c.compareError = tr("the model is busy");
+        touch(side);
         return compareNext();
     }
-    setStatus(side == 0 ? tr("Reading %1's answer with %2…").arg(describe(0).value("name").toString(), describe(1).value("name").toString())
-                        : tr("Reading %1's answer with %2…").arg(describe(1).value("name").toString(), describe(0).value("name").toString()));
+    const QString reader = column(1 - side).value("name").toString();
+    setStatus(tr("Reading %1's answer with %2…").arg(column(side).value("name").toString(), reader));
 }
 
 void SideBySide::onCompareFinished(quint64 jobId, const CompareResult& result) {
@@ -227,7 +229,7 @@ void SideBySide::onCompareFinished(quint64 jobId, const CompareResult& result) {
             c.flips[size_t(t.index)] = t.flip() ? 1 : 0;
         }
     }
-    emit columnsChanged();
+    touch(comparing_);
     compareNext();
 }
 
@@ -240,7 +242,7 @@ void SideBySide::onCompareFailed(quint64 jobId, const QString& message) {
         return;
     }
     columns_[comparing_].compareError = message;
-    emit columnsChanged();
+    touch(comparing_);
     compareNext();
 }
 
@@ -277,6 +279,20 @@ QVariantMap SideBySide::describeCompared(const Column& c, int side) const {
                   {"why", s.why},
                   {"compareMs", c.compared->compareMs}};
     return m;
+}
+
+QVariantMap SideBySide::column(int side) const {
+    if (!fresh_[side]) {
+        described_[side] = describe(side);
+        fresh_[side] = true;
+    }
+    return described_[side];
+}
+
+void SideBySide::touch(int side) {
+    for (int s = 0; s < 2; ++s)
+        if (side < 0 || side == s) fresh_[s] = false;
+    emit columnsChanged();
 }
 
 QVariantMap SideBySide::describe(int side) const {

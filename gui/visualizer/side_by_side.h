@@ -51,8 +51,8 @@ public:
     bool running() const;
     QString status() const { return status_; }
     QString modelB() const { return modelB_; }
-    QVariantMap columnA() const { return describe(0); }
-    QVariantMap columnB() const { return describe(1); }
+    QVariantMap columnA() const { return column(0); }
+    QVariantMap columnB() const { return column(1); }
 
     // Sends `prompt` to the loaded model and to `pathOrUrl` (a GGUF path or file:// URL) at once.
     // false when it cannot start (status says why).
@@ -84,6 +84,12 @@ private:
         bool ended() const { return summary.has_value() || !error.isEmpty(); }
     };
     QVariantMap describe(int side) const;
+    // A column as QML reads it: described again only after it changed (touch), so a batch of one
+    // column's tokens lays out that column's text once, and never the other's.
+    QVariantMap column(int side) const;
+    void touch(int side);  // -1: both (a new run, the theme)
+    mutable QVariantMap described_[2];
+    mutable bool fresh_[2] = {false, false};
     QVariantMap describeCompared(const Column& c, int side) const;
     void connectColumn(int side, GenerationHandle* handle);
     void onEnded();  // a generation ended: when both have, the comparisons start
